@@ -1,0 +1,129 @@
+"""implementations: what is UNDER TEST — the plug-in contract and loader, the shipped
+implementations, adapters, and ``zoo/`` (known-buggy implementations).
+
+Imports ``spec`` (the expectation schema) and nothing else of ropespec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from implementations import arrays
+from implementations.contract import (
+    Bound,
+    Call,
+    Failure,
+    Fault,
+    Subject,
+    Target,
+    TargetError,
+    Unsupported,
+    load_target,
+)
+from spec.expectation import DEFAULT, Expect
+
+
+@dataclass(frozen=True)
+class Shipped:
+    name: str
+    target: str
+    array: str
+    dtypes: tuple[str, ...]
+
+
+#: The implementations ropespec ships, each a factory, with the dtypes each is checked at.
+SHIPPED = (
+    Shipped("stdlib", "implementations.stdlib_rope:make", "list", ("float64",)),
+    Shipped("numpy", "implementations.numpy_rope:make", "numpy", ("float64", "float32")),
+    Shipped("torch", "implementations.torch_rope:make", "torch", ("float32", "float16", "bfloat16")),
+)
+
+
+def make_subject(
+    target: str,
+    *,
+    expect: Expect | None = None,
+    array: str = "numpy",
+    dtype: str | None = None,
+    max_position: int | None = None,
+    device: str = "cpu",
+    name: str | None = None,
+) -> Subject:
+    """A Subject for TARGET. Raises TargetError when TARGET cannot be loaded.
+
+    A plain function is checked against ``expect`` (default: :data:`spec.DEFAULT`); a factory against
+    ``expect`` when given, else against expectations the suite draws. ``dtype`` and
+    ``max_position`` override the expectation's.
+    """
+    t = load_target(target)
+    dtype = dtype or (expect.dtype if expect is not None else DEFAULT.dtype)
+    if expect is None and t.mode == "plain":
+        expect = DEFAULT
+    changes = {"dtype": dtype}
+    if max_position is not None:
+        changes["max_position"] = max_position
+    if expect is not None:
+        expect = expect.replace(**changes)
+    mp = expect.max_position if expect is not None else (max_position or DEFAULT.max_position)
+    subject = Subject(
+        name=name or f"{target}-{dtype}",
+        target=target,
+        mode=t.mode,
+        obj=t.obj,
+        array=array,
+        dtype=dtype,
+        max_position=mp,
+        expect=expect,
+        device=device,
+    )
+    subject.skip_reason = arrays.unsupported_reason(array, dtype, device)
+    if subject.skip_reason is None and t.mode == "factory":
+        # A factory that declines the subject's dtype outright is skipped as a whole.
+        probe = (expect or DEFAULT).replace(dtype=dtype)
+        try:
+            subject.bind(probe)
+        except Unsupported as e:
+            subject.skip_reason = str(e)
+        except Fault:
+            pass  # reported by the properties, with its diagnosis
+    return subject
+
+
+def shipped_subjects(
+    *, expect: Expect | None = None, dtype: str | None = None, max_position: int | None = None, device: str = "cpu"
+) -> list[Subject]:
+    """One Subject per shipped implementation and dtype (only ``dtype`` when given)."""
+    out = []
+    for s in SHIPPED:
+        for d in (dtype,) if dtype else s.dtypes:
+            if d not in s.dtypes:
+                continue
+            out.append(
+                make_subject(
+                    s.target,
+                    expect=expect,
+                    array=s.array,
+                    dtype=d,
+                    max_position=max_position,
+                    device=device,
+                    name=f"{s.name}-{d}",
+                )
+            )
+    return out
+
+
+__all__ = [
+    "SHIPPED",
+    "Bound",
+    "Call",
+    "Failure",
+    "Fault",
+    "Shipped",
+    "Subject",
+    "Target",
+    "TargetError",
+    "Unsupported",
+    "load_target",
+    "make_subject",
+    "shipped_subjects",
+]

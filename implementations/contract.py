@@ -1,0 +1,228 @@
+"""The plug-in contract: how an implementation under test is found, built and called.
+
+Two modes, told apart by the signature of the object TARGET names:
+
+* plain function ``f(x, positions)``: ``x`` is an (n, head_dim) array, ``positions`` an (n,)
+  int64 array; it returns an array of the same shape. It is checked against one expectation
+  (``--expect``, or the default one).
+* factory ``make(expect) -> f``: the suite builds ``f`` for each expectation it draws (head dims,
+  bases, both pairings, partial rotary) or for the one given. A factory raises
+  ``NotImplementedError`` for what it does not support; that is reported as skipped.
+
+TARGET is ``path/to/file.py:name`` or ``package.module:name``. ``x`` arrives as a numpy array in
+the expectation's dtype, a torch tensor (``array="torch"``) or nested lists (``array="list"``).
+Every call goes through :meth:`Bound.__call__`, which turns exceptions, wrong types and wrong
+shapes into a :class:`Fault` that carries its diagnosis.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from implementations import arrays
+from spec.expectation import Expect
+
+
+class TargetError(Exception):
+    """TARGET cannot be loaded or is not callable the way the contract says (one line)."""
+
+
+class Unsupported(Exception):
+    """The implementation declines this expectation (its factory raised NotImplementedError)."""
+
+
+class Failure(AssertionError):
+    """A check failed. ``diagnosis`` is a word from the fixed vocabulary, or None."""
+
+    def __init__(self, message: str, diagnosis: str | None = None, ratio: float | None = None):
+        super().__init__(message)
+        self.message = message
+        self.diagnosis = diagnosis
+        self.ratio = ratio
+
+
+class Fault(Failure):
+    """The implementation misbehaved as a program: raised, returned the wrong kind or shape."""
+
+
+def _where(exc: BaseException) -> str:
+    """file:line of the innermost frame of the exception that lies outside this package."""
+    here = str(Path(__file__).resolve().parent)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(here)]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f" at {Path(f.filename).name}:{f.lineno}"
+
+
+def _load_module(mod: str):
+    if mod.endswith(".py") or "/" in mod or "\\" in mod:
+        path = Path(mod)
+        if not path.is_file():
+            raise TargetError(f"{mod}: no such file")
+        name = f"_ropespec_target_{abs(hash(str(path.resolve())))}"
+        if name in sys.modules:
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            del sys.modules[name]
+            raise TargetError(f"{mod}: import failed: {type(e).__name__}: {e}{_where(e)}") from None
+        return module
+    try:
+        return importlib.import_module(mod)
+    except ModuleNotFoundError as e:
+        if e.name and mod.startswith(e.name):
+            raise TargetError(f"{mod}: no such module") from None
+        raise TargetError(f"{mod}: import failed: ModuleNotFoundError: {e}") from None
+    except Exception as e:
+        raise TargetError(f"{mod}: import failed: {type(e).__name__}: {e}{_where(e)}") from None
+
+
+def _mode_of(obj: Callable) -> str:
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return "plain"
+    required = [
+        p
+        for p in sig.parameters.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(required) == 1:
+        return "factory"
+    if len(required) == 2:
+        return "plain"
+    raise TargetError(f"must take (x, positions) or (expect); its signature is {sig}")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A loaded TARGET: the object and how to call it."""
+
+    spec: str
+    obj: Callable
+    mode: str  # "plain" | "factory"
+
+
+def load_target(spec: str) -> Target:
+    """Load ``path/to/file.py:name`` or ``package.module:name``; one-line TargetError if impossible."""
+    mod, sep, name = spec.rpartition(":")
+    if not sep or not mod or not name:
+        raise TargetError(f"{spec}: expected path/to/file.py:name or package.module:name")
+    module = _load_module(mod)
+    obj = module
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            raise TargetError(f"{spec}: {mod} has no attribute {part!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TargetError(f"{spec}: {name} is a {type(obj).__name__}, not callable")
+    try:
+        mode = _mode_of(obj)
+    except TargetError as e:
+        raise TargetError(f"{spec}: {e}") from None
+    return Target(spec, obj, mode)
+
+
+@dataclass
+class Call:
+    """What one call of the implementation produced."""
+
+    out: np.ndarray  # float64 copy of the result
+    out_dtype: str  # the dtype the implementation returned
+    input_mutated: str | None  # which argument it wrote into, or None
+
+
+class Bound:
+    """An implementation bound to one expectation: call it with float64 rows and int64 positions."""
+
+    def __init__(self, fn: Callable, expect: Expect, array: str, device: str = "cpu"):
+        self.fn = fn
+        self.expect = expect
+        self.array = array
+        self.device = device
+
+    def call(self, x: np.ndarray, positions: np.ndarray) -> Call:
+        positions = np.asarray(positions, dtype=np.int64)
+        nx, npos = arrays.to_native(x, positions, self.array, self.expect.dtype, self.device)
+        keep_x, keep_p = arrays.snapshot(nx, self.array), arrays.snapshot(npos, self.array)
+        try:
+            out = self.fn(nx, npos)
+        except Exception as e:
+            raise Fault(f"raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
+        mutated = None
+        if not arrays.same(nx, keep_x, self.array):
+            mutated = "x"
+        elif not arrays.same(npos, keep_p, self.array):
+            mutated = "positions"
+        try:
+            arr = arrays.from_native(out, self.array, x.shape)
+        except arrays.ArrayError as e:
+            raise Fault(str(e), "shape") from None
+        return Call(arr, arrays.native_dtype(out, self.array), mutated)
+
+    def __call__(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        return self.call(x, positions).out
+
+
+@dataclass
+class Subject:
+    """One implementation under test at one array kind and dtype.
+
+    ``expect`` is the fixed expectation, or None for a factory whose expectations the suite draws
+    (then ``dtype`` and ``max_position`` still hold for every drawn one).
+    """
+
+    name: str
+    target: str
+    mode: str
+    obj: Callable
+    array: str
+    dtype: str
+    max_position: int
+    expect: Expect | None = None
+    device: str = "cpu"
+    skip_reason: str | None = None
+    _bound: dict = field(default_factory=dict, repr=False)
+
+    def bind(self, expect: Expect) -> Bound:
+        """The callable for ``expect`` (factories are called once per expectation)."""
+        if expect not in self._bound:
+            if self.mode == "plain":
+                self._bound[expect] = Bound(self.obj, expect, self.array, self.device)
+            else:
+                try:
+                    fn = self.obj(expect)
+                except NotImplementedError as e:
+                    self._bound[expect] = Unsupported(str(e) or "NotImplementedError")
+                except Exception as e:
+                    self._bound[expect] = Fault(
+                        f"factory raised {type(e).__name__}: {e}{_where(e)}", "exception"
+                    )
+                else:
+                    if not callable(fn):
+                        self._bound[expect] = Fault(f"factory returned {type(fn).__name__}, not a function", "shape")
+                    else:
+                        self._bound[expect] = Bound(fn, expect, self.array, self.device)
+        b = self._bound[expect]
+        if isinstance(b, Exception):
+            raise b
+        return b
+
+    def describe(self) -> str:
+        what = self.expect.describe() if self.expect is not None else f"drawn expectations, {self.dtype}"
+        where = self.name if self.name == self.target else f"{self.name} = {self.target}"
+        return f"{where} ({self.mode}, {self.array} arrays): {what}"

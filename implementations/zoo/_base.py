@@ -1,0 +1,59 @@
+"""One parametrised numpy RoPE that zoo members bend in exactly one place each.
+
+Every keyword is a hook for one real bug; with no keywords it computes correct RoPE in float64.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from spec.expectation import Expect
+
+
+def build(
+    expect: Expect,
+    *,
+    base: float | None = None,
+    convention: str | None = None,
+    rotary_dim: int | None = None,
+    exponent_dim: int | None = None,
+    positions_map: Callable[[np.ndarray], np.ndarray] | None = None,
+    angle_scale: float = 1.0,
+    rotate: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
+    post: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+):
+    """A numpy RoPE for ``expect`` with one bug injected through a hook.
+
+    base, convention, rotary_dim: used instead of the expectation's. exponent_dim: the dim the
+    frequency exponent is normalised by (correct: rotary_dim). positions_map: applied to the
+    positions before the angle. angle_scale: multiplies every angle. rotate(xa, xb, c, s) -> (ya, yb):
+    the per-pair formula. post(x, out, positions) -> out: a last step on the result.
+    """
+    if expect.dtype not in ("float64", "float32"):
+        raise NotImplementedError(f"zoo members compute float64 and float32, not {expect.dtype}")
+    if expect.rope_type != "default":
+        raise NotImplementedError(f"rope_type {expect.rope_type!r} is not implemented")
+    r = rotary_dim or expect.rotary_dim
+    geometry = expect.replace(rotary_dim=r, convention=convention or expect.convention)
+    a, b = (np.array(ix) for ix in zip(*geometry.pairs()))
+    theta = (base or expect.rope_theta) ** (-np.arange(0, r, 2, dtype=np.float64) / (exponent_dim or r))
+    out_dtype = np.dtype(expect.dtype)
+
+    def rope(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        xf = np.asarray(x, dtype=np.float64)
+        p = np.asarray(positions)
+        p = positions_map(p) if positions_map is not None else p
+        angles = angle_scale * np.asarray(p, dtype=np.float64)[:, None] * theta[None, :]
+        c, s = np.cos(angles), np.sin(angles)
+        out = xf.copy()
+        xa, xb = xf[:, a], xf[:, b]
+        if rotate is None:
+            out[:, a], out[:, b] = xa * c - xb * s, xa * s + xb * c
+        else:
+            out[:, a], out[:, b] = rotate(xa, xb, c, s)
+        out = out.astype(out_dtype)
+        return post(x, out, np.asarray(positions)) if post is not None else out
+
+    return rope

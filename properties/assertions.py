@@ -1,0 +1,82 @@
+"""Assertion helpers with one failure grammar: ``what=got, but should be expected [call]``.
+
+The cheap vectorised comparison runs first; per-element detail is computed only on failure.
+Each helper returns the worst error as a fraction of its bound (for the report) or raises
+:class:`implementations.Failure`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from implementations.contract import Failure
+from spec.dtypes import ulp
+
+
+def _fmt(v: float) -> str:
+    return repr(float(v)) if np.isfinite(v) else str(v)
+
+
+def assert_close(
+    what: str,
+    got: np.ndarray,
+    expected: np.ndarray,
+    bound: np.ndarray | float,
+    *,
+    call: str,
+    dtype: str = "float64",
+    diagnosis: str | None = None,
+    index_names: tuple[str, ...] = ("row", "dim"),
+) -> float:
+    """|got - expected| <= bound elementwise (NaN never passes). Returns max error/bound."""
+    __tracebackhide__ = True
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), got.shape)
+    err = np.abs(got - expected)
+    ok = err <= bound
+    if ok.all():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(bound > 0, err / bound, 0.0)
+        return float(ratio.max()) if ratio.size else 0.0
+    bad = ~ok
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(np.isnan(err), np.inf, np.where(bound > 0, err / bound, np.inf))
+    score = np.where(bad, score, -1.0)
+    idx = np.unravel_index(int(np.argmax(score)), got.shape)
+    g, e, b, er = got[idx], expected[idx], bound[idx], err[idx]
+    where = ", ".join(f"{n} {i}" for n, i in zip(index_names, idx))
+    if not np.isfinite(g):
+        detail = f"non-finite output; {int(bad.sum())} of {bad.size} elements wrong"
+        diagnosis = "non-finite"
+    else:
+        with np.errstate(over="ignore"):
+            ulps = er / float(ulp(max(abs(e), abs(g)), dtype))
+        detail = (
+            f"|error| {er:.3g} > bound {b:.3g} ({ulps:.3g} ulp of {dtype}); "
+            f"{int(bad.sum())} of {bad.size} elements outside the bound"
+        )
+    raise Failure(
+        f"{what}[{where}]={_fmt(g)}, but should be {_fmt(e)}: {detail} [{call}]",
+        diagnosis,
+        float(score[idx]),
+    )
+
+
+def assert_equal(what: str, got: np.ndarray, expected: np.ndarray, *, call: str, diagnosis: str | None = None,
+                 index_names: tuple[str, ...] = ("row", "dim")) -> float:
+    """Bit-for-bit equality (as float64 values; NaN equals NaN). Returns 0.0."""
+    __tracebackhide__ = True
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    same = (got == expected) | (np.isnan(got) & np.isnan(expected))
+    if same.all():
+        return 0.0
+    idx = np.unravel_index(int(np.argmin(same)), got.shape)
+    where = ", ".join(f"{n} {i}" for n, i in zip(index_names, idx))
+    raise Failure(
+        f"{what}[{where}]={_fmt(got[idx])}, but should be exactly {_fmt(expected[idx])}: "
+        f"{int((~same).sum())} of {same.size} elements differ [{call}]",
+        diagnosis,
+        float("inf"),
+    )

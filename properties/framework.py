@@ -1,0 +1,316 @@
+"""Properties as data, and one runner used by both pytest and ``ropespec check``.
+
+A property names the invariant it checks (an id of :mod:`spec.invariants`), a strategy of cases
+for a subject, a check that calls the implementation and raises :class:`Failure` or returns the
+worst error as a fraction of its bound, and pinned cases that always run first.
+
+``@rope_property`` turns a check into a pytest test taking the ``rope_subject`` fixture, so the
+test files in this package are ordinary pytest modules, while ``ropespec check`` runs the very same
+:class:`Property` objects through :func:`run_property` and reads the :class:`Result`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from hypothesis import HealthCheck, example, given, reject, reproduce_failure, seed, settings
+from hypothesis import strategies as st
+from hypothesis.errors import FlakyFailure, Unsatisfiable
+
+from implementations.contract import Bound, Failure, Fault, Subject, Unsupported
+import properties.profiles  # noqa: F401  (registers the profiles)
+from properties.strategies import boundary_positions, expectations
+from spec import invariants
+from spec.expectation import Expect
+
+PROPERTIES: dict[str, "Property"] = {}
+
+_BLOB = re.compile(r"@reproduce_failure\('([^']+)', b'([^']*)'\)")
+
+
+@dataclass(frozen=True)
+class Property:
+    name: str
+    invariant: str
+    cases: Callable[[Subject], st.SearchStrategy[dict]]
+    check: Callable[[Callable[[Expect], Bound], dict], float | None]
+    pinned: Callable[[Subject], list[dict]]
+    applies: Callable[[Subject], str | None]
+
+    @property
+    def statement(self) -> str:
+        return invariants.get(self.invariant).statement
+
+
+@dataclass
+class Result:
+    """The outcome of one property on one subject."""
+
+    implementation: str
+    property: str
+    invariant: str
+    status: str  # "pass" | "fail" | "skip" | "error"
+    diagnosis: str | None = None
+    message: str = ""
+    counterexample: dict | None = None
+    worst: float | None = None  # worst error seen, as a fraction of its bound
+    examples: int = 0
+    replay: list[str] = field(default_factory=list)  # extra CLI arguments that replay the failure
+    seed: int | None = None
+    profile: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status in ("pass", "skip")
+
+    def to_json(self) -> dict:
+        return {
+            "invariant": self.invariant,
+            "property": self.property,
+            "status": self.status,
+            "diagnosis": self.diagnosis,
+            "message": self.message,
+            "counterexample": self.counterexample,
+            "worst": self.worst,
+            "examples": self.examples,
+        }
+
+    def explain(self, replay_command: str | None = None) -> str:
+        """The failure as text: message, minimal counterexample, and the command that replays it."""
+        lines = [f"{self.implementation} :: {self.invariant} ({self.property}): {self.status}"
+                 + (f" [{self.diagnosis}]" if self.diagnosis else "")]
+        lines.append(f"  {self.message}")
+        if self.counterexample:
+            lines.append("  counterexample (full values in --json):")
+            for k, v in self.counterexample.items():
+                lines.append(f"    {k} = {_brief(v)}")
+        if replay_command:
+            lines.append(f"  replay: {replay_command}")
+        return "\n".join(lines)
+
+
+def _brief(v: Any) -> str:
+    """A short rendering of a counterexample value for the text report."""
+    if isinstance(v, dict):
+        return json.dumps(v, separators=(",", ":"))
+    if isinstance(v, list) and v and isinstance(v[0], list):
+        a = np.array(v)
+        return f"array{a.shape} " + np.array2string(a, precision=9, threshold=12, edgeitems=3, separator=", ",
+                                                  max_line_width=10**6).replace("\n", "")
+    return json.dumps(v)
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, Expect):
+        return v.to_dict()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    return v
+
+
+def expect_strategy(subject: Subject, *, partial: bool | None = None) -> st.SearchStrategy[Expect]:
+    """The subject's fixed expectation, or drawn ones for a factory without one."""
+    if subject.expect is not None:
+        return st.just(subject.expect)
+    return expectations(dtype=subject.dtype, max_position=subject.max_position, partial=partial)
+
+
+def pinned_expects(subject: Subject, *, partial: bool | None = None) -> list[Expect]:
+    """Expectations every property tries first: the fixed one, or d = 2 (and a partial one)."""
+    if subject.expect is not None:
+        return [subject.expect]
+    base = Expect(dtype=subject.dtype, max_position=subject.max_position)
+    if partial:
+        return [base.replace(head_dim=8, rotary_dim=4)]
+    return [base.replace(head_dim=2), base.replace(head_dim=64, convention="interleaved")]
+
+
+def pinned_positions(subject: Subject) -> list[int]:
+    """p = 0, p = 1 and p = max_position - 1."""
+    return [0, 1, subject.max_position - 1]
+
+
+def rope_property(invariant: str, *, cases, pinned=None, applies=None):
+    """Declare a property of ``invariant``: decorates ``check(bind, case)`` and returns a pytest test."""
+    invariants.get(invariant)  # fail at import on an unknown id
+
+    def deco(check):
+        name = check.__name__.removeprefix("test_")
+        prop = Property(
+            name=name,
+            invariant=invariant,
+            cases=cases,
+            check=check,
+            pinned=pinned or (lambda subject: []),
+            applies=applies or (lambda subject: None),
+        )
+        if name in PROPERTIES:
+            raise ValueError(f"duplicate property {name!r}")
+        PROPERTIES[name] = prop
+
+        def test(rope_subject):
+            import pytest
+
+            result = run_property(prop, rope_subject)
+            if result.status == "skip":
+                pytest.skip(f"{invariant}: {result.message}")
+            if not result.passed:
+                pytest.fail(result.explain(), pytrace=False)
+
+        test.__name__ = f"test_{name}"
+        test.__doc__ = f"{invariant}: {prop.statement}"
+        test.property = prop
+        return test
+
+    return deco
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.case: dict | None = None
+        self.worst = 0.0
+        self.examples = 0
+        self.unsupported: str | None = None
+
+
+def hypothesis_settings(profile: str | None = None) -> settings:
+    """Settings the runner uses: the profile's example counts, and what the runner needs."""
+    base = settings.get_profile(profile) if profile else settings.default
+    return settings(
+        base,
+        database=None,
+        deadline=None,
+        print_blob=True,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+def run_property(
+    prop: Property,
+    subject: Subject,
+    *,
+    profile: str | None = None,
+    seed_value: int | None = None,
+    replay: tuple[str, str] | None = None,
+) -> Result:
+    """Run ``prop`` on ``subject``; never raises for anything the implementation does."""
+    res = Result(subject.name, prop.name, prop.invariant, "pass", seed=seed_value, profile=profile)
+    reason = subject.skip_reason or prop.applies(subject)
+    if reason:
+        res.status, res.message = "skip", reason
+        return res
+    rec = _Recorder()
+
+    def bind(expect: Expect) -> Bound:
+        try:
+            return subject.bind(expect)
+        except Unsupported as e:
+            rec.unsupported = str(e)
+            reject()
+
+    def inner(case: dict) -> None:
+        rec.case = case
+        rec.examples += 1
+        try:
+            ratio = prop.check(bind, case)
+        except NotImplementedError as e:  # the reference or the check cannot handle this case
+            rec.unsupported = str(e)
+            reject()
+        if ratio is not None and np.isfinite(ratio):
+            rec.worst = max(rec.worst, float(ratio))
+
+    test = given(prop.cases(subject))(inner)
+    for case in reversed(prop.pinned(subject)):
+        test = example(case)(test)
+    test = hypothesis_settings(profile)(test)
+    if seed_value is not None:
+        test = seed(seed_value)(test)
+    if replay is not None:
+        test = reproduce_failure(replay[0], replay[1].encode("ascii"))(test)
+    try:
+        test()
+    except Failure as e:
+        _fail(res, e, rec)
+    except FlakyFailure as e:
+        inner_failures = [x for x in e.exceptions if isinstance(x, Failure)]
+        msg = inner_failures[0].message if inner_failures else str(e)
+        _fail(res, Failure(f"the failure did not reproduce on the same input: {msg}", "nondeterministic"), rec)
+    except Unsatisfiable:
+        res.status = "skip"
+        res.message = f"no supported case: {rec.unsupported or 'every drawn case was rejected'}"
+    except Exception as e:  # a bug of ours, not of the implementation: say so plainly
+        res.status = "error"
+        res.message = f"ropespec error in {prop.name}: {type(e).__name__}: {e}"
+    else:
+        res.worst = rec.worst
+        if rec.unsupported and rec.examples:
+            res.message = f"some cases unsupported: {rec.unsupported}"
+    res.examples = rec.examples
+    return res
+
+
+def _fail(res: Result, e: Failure, rec: _Recorder) -> None:
+    res.status = "fail"
+    res.diagnosis = e.diagnosis
+    res.message = e.message
+    res.worst = e.ratio
+    res.counterexample = {k: _jsonable(v) for k, v in (rec.case or {}).items()}
+    for note in getattr(e, "__notes__", []):
+        m = _BLOB.search(note)
+        if m:
+            res.replay = ["--replay", f"{m.group(1)}:{m.group(2)}"]
+    if isinstance(e, Fault) and res.diagnosis is None:
+        res.diagnosis = "unknown"
+
+
+def all_properties() -> list[Property]:
+    """Every property, in spec-section order (importing the section modules registers them)."""
+    import importlib
+
+    for section in invariants.SECTIONS:
+        importlib.import_module(f"properties.test_{section}")
+    order = {inv: i for i, inv in enumerate(invariants.REGISTRY)}
+    return sorted(PROPERTIES.values(), key=lambda p: order[p.invariant])
+
+
+def pair_norms(expect: Expect, x: np.ndarray) -> np.ndarray:
+    """||(x_a, x_b)|| for every row and pair: shape (n, n_pairs)."""
+    a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+    return np.hypot(x[:, a], x[:, b])
+
+
+def per_dim(expect: Expect, per_pair: np.ndarray, passthrough: np.ndarray | float = 0.0) -> np.ndarray:
+    """Spread an (n, n_pairs) array onto (n, head_dim): both dims of a pair get the pair's value;
+    pass-through dims (at and beyond rotary_dim) get ``passthrough`` (a scalar or an (n, head_dim) array)."""
+    out = np.array(np.broadcast_to(passthrough, (per_pair.shape[0], expect.head_dim)), dtype=np.float64)
+    out[:, : expect.rotary_dim] = 0.0
+    a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+    out[:, a] = per_pair
+    out[:, b] = per_pair
+    return out
+
+
+__all__ = [
+    "PROPERTIES",
+    "all_properties",
+    "Property",
+    "Result",
+    "boundary_positions",
+    "expect_strategy",
+    "hypothesis_settings",
+    "pair_norms",
+    "per_dim",
+    "pinned_expects",
+    "pinned_positions",
+    "rope_property",
+    "run_property",
+]

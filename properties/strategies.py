@@ -1,0 +1,120 @@
+"""Hypothesis strategies for RoPE inputs: head dims, bases, positions, expectations, vectors.
+
+Following Hypothesis' style: keyword-only bounds, even numbers by ``map`` rather than ``filter``,
+generation kept local so shrinking works.
+
+Vectors are drawn as (seed, scale, kind) and expanded with numpy's generator: drawing every element
+through Hypothesis would cost far more than the property itself at head_dim 256. A counterexample
+therefore shrinks in rows, dims, positions, scale and kind, and prints the vector's values.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+from spec.dtypes import round_to
+from spec.expectation import Expect
+
+
+def head_dims(*, min_value: int = 2, max_value: int = 256) -> st.SearchStrategy[int]:
+    """Even head dims in [min_value, max_value]."""
+    return st.integers(-(-min_value // 2), max_value // 2).map(lambda h: 2 * h)
+
+
+def bases(*, min_value: float = 2.0, max_value: float = 1e7) -> st.SearchStrategy[float]:
+    """RoPE bases, log-uniform in [min_value, max_value], plus the common ones."""
+    lo, hi = math.log(min_value), math.log(max_value)
+    common = st.sampled_from([10000.0, 500000.0, 1000000.0, 150000.0])
+    return st.one_of(common, st.floats(lo, hi).map(lambda t: float(min(max_value, max(min_value, math.exp(t))))))
+
+
+def boundary_positions(max_value: int) -> list[int]:
+    """0, 1, 2, 2**k - 1, 2**k and max_value - 1: where tables and integer formats end."""
+    out = {0, 1, 2, max_value - 1}
+    for k in range(1, max_value.bit_length() + 1):
+        out.update({2**k - 1, 2**k, 2**k + 1})
+    return sorted(p for p in out if 0 <= p < max_value)
+
+
+def positions(*, min_value: int = 0, max_value: int) -> st.SearchStrategy[int]:
+    """Positions in [min_value, max_value), weighted toward boundaries and large odd values
+    (powers of two hide float32 product error: p * theta is exact when p is one)."""
+    lo, hi = min_value, max_value - 1
+    top = math.log2(hi + 1)
+    return st.one_of(
+        st.sampled_from([p for p in boundary_positions(max_value) if p >= lo] or [lo]),
+        st.integers(lo, hi),
+        st.integers((lo + 1) // 2, (hi - 1) // 2).map(lambda k: 2 * k + 1) if hi > lo else st.just(lo),
+        st.floats(0, top).map(lambda e: min(hi, max(lo, int(2**e)))),
+    )
+
+
+def expectations(
+    *,
+    dtype: str = "float32",
+    max_position: int = 131072,
+    conventions: tuple[str, ...] = ("half", "interleaved"),
+    partial: bool | None = None,
+    max_head_dim: int = 256,
+) -> st.SearchStrategy[Expect]:
+    """Expectations of default RoPE. ``partial``: True forces rotary_dim < head_dim, False forces
+    full rotary, None draws both."""
+
+    @st.composite
+    def build(draw):
+        min_hd = 4 if partial else 2
+        hd = draw(head_dims(min_value=min_hd, max_value=max_head_dim), label="head_dim")
+        if partial is False:
+            rd = hd
+        elif partial:
+            rd = draw(head_dims(min_value=2, max_value=hd - 2), label="rotary_dim")
+        else:
+            rd = draw(st.one_of(st.just(hd), head_dims(min_value=2, max_value=hd)), label="rotary_dim")
+        return Expect(
+            head_dim=hd,
+            rotary_dim=rd,
+            rope_theta=draw(bases(), label="rope_theta"),
+            convention=draw(st.sampled_from(conventions), label="convention"),
+            dtype=dtype,
+            max_position=max_position,
+        )
+
+    return build()
+
+
+KINDS = ("normal", "uniform", "basis", "small-integers")
+
+
+def vectors(expect: Expect, n: int) -> st.SearchStrategy[np.ndarray]:
+    """(n, head_dim) float64 arrays whose values are exactly representable in ``expect.dtype``,
+    at scales 2**-8 ... 2**8."""
+
+    @st.composite
+    def build(draw):
+        seed = draw(st.integers(0, 2**32 - 1), label="seed")
+        scale = 2.0 ** draw(st.integers(-8, 8), label="log2 scale")
+        kind = draw(st.sampled_from(KINDS), label="kind")
+        return make_vectors(expect, n, seed=seed, scale=scale, kind=kind)
+
+    return build()
+
+
+def make_vectors(expect: Expect, n: int, *, seed: int = 0, scale: float = 1.0, kind: str = "normal") -> np.ndarray:
+    """The (n, head_dim) array that :func:`vectors` draws for (seed, scale, kind)."""
+    rng = np.random.default_rng(seed)
+    d = expect.head_dim
+    if kind == "normal":
+        x = rng.standard_normal((n, d))
+    elif kind == "uniform":
+        x = rng.uniform(-1, 1, (n, d))
+    elif kind == "basis":
+        x = np.zeros((n, d))
+        x[np.arange(n), rng.integers(0, d, n)] = 1.0
+    elif kind == "small-integers":
+        x = rng.integers(-3, 4, (n, d)).astype(np.float64)
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+    return round_to(x * scale, expect.dtype)

@@ -1,0 +1,67 @@
+"""Spec section "contract": the input is left alone, results are repeatable, well-formed and finite."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from implementations.contract import Failure
+from properties.assertions import assert_equal
+from properties.framework import expect_strategy, pinned_expects, pinned_positions, rope_property
+from properties.strategies import make_vectors, positions, vectors
+
+
+def _cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject), label="expect")
+        n = draw(st.integers(1, 8), label="n")
+        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
+        return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x")}
+
+    return build()
+
+
+def _pinned(subject):
+    pos = np.array(pinned_positions(subject), dtype=np.int64)
+    return [{"expect": e, "positions": pos, "x": make_vectors(e, len(pos))} for e in pinned_expects(subject)]
+
+
+@rope_property("contract.input-unmodified", cases=_cases, pinned=_pinned)
+def test_input_unmodified(bind, case):
+    e, x, pos = case["expect"], case["x"], case["positions"]
+    call = bind(e).call(x, pos)
+    if call.input_mutated:
+        raise Failure(
+            f"{call.input_mutated} after the call differs from {call.input_mutated} before it: the implementation "
+            f"wrote into its argument [f(x, positions={pos.tolist()})]",
+            "input-mutated",
+        )
+    return 0.0
+
+
+@rope_property("contract.deterministic", cases=_cases, pinned=_pinned)
+def test_deterministic(bind, case):
+    e, x, pos = case["expect"], case["x"], case["positions"]
+    f = bind(e)
+    first, second = f(x, pos), f(x, pos)
+    return assert_equal("second f(x, p)", second, first, call=f"f(x, positions={pos.tolist()}) called twice",
+                        diagnosis="nondeterministic")
+
+
+@rope_property("contract.shape-finite", cases=_cases, pinned=_pinned)
+def test_shape_finite(bind, case):
+    e, x, pos = case["expect"], case["x"], case["positions"]
+    call = bind(e).call(x, pos)  # a wrong kind of array or shape raises Fault("shape") here
+    if call.out_dtype != e.dtype:
+        raise Failure(f"dtype={call.out_dtype}, but should be {e.dtype} [f(x, positions={pos.tolist()})]", "shape")
+    finite = np.isfinite(call.out)
+    if not finite.all():
+        row, dim = np.argwhere(~finite)[0]
+        raise Failure(
+            f"f(x, p)[row {row}, dim {dim}]={call.out[row, dim]}, but should be finite: "
+            f"{int((~finite).sum())} of {finite.size} values non-finite, first at position {pos[row]} "
+            f"[f(x, positions={pos.tolist()})]",
+            "non-finite",
+        )
+    return 0.0

@@ -1,0 +1,143 @@
+"""Spec section "rotation": norm per pair, relative position, identity at 0, composition.
+
+These compare the implementation with itself, so they hold for any base and need no reference;
+their bounds come from the same tolerance model as conformance.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+import reference
+from properties.assertions import assert_close
+from properties.framework import expect_strategy, pair_norms, per_dim, pinned_expects, pinned_positions, rope_property
+from properties.strategies import make_vectors, positions, vectors
+from spec import tolerance
+
+_U64 = 2.0**-53
+
+
+def _tau(e, x, pos):
+    """Allowed error of each output component of f(x, pos) (n, head_dim), with the pair norm bounded
+    whatever the pairing (these properties hold for any pairing and must not fail for a wrong one)."""
+    pos = np.asarray(pos, dtype=np.int64)
+    norms = np.broadcast_to(tolerance.pairing_free_norm(x), (len(x), e.n_pairs))
+    return per_dim(e, tolerance.component_bound(e, pos, reference.thetas(e), norms))
+
+
+def _rows_cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject), label="expect")
+        n = draw(st.integers(1, 8), label="n")
+        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
+        return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x")}
+
+    return build()
+
+
+def _rows_pinned(subject):
+    pos = np.array(pinned_positions(subject), dtype=np.int64)
+    return [{"expect": e, "positions": pos, "x": make_vectors(e, len(pos))} for e in pinned_expects(subject)]
+
+
+@rope_property("rope.norm-per-pair", cases=_rows_cases, pinned=_rows_pinned)
+def test_norm_per_pair(bind, case):
+    e, x, pos = case["expect"], case["x"], case["positions"]
+    y = bind(e)(x, pos)
+    nx = pair_norms(e, x)
+    return assert_close(
+        "||f(x, p)_pair||", pair_norms(e, y), nx, tolerance.norm_bound(e, nx),
+        call=f"f(x, positions={pos.tolist()})", index_names=("row", "pair"), dtype=e.dtype,
+    )
+
+
+def _relative_cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject), label="expect")
+        m = draw(positions(max_value=e.max_position), label="m")
+        n = draw(positions(max_value=e.max_position), label="n")
+        s = draw(st.integers(-min(m, n), e.max_position - 1 - max(m, n)), label="shift")
+        qk = draw(vectors(e, 2), label="q, k")
+        return {"expect": e, "m": m, "n": n, "shift": s, "q, k": qk}
+
+    return build()
+
+
+def _relative_pinned(subject):
+    top = subject.max_position - 1
+    return [{"expect": e, "m": 0, "n": 1, "shift": top - 1, "q, k": make_vectors(e, 2)} for e in pinned_expects(subject)]
+
+
+@rope_property("rope.relative-position", cases=_relative_cases, pinned=_relative_pinned)
+def test_relative_position(bind, case):
+    e, m, n, s, qk = case["expect"], case["m"], case["n"], case["shift"], case["q, k"]
+    x = np.concatenate([qk, qk])
+    pos = np.array([m, n, m + s, n + s], dtype=np.int64)
+    y = bind(e)(x, pos)
+    tau = _tau(e, x, pos)
+    scores = np.array([y[0] @ y[1], y[2] @ y[3]])
+    # |<a, b> - <a*, b*>| <= sum(|a| tau_b + |b| tau_a + tau_a tau_b) (|a| read as |a*| + tau_a), per side,
+    # plus float64 rounding of the two dot products.
+    side = lambda i, j: np.sum((np.abs(y[i]) + tau[i]) * tau[j] + (np.abs(y[j]) + tau[j]) * tau[i] + tau[i] * tau[j])
+    rounding = 2 * e.head_dim * _U64 * (np.abs(y[0] * y[1]).sum() + np.abs(y[2] * y[3]).sum())
+    bound = side(0, 1) + side(2, 3) + rounding + tolerance.atol(e)
+    return assert_close(
+        "<f(q, m+s), f(k, n+s)>", scores[1:], scores[:1], bound,
+        call=f"<f(q, {m}), f(k, {n})> = {scores[0]!r} vs shift {s}", index_names=("score",),
+    )
+
+
+def _identity_cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject), label="expect")
+        return {"expect": e, "x": draw(vectors(e, draw(st.integers(1, 8), label="n")), label="x")}
+
+    return build()
+
+
+@rope_property(
+    "rope.identity-at-zero",
+    cases=_identity_cases,
+    pinned=lambda subject: [{"expect": e, "x": make_vectors(e, 3)} for e in pinned_expects(subject)],
+)
+def test_identity_at_zero(bind, case):
+    e, x = case["expect"], case["x"]
+    pos = np.zeros(len(x), dtype=np.int64)
+    y = bind(e)(x, pos)
+    return assert_close("f(x, 0)", y, x, _tau(e, x, pos), call="f(x, positions=0)", dtype=e.dtype)
+
+
+def _composition_cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject), label="expect")
+        a = draw(positions(max_value=e.max_position), label="a")
+        b = draw(positions(max_value=e.max_position - a), label="b")
+        return {"expect": e, "a": a, "b": b, "x": draw(vectors(e, draw(st.integers(1, 4), label="n")), label="x")}
+
+    return build()
+
+
+def _composition_pinned(subject):
+    top = subject.max_position - 1
+    return [{"expect": e, "a": 1, "b": top - 1, "x": make_vectors(e, 2)} for e in pinned_expects(subject)]
+
+
+@rope_property("rope.composition", cases=_composition_cases, pinned=_composition_pinned)
+def test_composition(bind, case):
+    e, a, b, x = case["expect"], case["a"], case["b"], case["x"]
+    f = bind(e)
+    k = len(x)
+    pa, pb, pab = (np.full(k, v, dtype=np.int64) for v in (a, b, a + b))
+    y1 = f(x, pa)
+    twice = f(y1, pb)
+    once = f(x, pab)
+    # the error of f(x, a) is rotated by b (each component at most sqrt(2) times the pair's bound)
+    bound = math.sqrt(2) * _tau(e, x, pa) + _tau(e, y1, pb) + _tau(e, x, pab)
+    return assert_close("f(f(x, a), b)", twice, once, bound, call=f"a={a}, b={b}: f(x, {a + b})", dtype=e.dtype)

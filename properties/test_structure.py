@@ -1,0 +1,131 @@
+"""Spec section "structure": linearity, locality of pairs, partial-rotary pass-through."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from properties.assertions import assert_close, assert_equal
+from properties.framework import expect_strategy, pair_norms, per_dim, pinned_expects, pinned_positions, rope_property
+from properties.strategies import make_vectors, positions, vectors
+from spec import tolerance
+from spec.dtypes import round_to
+
+_U64 = 2.0**-53
+_COEFFICIENTS = (1.0, -1.0, 2.0, 0.5, 3.0, -0.25)
+
+
+def _linearity_cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject), label="expect")
+        k = draw(st.integers(1, 4), label="n")
+        pos = draw(st.lists(positions(max_value=e.max_position), min_size=k, max_size=k), label="positions")
+        return {
+            "expect": e,
+            "positions": np.array(pos, dtype=np.int64),
+            "alpha": draw(st.sampled_from(_COEFFICIENTS), label="alpha"),
+            "beta": draw(st.sampled_from(_COEFFICIENTS), label="beta"),
+            "x": draw(vectors(e, k), label="x"),
+            "y": draw(vectors(e, k), label="y"),
+        }
+
+    return build()
+
+
+def _linearity_pinned(subject):
+    pos = np.array(pinned_positions(subject), dtype=np.int64)
+    return [
+        {"expect": e, "positions": pos, "alpha": 0.5, "beta": 3.0, "x": make_vectors(e, 3), "y": make_vectors(e, 3, seed=1)}
+        for e in pinned_expects(subject)
+    ]
+
+
+@rope_property("rope.linearity", cases=_linearity_cases, pinned=_linearity_pinned)
+def test_linearity(bind, case):
+    e, pos, al, be, x, y = (case[k] for k in ("expect", "positions", "alpha", "beta", "x", "y"))
+    z = round_to(al * x + be * y, e.dtype)
+    k = len(x)
+    out = bind(e)(np.concatenate([x, y, z]), np.concatenate([pos, pos, pos]))
+    fx, fy, fz = out[:k], out[k : 2 * k], out[2 * k :]
+    # z = alpha x + beta y + rho, rho the rounding to the dtype. Pass-through dims carry rho as it is;
+    # in a pair it is rotated, which moves a component by at most sqrt(2) times the pair norm of rho.
+    # The three rows share their positions, hence their angles: only the rotation's rounding remains.
+    rho = z - (al * x + be * y)
+    combo = al * fx + be * fy
+    combo[:, e.rotary_dim :] += rho[:, e.rotary_dim :]
+    same = lambda v: tolerance.same_angle_bound(e, tolerance.pairing_free_norm(v))
+    bound = (
+        per_dim(e, np.broadcast_to(tolerance.pairing_free_norm(rho), (k, e.n_pairs)))
+        + same(z) + abs(al) * same(x) + abs(be) * same(y)
+        + 2 * _U64 * (np.abs(al * fx) + np.abs(be * fy))
+    )
+    return assert_close("f(alpha x + beta y, p)", fz, combo, bound, call=f"alpha={al}, beta={be}, positions={pos.tolist()}",
+                        dtype=e.dtype)
+
+
+def _locality_cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject), label="expect")
+        return {
+            "expect": e,
+            "position": draw(positions(max_value=e.max_position), label="position"),
+            "log2 scale": draw(st.integers(-8, 8), label="log2 scale"),
+        }
+
+    return build()
+
+
+def _locality_pinned(subject):
+    return [{"expect": e, "position": 1, "log2 scale": 0} for e in pinned_expects(subject)]
+
+
+@rope_property("rope.locality", cases=_locality_cases, pinned=_locality_pinned)
+def test_locality(bind, case):
+    e, p, scale = case["expect"], case["position"], 2.0 ** case["log2 scale"]
+    d = e.head_dim
+    basis = np.eye(d) * scale
+    out = bind(e)(basis, np.full(d, p, dtype=np.int64))
+    allowed = np.eye(d, dtype=bool)
+    for a, b in e.pairs():
+        allowed[a, b] = allowed[b, a] = True
+    leaked = np.where(allowed, 0.0, out)
+    return assert_close(
+        "f(e_j, p)", leaked, np.zeros_like(leaked), tolerance.atol(e),
+        call=f"basis vector e_j (row j) at position {p}; only the dims paired with j may change ({e.convention} pairing)",
+        index_names=("j", "dim"), dtype=e.dtype,
+    )
+
+
+def _partial_cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject, partial=True), label="expect")
+        n = draw(st.integers(1, 8), label="n")
+        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
+        return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x")}
+
+    return build()
+
+
+def _partial_pinned(subject):
+    pos = np.array(pinned_positions(subject), dtype=np.int64)
+    return [{"expect": e, "positions": pos, "x": make_vectors(e, len(pos))} for e in pinned_expects(subject, partial=True)]
+
+
+def _has_passthrough(subject):
+    e = subject.expect
+    if e is not None and e.rotary_dim == e.head_dim:
+        return f"the expectation rotates every dim (rotary_dim = head_dim = {e.head_dim}): nothing passes through"
+    return None
+
+
+@rope_property("rope.partial-passthrough", cases=_partial_cases, pinned=_partial_pinned, applies=_has_passthrough)
+def test_partial_passthrough(bind, case):
+    e, x, pos = case["expect"], case["x"], case["positions"]
+    r = e.rotary_dim
+    y = bind(e)(x, pos)
+    assert_equal("f(x, p)", y[:, r:], x[:, r:], call=f"dims {r}..{e.head_dim - 1} of f(x, positions={pos.tolist()})",
+                 index_names=("row", f"dim - {r}"))
+    return 0.0

@@ -1,0 +1,5 @@
+"""reference: the spec's definitions evaluated exactly with mpmath, rounded correctly to float64."""
+
+from reference.rope import apply, cos_sin, thetas, thetas_mpf, working_prec
+
+__all__ = ["apply", "cos_sin", "thetas", "thetas_mpf", "working_prec"]

@@ -1,0 +1,113 @@
+"""The exact RoPE reference, evaluated in mpmath and rounded correctly to float64.
+
+theta_i = rope_theta ** (-2 i / r) for i < r/2 (r the rotary dim), and pair i of x is rotated by
+phi = p * theta_i. The working precision is chosen from the position: phi has up to
+bitlen(p) bits before the binary point, and cos/sin must be right to well below float64's 53 bits
+after it, so the angle is formed with ``53 + GUARD_BITS + bitlen(p)`` bits (rounded up to a multiple
+of 32 so that nearby positions share cached frequency tables). Every high-level precision change is
+scoped with ``mpmath.workprec``; the hot path uses mpmath's raw ``libmp`` functions, which take the
+precision as an argument and change no global state.
+
+cos/sin are memoised per (frequency table, position): a batch of n distinct positions costs
+n * r / 2 cos-sin evaluations, whatever the number of vectors or calls.
+
+The rotation x_a cos - x_b sin is formed at the working precision from the exact float64 inputs and
+rounded to nearest float64 once (``to_float(..., rnd='n')``; mpmath's own ``float()`` truncates).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import mpmath
+import numpy as np
+from mpmath import libmp
+
+from spec.expectation import Expect
+
+GUARD_BITS = 40
+_PREC_STEP = 32
+
+
+def working_prec(position: int) -> int:
+    """Bits of working precision for angles at ``position`` (see module docstring)."""
+    bits = 53 + GUARD_BITS + max(1, abs(int(position)).bit_length())
+    return -(-bits // _PREC_STEP) * _PREC_STEP
+
+
+def _freq_key(expect: Expect) -> tuple:
+    """The fields that determine the frequency table (not dtype, convention, head_dim...)."""
+    scaling = None if expect.rope_scaling is None else Expect(rope_scaling=expect.rope_scaling).to_json()
+    return (expect.rope_theta, expect.rotary_dim, scaling)
+
+
+@lru_cache(maxsize=256)
+def _thetas_raw(key: tuple, prec: int) -> tuple:
+    base, r, scaling = key
+    if scaling is not None and Expect.from_json(scaling).rope_type != "default":
+        raise NotImplementedError(
+            f"the reference does not compute rope_type {Expect.from_json(scaling).rope_type!r} yet"
+        )
+    with mpmath.workprec(prec + 16):
+        b = mpmath.mpf(base)
+        out = tuple(mpmath.power(b, mpmath.mpf(-2 * i) / r)._mpf_ for i in range(r // 2))
+    return out
+
+
+def thetas_mpf(expect: Expect, prec: int = 128) -> list[mpmath.mpf]:
+    """The exact frequencies theta_i as mpmath numbers of ``prec`` bits."""
+    return [mpmath.mpf(t) for t in _thetas_raw(_freq_key(expect), prec)]
+
+
+def thetas(expect: Expect) -> np.ndarray:
+    """The frequencies theta_i, correctly rounded to float64 (shape (rotary_dim/2,))."""
+    return np.array([libmp.to_float(t, rnd="n") for t in _thetas_raw(_freq_key(expect), 128)])
+
+
+@lru_cache(maxsize=1 << 14)
+def _cos_sin_raw(key: tuple, position: int) -> tuple[tuple, tuple, int]:
+    prec = working_prec(position)
+    p = libmp.from_int(position)
+    cs, ss = [], []
+    for t in _thetas_raw(key, prec):
+        c, s = libmp.mpf_cos_sin(libmp.mpf_mul(p, t, prec + 8, "n"), prec, "n")
+        cs.append(c)
+        ss.append(s)
+    return tuple(cs), tuple(ss), prec
+
+
+def cos_sin(expect: Expect, position: int) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
+    """cos(p theta_i) and sin(p theta_i) for every pair, as mpmath numbers."""
+    cs, ss, _ = _cos_sin_raw(_freq_key(expect), int(position))
+    return [mpmath.mpf(c) for c in cs], [mpmath.mpf(s) for s in ss]
+
+
+def cache_clear() -> None:
+    """Forget memoised tables (for benchmarks that measure cold cost)."""
+    _thetas_raw.cache_clear()
+    _cos_sin_raw.cache_clear()
+
+
+def apply(expect: Expect, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The exact RoPE of rows ``x`` (n, head_dim) at ``positions`` (n,), rounded to float64.
+
+    Dims at and beyond ``rotary_dim`` are copied unchanged. ``x`` is read as exact float64 values.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    positions = np.asarray(positions)
+    if x.ndim != 2 or x.shape[1] != expect.head_dim or positions.shape != (x.shape[0],):
+        raise ValueError(f"x must be (n, {expect.head_dim}) and positions (n,), got {x.shape} and {positions.shape}")
+    key = _freq_key(expect)
+    out = x.copy()
+    pairs = expect.pairs()
+    from_float, mul, sub, add, to_float = libmp.from_float, libmp.mpf_mul, libmp.mpf_sub, libmp.mpf_add, libmp.to_float
+    for row, pos in enumerate(positions.tolist()):
+        cs, ss, prec = _cos_sin_raw(key, int(pos))
+        xr = x[row].tolist()
+        for (a, b), c, s in zip(pairs, cs, ss):
+            xa, xb = from_float(xr[a]), from_float(xr[b])
+            ya = sub(mul(xa, c, prec), mul(xb, s, prec), prec, "n")
+            yb = add(mul(xa, s, prec), mul(xb, c, prec), prec, "n")
+            out[row, a] = to_float(ya, rnd="n")
+            out[row, b] = to_float(yb, rnd="n")
+    return out

@@ -1,0 +1,8 @@
+"""ropespec: an executable specification and property-based verification suite for RoPE.
+
+This package is the user-facing glue: the command line, the engine that runs the properties, and
+reports. The specification lives in ``spec``, the exact reference in ``reference``, the plug-in
+contract and implementations in ``implementations``, the properties in ``properties``.
+"""
+
+__version__ = "0.1.0"

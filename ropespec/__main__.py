@@ -1,0 +1,5 @@
+import sys
+
+from ropespec.cli import main
+
+sys.exit(main())

@@ -1,0 +1,61 @@
+"""Reading what the user hands over: an expectation (inline JSON or a JSON file) and the subjects."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from implementations import arrays, make_subject, shipped_subjects
+from implementations.contract import Subject, TargetError
+from spec.expectation import Expect, ExpectationError
+
+
+class UsageError(Exception):
+    """Bad usage: one line for the user, exit code 2."""
+
+
+def parse_expect(text: str | dict | Expect | None) -> Expect | None:
+    """An expectation from inline JSON, a dict, a path to a JSON file, or an Expect."""
+    if text is None or isinstance(text, Expect):
+        return text
+    if isinstance(text, dict):
+        return Expect.from_dict(text)
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        return Expect.from_json(stripped)
+    path = Path(stripped)
+    if path.is_file():
+        try:
+            return Expect.from_dict(json.loads(path.read_text()))
+        except json.JSONDecodeError as e:
+            raise ExpectationError("expect", f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    raise ExpectationError("expect", f"{text!r} is neither inline JSON nor a JSON file")
+
+
+def build_subjects(
+    targets: list[str] | None,
+    *,
+    expect: Expect | None = None,
+    array: str | None = None,
+    dtype: str | None = None,
+    max_position: int | None = None,
+    device: str = "cpu",
+) -> list[Subject]:
+    """Subjects for TARGETs (or the shipped implementations when none). UsageError on bad input."""
+    if array is not None and array not in arrays.ARRAYS:
+        raise UsageError(f"--array: unknown {array!r} (known: {', '.join(arrays.ARRAYS)})")
+    if dtype is not None and dtype not in ("float64", "float32", "float16", "bfloat16"):
+        raise UsageError(f"--dtype: unknown {dtype!r} (known: float64, float32, float16, bfloat16)")
+    if max_position is not None and max_position < 2:
+        raise UsageError(f"--max-position: must be >= 2, got {max_position}")
+    if not targets:
+        return shipped_subjects(expect=expect, dtype=dtype, max_position=max_position, device=device)
+    out = []
+    for t in targets:
+        try:
+            out.append(
+                make_subject(t, expect=expect, array=array or "numpy", dtype=dtype, max_position=max_position, device=device, name=t)
+            )
+        except TargetError as e:
+            raise UsageError(f"TARGET {e}") from None
+    return out

@@ -1,0 +1,79 @@
+"""The ropespec pytest plugin (registered through the ``pytest11`` entry point).
+
+Options, in one ``ropespec`` group: ``--rope-impl TARGET`` (repeatable; env ``ROPESPEC_IMPL``,
+comma-separated), ``--rope-expect JSON``, ``--rope-array``, ``--rope-dtype``,
+``--rope-max-position``. Without ``--rope-impl`` the shipped implementations are under test. Every
+test that takes the ``rope_subject`` fixture runs once per subject, with ids like ``[numpy-float32]``.
+Hypothesis profiles ``dev`` (default), ``ci`` (loaded automatically on CI) and ``thorough`` are
+selected with hypothesis' own ``--hypothesis-profile``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+_KEY = pytest.StashKey[list]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ropespec", "ropespec: the RoPE implementations under test")
+    group.addoption("--rope-impl", action="append", default=[], metavar="TARGET",
+                    help="implementation under test, path/to/file.py:name or package.module:name (repeatable; "
+                         "env ROPESPEC_IMPL, comma-separated). Default: the shipped implementations")
+    group.addoption("--rope-expect", metavar="JSON", default=None,
+                    help="expectation as inline JSON or a JSON file. Default: drawn for factories, "
+                         "the default expectation for plain functions")
+    group.addoption("--rope-array", choices=("numpy", "torch", "list"), default=None,
+                    help="how x is handed to --rope-impl targets. Default: numpy")
+    group.addoption("--rope-dtype", choices=("float64", "float32", "float16", "bfloat16"), default=None,
+                    help="dtype of x and of the output. Default: the expectation's (float32)")
+    group.addoption("--rope-max-position", type=int, default=None, metavar="N",
+                    help="largest position tested is N-1. Default: 131072")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from hypothesis import settings
+
+    import properties.profiles  # noqa: F401  (registers dev, ci, thorough)
+
+    if not config.getoption("hypothesis_profile", None) and settings.get_current_profile_name() == "default":
+        settings.load_profile(properties.profiles.DEFAULT_PROFILE)
+
+
+def _subjects(config: pytest.Config) -> list:
+    if _KEY not in config.stash:
+        from ropespec.inputs import UsageError, build_subjects, parse_expect
+        from spec.expectation import ExpectationError
+
+        targets = list(config.getoption("rope_impl"))
+        if not targets and os.environ.get("ROPESPEC_IMPL"):
+            targets = [t.strip() for t in os.environ["ROPESPEC_IMPL"].split(",") if t.strip()]
+        try:
+            config.stash[_KEY] = build_subjects(
+                targets,
+                expect=parse_expect(config.getoption("rope_expect")),
+                array=config.getoption("rope_array"),
+                dtype=config.getoption("rope_dtype"),
+                max_position=config.getoption("rope_max_position"),
+            )
+        except ExpectationError as e:
+            raise pytest.UsageError(f"--rope-expect: {e}") from None
+        except UsageError as e:
+            raise pytest.UsageError(str(e)) from None
+    return config.stash[_KEY]
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from hypothesis import settings
+
+    lines = [f"ropespec: hypothesis profile {settings.get_current_profile_name()!r}; under test:"]
+    lines += [f"  {s.describe()}" + (f" [skipped: {s.skip_reason}]" if s.skip_reason else "") for s in _subjects(config)]
+    return lines
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "rope_subject" in metafunc.fixturenames:
+        subjects = _subjects(metafunc.config)
+        metafunc.parametrize("rope_subject", subjects, ids=[s.name for s in subjects])

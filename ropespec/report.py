@@ -1,0 +1,85 @@
+"""Reports: a rich table on a terminal, plain text when piped, and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from ropespec.api import SubjectReport, replay_command
+from spec import tolerance
+
+_STYLE = {"pass": "green", "fail": "bold red", "skip": "yellow", "error": "bold magenta"}
+
+
+def _worst(r) -> str:
+    if r.worst is None:
+        return ""
+    if r.worst == float("inf"):
+        return "inf"
+    return f"{r.worst:.2g} of bound"
+
+
+def _detail(r) -> str:
+    if r.status == "fail":
+        return (f"[{r.diagnosis}] " if r.diagnosis else "") + r.message
+    return r.message
+
+
+def render(reports: list[SubjectReport], console: Console, *, seed: int, profile: str) -> None:
+    """Print the implementation x invariant table, then every failure with its replay command."""
+    console.print(f"ropespec check: profile {profile}, seed {seed} (rerun the same run with --seed {seed})",
+                  highlight=False)
+    for rep in reports:
+        s = rep.subject
+        line = s.describe()
+        if s.expect is not None:
+            line += f"; tolerance: {tolerance.class_name(s.expect)}"
+        console.print(line, highlight=False, markup=False)
+    if console.is_terminal:
+        table = Table(show_lines=False)
+        for col in ("implementation", "invariant", "status", "worst", "detail"):
+            table.add_column(col, overflow="fold")
+        for rep in reports:
+            for r in rep.results:
+                table.add_row(rep.subject.name, r.invariant, f"[{_STYLE[r.status]}]{r.status}[/]", _worst(r),
+                              _detail(r)[:160])
+        console.print(table)
+    else:
+        w_name = max([len(rep.subject.name) for rep in reports] + [14])
+        w_inv = max(len(r.invariant) for rep in reports for r in rep.results) if reports and reports[0].results else 9
+        for rep in reports:
+            for r in rep.results:
+                detail = _detail(r)
+                console.print(
+                    f"{rep.subject.name:<{w_name}}  {r.invariant:<{w_inv}}  {r.status:<5}  {_worst(r):<14}  {detail[:160]}".rstrip(),
+                    highlight=False, markup=False, soft_wrap=True,
+                )
+    failures = [(rep, r) for rep in reports for r in rep.results if r.status in ("fail", "error")]
+    if failures:
+        console.print()
+        console.print(f"{len(failures)} failing:", highlight=False)
+        for rep, r in failures:
+            console.print(r.explain(replay_command(rep.subject, r)), highlight=False, markup=False, soft_wrap=True)
+    n = sum(len(rep.results) for rep in reports)
+    counts = {k: sum(r.status == k for rep in reports for r in rep.results) for k in ("pass", "fail", "skip", "error")}
+    console.print(
+        f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, {counts['error']} errors"
+        f" ({n} checks on {len(reports)} implementations)",
+        highlight=False,
+    )
+
+
+def to_json(reports: list[SubjectReport], *, seed: int, profile: str) -> dict:
+    return {
+        "passed": all(rep.passed for rep in reports),
+        "seed": seed,
+        "profile": profile,
+        "implementations": [rep.to_json() for rep in reports],
+    }
+
+
+def write_json(path: str, reports: list[SubjectReport], *, seed: int, profile: str) -> None:
+    Path(path).write_text(json.dumps(to_json(reports, seed=seed, profile=profile), indent=2) + "\n")

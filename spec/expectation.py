@@ -1,0 +1,303 @@
+"""The expectation: one frozen description of what an implementation should compute.
+
+Everything downstream (reference, tolerance, properties, reports) takes an :class:`Expect`,
+never loose keyword arguments. Field names follow Hugging Face's config words.
+
+An expectation is built from keyword arguments, a dict or inline JSON and validates itself:
+every problem raises one :class:`ExpectationError` that names the offending field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import types
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+CONVENTIONS = ("half", "interleaved")
+DTYPES = ("float64", "float32", "float16", "bfloat16")
+#: dtypes in which an angle or an inverse-frequency table may be formed; "exact" is the strict class.
+ANGLE_DTYPES = ("exact",) + DTYPES
+ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
+
+# Keys of HF's rope_scaling dict, per rope_type: (required, optional). "rope_type" (or the legacy
+# "type") is always required. "ntk" (static NTK-aware, base * s^(r/(r-2))) is not an HF type; it is
+# ropespec's name for the method that older transformers commits called "ntk".
+_SCALING_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "default": (frozenset(), frozenset()),
+    "linear": (frozenset({"factor"}), frozenset()),
+    "ntk": (frozenset({"factor"}), frozenset()),
+    "dynamic": (frozenset({"factor"}), frozenset({"original_max_position_embeddings"})),
+    "yarn": (
+        frozenset({"factor"}),
+        frozenset(
+            {
+                "attention_factor",
+                "beta_fast",
+                "beta_slow",
+                "mscale",
+                "mscale_all_dim",
+                "original_max_position_embeddings",
+                "truncate",
+            }
+        ),
+    ),
+    "llama3": (
+        frozenset({"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}),
+        frozenset(),
+    ),
+    "longrope": (
+        frozenset({"short_factor", "long_factor"}),
+        frozenset({"factor", "attention_factor", "original_max_position_embeddings"}),
+    ),
+}
+
+
+class ExpectationError(ValueError):
+    """A bad expectation. ``field`` names the offending field; ``str(err)`` is one line."""
+
+    def __init__(self, field_name: str, problem: str):
+        self.field = field_name
+        self.problem = problem
+        super().__init__(f"{field_name}: {problem}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
+
+
+def _freeze(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return types.MappingProxyType({k: _freeze(x) for k, x in v.items()})
+    if isinstance(v, (list, tuple)):
+        return tuple(_freeze(x) for x in v)
+    return v
+
+
+def _thaw(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return {k: _thaw(x) for k, x in v.items()}
+    if isinstance(v, tuple):
+        return [_thaw(x) for x in v]
+    return v
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a RoPE implementation under test should compute.
+
+    ``rotary_dim`` may be given directly or through ``partial_rotary_factor`` (HF semantics:
+    ``int(head_dim * factor)``); after construction ``rotary_dim`` always holds the resolved value.
+    Dims at and beyond ``rotary_dim`` pass through unchanged, and the frequency exponent is
+    normalised by ``rotary_dim``: theta_i = rope_theta ** (-2 i / rotary_dim).
+
+    ``dtype`` is the precision of the implementation's output. ``angle_dtype`` and
+    ``inv_freq_dtype`` state the precision promise the tolerance is derived from (see
+    :mod:`spec.tolerance`): the default float32/float32 is the class mainstream float32 code meets;
+    ``"exact"`` is the strict class.
+    """
+
+    head_dim: int = 128
+    rope_theta: float = 10000.0
+    convention: str = "half"
+    rotary_dim: int | None = None
+    partial_rotary_factor: float | None = None
+    dtype: str = "float32"
+    max_position: int = 131072
+    rope_scaling: Mapping[str, Any] | None = None
+    angle_dtype: str = "float32"
+    inv_freq_dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        hd = self.head_dim
+        if not _is_int(hd) or hd < 2:
+            raise ExpectationError("head_dim", f"must be an integer >= 2, got {hd!r}")
+        if hd % 2:
+            raise ExpectationError("head_dim", f"must be even (dims rotate in pairs), got {hd}")
+        if not _is_number(self.rope_theta) or self.rope_theta <= 1:
+            raise ExpectationError("rope_theta", f"must be a finite number > 1, got {self.rope_theta!r}")
+        object.__setattr__(self, "rope_theta", float(self.rope_theta))
+        if self.convention not in CONVENTIONS:
+            raise ExpectationError(
+                "convention", f"must be one of {', '.join(CONVENTIONS)}, got {self.convention!r}"
+            )
+        if self.dtype not in DTYPES:
+            raise ExpectationError("dtype", f"must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        for name in ("angle_dtype", "inv_freq_dtype"):
+            if getattr(self, name) not in ANGLE_DTYPES:
+                raise ExpectationError(
+                    name, f"must be one of {', '.join(ANGLE_DTYPES)}, got {getattr(self, name)!r}"
+                )
+        if not _is_int(self.max_position) or self.max_position < 1:
+            raise ExpectationError("max_position", f"must be an integer >= 1, got {self.max_position!r}")
+        self._resolve_rotary_dim()
+        if self.rope_scaling is not None:
+            if not isinstance(self.rope_scaling, Mapping):
+                raise ExpectationError("rope_scaling", f"must be a dict or null, got {type(self.rope_scaling).__name__}")
+            scaling = _validate_scaling(dict(self.rope_scaling), self.rotary_dim)
+            object.__setattr__(self, "rope_scaling", _freeze(scaling))
+
+    def _resolve_rotary_dim(self) -> None:
+        hd, rd, prf = self.head_dim, self.rotary_dim, self.partial_rotary_factor
+        if prf is not None:
+            if not _is_number(prf) or not 0 < prf <= 1:
+                raise ExpectationError("partial_rotary_factor", f"must be a number in (0, 1], got {prf!r}")
+            from_factor = int(hd * prf)
+            if rd is not None and rd != from_factor:
+                raise ExpectationError(
+                    "rotary_dim",
+                    f"{rd} disagrees with partial_rotary_factor {prf} x head_dim {hd} = {from_factor}",
+                )
+            rd = from_factor
+        if rd is None:
+            rd = hd
+        if not _is_int(rd) or rd < 2:
+            raise ExpectationError("rotary_dim", f"must be an integer >= 2, got {rd!r}")
+        if rd > hd:
+            raise ExpectationError("rotary_dim", f"{rd} exceeds head_dim {hd}")
+        if rd % 2:
+            raise ExpectationError("rotary_dim", f"must be even (dims rotate in pairs), got {rd}")
+        object.__setattr__(self, "rotary_dim", rd)
+
+    # -- derived -------------------------------------------------------------------------------
+    @property
+    def n_pairs(self) -> int:
+        """Number of rotated pairs, rotary_dim / 2."""
+        return self.rotary_dim // 2
+
+    @property
+    def rope_type(self) -> str:
+        if not self.rope_scaling:
+            return "default"
+        return self.rope_scaling["rope_type"]
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """Index pairs (a, b) rotated together, pair i turning at theta_i."""
+        r = self.rotary_dim
+        if self.convention == "interleaved":
+            return [(2 * i, 2 * i + 1) for i in range(r // 2)]
+        return [(i, i + r // 2) for i in range(r // 2)]
+
+    def replace(self, **changes: Any) -> "Expect":
+        """A copy with fields changed (validated again). Changing head_dim re-derives rotary_dim
+        unless rotary_dim or partial_rotary_factor is given too."""
+        d = self.to_dict()
+        if ("head_dim" in changes and "rotary_dim" not in changes
+                and self.partial_rotary_factor is None and self.rotary_dim == self.head_dim):
+            d.pop("rotary_dim")
+        d.update(changes)
+        return Expect.from_dict(d)
+
+    # -- (de)serialisation ----------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["rope_scaling"] = _thaw(self.rope_scaling) if self.rope_scaling is not None else None
+        if d["partial_rotary_factor"] is None:
+            d.pop("partial_rotary_factor")
+        return d
+
+    def to_json(self) -> str:
+        """Compact JSON that :meth:`from_json` reads back to an equal expectation."""
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Expect":
+        if not isinstance(d, Mapping):
+            raise ExpectationError("expect", f"must be a JSON object, got {type(d).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        for k in d:
+            if k not in known:
+                raise ExpectationError(str(k), f"unknown field (known: {', '.join(sorted(known))})")
+        return cls(**dict(d))
+
+    @classmethod
+    def from_json(cls, text: str) -> "Expect":
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ExpectationError("expect", f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+        return cls.from_dict(d)
+
+    def __hash__(self) -> int:
+        return hash(self.to_json())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Expect) and self.to_json() == other.to_json()
+
+    def describe(self) -> str:
+        """One short human line: 'head_dim 128, theta 1e+04, half, rotary 128, float32'."""
+        parts = [f"head_dim {self.head_dim}", f"theta {self.rope_theta:g}", self.convention]
+        if self.rotary_dim != self.head_dim:
+            parts.append(f"rotary_dim {self.rotary_dim}")
+        if self.rope_scaling:
+            parts.append(f"{self.rope_type} scaling")
+        parts.append(self.dtype)
+        return ", ".join(parts)
+
+
+def _validate_scaling(s: dict[str, Any], rotary_dim: int) -> dict[str, Any]:
+    """Validate an HF rope_scaling dict the way transformers 5.x does; return it normalised
+    (legacy ``type`` renamed to ``rope_type``)."""
+    if "rope_type" not in s and "type" in s:
+        s["rope_type"] = s.pop("type")
+    elif "type" in s:
+        if s["type"] != s["rope_type"]:
+            raise ExpectationError("rope_scaling.type", f"{s['type']!r} disagrees with rope_type {s['rope_type']!r}")
+        s.pop("type")
+    rt = s.get("rope_type")
+    if rt is None:
+        raise ExpectationError("rope_scaling.rope_type", "missing")
+    if rt not in ROPE_TYPES:
+        raise ExpectationError("rope_scaling.rope_type", f"unknown {rt!r} (known: {', '.join(ROPE_TYPES)})")
+    required, optional = _SCALING_KEYS[rt]
+    for k in sorted(required):
+        if k not in s:
+            raise ExpectationError(f"rope_scaling.{k}", f"required for rope_type {rt!r}")
+    for k in s:
+        if k != "rope_type" and k not in required and k not in optional:
+            raise ExpectationError(f"rope_scaling.{k}", f"unknown key for rope_type {rt!r}")
+
+    def number(k: str, lo: float | None = None, lo_open: bool = False) -> None:
+        if k not in s:
+            return
+        v = s[k]
+        if not _is_number(v):
+            raise ExpectationError(f"rope_scaling.{k}", f"must be a number, got {v!r}")
+        if lo is not None and (v <= lo if lo_open else v < lo):
+            raise ExpectationError(f"rope_scaling.{k}", f"must be {'>' if lo_open else '>='} {lo}, got {v!r}")
+
+    if "factor" in s:
+        number("factor", 1.0)
+    number("attention_factor", 0.0, lo_open=True)
+    for k in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim"):
+        number(k)
+    number("low_freq_factor", 0.0, lo_open=True)
+    number("high_freq_factor", 0.0, lo_open=True)
+    if "original_max_position_embeddings" in s:
+        v = s["original_max_position_embeddings"]
+        if not _is_int(v) or v < 1:
+            raise ExpectationError("rope_scaling.original_max_position_embeddings", f"must be an integer >= 1, got {v!r}")
+    if "truncate" in s and not isinstance(s["truncate"], bool):
+        raise ExpectationError("rope_scaling.truncate", f"must be true or false, got {s['truncate']!r}")
+    if rt == "llama3" and not s["low_freq_factor"] < s["high_freq_factor"]:
+        raise ExpectationError(
+            "rope_scaling.high_freq_factor",
+            f"must exceed low_freq_factor ({s['high_freq_factor']!r} <= {s['low_freq_factor']!r})",
+        )
+    if rt == "longrope":
+        for k in ("short_factor", "long_factor"):
+            v = s[k]
+            if not isinstance(v, (list, tuple)) or not all(_is_number(x) for x in v):
+                raise ExpectationError(f"rope_scaling.{k}", "must be a list of numbers")
+            if len(v) != rotary_dim // 2:
+                raise ExpectationError(f"rope_scaling.{k}", f"must have rotary_dim/2 = {rotary_dim // 2} entries, got {len(v)}")
+    return s
+
+
+DEFAULT = Expect()

@@ -1,0 +1,129 @@
+r"""The tolerance model: how far a correct implementation may be from the exact rotation.
+
+Tolerances here are derived from the expectation's precision promise, never tuned. All bounds are
+for one output component of one rotated pair (x_a, x_b) at position p, turning at theta_i, with
+phi = p * theta_i, and are proportional to the pair's norm ||x|| = sqrt(x_a^2 + x_b^2).
+
+Rotation (the strict class: angle known exactly). The implementation rounds cos(phi) and
+sin(phi) to its output dtype (relative error u each, u the unit roundoff of the output dtype),
+forms two products and one sum in that dtype:
+
+    y_a = fl(fl(x_a c~) - fl(x_b s~)),   c~ = c (1 + d1), s~ = s (1 + d2),  |d| <= u
+
+so |y_a - y_a*| <= (|x_a c| + |x_b s|)(2u) + |y_a| u + u (cos/sin themselves evaluated to within
+an ulp) <= 4 u ||x||, because |x_a c| + |x_b s| <= ||x|| (Cauchy-Schwarz, c^2 + s^2 = 1) and
+|y_a| <= ||x||. This does not depend on the position:  ``K_ROT = 4``.
+
+Angle formed in dtype A (``angle_dtype``). The product p * theta rounded to A is off by at most
+|phi| u_A; if p itself is not representable in A (p > 2**mantissa_bits(A)) rounding it adds another
+|phi| u_A. cos and sin of the rounded angle, evaluated in A, are each off by at most u_A, which
+moves a component by at most 2 u_A ||x||. A rotation by a wrong angle moves a component by at most
+||x|| |d phi| (the derivative of a rotation has norm ||x||).
+
+Inverse frequencies formed in dtype E (``inv_freq_dtype``). theta = 1 / base ** (2i/r) computed in E
+(as transformers does) carries a relative error of at most u_E (3 + (2i/r)(b + e ln base)), where the
+3 is pow (one ulp = 2u) plus the division, b = 1 if base is not representable in E and e = 1 if the
+exponent 2i/r is not; at position p that is an angle error of |phi| times that relative error.
+
+Sum: |y - y*| <= atol + ||x|| * (K_ROT u_out + 2 u_A + min(2, |d phi|)), with
+|d phi| <= |phi| (u_A (1 + [p inexact in A]) + rel_theta(E)). ``exact`` for A or E drops its terms.
+``atol = K_ROT * tiny(out)`` covers results in the subnormal range. rtol is relative to the norm of
+the pair, not to the element, because a rotated component can pass through zero.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from spec.dtypes import TINY, exact_integer_limit, round_to, unit_roundoff
+from spec.expectation import Expect
+
+#: unit roundoffs of error in one rotation done in the output dtype (derivation above)
+K_ROT = 4.0
+
+
+def _u(dtype: str) -> float:
+    return 0.0 if dtype == "exact" else unit_roundoff(dtype)
+
+
+def atol(expect: Expect) -> float:
+    """Absolute floor of every bound: K_ROT smallest normals of the output dtype."""
+    return K_ROT * TINY[expect.dtype]
+
+
+def rotation_rtol(expect: Expect) -> float:
+    """Relative (to the pair norm) error of a rotation by an exactly known angle, in the output
+    dtype, plus the cos/sin evaluation error of the angle dtype. Independent of the position."""
+    return K_ROT * unit_roundoff(expect.dtype) + 2.0 * _u(expect.angle_dtype)
+
+
+def inv_freq_relative_error(expect: Expect) -> np.ndarray:
+    """Bound on |d theta_i / theta_i| when theta_i is formed in ``expect.inv_freq_dtype`` (per pair)."""
+    e_dtype = expect.inv_freq_dtype
+    n = expect.n_pairs
+    if e_dtype == "exact":
+        return np.zeros(n)
+    u = unit_roundoff(e_dtype)
+    expo = 2.0 * np.arange(n) / expect.rotary_dim
+    base = expect.rope_theta
+    base_inexact = float(round_to(base, e_dtype)) != base
+    expo_inexact = round_to(expo, e_dtype) != expo
+    return u * (3.0 + expo * (float(base_inexact) + expo_inexact * math.log(base)))
+
+
+def angle_error(expect: Expect, positions: np.ndarray, thetas: np.ndarray) -> np.ndarray:
+    """Bound on |d phi| for each (position, pair): shape (len(positions), n_pairs)."""
+    p = np.abs(np.asarray(positions, dtype=np.float64))[:, None]
+    phi = p * np.asarray(thetas, dtype=np.float64)[None, :]
+    u_a = _u(expect.angle_dtype)
+    rel = np.full(phi.shape, u_a)
+    if expect.angle_dtype != "exact":
+        rel = rel + u_a * (p > exact_integer_limit(expect.angle_dtype))
+    rel = rel + inv_freq_relative_error(expect)[None, :]
+    return phi * rel
+
+
+def component_bound(
+    expect: Expect, positions: np.ndarray, thetas: np.ndarray, pair_norms: np.ndarray
+) -> np.ndarray:
+    """Allowed |y - y*| for each output component of each pair: shape (n, n_pairs).
+
+    ``pair_norms`` has shape (n, n_pairs); ``thetas`` are the expected frequencies (n_pairs,).
+    """
+    d_phi = np.minimum(2.0, angle_error(expect, positions, thetas))
+    return atol(expect) + pair_norms * (rotation_rtol(expect) + d_phi)
+
+
+def strict_bound(expect: Expect, pair_norms: np.ndarray) -> np.ndarray:
+    """The bound of the strict class (angles exact): position independent."""
+    return atol(expect) + pair_norms * K_ROT * unit_roundoff(expect.dtype)
+
+
+def norm_bound(expect: Expect, pair_norms: np.ndarray) -> np.ndarray:
+    """Allowed | ||y_pair|| - ||x_pair|| |. A wrong angle does not change the norm, so only the
+    rotation error counts, on both components: sqrt(2) * (rotation bound)."""
+    return math.sqrt(2.0) * (atol(expect) + pair_norms * rotation_rtol(expect))
+
+
+def same_angle_bound(expect: Expect, scale: np.ndarray) -> np.ndarray:
+    """Allowed error between results that share their angles (same positions, same call), such as
+    f(alpha x + beta y, p) against alpha f(x, p) + beta f(y, p): the angle error and the cos/sin
+    evaluation error are common to both and cancel, leaving the rotation's own rounding,
+    K_ROT u_out per unit of ``scale`` (a bound on the norm of the pair a component belongs to)."""
+    return atol(expect) + scale * K_ROT * unit_roundoff(expect.dtype)
+
+
+def pairing_free_norm(x: np.ndarray) -> np.ndarray:
+    """A bound on the norm of the pair any component of each row belongs to, whatever the pairing:
+    ||(x_j, x_k)|| <= sqrt(2) max |x|. Shape (n, 1). Used by the properties that compare an
+    implementation with itself, so that a wrong pairing fails the properties it breaks and no other."""
+    return math.sqrt(2.0) * np.max(np.abs(x), axis=1, keepdims=True)
+
+
+def class_name(expect: Expect) -> str:
+    """Which tolerance class the expectation promises, in words."""
+    if expect.angle_dtype == "exact" and expect.inv_freq_dtype == "exact":
+        return f"strict {expect.dtype} (exact angles)"
+    return f"{expect.dtype} output, angles in {expect.angle_dtype}, inv_freq in {expect.inv_freq_dtype}"

@@ -1,0 +1,158 @@
+"""`ropespec check`: exit codes, messages and the JSON report are as documented in README."""
+
+import json
+import shlex
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ropespec.cli import main
+
+GOOD = """
+import numpy as np
+
+def rope(x, positions):
+    d = x.shape[1]
+    inv = 500000.0 ** (-np.arange(0, d, 2) / d)
+    ang = positions[:, None].astype(np.float64) * inv
+    c, s = np.cos(ang), np.sin(ang)
+    x1, x2 = x[:, : d // 2].astype(np.float64), x[:, d // 2 :].astype(np.float64)
+    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=1).astype(x.dtype)
+"""
+
+
+def run(capsys, *args):
+    code = main(["check", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def good_file(tmp_path):
+    p = tmp_path / "my_rope.py"
+    p.write_text(textwrap.dedent(GOOD))
+    return p
+
+
+def test_shipped_implementations_pass(capsys, tmp_path):
+    report = tmp_path / "report.json"
+    code, out, _ = run(capsys, "--seed", "1", "--json", str(report))
+    data = json.loads(report.read_text())
+    assert code == 0, out
+    assert data["passed"] is True
+    names = [i["name"] for i in data["implementations"]]
+    assert names == ["stdlib-float64", "numpy-float64", "numpy-float32", "torch-float32", "torch-float16", "torch-bfloat16"]
+    statuses = {r["status"] for i in data["implementations"] for r in i["results"]}
+    assert statuses == {"pass"}
+    assert "66 passed, 0 failed" in out
+
+
+def test_plain_function_from_a_file(capsys, good_file):
+    expect = '{"head_dim": 64, "rope_theta": 500000}'
+    code, out, _ = run(capsys, f"{good_file}:rope", "--expect", expect, "--seed", "2")
+    assert code == 0, out
+    # the wrong base is caught, and only where it should be
+    code, out, _ = run(capsys, f"{good_file}:rope", "--expect", '{"head_dim": 64}', "--seed", "2")
+    assert code == 1
+    assert "rope.conformance" in out and "fail" in out
+
+
+def test_zoo_member_fails_with_counterexample_and_replay(capsys, tmp_path):
+    report = tmp_path / "r.json"
+    code, out, _ = run(capsys, "implementations.zoo.off_by_one:make", "--seed", "5", "--json", str(report))
+    assert code == 1
+    data = json.loads(report.read_text())
+    assert data["passed"] is False
+    results = {r["invariant"]: r for r in data["implementations"][0]["results"]}
+    for inv in ("rope.identity-at-zero", "rope.composition", "rope.conformance"):
+        assert results[inv]["status"] == "fail"
+        assert results[inv]["counterexample"]["expect"]["head_dim"] % 2 == 0
+        assert results[inv]["replay"].startswith("ropespec check implementations.zoo.off_by_one:make")
+    assert results["contract.deterministic"]["status"] == "pass"
+    assert results["contract.deterministic"]["replay"] is None
+    assert "replay: ropespec check" in out
+
+    # the printed command replays exactly that failure
+    argv = shlex.split(results["rope.composition"]["replay"])[2:]
+    report2 = tmp_path / "r2.json"
+    code2, _, _ = run(capsys, *argv, "--json", str(report2))
+    again = json.loads(report2.read_text())["implementations"][0]["results"]
+    assert code2 == 1 and len(again) == 1
+    assert again[0]["counterexample"] == results["rope.composition"]["counterexample"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--expect", '{"head_dim": 127}'], "ropespec: error: --expect: head_dim: must be even (dims rotate in pairs), got 127"),
+        (["--expect", '{"rope_theta": 0.5}'], "--expect: rope_theta: must be a finite number > 1"),
+        (["--expect", '{"head_dim": 64, "rotary_dim": 96}'], "--expect: rotary_dim: 96 exceeds head_dim 64"),
+        (["--expect", '{"rope_scaling": {"rope_type": "ntk-by-parts", "factor": 2}}'], "--expect: rope_scaling.rope_type: unknown"),
+        (["--expect", '{"head_dim": 64, "heads": 8}'], "--expect: heads: unknown field"),
+        (["--expect", "{oops"], "--expect: expect: not valid JSON"),
+        (["no/such/file.py:rope"], "TARGET no/such/file.py: no such file"),
+        (["no_such_module_xyz:rope"], "TARGET no_such_module_xyz: no such module"),
+        (["implementations.numpy_rope:nothing"], "has no attribute 'nothing'"),
+        (["implementations.numpy_rope"], "expected path/to/file.py:name"),
+        (["implementations.numpy_rope:DTYPES"], "is a tuple, not callable"),
+        (["--invariant", "rope.nope"], "--invariant: unknown rope.nope"),
+        (["implementations.numpy_rope:make", "--dtype", "bfloat16"], None),  # a clean skip, not an error
+    ],
+)
+def test_bad_usage_is_one_line_and_exit_2(capsys, args, message):
+    code, out, err = run(capsys, *args, "--seed", "0")
+    if message is None:
+        assert code == 0 and "skip" in out and "numpy has no bfloat16" in out
+        return
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err + out
+
+
+def test_bad_signature_and_import_error(capsys, tmp_path):
+    p = tmp_path / "bad.py"
+    p.write_text("def three(a, b, c):\n    return a\n\nraise_later = 1\n")
+    code, _, err = run(capsys, f"{p}:three")
+    assert code == 2 and "must take (x, positions) or (expect)" in err
+    q = tmp_path / "broken.py"
+    q.write_text("import numpy as np\n1 / 0\n")
+    code, _, err = run(capsys, f"{q}:f")
+    assert code == 2 and "import failed: ZeroDivisionError" in err and "broken.py:2" in err
+
+
+def test_factory_declining_everything_is_skipped_not_passed(capsys, tmp_path):
+    p = tmp_path / "picky.py"
+    p.write_text("def make(expect):\n    raise NotImplementedError('only head_dim 4096')\n")
+    report = tmp_path / "r.json"
+    code, out, _ = run(capsys, f"{p}:make", "--json", str(report), "--seed", "0")
+    data = json.loads(report.read_text())
+    assert {r["status"] for r in data["implementations"][0]["results"]} == {"skip"}
+    assert code == 0 and "only head_dim 4096" in out
+
+
+def test_implementation_that_raises_is_reported_and_the_run_goes_on(capsys, tmp_path):
+    p = tmp_path / "raises.py"
+    p.write_text(
+        "import numpy as np\n"
+        "def rope(x, positions):\n"
+        "    if positions.max() > 1000:\n"
+        "        raise IndexError('position out of table')\n"
+        "    return x.copy()\n"
+    )
+    report = tmp_path / "r.json"
+    code, out, _ = run(capsys, f"{p}:rope", "--json", str(report), "--seed", "0")
+    results = json.loads(report.read_text())["implementations"][0]["results"]
+    assert code == 1
+    assert len(results) == 11  # every invariant still ran
+    raised = [r for r in results if r["diagnosis"] == "exception"]
+    assert raised and "IndexError: position out of table at raises.py:4" in raised[0]["message"]
+
+
+def test_console_script_runs():
+    proc = subprocess.run([sys.executable, "-m", "ropespec", "check", "--invariant", "rope.locality", "--seed", "3"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "6 passed, 0 failed" in proc.stdout

@@ -1,0 +1,83 @@
+"""The expectation validates itself and names the offending field."""
+
+import json
+
+import pytest
+
+from spec import Expect, ExpectationError
+
+
+def test_defaults_and_resolved_rotary_dim():
+    e = Expect()
+    assert (e.head_dim, e.rope_theta, e.convention, e.rotary_dim, e.dtype, e.max_position) == (
+        128, 10000.0, "half", 128, "float32", 131072)
+    assert Expect(head_dim=96, partial_rotary_factor=0.25).rotary_dim == 24  # gpt-neox-20b
+    assert Expect(head_dim=128, rotary_dim=32).n_pairs == 16
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"head_dim": 127}, "head_dim"),
+        ({"head_dim": 0}, "head_dim"),
+        ({"rope_theta": 1.0}, "rope_theta"),
+        ({"rope_theta": float("nan")}, "rope_theta"),
+        ({"rotary_dim": 256}, "rotary_dim"),
+        ({"rotary_dim": 33}, "rotary_dim"),
+        ({"convention": "neox"}, "convention"),
+        ({"dtype": "int8"}, "dtype"),
+        ({"angle_dtype": "float8"}, "angle_dtype"),
+        ({"max_position": 0}, "max_position"),
+        ({"partial_rotary_factor": 1.5}, "partial_rotary_factor"),
+        ({"rotary_dim": 64, "partial_rotary_factor": 0.25}, "rotary_dim"),
+        ({"rope_scaling": {"rope_type": "yarm", "factor": 4.0}}, "rope_scaling.rope_type"),
+        ({"rope_scaling": {"factor": 4.0}}, "rope_scaling.rope_type"),
+        ({"rope_scaling": {"rope_type": "linear"}}, "rope_scaling.factor"),
+        ({"rope_scaling": {"rope_type": "linear", "factor": 0.5}}, "rope_scaling.factor"),
+        ({"rope_scaling": {"rope_type": "linear", "factor": 2.0, "beta_fast": 32}}, "rope_scaling.beta_fast"),
+        ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4.0, "high_freq_factor": 1.0,
+                           "original_max_position_embeddings": 8192}}, "rope_scaling.high_freq_factor"),
+        ({"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}},
+         "rope_scaling.original_max_position_embeddings"),
+        ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "truncate": "no"}}, "rope_scaling.truncate"),
+        ({"head_dim": 8, "rope_scaling": {"rope_type": "longrope", "short_factor": [1, 1], "long_factor": [1, 1, 1, 1]}},
+         "rope_scaling.short_factor"),
+    ],
+)
+def test_bad_expectations_name_the_field(kwargs, field):
+    with pytest.raises(ExpectationError) as info:
+        Expect(**kwargs)
+    assert info.value.field == field
+    assert str(info.value).startswith(f"{field}: ")
+    assert "\n" not in str(info.value)
+
+
+def test_unknown_key_and_bad_json():
+    with pytest.raises(ExpectationError, match="^head_dimm: unknown field"):
+        Expect.from_dict({"head_dimm": 64})
+    with pytest.raises(ExpectationError, match="^expect: not valid JSON"):
+        Expect.from_json("{head_dim: 64")
+    with pytest.raises(ExpectationError, match="^expect: must be a JSON object"):
+        Expect.from_json("[64]")
+
+
+def test_json_round_trip_and_hash():
+    e = Expect(head_dim=64, rope_theta=5e5, convention="interleaved", partial_rotary_factor=0.5,
+               rope_scaling={"type": "linear", "factor": 4.0})
+    assert e.rope_scaling["rope_type"] == "linear"  # legacy "type" is normalised
+    back = Expect.from_json(e.to_json())
+    assert back == e and hash(back) == hash(e)
+    assert json.loads(e.to_json())["rotary_dim"] == 32
+    with pytest.raises(TypeError):
+        e.rope_scaling["factor"] = 2.0  # frozen all the way down
+
+
+def test_pairs_of_both_conventions():
+    assert Expect(head_dim=8, convention="interleaved").pairs() == [(0, 1), (2, 3), (4, 5), (6, 7)]
+    assert Expect(head_dim=8, convention="half").pairs() == [(0, 4), (1, 5), (2, 6), (3, 7)]
+    assert Expect(head_dim=8, rotary_dim=4).pairs() == [(0, 2), (1, 3)]
+
+
+def test_replace_rederives_rotary_dim():
+    assert Expect(head_dim=64).replace(head_dim=8).rotary_dim == 8
+    assert Expect(head_dim=64, rotary_dim=16).replace(head_dim=32).rotary_dim == 16

@@ -1,0 +1,49 @@
+"""The tolerance model: the strict class is flat in position, the float32 class grows like p."""
+
+import numpy as np
+
+import reference
+from spec import Expect, tolerance
+from spec.dtypes import round_to, unit_roundoff
+
+
+def test_strict_class_is_position_independent():
+    e = Expect(angle_dtype="exact", inv_freq_dtype="exact")
+    th = reference.thetas(e)
+    norms = np.ones((2, e.n_pairs))
+    b = tolerance.component_bound(e, np.array([1, 2**30 + 1]), th, norms)
+    assert np.array_equal(b[0], b[1])
+    assert np.allclose(b[0], tolerance.K_ROT * unit_roundoff("float32"), rtol=1e-6)
+
+
+def test_float32_angle_class_grows_with_position():
+    e = Expect()
+    th = reference.thetas(e)
+    b = tolerance.component_bound(e, np.array([999, 1048573]), th, np.ones((2, e.n_pairs)))
+    # pair 0 (theta = 1): the angle term |phi| (u_A + rel_theta) dominates at large p
+    assert b[1, 0] / b[0, 0] > 500
+    # and it is of the size REFERENCE.md section 5 measures for float32 code at p ~ 1e6 (5e-2 rad)
+    assert 0.05 < b[1, 0] < 0.5
+
+
+def test_inv_freq_error_counts_an_inexact_exponent():
+    rel64 = tolerance.inv_freq_relative_error(Expect(head_dim=128))  # 2i/128 exact in float32
+    rel96 = tolerance.inv_freq_relative_error(Expect(head_dim=96))  # 2i/96 mostly not
+    assert rel96.max() > 3 * rel64.max()  # ln(1e4) * (2i/r) u on top of 3u
+    assert np.all(tolerance.inv_freq_relative_error(Expect(inv_freq_dtype="exact")) == 0)
+
+
+def test_model_covers_float32_transformers_style_computation():
+    """Angles formed as float32 position x float32 inv_freq, as transformers does, stay inside the
+    default class's bound at large odd positions; in bf16 they do not."""
+    e = Expect(head_dim=128, rope_theta=5e5)
+    th = reference.thetas(e)
+    pos = np.array([999, 65521, 1048573, 16777213], dtype=np.int64)
+    inv32 = (1.0 / (np.float32(5e5) ** (np.arange(0, 128, 2, dtype=np.float32) / np.float32(128)))).astype(np.float32)
+    ang32 = (pos.astype(np.float32)[:, None] * inv32[None, :]).astype(np.float64)
+    exact = pos[:, None] * th[None, :]
+    err = np.abs(ang32 - exact)
+    bound = tolerance.angle_error(e, pos, th)
+    assert np.all(err <= bound)
+    ang_bf16 = round_to(pos[:, None] * round_to(th, "bfloat16")[None, :], "bfloat16")
+    assert np.any(np.abs(ang_bf16 - exact) > bound)
