@@ -40,12 +40,15 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         console.print(line, highlight=False, markup=False)
     if console.is_terminal:
         table = Table(show_lines=False)
-        for col in ("implementation", "invariant", "status", "worst", "detail"):
-            table.add_column(col, overflow="fold")
+        table.add_column("implementation", overflow="fold", max_width=28)
+        table.add_column("invariant", no_wrap=True)
+        table.add_column("status", no_wrap=True)
+        table.add_column("worst", no_wrap=True)
+        table.add_column("detail", no_wrap=True, overflow="ellipsis", ratio=1)
         for rep in reports:
             for r in rep.results:
                 table.add_row(rep.subject.name, r.invariant, f"[{_STYLE[r.status]}]{r.status}[/]", _worst(r),
-                              _detail(r)[:160])
+                              _detail(r), style=None)
         console.print(table)
     else:
         w_name = max([len(rep.subject.name) for rep in reports] + [14])
