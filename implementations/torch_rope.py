@@ -1,12 +1,15 @@
 """RoPE in torch, for float32, float16 and bfloat16 tensors (float64 too), on any device.
 
-Angles are formed in float64 and the rotation is done in float64, then cast once to the input's
-dtype: the result is within about half an ulp of the output dtype. torch is imported lazily, so
-this module imports without torch installed; ``make`` then declines with NotImplementedError.
+The angle is formed and reduced modulo 2 pi in float64 double-double arithmetic (:mod:`spec.angles`,
+the same technique as the numpy implementation, run on torch tensors), and the rotation is done in
+float64, then cast once to the input's dtype: the result is within about half an ulp of the output
+dtype at every position below 2**53. torch is imported lazily, so this module imports without torch
+installed; ``make`` then declines with NotImplementedError.
 """
 
 from __future__ import annotations
 
+from spec.angles import cos_sin, theta_hi_lo
 from spec.expectation import Expect
 
 ARRAY = "torch"
@@ -22,15 +25,13 @@ def make(expect: Expect):
         raise NotImplementedError(f"torch RoPE computes {', '.join(DTYPES)}, not {expect.dtype}")
     if expect.rope_type != "default":
         raise NotImplementedError(f"rope_type {expect.rope_type!r} is not implemented")
-    r = expect.rotary_dim
-    inv_freq64 = expect.rope_theta ** (-torch.arange(0, r, 2, dtype=torch.float64) / r)
+    hi64, lo64 = (torch.from_numpy(v) for v in theta_hi_lo(expect.rope_theta, expect.rotary_dim))
     a_idx, b_idx = (torch.tensor(ix) for ix in zip(*expect.pairs()))
 
     def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
-        inv_freq = inv_freq64.to(x.device)
-        a, b = a_idx.to(x.device), b_idx.to(x.device)
-        angles = positions.to(torch.float64)[:, None] * inv_freq[None, :]
-        c, s = torch.cos(angles), torch.sin(angles)
+        dev = x.device
+        c, s = cos_sin(positions.to(torch.float64)[:, None], hi64.to(dev), lo64.to(dev), xp=torch)
+        a, b = a_idx.to(dev), b_idx.to(dev)
         xf = x.to(torch.float64)
         out = xf.clone()
         xa, xb = xf[:, a], xf[:, b]
