@@ -40,6 +40,7 @@ class Property:
     check: Callable[[Callable[[Expect], Bound], dict], float | None]
     pinned: Callable[[Subject], list[dict]]
     applies: Callable[[Subject], str | None]
+    max_examples: int | None = None  # a cap below the profile's, for expensive properties
 
     @property
     def statement(self) -> str:
@@ -138,8 +139,11 @@ def pinned_positions(subject: Subject) -> list[int]:
     return [0, 1, subject.max_position - 1]
 
 
-def rope_property(invariant: str, *, cases, pinned=None, applies=None):
-    """Declare a property of ``invariant``: decorates ``check(bind, case)`` and returns a pytest test."""
+def rope_property(invariant: str, *, cases, pinned=None, applies=None, max_examples=None):
+    """Declare a property of ``invariant``: decorates ``check(bind, case)`` and returns a pytest test.
+
+    ``check`` raises :class:`Failure`, or returns the worst error as a fraction of its bound, or a
+    pair (that fraction, a note for the report such as where the strict class stopped holding)."""
     invariants.get(invariant)  # fail at import on an unknown id
 
     def deco(check):
@@ -151,6 +155,7 @@ def rope_property(invariant: str, *, cases, pinned=None, applies=None):
             check=check,
             pinned=pinned or (lambda subject: []),
             applies=applies or (lambda subject: None),
+            max_examples=max_examples,
         )
         if name in PROPERTIES:
             raise ValueError(f"duplicate property {name!r}")
@@ -179,6 +184,7 @@ class _Recorder:
         self.worst = 0.0
         self.examples = 0
         self.unsupported: str | None = None
+        self.note: str | None = None
 
 
 def hypothesis_settings(profile: str | None = None) -> settings:
@@ -225,13 +231,18 @@ def run_property(
         except NotImplementedError as e:  # the reference or the check cannot handle this case
             rec.unsupported = str(e)
             reject()
+        if isinstance(ratio, tuple):
+            ratio, rec.note = ratio
         if ratio is not None and np.isfinite(ratio):
             rec.worst = max(rec.worst, float(ratio))
 
     test = given(prop.cases(subject))(inner)
     for case in reversed(prop.pinned(subject)):
         test = example(case)(test)
-    test = hypothesis_settings(profile)(test)
+    chosen = hypothesis_settings(profile)
+    if prop.max_examples is not None and prop.max_examples < chosen.max_examples:
+        chosen = settings(chosen, max_examples=prop.max_examples)
+    test = chosen(test)
     if seed_value is not None:
         test = seed(seed_value)(test)
     if replay is not None:
@@ -252,8 +263,9 @@ def run_property(
         res.message = f"ropespec error in {prop.name}: {type(e).__name__}: {e}"
     else:
         res.worst = rec.worst
+        res.message = rec.note or ""
         if rec.unsupported and rec.examples:
-            res.message = f"some cases unsupported: {rec.unsupported}"
+            res.message = "; ".join(filter(None, [res.message, f"some cases unsupported: {rec.unsupported}"]))
     res.examples = rec.examples
     return res
 

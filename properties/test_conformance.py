@@ -6,6 +6,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 import reference
+from implementations.contract import Failure
+from properties import precision
 from properties.assertions import assert_close
 from properties.framework import expect_strategy, pair_norms, per_dim, pinned_expects, pinned_positions, rope_property
 from properties.strategies import make_vectors, positions, vectors
@@ -39,4 +41,45 @@ def test_conformance(bind, case):
     bound = per_dim(e, tolerance.component_bound(e, pos, reference.thetas(e), pair_norms(e, x)))
     return assert_close(
         "f(x, p)", y, ref, bound, call=f"f(x, positions={pos.tolist()}); {tolerance.class_name(e)}", dtype=e.dtype
+    )
+
+
+def _sweep_cases(subject):
+    return st.fixed_dictionaries({"expect": expect_strategy(subject), "seed": st.integers(0, 2**16)})
+
+
+def _sweep_pinned(subject):
+    return [{"expect": e, "seed": 0} for e in pinned_expects(subject)[:1]]
+
+
+@rope_property("rope.conformance", cases=_sweep_cases, pinned=_sweep_pinned, max_examples=4)
+def test_large_positions(bind, case):
+    """Conformance swept over odd positions log-spaced up to max_position, against every class."""
+    e = case["expect"]
+    sw = precision.measure(bind(e), e, precision.sweep_positions(e.max_position, per_octave=2), vectors=2,
+                           seed=case["seed"])
+    declared = precision.class_of(e)
+    strict = f"strict {e.dtype} held up to {precision.describe_position(sw.safe_position('exact'))}"
+    if sw.nonfinite.any():
+        p = int(sw.positions[np.flatnonzero(sw.nonfinite)[0]])
+        raise Failure(f"f(x, p) is non-finite from p = {p} on [{len(sw.positions)} odd positions up to "
+                      f"{e.max_position - 1}]", "non-finite")
+    fail_at = sw.first_failure(declared)
+    if fail_at is None:
+        return float(np.max(sw.ratio[declared])), f"{tolerance.class_name(e)} holds to p = {sw.positions[-1]}; {strict}"
+    i = int(np.flatnonzero(sw.positions == fail_at)[0])
+    growth = sw.growth()
+    loosest = np.minimum(sw.ratio["bfloat16"], sw.ratio["float16"])
+    evidence, diagnosis = "", None
+    if np.all(loosest <= 1.0):
+        evidence, diagnosis = "; within the bfloat16/float16 class at every position: angles or tables formed in low precision", "angle-precision"
+    elif growth is not None and growth >= 0.5 and sw.ratio[declared][0] <= 1.0:
+        evidence, diagnosis = f"; the error grows like p^{growth:.2f} from within the bound at p = 1", "angle-precision"
+    raise Failure(
+        f"error {sw.max_error[i]:.3g} x ||x_pair|| at p = {fail_at} exceeds the bound {sw.ratio[declared][i]:.3g}x over "
+        f"({tolerance.class_name(e)}); the class holds up to "
+        f"{precision.describe_position(sw.safe_position(declared))}{evidence}; {strict} "
+        f"[{len(sw.positions)} odd positions up to {e.max_position - 1}]",
+        diagnosis,
+        float(sw.ratio[declared][i]),
     )

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from properties.profiles import DEFAULT_PROFILE, PROFILES
 from ropespec import api, report
+from implementations.contract import Failure
 from ropespec.inputs import UsageError, build_subjects, parse_expect
 from spec.expectation import DTYPES, ExpectationError
 
@@ -36,6 +37,21 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--replay", metavar="VERSION:BLOB", help="replay one failing case printed by an earlier run")
     c.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
     c.add_argument("--json", metavar="PATH", help="write the results as JSON (schema in README)")
+
+    pr = sub.add_parser("precision", help="sweep positions and report up to where each tolerance class holds",
+                        description="Sweep odd positions log-spaced up to --max-position; measure the error against "
+                                    "the exact reference; report up to which position each tolerance class holds.")
+    pr.add_argument("target", nargs="?", metavar="TARGET", help="default: the shipped numpy implementation")
+    pr.add_argument("--expect", metavar="JSON", help="the expectation (default: head_dim 128, theta 1e4, half)")
+    pr.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
+    pr.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: float32)")
+    pr.add_argument("--max-position", type=int, default=2**31, metavar="N", help="sweep up to N-1 (default: 2^31)")
+    pr.add_argument("--per-octave", type=int, default=2, metavar="K", help="positions per doubling (default: 2)")
+    pr.add_argument("--vectors", type=int, default=4, metavar="V", help="random vectors per position (default: 4)")
+    pr.add_argument("--seed", type=int, default=0, help="seed of the random vectors (default: 0)")
+    pr.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
+    pr.add_argument("--plot", metavar="PATH.png", help="draw error vs position with the bounds (needs matplotlib)")
+    pr.add_argument("--json", metavar="PATH", help="write the sweep as JSON (schema in README)")
     return ap
 
 
@@ -68,12 +84,61 @@ def _check(args: argparse.Namespace, console: Console) -> int:
     return 0 if all(rep.passed for rep in reports) else 1
 
 
+def _precision(args: argparse.Namespace, console: Console) -> int:
+    from properties import precision
+    from spec import DEFAULT
+
+    expect = parse_expect(args.expect)
+    if args.max_position < 2:
+        raise UsageError(f"--max-position: must be >= 2, got {args.max_position}")
+    if args.per_octave < 1 or args.vectors < 1:
+        raise UsageError("--per-octave and --vectors must be >= 1")
+    target = args.target or "implementations.numpy_rope:make"
+    [subject] = build_subjects([target], expect=expect or DEFAULT, array=args.array, dtype=args.dtype,
+                               max_position=args.max_position, device=args.device)
+    if subject.skip_reason:
+        raise UsageError(f"TARGET {target}: {subject.skip_reason}")
+    e = subject.expect
+    try:
+        f = subject.bind(e)
+    except Exception as ex:  # Unsupported or a factory that raised: the user's, said in one line
+        raise UsageError(f"TARGET {target}: cannot build for {e.describe()}: {ex}") from None
+    positions = precision.sweep_positions(e.max_position, per_octave=args.per_octave)
+    with Progress(TextColumn("sweeping positions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True, disable=not console.is_terminal) as progress:
+        task = progress.add_task("sweep", total=len(positions))
+        try:
+            sw = precision.measure(f, e, positions, vectors=args.vectors, seed=args.seed,
+                                   progress=lambda k: progress.update(task, advance=k))
+        except Failure as ex:
+            console.print(f"{target}: {ex.message}" + (f" [{ex.diagnosis}]" if ex.diagnosis else ""),
+                          highlight=False, markup=False)
+            return 1
+    report.render_precision(sw, console, target)
+    if args.plot:
+        from ropespec.plots import precision_plot
+
+        try:
+            precision_plot(sw, args.plot, f"{target}: {e.describe()}")
+        except RuntimeError as ex:
+            raise UsageError(str(ex)) from None
+        console.print(f"plot written to {args.plot}", highlight=False)
+    if args.json:
+        import json
+        from pathlib import Path
+
+        Path(args.json).write_text(json.dumps(sw.to_json(), indent=2) + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     console = Console(soft_wrap=True)
     try:
         if args.command == "check":
             return _check(args, console)
+        if args.command == "precision":
+            return _precision(args, console)
     except ExpectationError as e:
         print(f"ropespec: error: --expect: {e}", file=sys.stderr)
         return 2

@@ -22,6 +22,12 @@ def _worst(r) -> str:
     return f"{r.worst:.2g} of bound"
 
 
+def _label(r) -> str:
+    """The invariant id, with the property's name when it is not the invariant's own."""
+    own = r.invariant.split(".", 1)[1].replace("-", "_")
+    return r.invariant if r.property == own else f"{r.invariant} ({r.property})"
+
+
 def _detail(r) -> str:
     if r.status == "fail":
         return (f"[{r.diagnosis}] " if r.diagnosis else "") + r.message
@@ -47,17 +53,17 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         table.add_column("detail", no_wrap=True, overflow="ellipsis", ratio=1)
         for rep in reports:
             for r in rep.results:
-                table.add_row(rep.subject.name, r.invariant, f"[{_STYLE[r.status]}]{r.status}[/]", _worst(r),
+                table.add_row(rep.subject.name, _label(r), f"[{_STYLE[r.status]}]{r.status}[/]", _worst(r),
                               _detail(r), style=None)
         console.print(table)
     else:
         w_name = max([len(rep.subject.name) for rep in reports] + [14])
-        w_inv = max(len(r.invariant) for rep in reports for r in rep.results) if reports and reports[0].results else 9
+        w_inv = max([len(_label(r)) for rep in reports for r in rep.results] + [9])
         for rep in reports:
             for r in rep.results:
                 detail = _detail(r)
                 console.print(
-                    f"{rep.subject.name:<{w_name}}  {r.invariant:<{w_inv}}  {r.status:<5}  {_worst(r):<14}  {detail[:160]}".rstrip(),
+                    f"{rep.subject.name:<{w_name}}  {_label(r):<{w_inv}}  {r.status:<5}  {_worst(r):<14}  {detail[:160]}".rstrip(),
                     highlight=False, markup=False, soft_wrap=True,
                 )
     failures = [(rep, r) for rep in reports for r in rep.results if r.status in ("fail", "error")]
@@ -73,6 +79,33 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         f" ({n} checks on {len(reports)} implementations)",
         highlight=False,
     )
+
+
+def render_precision(sw, console: Console, target: str) -> None:
+    """The precision sweep as a table of positions, then the safe position of every class."""
+    from properties.precision import class_of, describe_position
+
+    e = sw.expect
+    declared = class_of(e)
+    console.print(f"ropespec precision: {target}: {e.describe()}; declared class: {tolerance.class_name(e)}",
+                  highlight=False, markup=False)
+    cols = ["exact", declared] if declared != "exact" else ["exact"]
+    header = f"{'position':>12}  {'max error':>10}  {'median':>10}  " + "  ".join(
+        f"{('strict' if c == 'exact' else c) + ' bound':>15}" for c in cols)
+    console.print(header, highlight=False, markup=False)
+    for i, p in enumerate(sw.positions):
+        row = f"{int(p):>12}  {sw.max_error[i]:>10.3g}  {sw.median_error[i]:>10.3g}  " + "  ".join(
+            f"{sw.bounds[c][i]:>13.3g}{'  ' if sw.ratio[c][i] <= 1 else ' x'}" for c in cols)
+        console.print(row, highlight=False, markup=False)
+    console.print("errors and bounds are relative to the norm of the pair; x marks a violated bound", highlight=False)
+    g = sw.growth()
+    if g is not None:
+        console.print(f"error growth: max error ~ p^{g:.2f} over the upper half of the sweep "
+                      f"({'flat' if g < 0.25 else 'proportional to p' if g > 0.75 else 'in between'})", highlight=False)
+    for c in sw.ratio:
+        name = f"strict {e.dtype}" if c == "exact" else f"{c} angles"
+        mark = " (declared)" if c == declared else ""
+        console.print(f"{name}{mark} holds up to {describe_position(sw.safe_position(c))}", highlight=False)
 
 
 def to_json(reports: list[SubjectReport], *, seed: int, profile: str) -> dict:

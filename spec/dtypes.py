@@ -37,7 +37,8 @@ def round_to(x: np.ndarray | float, dtype: str) -> np.ndarray:
     if dtype == "float64":
         return a.copy()
     if dtype in ("float32", "float16"):
-        return a.astype(dtype).astype(np.float64)  # numpy's casts round correctly from float64
+        with np.errstate(over="ignore"):  # beyond the format's range the nearest value is inf
+            return a.astype(dtype).astype(np.float64)  # numpy's casts round correctly from float64
     if dtype == "bfloat16":
         p = MANTISSA_BITS["bfloat16"]
         m, e = np.frexp(a)  # a = m * 2**e, 0.5 <= |m| < 1

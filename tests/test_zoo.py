@@ -2,7 +2,6 @@
 
 import pytest
 
-from implementations import make_subject
 from implementations.zoo import members
 from properties.framework import all_properties, run_property
 from spec.invariants import REGISTRY
@@ -14,7 +13,7 @@ CASES = [(m, inv) for m in MEMBERS for inv in m.targets]
 
 @pytest.mark.parametrize("member, invariant", CASES, ids=[f"{m.name}-{inv}" for m, inv in CASES])
 def test_zoo_member_fails_its_target(member, invariant):
-    subject = make_subject(member.target, dtype="float64", name=member.name)
+    subject = member.subject()
     result = run_property(PROPS[invariant], subject, profile="ci", seed_value=0)
     assert result.status == "fail", f"{member.name} was not caught by {invariant}: {result.status} {result.message}"
     assert result.counterexample, "a failure must come with its counterexample"

@@ -2,7 +2,9 @@
 
 Each member is a module here with a factory ``make(expect)``, ``TARGETS`` (the invariant ids it
 must fail), ``DIAGNOSIS`` (the word a correct diagnosis names) and ``SOURCE`` (where the bug was
-seen). Its docstring's first line says what it does wrong.
+seen). Its docstring's first line says what it does wrong. A member may carry ``EXPECT``, a dict of
+expectation fields it is checked under (the precision class it claims, say); otherwise the suite draws
+expectations.
 """
 
 from __future__ import annotations
@@ -20,6 +22,19 @@ class Member:
     targets: tuple[str, ...]
     diagnosis: str
     source: str
+    expect: dict | None = None
+
+
+    def subject(self, dtype: str | None = None):
+        """The Subject this member is checked as: under ``EXPECT`` when it has one (in its dtype unless
+        ``dtype`` is given), else on drawn expectations (float64 unless ``dtype`` is given)."""
+        from implementations import make_subject
+        from spec.expectation import Expect
+
+        if self.expect is not None:
+            e = Expect.from_dict(self.expect)
+            return make_subject(self.target, expect=e, dtype=dtype or e.dtype, name=self.name)
+        return make_subject(self.target, dtype=dtype or "float64", name=self.name)
 
 
 def members() -> list[Member]:
@@ -37,6 +52,7 @@ def members() -> list[Member]:
                 targets=tuple(mod.TARGETS),
                 diagnosis=mod.DIAGNOSIS,
                 source=mod.SOURCE,
+                expect=getattr(mod, "EXPECT", None),
             )
         )
     return out

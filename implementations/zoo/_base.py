@@ -21,6 +21,7 @@ def build(
     exponent_dim: int | None = None,
     positions_map: Callable[[np.ndarray], np.ndarray] | None = None,
     angle_scale: float = 1.0,
+    angles: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     rotate: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
     post: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
 ):
@@ -28,7 +29,8 @@ def build(
 
     base, convention, rotary_dim: used instead of the expectation's. exponent_dim: the dim the
     frequency exponent is normalised by (correct: rotary_dim). positions_map: applied to the
-    positions before the angle. angle_scale: multiplies every angle. rotate(xa, xb, c, s) -> (ya, yb):
+    positions before the angle. angle_scale: multiplies every angle. angles(p, theta) -> (n, r/2): how
+    the angles are formed (correct: the float64 outer product). rotate(xa, xb, c, s) -> (ya, yb):
     the per-pair formula. post(x, out, positions) -> out: a last step on the result.
     """
     if expect.dtype not in ("float64", "float32"):
@@ -45,8 +47,9 @@ def build(
         xf = np.asarray(x, dtype=np.float64)
         p = np.asarray(positions)
         p = positions_map(p) if positions_map is not None else p
-        angles = angle_scale * np.asarray(p, dtype=np.float64)[:, None] * theta[None, :]
-        c, s = np.cos(angles), np.sin(angles)
+        p = np.asarray(p, dtype=np.float64)
+        phi = angles(p, theta) if angles is not None else p[:, None] * theta[None, :]
+        c, s = np.cos(angle_scale * phi), np.sin(angle_scale * phi)
         out = xf.copy()
         xa, xb = xf[:, a], xf[:, b]
         if rotate is None:

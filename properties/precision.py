@@ -1,0 +1,169 @@
+"""The precision sweep: how an implementation's error grows with the position, and up to which
+position each tolerance class of :mod:`spec.tolerance` holds.
+
+Positions are log-spaced from 1 to max_position - 1 and made odd (a power of two hides the error
+of the product p * theta, which is then exact). At each position several random vectors are rotated
+and compared with the mpmath reference; the error of each component is compared with each class's
+bound at that position and pair. A class holds up to position P when every swept position <= P is
+within its bound.
+
+Used by ``ropespec precision`` and by the large-position conformance property of ``ropespec check``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+import reference
+from properties.framework import pair_norms, per_dim
+from spec import tolerance
+from spec.dtypes import round_to
+from spec.expectation import Expect
+
+#: angle classes reported besides the declared one: (angle_dtype, inv_freq_dtype)
+CLASSES = {
+    "exact": ("exact", "exact"),
+    "float64": ("float64", "float64"),
+    "float32": ("float32", "float32"),
+    "bfloat16": ("bfloat16", "bfloat16"),
+    "float16": ("float16", "float16"),
+}
+
+
+def class_of(expect: Expect) -> str:
+    """The name of the class an expectation declares (its angle and inv_freq dtypes)."""
+    for name, (a, i) in CLASSES.items():
+        if (expect.angle_dtype, expect.inv_freq_dtype) == (a, i):
+            return name
+    return f"angles {expect.angle_dtype}, inv_freq {expect.inv_freq_dtype}"
+
+
+def with_class(expect: Expect, name: str) -> Expect:
+    a, i = CLASSES[name]
+    return expect.replace(angle_dtype=a, inv_freq_dtype=i)
+
+
+def sweep_positions(max_position: int, *, per_octave: int = 4, min_position: int = 1) -> np.ndarray:
+    """Odd positions, log-spaced from ``min_position`` to ``max_position - 1``."""
+    top = max_position - 1
+    if top < min_position:
+        return np.array([min_position], dtype=np.int64)
+    n = max(2, int(math.ceil(math.log2(max(top, 2) / min_position) * per_octave)) + 1)
+    raw = np.unique(np.round(np.geomspace(min_position, top, n)).astype(np.int64))
+    odd = np.where(raw % 2 == 0, raw + 1, raw)
+    odd = np.where(odd > top, odd - 2, odd)
+    return np.unique(np.clip(odd, min_position, top))
+
+
+@dataclass
+class Sweep:
+    """What a sweep measured. Errors are relative to the norm of the pair (so they compare with
+    ``bound / ||x_pair||``); ``ratio[c]`` is, per position, the worst error / bound of class c."""
+
+    expect: Expect
+    positions: np.ndarray
+    max_error: np.ndarray
+    median_error: np.ndarray
+    ratio: dict[str, np.ndarray] = field(default_factory=dict)
+    bounds: dict[str, np.ndarray] = field(default_factory=dict)  # class bound of pair 0, unit pair norm
+    nonfinite: np.ndarray | None = None
+
+    def safe_position(self, cls: str) -> int | None:
+        """The largest swept position up to which class ``cls`` holds (None: not even at the first)."""
+        ok = self.ratio[cls] <= 1.0
+        if not ok[0]:
+            return None
+        bad = np.flatnonzero(~ok)
+        return int(self.positions[-1] if bad.size == 0 else self.positions[bad[0] - 1])
+
+    def first_failure(self, cls: str) -> int | None:
+        """The first swept position at which class ``cls`` fails (None: it holds everywhere)."""
+        bad = np.flatnonzero(~(self.ratio[cls] <= 1.0))
+        return int(self.positions[bad[0]]) if bad.size else None
+
+    def growth(self) -> float | None:
+        """Exponent k of max_error ~ p^k, fitted over the upper half of the positions where the
+        error is above float64 noise; None when there is too little to fit."""
+        keep = np.isfinite(self.max_error) & (self.max_error > 1e-15) & (self.positions >= 2)
+        p, e = self.positions[keep], self.max_error[keep]
+        if p.size < 4:
+            return None
+        half = p.size // 2
+        k, _ = np.polyfit(np.log(p[half:]), np.log(e[half:]), 1)
+        return float(k)
+
+    def to_json(self) -> dict:
+        classes = list(self.ratio)
+        return {
+            "expect": self.expect.to_dict(),
+            "positions": self.positions.tolist(),
+            "max_error": [_num(v) for v in self.max_error],
+            "median_error": [_num(v) for v in self.median_error],
+            "bounds": {c: [_num(v) for v in self.bounds[c]] for c in classes},
+            "safe_position": {c: self.safe_position(c) for c in classes},
+            "growth_exponent": self.growth(),
+        }
+
+
+def _num(v: float) -> float | None:
+    return float(v) if np.isfinite(v) else None
+
+
+def measure(
+    f: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    expect: Expect,
+    positions: np.ndarray,
+    *,
+    vectors: int = 4,
+    seed: int = 0,
+    classes: tuple[str, ...] | None = None,
+    progress: Callable[[int], None] | None = None,
+    chunk: int = 16,
+) -> Sweep:
+    """Rotate ``vectors`` random vectors at every position with ``f`` and compare with the reference."""
+    classes = tuple(classes) if classes is not None else tuple(dict.fromkeys(("exact", class_of(expect)) + tuple(CLASSES)))
+    rng = np.random.default_rng(seed)
+    th = reference.thetas(expect)
+    n_pos = len(positions)
+    max_err, med_err = np.zeros(n_pos), np.zeros(n_pos)
+    ratio = {c: np.zeros(n_pos) for c in classes}
+    nonfinite = np.zeros(n_pos, dtype=bool)
+    class_expects = {c: (with_class(expect, c) if c in CLASSES else expect) for c in classes}
+    for start in range(0, n_pos, chunk):
+        pos_chunk = np.asarray(positions[start : start + chunk], dtype=np.int64)
+        pos = np.repeat(pos_chunk, vectors)
+        x = round_to(rng.standard_normal((len(pos), expect.head_dim)), expect.dtype)
+        y = f(x, pos)
+        exact = reference.apply(expect, x, pos)
+        norms = pair_norms(expect, x)
+        scale = per_dim(expect, norms, passthrough=np.abs(x))
+        err = np.abs(y - exact)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(scale > 0, err / scale, np.where(err > 0, np.inf, 0.0))
+        rel = np.where(np.isnan(rel), np.inf, rel)
+        rows = rel.reshape(len(pos_chunk), vectors * expect.head_dim)
+        max_err[start : start + len(pos_chunk)] = rows.max(axis=1)
+        med_err[start : start + len(pos_chunk)] = np.median(rel.reshape(len(pos_chunk), vectors, -1).max(axis=2), axis=1)
+        nonfinite[start : start + len(pos_chunk)] = ~np.isfinite(y).reshape(len(pos_chunk), -1).all(axis=1)
+        for c in classes:
+            b = per_dim(expect, tolerance.component_bound(class_expects[c], pos, th, norms))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(b > 0, err / b, np.where(err > 0, np.inf, 0.0))
+            r = np.where(np.isnan(r), np.inf, r)
+            ratio[c][start : start + len(pos_chunk)] = r.reshape(len(pos_chunk), -1).max(axis=1)
+        if progress:
+            progress(len(pos_chunk))
+    bounds = {}
+    for c in classes:
+        unit = np.ones((n_pos, expect.n_pairs))
+        b = tolerance.component_bound(class_expects[c], np.asarray(positions), th, unit) - tolerance.atol(expect)
+        bounds[c] = b[:, 0]
+    return Sweep(expect, np.asarray(positions, dtype=np.int64), max_err, med_err, ratio, bounds, nonfinite)
+
+
+def describe_position(p: int | None) -> str:
+    return "nowhere" if p is None else f"p ~ {p:.2g}" if p >= 1e4 else f"p = {p}"

@@ -1,0 +1,89 @@
+"""The precision sweep: crossing positions of the low-precision zoo, safe positions of the shipped
+implementations, and `ropespec precision`'s JSON and plot."""
+
+import json
+
+import numpy as np
+import pytest
+
+from implementations.zoo import members
+from properties import precision
+from properties.framework import PROPERTIES, all_properties, run_property
+from ropespec.cli import main
+
+all_properties()
+LOW_PRECISION = [m for m in members() if m.diagnosis == "angle-precision"]
+
+
+def _first_crossing_dense(f, e, limit=1 << 16):
+    """The first odd position whose error exceeds the declared class, scanning every odd position."""
+    declared = precision.class_of(e)
+    for start in range(1, limit, 256):
+        pos = np.arange(start, min(start + 256, limit), 2)
+        sw = precision.measure(f, e, pos, vectors=2, seed=0, classes=(declared,))
+        bad = np.flatnonzero(sw.ratio[declared] > 1.0)
+        if bad.size:
+            return int(pos[bad[0]])
+    return None
+
+
+@pytest.mark.parametrize("member", LOW_PRECISION, ids=[m.name for m in LOW_PRECISION])
+def test_low_precision_zoo_is_diagnosed_with_its_crossing(member):
+    subject = member.subject()
+    result = run_property(PROPERTIES["large_positions"], subject, profile="ci", seed_value=0)
+    assert result.status == "fail" and result.diagnosis == "angle-precision", result.message
+    e = subject.expect
+    sw = precision.measure(subject.bind(e), e, precision.sweep_positions(e.max_position, per_octave=2), vectors=2)
+    reported = sw.first_failure(precision.class_of(e))
+    assert f"at p = {reported} " in result.message
+    true = _first_crossing_dense(subject.bind(e), e)
+    assert true is not None and true <= reported <= 2 * true, (true, reported)
+
+
+def test_fp16_positions_cross_at_2049():
+    [m] = [m for m in LOW_PRECISION if m.name == "fp16_positions"]
+    s = m.subject()
+    assert _first_crossing_dense(s.bind(s.expect), s.expect) == 2049  # float16 holds every integer to 2048
+
+
+@pytest.mark.parametrize("target, dtype, array", [
+    ("implementations.numpy_rope:make", "float64", "numpy"),
+    ("implementations.numpy_rope:make", "float32", "numpy"),
+    ("implementations.torch_rope:make", "float32", "torch"),
+    ("implementations.torch_rope:make", "bfloat16", "torch"),
+])
+def test_shipped_implementations_hold_the_strict_class_to_2_31(tmp_path, capsys, target, dtype, array):
+    if array == "torch":
+        pytest.importorskip("torch")
+    out = tmp_path / "sweep.json"
+    code = main(["precision", target, "--dtype", dtype, "--array", array, "--expect", '{"rope_theta": 500000}',
+                 "--json", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    data = json.loads(out.read_text())
+    assert set(data) >= {"expect", "positions", "max_error", "median_error", "bounds", "safe_position"}
+    assert data["positions"][-1] == 2**31 - 1 and all(p % 2 == 1 for p in data["positions"])
+    assert data["safe_position"]["exact"] == 2**31 - 1, text
+    assert f"strict {dtype} holds up to p ~ 2.1e+09" in text
+
+
+def test_precision_reports_the_crossing_and_draws_the_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    png, js = tmp_path / "p.png", tmp_path / "p.json"
+    code = main(["precision", "implementations.zoo.fp16_positions:make", "--expect", '{"max_position": 32768}',
+                 "--max-position", "32768", "--plot", str(png), "--json", str(js)])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    data = json.loads(js.read_text())
+    assert 1024 < data["safe_position"]["float32"] <= 2048
+    assert data["growth_exponent"] is not None
+    assert "float32 angles (declared) holds up to p = " in text
+
+
+def test_sweep_positions_are_odd_and_log_spaced():
+    pos = precision.sweep_positions(2**31, per_octave=2)
+    assert pos[0] == 1 and pos[-1] == 2**31 - 1
+    assert np.all(pos % 2 == 1) and np.all(np.diff(pos) > 0)
+    big = pos[pos >= 16]
+    assert np.all(big[1:] / big[:-1] < 1.6)  # about sqrt(2) apart: two per doubling
