@@ -5,6 +5,9 @@ double-double arithmetic (:mod:`spec.angles`: theta split into hi + lo from an e
 products by Veltkamp splitting, Cody-Waite reduction with 2 pi in three parts), so cos and sin are
 right to about an ulp where a naive float64 product p * theta would be off by |p theta| 2**-53
 (1e-4 rad at p = 2**40). The rotation is done in float64 and cast once to the output dtype.
+Every scaling method of :mod:`spec.scaling` is supported; the frequency table comes from the spec's
+definition evaluated in mpmath (split into hi + lo), so formula errors are caught by the cross-checks
+against transformers and the oracle values, not by comparing with the reference.
 """
 
 from __future__ import annotations
@@ -20,15 +23,16 @@ DTYPES = ("float64", "float32")
 def make(expect: Expect):
     if expect.dtype not in DTYPES:
         raise NotImplementedError(f"numpy RoPE computes {', '.join(DTYPES)}, not {expect.dtype}")
-    if expect.rope_type != "default":
-        raise NotImplementedError(f"rope_type {expect.rope_type!r} is not implemented")
-    hi, lo = theta_hi_lo(expect.rope_theta, expect.rotary_dim)
     a, b = (np.array(ix) for ix in zip(*expect.pairs()))
     out_dtype = np.dtype(expect.dtype)
 
     def rope(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
         xf = np.asarray(x, dtype=np.float64)
-        c, s = cos_sin(np.asarray(positions, dtype=np.float64)[:, None], hi, lo)
+        pos = np.asarray(positions, dtype=np.float64)
+        # one call is one sequence: dynamic and longrope tables depend on its length, max(p) + 1
+        hi, lo, g = theta_hi_lo(expect, int(pos.max()) + 1 if pos.size else None)
+        c, s = cos_sin(pos[:, None], hi, lo)
+        c, s = g * c, g * s  # the attention factor (1 but for yarn and longrope)
         out = xf.copy()
         xa, xb = xf[:, a], xf[:, b]
         out[:, a] = xa * c - xb * s

@@ -23,14 +23,15 @@ def make(expect: Expect):
         raise NotImplementedError("torch is not installed") from None
     if expect.dtype not in DTYPES:
         raise NotImplementedError(f"torch RoPE computes {', '.join(DTYPES)}, not {expect.dtype}")
-    if expect.rope_type != "default":
-        raise NotImplementedError(f"rope_type {expect.rope_type!r} is not implemented")
-    hi64, lo64 = (torch.from_numpy(v) for v in theta_hi_lo(expect.rope_theta, expect.rotary_dim))
     a_idx, b_idx = (torch.tensor(ix) for ix in zip(*expect.pairs()))
 
     def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
         dev = x.device
-        c, s = cos_sin(positions.to(torch.float64)[:, None], hi64.to(dev), lo64.to(dev), xp=torch)
+        # one call is one sequence: dynamic and longrope tables depend on its length, max(p) + 1
+        hi, lo, g = theta_hi_lo(expect, int(positions.max()) + 1 if positions.numel() else None)
+        c, s = cos_sin(positions.to(torch.float64)[:, None], torch.from_numpy(hi).to(dev),
+                       torch.from_numpy(lo).to(dev), xp=torch)
+        c, s = g * c, g * s  # the attention factor (1 but for yarn and longrope)
         a, b = a_idx.to(dev), b_idx.to(dev)
         xf = x.to(torch.float64)
         out = xf.clone()

@@ -24,7 +24,8 @@ from hypothesis.errors import FlakyFailure, Unsatisfiable
 from implementations.contract import Bound, Failure, Fault, Subject, Unsupported
 import properties.profiles  # noqa: F401  (registers the profiles)
 from properties.strategies import boundary_positions, expectations
-from spec import invariants
+import reference
+from spec import invariants, tolerance
 from spec.expectation import Expect
 
 PROPERTIES: dict[str, "Property"] = {}
@@ -300,6 +301,22 @@ def pair_norms(expect: Expect, x: np.ndarray) -> np.ndarray:
     return np.hypot(x[:, a], x[:, b])
 
 
+def output_bound(expect: Expect, x: np.ndarray, positions: np.ndarray, *, pairing_free: bool = False) -> np.ndarray:
+    """Allowed error of each output component of one call f(x, positions): shape (n, head_dim).
+
+    The tolerance model's bound at the call's own frequencies (seq_len = max(positions) + 1 for the
+    types that depend on it), scaled by the attention factor. ``pairing_free`` bounds each pair norm
+    whatever the pairing, for properties that must hold for any pairing."""
+    positions = np.asarray(positions, dtype=np.int64)
+    g = reference.attention_factor(expect)
+    th = reference.thetas(expect, reference.seq_len_of(positions))
+    if pairing_free:
+        norms = np.broadcast_to(tolerance.pairing_free_norm(x), (len(x), expect.n_pairs))
+    else:
+        norms = pair_norms(expect, x)
+    return per_dim(expect, tolerance.component_bound(expect, positions, th, g * norms))
+
+
 def per_dim(expect: Expect, per_pair: np.ndarray, passthrough: np.ndarray | float = 0.0) -> np.ndarray:
     """Spread an (n, n_pairs) array onto (n, head_dim): both dims of a pair get the pair's value;
     pass-through dims (at and beyond rotary_dim) get ``passthrough`` (a scalar or an (n, head_dim) array)."""
@@ -319,6 +336,7 @@ __all__ = [
     "boundary_positions",
     "expect_strategy",
     "hypothesis_settings",
+    "output_bound",
     "pair_norms",
     "per_dim",
     "pinned_expects",

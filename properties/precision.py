@@ -127,7 +127,7 @@ def measure(
     """Rotate ``vectors`` random vectors at every position with ``f`` and compare with the reference."""
     classes = tuple(classes) if classes is not None else tuple(dict.fromkeys(("exact", class_of(expect)) + tuple(CLASSES)))
     rng = np.random.default_rng(seed)
-    th = reference.thetas(expect)
+    g = reference.attention_factor(expect)
     n_pos = len(positions)
     max_err, med_err = np.zeros(n_pos), np.zeros(n_pos)
     ratio = {c: np.zeros(n_pos) for c in classes}
@@ -139,8 +139,9 @@ def measure(
         x = round_to(rng.standard_normal((len(pos), expect.head_dim)), expect.dtype)
         y = f(x, pos)
         exact = reference.apply(expect, x, pos)
-        norms = pair_norms(expect, x)
+        norms = g * pair_norms(expect, x)
         scale = per_dim(expect, norms, passthrough=np.abs(x))
+        th = reference.thetas(expect, reference.seq_len_of(pos))
         err = np.abs(y - exact)
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(scale > 0, err / scale, np.where(err > 0, np.inf, 0.0))
@@ -158,11 +159,60 @@ def measure(
         if progress:
             progress(len(pos_chunk))
     bounds = {}
+    th = reference.thetas(expect, reference.seq_len_of(positions))
     for c in classes:
         unit = np.ones((n_pos, expect.n_pairs))
         b = tolerance.component_bound(class_expects[c], np.asarray(positions), th, unit) - tolerance.atol(expect)
         bounds[c] = b[:, 0]
     return Sweep(expect, np.asarray(positions, dtype=np.int64), max_err, med_err, ratio, bounds, nonfinite)
+
+
+_LOW = ("float32", "float16", "bfloat16")  # finest first: the most precise explanation that fits wins
+
+
+def _candidates(expect: Expect, positions: np.ndarray):
+    """Rotations an implementation computing in low precision would produce: (what, cos, sin)."""
+    th = reference.thetas(expect, reference.seq_len_of(positions))
+    p = positions.astype(np.float64)
+    for d in _LOW:
+        yield f"positions rounded to {d}", *_cs(round_to(p, d)[:, None] * th[None, :])
+        yield f"inverse frequencies rounded to {d}", *_cs(p[:, None] * round_to(th, d)[None, :])
+        yield f"angles formed in {d}", *_cs(round_to(round_to(p, d)[:, None] * round_to(th, d)[None, :], d))
+        c, s = _cs(p[:, None] * th[None, :])
+        yield f"cos/sin tables stored in {d}", round_to(c, d), round_to(s, d)
+
+
+def _cs(phi):
+    return np.cos(phi), np.sin(phi)
+
+
+def explain_low_precision(f, expect: Expect, positions: np.ndarray, *, seed: int = 0) -> str | None:
+    """Evidence that an implementation computes its angles or tables in low precision: the
+    low-precision rotation (positions, inverse frequencies, angles or cos/sin in float32, float16
+    or bfloat16) that its output matches to within a correct rotation's rounding, at least 10 times
+    closer than it is to the exact result; None when no candidate explains it."""
+    positions = np.asarray(positions, dtype=np.int64)
+    x = round_to(np.random.default_rng(seed).standard_normal((len(positions), expect.head_dim)), expect.dtype)
+    y = f(x, positions)
+    g = reference.attention_factor(expect)
+    scale = per_dim(expect, g * pair_norms(expect, x), passthrough=np.abs(x))
+    exact = float(np.max(np.abs(y - reference.apply(expect, x, positions)) / scale))
+    if not np.isfinite(exact) or exact == 0:
+        return None
+    a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+    best = None
+    for what, c, s in _candidates(expect, positions):
+        yc = x.copy()
+        yc[:, a] = g * (x[:, a] * c - x[:, b] * s)
+        yc[:, b] = g * (x[:, a] * s + x[:, b] * c)
+        err = float(np.max(np.abs(y - yc) / scale))
+        # explained: as close to the candidate as a correct rotation in the output dtype can be, and
+        # at least 10 times closer than to the exact result
+        if err <= tolerance.rotation_rtol(expect) and 10 * err <= exact and (best is None or err < 0.5 * best[1]):
+            best = (what, err)
+    if best is None:
+        return None
+    return f"the output matches a rotation with {best[0]} (error {best[1]:.2g} against it, {exact:.2g} against the exact one)"
 
 
 def describe_position(p: int | None) -> str:

@@ -9,7 +9,7 @@ import reference
 from implementations.contract import Failure
 from properties import precision
 from properties.assertions import assert_close
-from properties.framework import expect_strategy, pair_norms, per_dim, pinned_expects, pinned_positions, rope_property
+from properties.framework import expect_strategy, output_bound, pinned_expects, pinned_positions, rope_property
 from properties.strategies import make_vectors, positions, vectors
 from spec import tolerance
 
@@ -38,7 +38,7 @@ def test_conformance(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     y = bind(e)(x, pos)
     ref = reference.apply(e, x, pos)
-    bound = per_dim(e, tolerance.component_bound(e, pos, reference.thetas(e), pair_norms(e, x)))
+    bound = output_bound(e, x, pos)
     return assert_close(
         "f(x, p)", y, ref, bound, call=f"f(x, positions={pos.tolist()}); {tolerance.class_name(e)}", dtype=e.dtype
     )
@@ -69,10 +69,11 @@ def test_large_positions(bind, case):
         return float(np.max(sw.ratio[declared])), f"{tolerance.class_name(e)} holds to p = {sw.positions[-1]}; {strict}"
     i = int(np.flatnonzero(sw.positions == fail_at)[0])
     growth = sw.growth()
-    loosest = np.minimum(sw.ratio["bfloat16"], sw.ratio["float16"])
     evidence, diagnosis = "", None
-    if np.all(loosest <= 1.0):
-        evidence, diagnosis = "; within the bfloat16/float16 class at every position: angles or tables formed in low precision", "angle-precision"
+    failing = sw.positions[sw.ratio[declared] > 1.0][:4]
+    explained = precision.explain_low_precision(bind(e), e, failing, seed=case["seed"])
+    if explained:
+        evidence, diagnosis = f"; {explained}", "angle-precision"
     elif growth is not None and growth >= 0.5 and sw.ratio[declared][0] <= 1.0:
         evidence, diagnosis = f"; the error grows like p^{growth:.2f} from within the bound at p = 1", "angle-precision"
     raise Failure(

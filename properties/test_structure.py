@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+import reference
 from properties.assertions import assert_close, assert_equal
 from properties.framework import expect_strategy, pair_norms, per_dim, pinned_expects, pinned_positions, rope_property
 from properties.strategies import make_vectors, positions, vectors
@@ -54,9 +55,10 @@ def test_linearity(bind, case):
     rho = z - (al * x + be * y)
     combo = al * fx + be * fy
     combo[:, e.rotary_dim :] += rho[:, e.rotary_dim :]
-    same = lambda v: tolerance.same_angle_bound(e, tolerance.pairing_free_norm(v))
+    g = reference.attention_factor(e)
+    same = lambda v: tolerance.same_angle_bound(e, g * tolerance.pairing_free_norm(v))
     bound = (
-        per_dim(e, np.broadcast_to(tolerance.pairing_free_norm(rho), (k, e.n_pairs)))
+        per_dim(e, np.broadcast_to(g * tolerance.pairing_free_norm(rho), (k, e.n_pairs)))
         + same(z) + abs(al) * same(x) + abs(be) * same(y)
         + 2 * _U64 * (np.abs(al * fx) + np.abs(be * fy))
     )

@@ -20,16 +20,15 @@ from spec.expectation import Expect
 
 def apply(expect: Expect, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """RoPE of rows ``x`` (n, head_dim) at integer ``positions`` (n,), in float64."""
-    if expect.rope_type != "default":
-        raise NotImplementedError(f"reference.fast does not compute rope_type {expect.rope_type!r} yet")
     x = np.asarray(x, dtype=np.float64)
     positions = np.asarray(positions)
     if x.ndim != 2 or x.shape[1] != expect.head_dim or positions.shape != (x.shape[0],):
         raise ValueError(f"x must be (n, {expect.head_dim}) and positions (n,), got {x.shape} and {positions.shape}")
     if positions.size and np.abs(positions).max() >= 2**53:
         raise ValueError("positions must be below 2**53")
-    hi, lo = theta_hi_lo(expect.rope_theta, expect.rotary_dim)
+    hi, lo, g = theta_hi_lo(expect, int(positions.max()) + 1 if positions.size else None)
     c, s = cos_sin(positions.astype(np.float64)[:, None], hi, lo)
+    c, s = g * c, g * s
     a, b = (np.array(ix) for ix in zip(*expect.pairs()))
     out = x.copy()
     out[:, a] = x[:, a] * c - x[:, b] * s

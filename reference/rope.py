@@ -1,7 +1,8 @@
 """The exact RoPE reference, evaluated in mpmath and rounded correctly to float64.
 
-theta_i = rope_theta ** (-2 i / r) for i < r/2 (r the rotary dim), and pair i of x is rotated by
-phi = p * theta_i. The working precision is chosen from the position: phi has up to
+theta_i = rope_theta ** (-2 i / r) for i < r/2 (r the rotary dim), changed by the expectation's
+scaling method (:mod:`spec.scaling`), and pair i of x is rotated by phi = p * theta_i and scaled by
+the attention factor. The working precision is chosen from the position: phi has up to
 bitlen(p) bits before the binary point, and cos/sin must be right to well below float64's 53 bits
 after it, so the angle is formed with ``53 + GUARD_BITS + bitlen(p)`` bits (rounded up to a multiple
 of 32 so that nearby positions share cached frequency tables). Every high-level precision change is
@@ -23,6 +24,8 @@ import mpmath
 import numpy as np
 from mpmath import libmp
 
+from spec import scaling as scaling_spec
+from spec.dtypes import MANTISSA_BITS, round_to
 from spec.expectation import Expect
 
 GUARD_BITS = 40
@@ -35,72 +38,88 @@ def working_prec(position: int) -> int:
     return -(-bits // _PREC_STEP) * _PREC_STEP
 
 
-def _freq_key(expect: Expect) -> tuple:
-    """The fields that determine the frequency table (not dtype, convention, head_dim...)."""
-    scaling = None if expect.rope_scaling is None else Expect(rope_scaling=expect.rope_scaling).to_json()
-    return (expect.rope_theta, expect.rotary_dim, scaling)
+_freq_key = scaling_spec.table_key
+_expect_of = scaling_spec.expect_of_key
 
 
 @lru_cache(maxsize=256)
 def _thetas_raw(key: tuple, prec: int) -> tuple:
-    base, r, scaling = key
-    if scaling is not None and Expect.from_json(scaling).rope_type != "default":
-        raise NotImplementedError(
-            f"the reference does not compute rope_type {Expect.from_json(scaling).rope_type!r} yet"
-        )
     with mpmath.workprec(prec + 16):
-        b = mpmath.mpf(base)
-        out = tuple(mpmath.power(b, mpmath.mpf(-2 * i) / r)._mpf_ for i in range(r // 2))
-    return out
+        return tuple(t._mpf_ for t in scaling_spec.frequencies(_expect_of(key), key[4]))
 
 
-def thetas_mpf(expect: Expect, prec: int = 128) -> list[mpmath.mpf]:
-    """The exact frequencies theta_i as mpmath numbers of ``prec`` bits."""
-    return [mpmath.mpf(t) for t in _thetas_raw(_freq_key(expect), prec)]
+@lru_cache(maxsize=256)
+def _attention_factor_raw(key: tuple, prec: int) -> tuple:
+    with mpmath.workprec(prec + 16):
+        return scaling_spec.attention_factor(_expect_of(key))._mpf_
 
 
-def thetas(expect: Expect) -> np.ndarray:
-    """The frequencies theta_i, correctly rounded to float64 (shape (rotary_dim/2,))."""
-    return np.array([libmp.to_float(t, rnd="n") for t in _thetas_raw(_freq_key(expect), 128)])
+def thetas_mpf(expect: Expect, prec: int = 128, seq_len: int | None = None) -> list[mpmath.mpf]:
+    """The exact frequencies theta'_i as mpmath numbers of ``prec`` bits (for a call of ``seq_len``
+    tokens where the type depends on it)."""
+    return [mpmath.mpf(t) for t in _thetas_raw(_freq_key(expect, seq_len), prec)]
+
+
+def thetas(expect: Expect, seq_len: int | None = None) -> np.ndarray:
+    """The frequencies theta'_i, correctly rounded to float64 (shape (rotary_dim/2,))."""
+    return np.array([libmp.to_float(t, rnd="n") for t in _thetas_raw(_freq_key(expect, seq_len), 128)])
+
+
+def attention_factor(expect: Expect) -> float:
+    """The factor the rotated pairs are scaled by (1 but for yarn and longrope), rounded to float64."""
+    return libmp.to_float(_attention_factor_raw(_freq_key(expect), 128), rnd="n")
+
+
+def seq_len_of(positions: np.ndarray) -> int | None:
+    """The sequence length transformers infers from a call's positions: max(position) + 1."""
+    return int(np.max(positions)) + 1 if np.size(positions) else None
 
 
 @lru_cache(maxsize=1 << 14)
 def _cos_sin_raw(key: tuple, position: int) -> tuple[tuple, tuple, int]:
     prec = working_prec(position)
     p = libmp.from_int(position)
+    g = _attention_factor_raw(key, prec)
     cs, ss = [], []
     for t in _thetas_raw(key, prec):
         c, s = libmp.mpf_cos_sin(libmp.mpf_mul(p, t, prec + 8, "n"), prec, "n")
-        cs.append(c)
-        ss.append(s)
+        cs.append(libmp.mpf_mul(c, g, prec, "n"))
+        ss.append(libmp.mpf_mul(s, g, prec, "n"))
     return tuple(cs), tuple(ss), prec
 
 
-def cos_sin(expect: Expect, position: int) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
-    """cos(p theta_i) and sin(p theta_i) for every pair, as mpmath numbers."""
-    cs, ss, _ = _cos_sin_raw(_freq_key(expect), int(position))
+def cos_sin(expect: Expect, position: int, seq_len: int | None = None) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
+    """g cos(p theta'_i) and g sin(p theta'_i) for every pair (g the attention factor), as mpmath numbers."""
+    cs, ss, _ = _cos_sin_raw(_freq_key(expect, seq_len), int(position))
     return [mpmath.mpf(c) for c in cs], [mpmath.mpf(s) for s in ss]
 
 
 def cache_clear() -> None:
     """Forget memoised tables (for benchmarks that measure cold cost)."""
     _thetas_raw.cache_clear()
+    _attention_factor_raw.cache_clear()
     _cos_sin_raw.cache_clear()
 
 
-def apply(expect: Expect, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+def apply(expect: Expect, x: np.ndarray, positions: np.ndarray, *, dtype: str = "float64") -> np.ndarray:
     """The exact RoPE of rows ``x`` (n, head_dim) at ``positions`` (n,), rounded to float64.
 
     Dims at and beyond ``rotary_dim`` are copied unchanged. ``x`` is read as exact float64 values.
+    One call is one sequence: a type whose table depends on the length (dynamic, longrope) uses
+    seq_len = max(positions) + 1, as transformers does. ``dtype`` rounds the exact values once,
+    correctly, to float32, float16 or bfloat16 instead (returned as float64; normal range assumed).
     """
     x = np.asarray(x, dtype=np.float64)
     positions = np.asarray(positions)
     if x.ndim != 2 or x.shape[1] != expect.head_dim or positions.shape != (x.shape[0],):
         raise ValueError(f"x must be (n, {expect.head_dim}) and positions (n,), got {x.shape} and {positions.shape}")
-    key = _freq_key(expect)
+    key = _freq_key(expect, seq_len_of(positions))
     out = x.copy()
     pairs = expect.pairs()
     from_float, mul, sub, add, to_float = libmp.from_float, libmp.mpf_mul, libmp.mpf_sub, libmp.mpf_add, libmp.to_float
+    bits = MANTISSA_BITS[dtype]
+    if dtype != "float64":
+        out = round_to(x, dtype)
     for row, pos in enumerate(positions.tolist()):
         cs, ss, prec = _cos_sin_raw(key, int(pos))
         xr = x[row].tolist()
@@ -108,6 +127,8 @@ def apply(expect: Expect, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
             xa, xb = from_float(xr[a]), from_float(xr[b])
             ya = sub(mul(xa, c, prec), mul(xb, s, prec), prec, "n")
             yb = add(mul(xa, s, prec), mul(xb, c, prec), prec, "n")
+            if bits != 53:
+                ya, yb = libmp.mpf_pos(ya, bits, "n"), libmp.mpf_pos(yb, bits, "n")
             out[row, a] = to_float(ya, rnd="n")
             out[row, b] = to_float(yb, rnd="n")
     return out

@@ -27,7 +27,7 @@ def _parser() -> argparse.ArgumentParser:
                        description="Check TARGETs (default: the shipped implementations) against every invariant.")
     c.add_argument("targets", nargs="*", metavar="TARGET",
                    help="path/to/file.py:name or package.module:name; a function f(x, positions) or a factory make(expect)")
-    c.add_argument("--expect", metavar="JSON", help="the expectation: inline JSON or a JSON file (default: drawn for factories)")
+    c.add_argument("--expect", metavar="PRESET|JSON", help="the expectation: a preset (ropespec presets), inline JSON or a JSON file (default: drawn for factories)")
     c.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
     c.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: the expectation's, float32)")
     c.add_argument("--max-position", type=int, metavar="N", help="largest position tested is N-1 (default: 131072)")
@@ -38,11 +38,22 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
     c.add_argument("--json", metavar="PATH", help="write the results as JSON (schema in README)")
 
+    g = sub.add_parser("golden", help="write inputs and exact outputs at chosen positions (for tests in any language)",
+                       description="Write a golden file: inputs (exact in bfloat16) and the exact outputs rounded "
+                                   "correctly to float64, float32 and bfloat16, as hex floats (format in README).")
+    g.add_argument("--expect", metavar="PRESET|JSON", required=True, help="the expectation")
+    g.add_argument("--positions", required=True, metavar="LIST", help="comma-separated positions, e.g. 1,999,65521")
+    g.add_argument("--seed", type=int, default=0, help="seed of the input vectors (default: 0)")
+    g.add_argument("--out", required=True, metavar="FILE", help="where to write the JSON")
+
+    sub.add_parser("presets", help="list the model presets --expect accepts",
+                   description="List the model presets that --expect accepts, with their expectations.")
+
     pr = sub.add_parser("precision", help="sweep positions and report up to where each tolerance class holds",
                         description="Sweep odd positions log-spaced up to --max-position; measure the error against "
                                     "the exact reference; report up to which position each tolerance class holds.")
     pr.add_argument("target", nargs="?", metavar="TARGET", help="default: the shipped numpy implementation")
-    pr.add_argument("--expect", metavar="JSON", help="the expectation (default: head_dim 128, theta 1e4, half)")
+    pr.add_argument("--expect", metavar="PRESET|JSON", help="the expectation (default: head_dim 128, theta 1e4, half)")
     pr.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
     pr.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: float32)")
     pr.add_argument("--max-position", type=int, default=2**31, metavar="N", help="sweep up to N-1 (default: 2^31)")
@@ -131,6 +142,38 @@ def _precision(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _golden(args: argparse.Namespace, console: Console) -> int:
+    from reference import golden
+
+    expect = parse_expect(args.expect)
+    try:
+        positions = [int(p) for p in args.positions.split(",") if p.strip()]
+    except ValueError:
+        raise UsageError(f"--positions: expected comma-separated integers, got {args.positions!r}") from None
+    if not positions or min(positions) < 0:
+        raise UsageError(f"--positions: expected non-negative integers, got {args.positions!r}")
+    golden.write(args.out, golden.make(expect, positions, seed=args.seed))
+    console.print(f"wrote {len(positions)} rows of {expect.describe()} to {args.out}", highlight=False, markup=False)
+    return 0
+
+
+def _presets(console: Console) -> int:
+    from spec import presets
+
+    for name in presets.names():
+        e = presets.get(name)
+        line = f"{name:<16} {e.describe()}, max_position {e.max_position}"
+        if e.rope_scaling:
+            extra = {k: v for k, v in e.to_dict()["rope_scaling"].items() if k != "rope_type"}
+            line += f" {extra}"
+        if name in presets.NOTES:
+            line += f"  ({presets.NOTES[name]})"
+        if name in presets.UNVERIFIED:
+            line += f"  [unverified: {presets.UNVERIFIED[name]}]"
+        console.print(line, highlight=False, markup=False)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     console = Console(soft_wrap=True)
@@ -139,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
             return _check(args, console)
         if args.command == "precision":
             return _precision(args, console)
+        if args.command == "presets":
+            return _presets(console)
+        if args.command == "golden":
+            return _golden(args, console)
     except ExpectationError as e:
         print(f"ropespec: error: --expect: {e}", file=sys.stderr)
         return 2

@@ -1,4 +1,5 @@
-"""Reading what the user hands over: an expectation (inline JSON or a JSON file) and the subjects."""
+"""Reading what the user hands over: an expectation (a preset name, inline JSON or a JSON file) and
+the subjects."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 from implementations import arrays, make_subject, shipped_subjects
 from implementations.contract import Subject, TargetError
+from spec import presets
 from spec.expectation import Expect, ExpectationError
 
 
@@ -15,7 +17,7 @@ class UsageError(Exception):
 
 
 def parse_expect(text: str | dict | Expect | None) -> Expect | None:
-    """An expectation from inline JSON, a dict, a path to a JSON file, or an Expect."""
+    """An expectation from inline JSON, a dict, a path to a JSON file, a preset name, or an Expect."""
     if text is None or isinstance(text, Expect):
         return text
     if isinstance(text, dict):
@@ -29,7 +31,11 @@ def parse_expect(text: str | dict | Expect | None) -> Expect | None:
             return Expect.from_dict(json.loads(path.read_text()))
         except json.JSONDecodeError as e:
             raise ExpectationError("expect", f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
-    raise ExpectationError("expect", f"{text!r} is neither inline JSON nor a JSON file")
+    if stripped in presets.names():
+        return presets.get(stripped)
+    raise ExpectationError(
+        "expect", f"{text!r} is not inline JSON, a JSON file or a preset (presets: {', '.join(presets.names())})"
+    )
 
 
 def build_subjects(

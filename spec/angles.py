@@ -25,6 +25,9 @@ from functools import lru_cache
 import mpmath
 import numpy as np
 
+from spec import scaling
+from spec.expectation import Expect
+
 _SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's constant for float64
 
 
@@ -64,17 +67,19 @@ TWO_PI_1, TWO_PI_2, TWO_PI_3 = _two_pi_parts()
 
 
 @lru_cache(maxsize=256)
-def theta_hi_lo(base: float, rotary_dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """theta_i = base ** (-2i / rotary_dim) as float64 hi + lo (|lo| <= ulp(hi) / 2)."""
-    hi, lo = [], []
+def _table(key: tuple) -> tuple[np.ndarray, np.ndarray, float]:
     with mpmath.workprec(160):
-        b = mpmath.mpf(base)
-        for i in range(rotary_dim // 2):
-            t = mpmath.power(b, mpmath.mpf(-2 * i) / rotary_dim)
-            h = float(t)  # within one ulp; lo takes up the rest exactly enough
-            hi.append(h)
-            lo.append(float(t - h))
-    return np.array(hi), np.array(lo)
+        thetas = scaling.frequencies(scaling.expect_of_key(key), key[4])
+        g = float(scaling.attention_factor(scaling.expect_of_key(key)))
+    hi = np.array([float(t) for t in thetas])  # within an ulp; lo takes up the rest
+    lo = np.array([float(t - mpmath.mpf(h)) for t, h in zip(thetas, hi)])
+    return hi, lo, g
+
+
+def theta_hi_lo(expect: Expect, seq_len: int | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+    """theta'_i of ``expect`` (its scaling method included) as float64 hi + lo, |lo| <= ulp(hi), and
+    the attention factor, for a call of ``seq_len`` tokens where the type depends on it."""
+    return _table(scaling.table_key(expect, seq_len))
 
 
 def reduced_angles(positions, hi, lo, xp=np):

@@ -23,7 +23,13 @@ moves a component by at most 2 u_A ||x||. A rotation by a wrong angle moves a co
 Inverse frequencies formed in dtype E (``inv_freq_dtype``). theta = 1 / base ** (2i/r) computed in E
 (as transformers does) carries a relative error of at most u_E (3 + (2i/r)(b + e ln base)), where the
 3 is pow (one ulp = 2u) plus the division, b = 1 if base is not representable in E and e = 1 if the
-exponent 2i/r is not; at position p that is an angle error of |phi| times that relative error.
+exponent 2i/r is not; at position p that is an angle error of |phi| times that relative error. A
+scaling method adds 3 u_E (division by the factor, the ramp's mix of two tables) and, for ntk and
+dynamic, a rounded new base (b = 1); inside yarn's ramp and llama3's band the mixing coefficient's
+own rounding is amplified by up to (s - 1) (:func:`spec.scaling.mixing_error` derives it per pair).
+
+Scaling methods with an attention factor g multiply the output by g: callers pass g ||x|| as the
+pair norm.
 
 Sum: |y - y*| <= atol + ||x|| * (K_ROT u_out + 2 u_A + min(2, |d phi|)), with
 |d phi| <= |phi| (u_A (1 + [p inexact in A]) + rel_theta(E)). ``exact`` for A or E drops its terms.
@@ -37,6 +43,7 @@ import math
 
 import numpy as np
 
+from spec import scaling
 from spec.dtypes import TINY, exact_integer_limit, round_to, unit_roundoff
 from spec.expectation import Expect
 
@@ -68,9 +75,12 @@ def inv_freq_relative_error(expect: Expect) -> np.ndarray:
     u = unit_roundoff(e_dtype)
     expo = 2.0 * np.arange(n) / expect.rotary_dim
     base = expect.rope_theta
-    base_inexact = float(round_to(base, e_dtype)) != base
+    rescaled = expect.rope_type in ("ntk", "dynamic")  # a new base, itself rounded
+    base_inexact = rescaled or float(round_to(base, e_dtype)) != base
     expo_inexact = round_to(expo, e_dtype) != expo
-    return u * (3.0 + expo * (float(base_inexact) + expo_inexact * math.log(base)))
+    scaled = 0.0 if expect.rope_type == "default" else 3.0  # division by the factor, ramp mixing
+    mixing = np.array(scaling.mixing_error(expect))  # yarn's ramp and llama3's band, see there
+    return u * (3.0 + scaled + mixing + expo * (float(base_inexact) + expo_inexact * math.log(base)))
 
 
 def angle_error(expect: Expect, positions: np.ndarray, thetas: np.ndarray) -> np.ndarray:

@@ -13,6 +13,14 @@ from ropespec.cli import main
 
 all_properties()
 LOW_PRECISION = [m for m in members() if m.diagnosis == "angle-precision"]
+EVIDENCE = {
+    "fp16_positions": "positions rounded to float16",
+    "bf16_positions": "positions rounded to bfloat16",
+    "bf16_inv_freq": "inverse frequencies rounded to bfloat16",
+    "bf16_cos_sin": "cos/sin tables stored in bfloat16",
+    "float32_angles": "angles formed in float32",
+    "fast_sincos": "the error grows like p^",
+}
 
 
 def _first_crossing_dense(f, e, limit=1 << 16):
@@ -32,6 +40,7 @@ def test_low_precision_zoo_is_diagnosed_with_its_crossing(member):
     subject = member.subject()
     result = run_property(PROPERTIES["large_positions"], subject, profile="ci", seed_value=0)
     assert result.status == "fail" and result.diagnosis == "angle-precision", result.message
+    assert EVIDENCE[member.name] in result.message
     e = subject.expect
     sw = precision.measure(subject.bind(e), e, precision.sweep_positions(e.max_position, per_octave=2), vectors=2)
     reported = sw.first_failure(precision.class_of(e))

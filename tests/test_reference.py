@@ -70,7 +70,43 @@ def test_cos_sin_memoised_per_position():
     assert info.misses == 2  # two distinct positions: 2 * r/2 cos-sin evaluations, not 6 * r/2
 
 
-def test_reference_rejects_unimplemented_scaling():
-    e = Expect(rope_scaling={"rope_type": "linear", "factor": 2.0})
-    with pytest.raises(NotImplementedError, match="linear"):
-        reference.apply(e, np.ones((1, 128)), np.array([1]))
+def _scaled(rope_scaling, **kw):
+    return Expect(**{"head_dim": 128, "rope_theta": 1e4, "max_position": 2048, **kw}, rope_scaling=rope_scaling)
+
+
+def test_scaling_oracle_values_from_transformers_tests():
+    """REFERENCE.md section 3: values reproduced from HF's own tests (LlamaConfig defaults)."""
+    th = reference.thetas(_scaled({"rope_type": "dynamic", "factor": 10.0}), seq_len=16384)
+    assert math.isclose(th[1], 8.0931e-1, rel_tol=1e-4) and math.isclose(th[63], 1.6265e-6, rel_tol=1e-4)
+    assert np.array_equal(reference.thetas(_scaled({"rope_type": "dynamic", "factor": 10.0}), seq_len=2048),
+                          reference.thetas(Expect(rope_theta=1e4)))  # default up to the original length
+    yarn = reference.thetas(_scaled({"rope_type": "yarn", "factor": 10.0}))
+    for i, v in ((16, 1.0e-1), (17, 8.3479e-2), (40, 4.3007e-4), (41, 2.7384e-4)):
+        assert math.isclose(yarn[i], v, rel_tol=1e-4), (i, yarn[i])
+    for s, g in ((4, 1.13863), (32, 1.34657), (40, 1.36889)):
+        assert math.isclose(reference.attention_factor(_scaled({"rope_type": "yarn", "factor": float(s)})), g, rel_tol=1e-5)
+    phi3 = Expect(head_dim=96, max_position=131072, rope_scaling={
+        "rope_type": "longrope", "short_factor": [1.0] * 48, "long_factor": [2.0] * 48,
+        "original_max_position_embeddings": 4096})
+    assert math.isclose(reference.attention_factor(phi3), 1.19024, rel_tol=1e-5)
+    assert np.allclose(reference.thetas(phi3, seq_len=4097), reference.thetas(phi3, seq_len=4096) / 2, rtol=1e-15)
+    ntk = reference.thetas(_scaled({"rope_type": "ntk", "factor": 8.0}))
+    assert ntk[0] == 1.0 and math.isclose(ntk[-1], 1e4 ** (-126 / 128) / 8, rel_tol=1e-14)
+    assert math.isclose(1e4 * 8 ** (128 / 126), 82684.6, rel_tol=1e-6)
+
+
+def test_llama3_bands():
+    e = Expect(rope_theta=5e5, rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                              "high_freq_factor": 4.0, "original_max_position_embeddings": 8192})
+    t, d = reference.thetas(e), reference.thetas(Expect(rope_theta=5e5))
+    unchanged = np.flatnonzero(t == d)
+    divided = np.flatnonzero(np.isclose(t, d / 8, rtol=1e-15, atol=0))
+    assert (len(unchanged), len(divided)) == (29, 29)
+    assert list(range(29, 35)) == sorted(set(range(64)) - set(unchanged) - set(divided))
+
+
+def test_attention_factor_scales_the_output():
+    e = _scaled({"rope_type": "yarn", "factor": 4.0})
+    x = np.random.default_rng(0).standard_normal((3, 128))
+    y = reference.apply(e, x, np.array([0, 5, 1000]))
+    assert np.allclose(y[0], 1.1386294361119891 * x[0], rtol=1e-15)

@@ -1,0 +1,1 @@
+"""Adapters that run third-party RoPE code as implementations under test."""

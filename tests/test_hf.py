@@ -1,0 +1,75 @@
+"""Cross-check with transformers (skipped when it is not installed): its own rope init functions
+against our reference, and its real Llama rotary code run as an implementation under test."""
+
+import numpy as np
+import pytest
+
+transformers = pytest.importorskip("transformers")
+torch = pytest.importorskip("torch")
+
+import reference  # noqa: E402
+from implementations.adapters.hf import config_for  # noqa: E402
+from properties.framework import PROPERTIES, all_properties, run_property  # noqa: E402
+from ropespec.inputs import build_subjects  # noqa: E402
+from spec import Expect, presets, tolerance  # noqa: E402
+
+all_properties()
+
+TYPES = {
+    "default": None,
+    "linear": {"rope_type": "linear", "factor": 4.0},
+    "dynamic": {"rope_type": "dynamic", "factor": 10.0, "original_max_position_embeddings": 2048},
+    "yarn": {"rope_type": "yarn", "factor": 10.0, "original_max_position_embeddings": 2048},
+    "yarn-mscale": {"rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096,
+                    "mscale": 1.0, "mscale_all_dim": 0.707},
+    "yarn-no-truncate": {"rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 4096,
+                         "truncate": False},
+    "llama3": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 8192},
+    "longrope": {"rope_type": "longrope", "original_max_position_embeddings": 4096,
+                 "short_factor": [1.0 + i / 64 for i in range(64)], "long_factor": [1.0 + i / 8 for i in range(64)]},
+}
+CASES = [(k, Expect(head_dim=128, rope_theta=5e5 if k == "llama3" else 1e4, max_position=131072, rope_scaling=v))
+         for k, v in TYPES.items()] + [(n, presets.get(n)) for n in presets.names()]
+
+
+def _hf(expect, seq_len=None):
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
+
+    config = config_for(expect)
+    if expect.rope_type == "default":  # GPT-NeoX's default honours partial_rotary_factor; Llama's does not
+        inv, g = GPTNeoXRotaryEmbedding.compute_default_rope_parameters(config)
+    else:
+        inv, g = ROPE_INIT_FUNCTIONS[expect.rope_type](config, "cpu", seq_len=seq_len)
+    return inv.double().numpy(), float(g)
+
+
+@pytest.mark.parametrize("name, expect", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("seq_len", [None, 1024, 16384])
+def test_reference_matches_transformers_rope_init(name, expect, seq_len):
+    inv, g = _hf(expect, seq_len)
+    ours = reference.thetas(expect, seq_len)
+    # their float32 computation: the tolerance model's float32 inverse-frequency error
+    rel = tolerance.inv_freq_relative_error(expect.replace(inv_freq_dtype="float32"))
+    assert np.all(np.abs(inv - ours) <= rel * ours + 1e-45), name
+    assert g == pytest.approx(reference.attention_factor(expect), rel=1e-6)
+
+
+@pytest.mark.parametrize("preset", ["llama2-7b", "llama3.1-8b", "qwen2.5-7b-yarn", "gpt-oss"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_transformers_llama_rotary_passes_conformance(preset, dtype):
+    [subject] = build_subjects(["implementations.adapters.hf:make"], expect=presets.get(preset), array="torch", dtype=dtype)
+    for prop in ("conformance", "large_positions"):
+        result = run_property(PROPERTIES[prop], subject, profile="dev", seed_value=0)
+        assert result.status == "pass", result.message
+
+
+def test_transformers_dynamic_ntk_cache_is_caught():
+    """transformers #25104: the dynamic table is cached across calls, so the same call answers
+    differently depending on the calls before it."""
+    e = Expect(rope_theta=1e4, max_position=8192,
+               rope_scaling={"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 2048})
+    [subject] = build_subjects(["implementations.adapters.hf:make"], expect=e, array="torch", dtype="float32")
+    result = run_property(PROPERTIES["conformance"], subject, profile="dev", seed_value=1)
+    assert result.status == "fail"
