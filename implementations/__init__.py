@@ -36,6 +36,7 @@ SHIPPED = (
     Shipped("stdlib", "implementations.stdlib_rope:make", "list", ("float64",)),
     Shipped("numpy", "implementations.numpy_rope:make", "numpy", ("float64", "float32")),
     Shipped("torch", "implementations.torch_rope:make", "torch", ("float32", "float16", "bfloat16")),
+    Shipped("numpy-decode", "implementations.numpy_decode:make", "numpy", ("float64",)),
 )
 
 
@@ -78,7 +79,8 @@ def make_subject(
     )
     subject.skip_reason = arrays.unsupported_reason(array, dtype, device)
     if subject.skip_reason is None and t.mode == "factory":
-        # A factory that declines the subject's dtype outright is skipped as a whole.
+        # A factory that declines the subject's dtype outright is skipped as a whole; binding once
+        # also tells a decode-mode factory (prefill/step objects) from a plain one.
         probe = (expect or DEFAULT).replace(dtype=dtype)
         try:
             subject.bind(probe)

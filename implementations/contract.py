@@ -146,6 +146,11 @@ class Call:
     input_mutated: str | None  # which argument it wrote into, or None
 
 
+def is_decoder(obj: object) -> bool:
+    """Decode mode: a factory's result with ``prefill(x, positions)`` and ``step(x, position)``."""
+    return callable(getattr(obj, "prefill", None)) and callable(getattr(obj, "step", None))
+
+
 class Bound:
     """An implementation bound to one expectation: call it with float64 rows and int64 positions."""
 
@@ -154,6 +159,28 @@ class Bound:
         self.expect = expect
         self.array = array
         self.device = device
+
+    def _guarded(self, what: str, fn: Callable, *args):
+        try:
+            return fn(*args)
+        except Exception as e:
+            raise Fault(f"{what} raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
+
+    def prefill(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Decode mode: the keys the decoder attends over after prefilling rows x at positions."""
+        nx, npos = arrays.to_native(x, np.asarray(positions, dtype=np.int64), self.array, self.expect.dtype, self.device)
+        return self._keys(self._guarded("prefill", self.fn.prefill, nx, npos), len(x))
+
+    def step(self, x: np.ndarray, position: int) -> np.ndarray:
+        """Decode mode: the keys after one more row x (shape (1, head_dim)) at ``position``."""
+        nx, _ = arrays.to_native(x, np.array([position], dtype=np.int64), self.array, self.expect.dtype, self.device)
+        return self._keys(self._guarded("step", self.fn.step, nx, int(position)), position + 1)
+
+    def _keys(self, out, n: int) -> np.ndarray:
+        try:
+            return arrays.from_native(out, self.array, (n, self.expect.head_dim))
+        except arrays.ArrayError as e:
+            raise Fault(str(e), "shape") from None
 
     def call(self, x: np.ndarray, positions: np.ndarray) -> Call:
         positions = np.asarray(positions, dtype=np.int64)
@@ -196,7 +223,18 @@ class Subject:
     expect: Expect | None = None
     device: str = "cpu"
     skip_reason: str | None = None
+    kind: str = "rope"  # "rope": f(x, positions); "decode": prefill/step objects
     _bound: dict = field(default_factory=dict, repr=False)
+
+    def fresh(self, expect: Expect) -> Bound:
+        """A new decoder for ``expect`` (decode mode keeps state, so every case needs its own)."""
+        try:
+            obj = self.obj(expect)
+        except NotImplementedError as e:
+            raise Unsupported(str(e) or "NotImplementedError") from None
+        except Exception as e:
+            raise Fault(f"factory raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
+        return Bound(obj, expect, self.array, self.device)
 
     def bind(self, expect: Expect) -> Bound:
         """The callable for ``expect`` (factories are called once per expectation)."""
@@ -213,7 +251,10 @@ class Subject:
                         f"factory raised {type(e).__name__}: {e}{_where(e)}", "exception"
                     )
                 else:
-                    if not callable(fn):
+                    if is_decoder(fn):
+                        self.kind = "decode"
+                        self._bound[expect] = Bound(fn, expect, self.array, self.device)
+                    elif not callable(fn):
                         self._bound[expect] = Fault(f"factory returned {type(fn).__name__}, not a function", "shape")
                     else:
                         self._bound[expect] = Bound(fn, expect, self.array, self.device)

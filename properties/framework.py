@@ -64,6 +64,7 @@ class Result:
     replay: list[str] = field(default_factory=list)  # extra CLI arguments that replay the failure
     seed: int | None = None
     profile: str | None = None
+    applicable: bool = True  # False: the property is for the other mode (rope vs decode); reports hide it
 
     @property
     def passed(self) -> bool:
@@ -188,6 +189,15 @@ class _Recorder:
         self.note: str | None = None
 
 
+def _kind_reason(prop: Property, subject: Subject) -> str | None:
+    decode_prop = prop.invariant.startswith("decode.")
+    if subject.kind == "decode" and not decode_prop:
+        return "a decode-mode implementation (prefill/step): only decode properties apply"
+    if subject.kind != "decode" and decode_prop:
+        return "not a decode-mode implementation (a factory returning an object with prefill and step)"
+    return None
+
+
 def hypothesis_settings(profile: str | None = None) -> settings:
     """Settings the runner uses: the profile's example counts, and what the runner needs."""
     base = settings.get_profile(profile) if profile else settings.default
@@ -211,7 +221,9 @@ def run_property(
 ) -> Result:
     """Run ``prop`` on ``subject``; never raises for anything the implementation does."""
     res = Result(subject.name, prop.name, prop.invariant, "pass", seed=seed_value, profile=profile)
-    reason = subject.skip_reason or prop.applies(subject)
+    kind_reason = _kind_reason(prop, subject)
+    res.applicable = kind_reason is None
+    reason = subject.skip_reason or kind_reason or prop.applies(subject)
     if reason:
         res.status, res.message = "skip", reason
         return res
@@ -223,6 +235,15 @@ def run_property(
         except Unsupported as e:
             rec.unsupported = str(e)
             reject()
+
+    def fresh(expect: Expect) -> Bound:
+        try:
+            return subject.fresh(expect)
+        except Unsupported as e:
+            rec.unsupported = str(e)
+            reject()
+
+    bind.fresh = fresh  # decode mode: a new stateful decoder per case
 
     def inner(case: dict) -> None:
         rec.case = case

@@ -118,3 +118,49 @@ def make_vectors(expect: Expect, n: int, *, seed: int = 0, scale: float = 1.0, k
     else:
         raise ValueError(f"unknown kind {kind!r}")
     return round_to(x * scale, expect.dtype)
+
+
+LENGTHS = (256, 1024, 4096)
+FACTORS = (2.0, 4.0, 8.0, 16.0, 40.0)
+
+
+def scaled_expectations(*, rope_types: tuple[str, ...], dtype: str = "float32") -> st.SearchStrategy[Expect]:
+    """Expectations with a scaling method among ``rope_types``, HF's keys, factors 2 to 40, original
+    lengths 256 to 4096 and max_position 8 times the original length."""
+
+    @st.composite
+    def build(draw):
+        rt = draw(st.sampled_from(rope_types), label="rope_type")
+        hd = draw(head_dims(min_value=8, max_value=128), label="head_dim")
+        L = draw(st.sampled_from(LENGTHS), label="original length")
+        s = draw(st.sampled_from(FACTORS), label="factor")
+        scaling: dict = {"rope_type": rt}
+        if rt in ("linear", "ntk", "dynamic", "yarn", "llama3"):
+            scaling["factor"] = s
+        if rt in ("dynamic", "yarn", "llama3", "longrope"):
+            scaling["original_max_position_embeddings"] = L
+        if rt == "yarn":
+            for key, options in (("beta_fast", (16.0, 32.0, 64.0)), ("beta_slow", (1.0, 2.0)), ("truncate", (True, False))):
+                v = draw(st.one_of(st.none(), st.sampled_from(options)), label=key)
+                if v is not None:
+                    scaling[key] = v
+            if draw(st.booleans(), label="mscale"):
+                scaling["mscale"], scaling["mscale_all_dim"] = 1.0, draw(st.sampled_from((0.0, 0.707, 1.0)), label="mscale_all_dim")
+        if rt == "llama3":
+            scaling["low_freq_factor"] = draw(st.sampled_from((1.0, 2.0)), label="low_freq_factor")
+            scaling["high_freq_factor"] = draw(st.sampled_from((4.0, 8.0)), label="high_freq_factor")
+        if rt == "longrope":
+            n = hd // 2
+            scaling["short_factor"] = draw(st.lists(st.floats(1.0, 2.0), min_size=n, max_size=n), label="short_factor")
+            scaling["long_factor"] = draw(st.lists(st.floats(1.0, s), min_size=n, max_size=n), label="long_factor")
+            scaling["factor"] = s
+        return Expect(
+            head_dim=hd,
+            rope_theta=draw(bases(min_value=100.0), label="rope_theta"),
+            convention=draw(st.sampled_from(("half", "interleaved")), label="convention"),
+            dtype=dtype,
+            max_position=8 * L,
+            rope_scaling=scaling,
+        )
+
+    return build()

@@ -22,6 +22,11 @@ def _worst(r) -> str:
     return f"{r.worst:.2g} of bound"
 
 
+def _shown(rep):
+    """The results worth a row: not those of properties made for the other mode (rope vs decode)."""
+    return [r for r in rep.results if r.applicable]
+
+
 def _label(r) -> str:
     """The invariant id, with the property's name when it is not the invariant's own."""
     own = r.invariant.split(".", 1)[1].replace("-", "_")
@@ -52,15 +57,15 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         table.add_column("worst", no_wrap=True)
         table.add_column("detail", no_wrap=True, overflow="ellipsis", ratio=1)
         for rep in reports:
-            for r in rep.results:
+            for r in _shown(rep):
                 table.add_row(rep.subject.name, _label(r), f"[{_STYLE[r.status]}]{r.status}[/]", _worst(r),
                               _detail(r), style=None)
         console.print(table)
     else:
         w_name = max([len(rep.subject.name) for rep in reports] + [14])
-        w_inv = max([len(_label(r)) for rep in reports for r in rep.results] + [9])
+        w_inv = max([len(_label(r)) for rep in reports for r in _shown(rep)] + [9])
         for rep in reports:
-            for r in rep.results:
+            for r in _shown(rep):
                 detail = _detail(r)
                 console.print(
                     f"{rep.subject.name:<{w_name}}  {_label(r):<{w_inv}}  {r.status:<5}  {_worst(r):<14}  {detail[:160]}".rstrip(),
@@ -72,8 +77,8 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         console.print(f"{len(failures)} failing:", highlight=False)
         for rep, r in failures:
             console.print(r.explain(replay_command(rep.subject, r)), highlight=False, markup=False, soft_wrap=True)
-    n = sum(len(rep.results) for rep in reports)
-    counts = {k: sum(r.status == k for rep in reports for r in rep.results) for k in ("pass", "fail", "skip", "error")}
+    n = sum(len(_shown(rep)) for rep in reports)
+    counts = {k: sum(r.status == k for rep in reports for r in _shown(rep)) for k in ("pass", "fail", "skip", "error")}
     console.print(
         f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, {counts['error']} errors"
         f" ({n} checks on {len(reports)} implementations)",

@@ -76,6 +76,54 @@ _ENTRIES = [
     ),
 ]
 
+_ENTRIES += [
+    Invariant(
+        "scaling.bounded",
+        "scaling",
+        "Every scaled frequency lies between theta_i / s and theta_i (linear, ntk, yarn, llama3; dynamic at "
+        "length l > L with its effective s l / L - (s - 1)), and a factor of 1 gives the default table (all but dynamic).",
+    ),
+    Invariant(
+        "scaling.linear-positions",
+        "scaling",
+        "Linear scaling is position interpolation: f_linear(x, s q) = f(x, q) for the unscaled f.",
+    ),
+    Invariant(
+        "scaling.ntk-endpoints",
+        "scaling",
+        "NTK-aware scaling keeps theta_0 and divides the lowest frequency by exactly s.",
+    ),
+    Invariant(
+        "scaling.band-edges",
+        "scaling",
+        "YaRN and Llama 3 leave the pairs below their band unchanged, divide the pairs above it by s, and "
+        "move monotonically from one to the other in between.",
+    ),
+    Invariant(
+        "scaling.dynamic-length",
+        "scaling",
+        "Dynamic NTK computes the default table for sequence lengths up to its original length, and its "
+        "frequencies only decrease as the length grows beyond it.",
+    ),
+    Invariant(
+        "scaling.attention-factor",
+        "scaling",
+        "Every rotated pair comes out scaled by the attention factor: ||f(x, p)_pair|| = g ||x_pair|| "
+        "(q and k each carry g, so logits carry g^2).",
+    ),
+    Invariant(
+        "scaling.longrope-switch",
+        "scaling",
+        "LongRoPE uses the short factors for sequences up to its original length and the long factors beyond it.",
+    ),
+    Invariant(
+        "decode.consistency",
+        "decode",
+        "Prefill followed by single-token steps yields the same rotated keys as a fresh pass over the whole "
+        "sequence at every step.",
+    ),
+]
+
 REGISTRY: dict[str, Invariant] = {inv.id: inv for inv in _ENTRIES}
 assert len(REGISTRY) == len(_ENTRIES), "duplicate invariant id"
 

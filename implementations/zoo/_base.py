@@ -9,7 +9,14 @@ from typing import Callable
 
 import numpy as np
 
+from spec.angles import theta_hi_lo
 from spec.expectation import Expect
+
+
+def spec_table(expect: Expect, seq_len: int | None) -> tuple[np.ndarray, float]:
+    """The correct table of ``expect`` for a call of ``seq_len`` tokens: (theta', attention factor)."""
+    hi, lo, g = theta_hi_lo(expect, seq_len)
+    return hi + lo, g
 
 
 def build(
@@ -24,6 +31,7 @@ def build(
     angles: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     rotate: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
     post: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+    table: Callable[[Expect, int], tuple[np.ndarray, float]] | None = None,
 ):
     """A numpy RoPE for ``expect`` with one bug injected through a hook.
 
@@ -32,10 +40,12 @@ def build(
     positions before the angle. angle_scale: multiplies every angle. angles(p, theta) -> (n, r/2): how
     the angles are formed (correct: the float64 outer product). rotate(xa, xb, c, s) -> (ya, yb):
     the per-pair formula. post(x, out, positions) -> out: a last step on the result.
+    table(expect, seq_len) -> (theta, g): the frequency table and attention factor of a call of
+    seq_len = max(positions) + 1 tokens (correct: :func:`spec_table`).
     """
     if expect.dtype not in ("float64", "float32"):
         raise NotImplementedError(f"zoo members compute float64 and float32, not {expect.dtype}")
-    if expect.rope_type != "default":
+    if expect.rope_type != "default" and table is None:
         raise NotImplementedError(f"rope_type {expect.rope_type!r} is not implemented")
     r = rotary_dim or expect.rotary_dim
     geometry = expect.replace(rotary_dim=r, convention=convention or expect.convention)
@@ -48,8 +58,11 @@ def build(
         p = np.asarray(positions)
         p = positions_map(p) if positions_map is not None else p
         p = np.asarray(p, dtype=np.float64)
-        phi = angles(p, theta) if angles is not None else p[:, None] * theta[None, :]
-        c, s = np.cos(angle_scale * phi), np.sin(angle_scale * phi)
+        th, g = theta, 1.0
+        if table is not None:
+            th, g = table(expect, int(np.max(positions)) + 1 if np.size(positions) else 1)
+        phi = angles(p, th) if angles is not None else p[:, None] * th[None, :]
+        c, s = g * np.cos(angle_scale * phi), g * np.sin(angle_scale * phi)
         out = xf.copy()
         xa, xb = xf[:, a], xf[:, b]
         if rotate is None:

@@ -1,0 +1,57 @@
+"""Spec section "decode": a KV cache filled by prefill and single-token steps must hold the keys a
+fresh full pass computes at every length (dynamic NTK and LongRoPE change the table with the length)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+import reference
+from implementations.contract import Failure
+from properties.assertions import assert_close
+from properties.framework import output_bound, rope_property
+from properties.strategies import scaled_expectations, vectors
+from spec.scaling import original_length
+
+
+def _cases(subject):
+    @st.composite
+    def build(draw):
+        if subject.expect is not None:
+            e = subject.expect
+        else:
+            e = draw(scaled_expectations(rope_types=("dynamic", "longrope"), dtype=subject.dtype), label="expect")
+            L = 16  # short sequences keep the exact fresh passes cheap
+            scaling = dict(e.to_dict()["rope_scaling"], original_max_position_embeddings=L)
+            e = e.replace(head_dim=min(e.head_dim, 16), max_position=4 * L, rope_scaling=None)
+            if scaling["rope_type"] == "longrope":
+                n = e.rotary_dim // 2
+                scaling["short_factor"], scaling["long_factor"] = scaling["short_factor"][:n], scaling["long_factor"][:n]
+            e = e.replace(rope_scaling=scaling)
+        L = original_length(e)
+        prefill = draw(st.integers(1, max(1, L - 1)), label="prefill length")
+        steps = draw(st.integers(1, min(2 * L, e.max_position - prefill)), label="steps")
+        return {"expect": e, "prefill": prefill, "steps": steps, "x": draw(vectors(e, prefill + steps), label="x")}
+
+    return build()
+
+
+@rope_property("decode.consistency", cases=_cases, max_examples=10)
+def test_consistency(bind, case):
+    e, n0, k, x = case["expect"], case["prefill"], case["steps"], case["x"]
+    dec = bind.fresh(e)
+    pos = np.arange(n0 + k, dtype=np.int64)
+    worst = 0.0
+    for t in range(n0 - 1, n0 + k):
+        keys = dec.prefill(x[:n0], pos[:n0]) if t == n0 - 1 else dec.step(x[t : t + 1], t)
+        fresh = reference.apply(e, x[: t + 1], pos[: t + 1])
+        try:
+            worst = max(worst, assert_close(
+                "cached key", keys, fresh, output_bound(e, x[: t + 1], pos[: t + 1]),
+                call=f"after {'prefill' if t == n0 - 1 else 'step'} to length {t + 1}", dtype=e.dtype,
+                index_names=("row", "dim")))
+        except Failure as err:
+            raise Failure(f"decode diverges from a fresh pass first at length {t + 1} "
+                          f"({'prefill' if t == n0 - 1 else f'step {t - n0 + 1}'}; original length "
+                          f"{original_length(e)}): {err.message}", err.diagnosis, err.ratio) from None
+    return worst

@@ -1,0 +1,208 @@
+"""Spec section "scaling": the length-extension methods, measured black-box.
+
+Each property reads the frequencies and the attention factor off the implementation
+(:mod:`properties.probe`) and checks the relation its method promises. A measured frequency is
+allowed the relative error the tolerance model gives the expectation's class at the largest probe
+position (angle and inverse-frequency error, plus the rotation's rounding spread over p * theta).
+Subjects whose expectation is of another type skip; factories draw expectations of the right type.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+import reference
+from implementations.contract import Failure
+from properties import probe
+from properties.assertions import assert_close
+from properties.framework import output_bound, rope_property
+from properties.strategies import positions, scaled_expectations, vectors
+from spec import tolerance
+from spec.scaling import original_length
+
+
+def _cases(types):
+    def cases(subject):
+        e = st.just(subject.expect) if subject.expect is not None else scaled_expectations(rope_types=types, dtype=subject.dtype)
+        return st.fixed_dictionaries({"expect": e})
+
+    return cases
+
+
+def _of_type(types):
+    def applies(subject):
+        e = subject.expect
+        if e is not None and e.rope_type not in types:
+            return f"the expectation's rope_type is {e.rope_type!r}, not {' or '.join(types)}"
+        return None
+
+    return applies
+
+
+def _rel_tol(e, m: probe.Measured, seq_len=None) -> np.ndarray:
+    """Relative error allowed on each measured frequency (see module docstring)."""
+    th = reference.thetas(e, seq_len)
+    p = np.array([m.max_position])
+    return tolerance.angle_error(e, p, th)[0] / (p[0] * th) + tolerance.rotation_rtol(e) / (p[0] * th) + 2.0**-50
+
+
+def _default(e):
+    return e.replace(rope_scaling=None)
+
+
+def _first_bad(ok):
+    bad = np.flatnonzero(~ok)
+    return int(bad[0]) if bad.size else None
+
+
+@rope_property("scaling.bounded", cases=_cases(("linear", "ntk", "yarn", "llama3", "dynamic")),
+               applies=_of_type(("linear", "ntk", "yarn", "llama3", "dynamic")), max_examples=8)
+def test_bounded(bind, case):
+    e = case["expect"]
+    s = e.rope_scaling["factor"]
+    seq = None
+    if e.rope_type == "dynamic":  # beyond L dynamic scales by s l / L - (s - 1), growing with the length l
+        L = original_length(e)
+        seq = min(4 * L, e.max_position)
+        s = s * seq / L - (s - 1)
+    m = probe.measure(bind(e), e, seq_len=seq)
+    th, tol = reference.thetas(_default(e)), _rel_tol(e, m, seq)
+    i = _first_bad((m.thetas >= th / s * (1 - tol)) & (m.thetas <= th * (1 + tol)))
+    if i is not None:
+        raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r}, but should lie in [theta/s, theta] = "
+                      f"[{float(th[i] / s)!r}, {float(th[i])!r}] [{e.rope_type}, factor {s:g}, measured to p = {m.max_position}]",
+                      "scaling")
+    if e.rope_type != "dynamic":
+        one = dict(e.to_dict()["rope_scaling"], factor=1.0)
+        if e.rope_type == "yarn":
+            one.pop("attention_factor", None)
+        e1 = e.replace(rope_scaling=one)
+        m1 = probe.measure(bind(e1), e1)
+        tol1 = _rel_tol(e1, m1)
+        i = _first_bad(np.abs(m1.thetas - th) <= tol1 * th)
+        if i is not None:
+            raise Failure(f"theta'[pair {i}]={float(m1.thetas[i])!r} with factor 1, but should be the default "
+                          f"{float(th[i])!r} [{e.rope_type}]", "scaling")
+    return float(np.max(np.abs(m.thetas - reference.thetas(e, seq)) / (tol * reference.thetas(e, seq))))
+
+
+def _linear_cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(st.just(subject.expect) if subject.expect is not None
+                 else scaled_expectations(rope_types=("linear",), dtype=subject.dtype), label="expect")
+        s = int(e.rope_scaling["factor"])
+        n = draw(st.integers(1, 4), label="n")
+        q = draw(st.lists(positions(max_value=max(1, (e.max_position - 1) // s)), min_size=n, max_size=n), label="q")
+        return {"expect": e, "q": np.array(q, dtype=np.int64), "x": draw(vectors(e, n), label="x")}
+
+    return build()
+
+
+def _linear_applies(subject):
+    reason = _of_type(("linear",))(subject)
+    if reason:
+        return reason
+    if subject.mode != "factory":
+        return "needs a factory: it compares the implementation's scaled and unscaled tables"
+    if subject.expect is not None and float(subject.expect.rope_scaling["factor"]).is_integer() is False:
+        return "needs an integer factor (positions s q must be integers)"
+    return None
+
+
+@rope_property("scaling.linear-positions", cases=_linear_cases, applies=_linear_applies, max_examples=10)
+def test_linear_positions(bind, case):
+    e, q, x = case["expect"], case["q"], case["x"]
+    s = int(e.rope_scaling["factor"])
+    e0 = _default(e)
+    scaled, plain = bind(e)(x, s * q), bind(e0)(x, q)
+    bound = output_bound(e, x, s * q) + output_bound(e0, x, q)
+    return assert_close("f_linear(x, s q)", scaled, plain, bound, call=f"s={s}, q={q.tolist()}: f(x, q)",
+                        dtype=e.dtype, diagnosis="scaling")
+
+
+@rope_property("scaling.ntk-endpoints", cases=_cases(("ntk",)), applies=_of_type(("ntk",)), max_examples=8)
+def test_ntk_endpoints(bind, case):
+    e = case["expect"]
+    s = e.rope_scaling["factor"]
+    m = probe.measure(bind(e), e)
+    th, tol = reference.thetas(_default(e)), _rel_tol(e, m)
+    for i, want, what in ((0, th[0], "theta_0 unchanged"), (-1, th[-1] / s, "the lowest frequency divided by s")):
+        if abs(m.thetas[i] - want) > tol[i] * want:
+            raise Failure(f"theta'[pair {i % len(th)}]={float(m.thetas[i])!r}, but should be {float(want)!r} ({what}) "
+                          f"[ntk, factor {s:g}, measured to p = {m.max_position}]", "scaling")
+    return float(abs(m.thetas[-1] - th[-1] / s) / (tol[-1] * th[-1] / s))
+
+
+@rope_property("scaling.band-edges", cases=_cases(("yarn", "llama3")), applies=_of_type(("yarn", "llama3")),
+               max_examples=8)
+def test_band_edges(bind, case):
+    e = case["expect"]
+    s = e.rope_scaling["factor"]
+    m = probe.measure(bind(e), e)
+    th, exact, tol = reference.thetas(_default(e)), reference.thetas(e), _rel_tol(e, m)
+    below = exact == th
+    above = np.abs(exact - th / s) <= 1e-15 * th
+    for mask, want, what in ((below, th, "unchanged (below the band)"), (above, th / s, "divided by s (above the band)")):
+        i = _first_bad(~mask | (np.abs(m.thetas - want) <= tol * want))
+        if i is not None:
+            raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r}, but should be {float(want[i])!r}, {what} "
+                          f"[{e.rope_type}, factor {s:g}]", "scaling")
+    ratio = m.thetas / th
+    i = _first_bad(np.concatenate([ratio[1:] <= ratio[:-1] * (1 + tol[1:] + tol[:-1]), [True]]))
+    if i is not None:
+        raise Failure(f"theta'/theta rises from pair {i} ({ratio[i]:.6g}) to pair {i + 1} ({ratio[i + 1]:.6g}): "
+                      f"the band must go monotonically from unchanged to divided by s [{e.rope_type}]", "scaling")
+    return float(np.max(np.abs(m.thetas - exact) / (tol * exact)))
+
+
+@rope_property("scaling.dynamic-length", cases=_cases(("dynamic",)), applies=_of_type(("dynamic",)), max_examples=8)
+def test_dynamic_length(bind, case):
+    e = case["expect"]
+    f, L = bind(e), original_length(e)
+    th = reference.thetas(_default(e))
+    for seq in (L // 2 + 1, L):
+        m = probe.measure(f, e, seq_len=seq)
+        tol = _rel_tol(_default(e), m)
+        i = _first_bad(np.abs(m.thetas - th) <= tol * th)
+        if i is not None:
+            raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r} at sequence length {seq}, but should be the "
+                          f"default {float(th[i])!r} up to the original length {L} [dynamic]", "scaling")
+    lows = []
+    for seq in (2 * L, 4 * L, 8 * L):
+        m = probe.measure(f, e, seq_len=min(seq, e.max_position))
+        lows.append((seq, m.thetas[-1], _rel_tol(e, m, seq)[-1]))
+    for (s1, t1, e1), (s2, t2, e2) in zip(lows, lows[1:]):
+        if t2 > t1 * (1 + e1 + e2):
+            raise Failure(f"the lowest frequency rises from {float(t1)!r} at length {s1} to {float(t2)!r} at {s2}: the dynamic "
+                          f"base must grow with the length [dynamic]", "scaling")
+    return None
+
+
+@rope_property("scaling.attention-factor", cases=_cases(("yarn", "longrope")), max_examples=8)
+def test_attention_factor(bind, case):
+    e = case["expect"]
+    m = probe.measure(bind(e), e, max_position=2)
+    g = reference.attention_factor(e)
+    allowed = g * (2 * tolerance.rotation_rtol(e)) + tolerance.atol(e)
+    if not abs(m.attention_factor - g) <= allowed:
+        raise Failure(f"||f(x, 1)_pair|| / ||x_pair||={m.attention_factor!r}, but should be the attention factor "
+                      f"{g!r} ({m.attention_factor / g:.4g} times it) [{e.rope_type}]", "attention-factor")
+    return float(abs(m.attention_factor - g) / allowed)
+
+
+@rope_property("scaling.longrope-switch", cases=_cases(("longrope",)), applies=_of_type(("longrope",)), max_examples=8)
+def test_longrope_switch(bind, case):
+    e = case["expect"]
+    f, L = bind(e), original_length(e)
+    th = reference.thetas(_default(e))
+    for seq, key in ((L, "short_factor"), (L + 1, "long_factor")):
+        want = th / np.array(e.rope_scaling[key], dtype=np.float64)
+        m = probe.measure(f, e, seq_len=seq)
+        tol = _rel_tol(e, m, seq)
+        i = _first_bad(np.abs(m.thetas - want) <= tol * want)
+        if i is not None:
+            raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r} at sequence length {seq}, but should be theta / "
+                          f"{key} = {float(want[i])!r} (original length {L}) [longrope]", "scaling")
+    return None
