@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=0, help="seed of the input vectors (default: 0)")
     g.add_argument("--out", required=True, metavar="FILE", help="where to write the JSON")
 
+    sub.add_parser("invariants", help="list the invariants with their statements",
+                   description="List every invariant of the registry (spec/invariants.py) with its statement.")
+
     sub.add_parser("presets", help="list the model presets --expect accepts",
                    description="List the model presets that --expect accepts, with their expectations.")
 
@@ -184,6 +187,12 @@ def main(argv: list[str] | None = None) -> int:
             return _precision(args, console)
         if args.command == "presets":
             return _presets(console)
+        if args.command == "invariants":
+            from spec.invariants import REGISTRY
+
+            for inv in REGISTRY.values():
+                console.print(f"{inv.id:<28} {inv.statement}", highlight=False, markup=False)
+            return 0
         if args.command == "golden":
             return _golden(args, console)
     except ExpectationError as e:
