@@ -49,6 +49,7 @@ def make_subject(
     max_position: int | None = None,
     device: str = "cpu",
     name: str | None = None,
+    timeout: float | None = None,
 ) -> Subject:
     """A Subject for TARGET. Raises TargetError when TARGET cannot be loaded.
 
@@ -77,6 +78,8 @@ def make_subject(
         expect=expect,
         device=device,
     )
+    if timeout is not None:
+        subject.timeout = timeout or None  # 0: no limit
     subject.skip_reason = arrays.unsupported_reason(array, dtype, device)
     if subject.skip_reason is None and t.mode == "factory":
         # A factory that declines the subject's dtype outright is skipped as a whole; binding once
@@ -92,7 +95,8 @@ def make_subject(
 
 
 def shipped_subjects(
-    *, expect: Expect | None = None, dtype: str | None = None, max_position: int | None = None, device: str = "cpu"
+    *, expect: Expect | None = None, dtype: str | None = None, max_position: int | None = None, device: str = "cpu",
+    timeout: float | None = None,
 ) -> list[Subject]:
     """One Subject per shipped implementation and dtype (only ``dtype`` when given)."""
     out = []
@@ -109,6 +113,7 @@ def shipped_subjects(
                     max_position=max_position,
                     device=device,
                     name=f"{s.name}-{d}",
+                    timeout=timeout,
                 )
             )
     return out

@@ -21,6 +21,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import threading
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,20 +152,64 @@ def is_decoder(obj: object) -> bool:
     return callable(getattr(obj, "prefill", None)) and callable(getattr(obj, "step", None))
 
 
+DEFAULT_TIMEOUT = 10.0
+
+
+class Watchdog:
+    """Runs implementation calls with a per-call time limit. A call past the limit is reported as a
+    ``timeout`` Fault and left running in its daemon thread (Python cannot stop it); every later call
+    of the same implementation then fails at once rather than hang again."""
+
+    def __init__(self, timeout: float | None = DEFAULT_TIMEOUT):
+        self.timeout = timeout
+        self.hung: str | None = None
+
+    def run(self, what: str, fn: Callable, *args):
+        if self.hung:
+            raise Fault(f"not called: an earlier call did not return ({self.hung})", "timeout")
+        if not self.timeout:
+            return _guarded(what, fn, *args)
+        box: dict = {}
+
+        def target():
+            try:
+                box["value"] = fn(*args)
+            except BaseException as e:  # handed to the caller's thread
+                box["error"] = e
+
+        t = threading.Thread(target=target, daemon=True, name="ropespec-call")
+        t.start()
+        t.join(self.timeout)
+        if t.is_alive():
+            self.hung = f"{what} ran past {self.timeout:g} s"
+            raise Fault(f"{what} did not return within {self.timeout:g} s (--timeout)", "timeout")
+        if "error" in box:
+            e = box["error"]
+            if not isinstance(e, Exception):
+                raise e
+            raise Fault(f"{what} raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
+        return box["value"]
+
+
+def _guarded(what: str, fn: Callable, *args):
+    try:
+        return fn(*args)
+    except Exception as e:
+        raise Fault(f"{what} raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
+
+
 class Bound:
     """An implementation bound to one expectation: call it with float64 rows and int64 positions."""
 
-    def __init__(self, fn: Callable, expect: Expect, array: str, device: str = "cpu"):
+    def __init__(self, fn: Callable, expect: Expect, array: str, device: str = "cpu", watchdog: Watchdog | None = None):
         self.fn = fn
         self.expect = expect
         self.array = array
         self.device = device
+        self.watchdog = watchdog or Watchdog(None)
 
     def _guarded(self, what: str, fn: Callable, *args):
-        try:
-            return fn(*args)
-        except Exception as e:
-            raise Fault(f"{what} raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
+        return self.watchdog.run(what, fn, *args)
 
     def prefill(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """Decode mode: the keys the decoder attends over after prefilling rows x at positions."""
@@ -186,10 +231,7 @@ class Bound:
         positions = np.asarray(positions, dtype=np.int64)
         nx, npos = arrays.to_native(x, positions, self.array, self.expect.dtype, self.device)
         keep_x, keep_p = arrays.snapshot(nx, self.array), arrays.snapshot(npos, self.array)
-        try:
-            out = self.fn(nx, npos)
-        except Exception as e:
-            raise Fault(f"raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
+        out = self._guarded("f(x, positions)", self.fn, nx, npos)
         mutated = None
         if not arrays.same(nx, keep_x, self.array):
             mutated = "x"
@@ -224,7 +266,15 @@ class Subject:
     device: str = "cpu"
     skip_reason: str | None = None
     kind: str = "rope"  # "rope": f(x, positions); "decode": prefill/step objects
+    timeout: float | None = DEFAULT_TIMEOUT
     _bound: dict = field(default_factory=dict, repr=False)
+    _watchdog: Watchdog | None = field(default=None, repr=False)
+
+    @property
+    def watchdog(self) -> Watchdog:
+        if self._watchdog is None:
+            self._watchdog = Watchdog(self.timeout)
+        return self._watchdog
 
     def fresh(self, expect: Expect) -> Bound:
         """A new decoder for ``expect`` (decode mode keeps state, so every case needs its own)."""
@@ -234,13 +284,13 @@ class Subject:
             raise Unsupported(str(e) or "NotImplementedError") from None
         except Exception as e:
             raise Fault(f"factory raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
-        return Bound(obj, expect, self.array, self.device)
+        return Bound(obj, expect, self.array, self.device, self.watchdog)
 
     def bind(self, expect: Expect) -> Bound:
         """The callable for ``expect`` (factories are called once per expectation)."""
         if expect not in self._bound:
             if self.mode == "plain":
-                self._bound[expect] = Bound(self.obj, expect, self.array, self.device)
+                self._bound[expect] = Bound(self.obj, expect, self.array, self.device, self.watchdog)
             else:
                 try:
                     fn = self.obj(expect)
@@ -253,11 +303,11 @@ class Subject:
                 else:
                     if is_decoder(fn):
                         self.kind = "decode"
-                        self._bound[expect] = Bound(fn, expect, self.array, self.device)
+                        self._bound[expect] = Bound(fn, expect, self.array, self.device, self.watchdog)
                     elif not callable(fn):
                         self._bound[expect] = Fault(f"factory returned {type(fn).__name__}, not a function", "shape")
                     else:
-                        self._bound[expect] = Bound(fn, expect, self.array, self.device)
+                        self._bound[expect] = Bound(fn, expect, self.array, self.device, self.watchdog)
         b = self._bound[expect]
         if isinstance(b, Exception):
             raise b

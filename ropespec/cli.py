@@ -36,7 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--invariant", action="append", metavar="ID", help="check only this invariant (repeatable)")
     c.add_argument("--replay", metavar="VERSION:BLOB", help="replay one failing case printed by an earlier run")
     c.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
+    c.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                   help="seconds one call of the implementation may take (0: no limit; default: 10)")
     c.add_argument("--json", metavar="PATH", help="write the results as JSON (schema in README)")
+    c.add_argument("--junit", metavar="PATH", help="write the results as JUnit XML (one testcase per property)")
 
     g = sub.add_parser("golden", help="write inputs and exact outputs at chosen positions (for tests in any language)",
                        description="Write a golden file: inputs (exact in bfloat16) and the exact outputs rounded "
@@ -72,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
 def _check(args: argparse.Namespace, console: Console) -> int:
     expect = parse_expect(args.expect)
     subjects = build_subjects(args.targets, expect=expect, array=args.array, dtype=args.dtype,
-                              max_position=args.max_position, device=args.device)
+                              max_position=args.max_position, device=args.device, timeout=args.timeout)
     try:
         props = api.select_properties(args.invariant)
     except ValueError as e:
@@ -95,6 +98,8 @@ def _check(args: argparse.Namespace, console: Console) -> int:
     report.render(reports, console, seed=seed, profile=args.profile)
     if args.json:
         report.write_json(args.json, reports, seed=seed, profile=args.profile)
+    if args.junit:
+        report.write_junit(args.junit, reports)
     return 0 if all(rep.passed for rep in reports) else 1
 
 

@@ -124,3 +124,27 @@ def to_json(reports: list[SubjectReport], *, seed: int, profile: str) -> dict:
 
 def write_json(path: str, reports: list[SubjectReport], *, seed: int, profile: str) -> None:
     Path(path).write_text(json.dumps(to_json(reports, seed=seed, profile=profile), indent=2) + "\n")
+
+
+def write_junit(path: str, reports: list[SubjectReport]) -> None:
+    """JUnit XML: a testsuite per implementation, a testcase per property (skips and failures marked)."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.Element("testsuites", name="ropespec")
+    for rep in reports:
+        shown = _shown(rep)
+        suite = ET.SubElement(root, "testsuite", name=rep.subject.name, tests=str(len(shown)),
+                              failures=str(sum(r.status == "fail" for r in shown)),
+                              errors=str(sum(r.status == "error" for r in shown)),
+                              skipped=str(sum(r.status == "skip" for r in shown)))
+        for r in shown:
+            case = ET.SubElement(suite, "testcase", classname=rep.subject.name, name=_label(r))
+            if r.status == "fail":
+                el = ET.SubElement(case, "failure", message=(f"[{r.diagnosis}] " if r.diagnosis else "") + r.message[:500],
+                                   type=r.diagnosis or "fail")
+                el.text = r.explain(replay_command(rep.subject, r))
+            elif r.status == "error":
+                ET.SubElement(case, "error", message=r.message[:500]).text = r.message
+            elif r.status == "skip":
+                ET.SubElement(case, "skipped", message=r.message[:500])
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

@@ -192,3 +192,50 @@ def test_transformers_style_torch_code_passes_the_default_class(capsys, tmp_path
     code, out, _ = run(capsys, f"{p}:rope", "--array", "torch", "--dtype", dtype,
                        "--expect", '{"head_dim": 128, "rope_theta": 500000}', "--seed", "4")
     assert code == 0, out
+
+
+def test_hanging_implementation_times_out_and_the_run_goes_on(capsys, tmp_path):
+    p = tmp_path / "hangs.py"
+    p.write_text(
+        "import time\n"
+        "def rope(x, positions):\n"
+        "    if positions.max() > 100000:\n"
+        "        time.sleep(3600)\n"
+        "    return x.copy()\n"
+    )
+    report = tmp_path / "r.json"
+    code, out, _ = run(capsys, f"{p}:rope", "--timeout", "0.5", "--json", str(report), "--seed", "0")
+    results = json.loads(report.read_text())["implementations"][0]["results"]
+    assert code == 1 and len(results) == N_PROPERTIES
+    timed = [r for r in results if r["diagnosis"] == "timeout"]
+    assert timed and "did not return within 0.5 s" in " ".join(r["message"] for r in timed)
+
+
+@pytest.mark.parametrize("body, diagnosis, words", [
+    ("    return x.tolist()\n", "shape", "expected numpy.ndarray"),
+    ("    return x[:, :-1].copy()\n", "shape", "returned shape"),
+    ("    import torch\n    return torch.tensor(x)\n", "shape", "expected numpy.ndarray"),
+    ("    y = x.copy()\n    y[positions > 1000] = float('nan')\n    return y\n", "non-finite", "non-finite"),
+    ("    x *= 1.0\n    x[:, 0] += 1.0\n    return x\n", "input-mutated", "wrote into its argument"),
+])
+def test_bad_outputs_get_their_diagnosis(capsys, tmp_path, body, diagnosis, words):
+    p = tmp_path / "bad_out.py"
+    p.write_text("def rope(x, positions):\n" + body)
+    report = tmp_path / "r.json"
+    code, _, err = run(capsys, f"{p}:rope", "--json", str(report), "--seed", "0")
+    results = json.loads(report.read_text())["implementations"][0]["results"]
+    assert code == 1 and "Traceback" not in err
+    hits = [r for r in results if r["diagnosis"] == diagnosis]
+    assert hits and any(words in r["message"] for r in hits), [(r["invariant"], r["diagnosis"]) for r in results]
+
+
+def test_junit_report(capsys, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    out = tmp_path / "junit.xml"
+    code, _, _ = run(capsys, "implementations.zoo.backwards:make", "--junit", str(out), "--seed", "0")
+    suite = ET.parse(out).getroot().find("testsuite")
+    assert code == 1 and suite.get("name") == "implementations.zoo.backwards:make"
+    failures = suite.findall("testcase/failure")
+    assert failures and int(suite.get("failures")) == len(failures)
+    assert any("rope.conformance" in c.get("name") for c in suite.findall("testcase") if c.find("failure") is not None)

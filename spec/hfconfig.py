@@ -1,0 +1,95 @@
+"""Reading a Hugging Face ``config.json`` into an expectation.
+
+Keys read (transformers 4.57 and 5.x):
+
+* ``head_dim``, else ``hidden_size // num_attention_heads`` (DeepSeek: ``qk_rope_head_dim``);
+* ``rope_theta``, or 5.x's ``rope_parameters["rope_theta"]``, or GPT-NeoX's ``rotary_emb_base``
+  (default 10000);
+* ``partial_rotary_factor`` (also inside ``rope_parameters``), GPT-NeoX's ``rotary_pct``, GPT-J's ``rotary_dim``;
+* ``rope_scaling`` (4.57), or the scaling keys of ``rope_parameters`` (5.x) when its rope_type is not default;
+* ``max_position_embeddings`` (how far to test; for ``dynamic`` it is also the original length, as in
+  transformers, and testing goes to factor times it; for yarn and longrope it fills a missing
+  ``original_max_position_embeddings``, as 4.57 does);
+* ``model_type`` and ``rope_interleave``: GPT-J, CodeGen and configs with ``rope_interleave: true`` pair
+  interleaved, every other model half.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from spec.expectation import Expect, ExpectationError
+
+INTERLEAVED_MODEL_TYPES = ("gptj", "codegen")
+_NOT_SCALING = ("rope_theta", "partial_rotary_factor")
+
+
+def looks_like_hf_config(d: dict) -> bool:
+    return any(k in d for k in ("model_type", "hidden_size", "num_attention_heads", "max_position_embeddings"))
+
+
+def _int(d: dict, key: str) -> int:
+    v = d.get(key)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise ExpectationError(f"config.json: {key}", f"must be a positive integer, got {v!r}")
+    return v
+
+
+def from_hf_config(d: dict[str, Any]) -> Expect:
+    """The expectation a Hugging Face model config describes."""
+    if not isinstance(d, dict):
+        raise ExpectationError("config.json", f"must be a JSON object, got {type(d).__name__}")
+    params = d.get("rope_parameters") or {}
+    if not isinstance(params, dict):
+        raise ExpectationError("config.json: rope_parameters", "must be an object")
+    if d.get("qk_rope_head_dim"):
+        head_dim = _int(d, "qk_rope_head_dim")
+    elif d.get("head_dim"):
+        head_dim = _int(d, "head_dim")
+    else:
+        head_dim = _int(d, "hidden_size") // _int(d, "num_attention_heads")
+    out: dict[str, Any] = {"head_dim": head_dim}
+    theta = d.get("rope_theta", params.get("rope_theta", d.get("rotary_emb_base", 10000.0)))
+    out["rope_theta"] = theta
+    if d.get("rotary_dim") is not None:
+        out["rotary_dim"] = d["rotary_dim"]
+    else:
+        factor = d.get("partial_rotary_factor", params.get("partial_rotary_factor", d.get("rotary_pct")))
+        if factor is not None and factor != 1.0:
+            out["partial_rotary_factor"] = factor
+    if d.get("model_type") in INTERLEAVED_MODEL_TYPES or d.get("rope_interleave") is True:
+        out["convention"] = "interleaved"
+    max_pos = d.get("max_position_embeddings")
+    if max_pos is not None:
+        out["max_position"] = _int(d, "max_position_embeddings")
+    scaling = d.get("rope_scaling")
+    if scaling is None and params.get("rope_type", params.get("type", "default")) != "default":
+        scaling = {k: v for k, v in params.items() if k not in _NOT_SCALING}
+    if scaling is not None:
+        if not isinstance(scaling, dict):
+            raise ExpectationError("config.json: rope_scaling", f"must be an object or null, got {type(scaling).__name__}")
+        scaling = dict(scaling)
+        rt = scaling.get("rope_type", scaling.get("type"))
+        if rt == "default":
+            scaling = None
+        elif max_pos is not None:
+            if rt == "dynamic" and "original_max_position_embeddings" not in scaling:
+                scaling["original_max_position_embeddings"] = max_pos
+                out["max_position"] = int(max_pos * float(scaling.get("factor", 1.0)))
+            elif rt in ("yarn", "longrope") and "original_max_position_embeddings" not in scaling:
+                scaling["original_max_position_embeddings"] = max_pos
+        out["rope_scaling"] = scaling
+    try:
+        return Expect.from_dict(out)
+    except ExpectationError as e:
+        raise ExpectationError(f"config.json: {e.field}", e.problem) from None
+
+
+def read(path: str | Path) -> Expect:
+    try:
+        d = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as e:
+        raise ExpectationError("config.json", f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    return from_hf_config(d)
