@@ -289,7 +289,31 @@ def run_property(
         if rec.unsupported and rec.examples:
             res.message = "; ".join(filter(None, [res.message, f"some cases unsupported: {rec.unsupported}"]))
     res.examples = rec.examples
+    if res.status == "fail":
+        _diagnose(res, subject)
     return res
+
+
+def _diagnose(res: Result, subject: Subject) -> None:
+    """Name the fault of a failure that came without a diagnosis, from evidence (properties.diagnose)."""
+    if res.diagnosis is not None or subject.kind != "rope":
+        return
+    expect = subject.expect
+    if expect is None and res.counterexample and isinstance(res.counterexample.get("expect"), dict):
+        expect = Expect.from_dict(res.counterexample["expect"])
+    found = None
+    if expect is not None:
+        from properties.diagnose import diagnose
+
+        try:
+            found = diagnose(subject.bind(expect), expect)
+        except (Unsupported, Failure):
+            found = None
+    if found:
+        res.diagnosis, evidence = found
+        res.message = f"{res.message} -- {res.diagnosis}: {evidence}"
+    else:
+        res.diagnosis = "unknown"
 
 
 def _fail(res: Result, e: Failure, rec: _Recorder) -> None:

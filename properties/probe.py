@@ -53,3 +53,75 @@ def measure(f, expect, *, seq_len: int | None = None, max_position: int | None =
             prec = np.abs(est - theta) / np.abs(est)
         theta = est
     return Measured(theta, g, prec, p)
+
+
+@dataclass
+class Pairing:
+    pairs: list[tuple[int, int]]  # (a, b) with a < b, in order of a
+    untouched: list[int]  # dims whose basis vector comes out unchanged
+    problem: str | None  # why the map is not a pairing, or None
+
+
+def pairing(f, head_dim: int, positions=(1, 3)) -> Pairing:
+    """Which dims turn together: the output of each basis vector at a few positions."""
+    d = head_dim
+    partners: dict[int, set[int]] = {j: set() for j in range(d)}
+    changed = np.zeros(d, dtype=bool)
+    for p in positions:
+        y = f(np.eye(d), np.full(d, p, dtype=np.int64))
+        off = np.abs(y - np.diag(np.diag(y))) > 0
+        changed |= (np.diag(y) != 1.0) | off.any(axis=1)
+        for j in range(d):
+            partners[j].update(int(k) for k in np.flatnonzero(off[j]))
+    pairs, problem = [], None
+    for j in range(d):
+        ks = partners[j]
+        if len(ks) > 1:
+            problem = problem or f"dim {j} leaks into dims {sorted(ks)[:6]}: not a rotation of pairs"
+        elif len(ks) == 1:
+            k = next(iter(ks))
+            if partners[k] != {j}:
+                problem = problem or f"dim {j} turns with dim {k}, but dim {k} with {sorted(partners[k])}"
+            elif j < k:
+                pairs.append((j, k))
+    return Pairing(pairs, [j for j in range(d) if not changed[j]], problem)
+
+
+def angles(f, head_dim: int, pairs, p: int, seq_len: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The angle each pair turns by at position p, and its output norm (a unit input)."""
+    x = np.zeros((2, head_dim))
+    a = np.array([i for i, _ in pairs])
+    b = np.array([j for _, j in pairs])
+    x[0, a] = 1.0
+    y = f(x, np.array([p, max(p, (seq_len or 1) - 1)], dtype=np.int64))
+    return np.arctan2(y[0, b], y[0, a]), np.hypot(y[0, a], y[0, b])
+
+
+@dataclass
+class Frequencies:
+    thetas: np.ndarray  # per pair, signed (negative: turning the other way)
+    offset: np.ndarray  # per pair: the angle at p = 0 divided by theta (a position offset)
+    precision: np.ndarray  # per pair: relative change of theta in the last doubling
+    max_position: int
+
+
+def frequencies(f, head_dim: int, pairs, *, max_position: int, seq_len: int | None = None) -> Frequencies:
+    """theta_i and a constant position offset c, from phi(p) = theta (p + c): the slope between
+    p = 0 and p = 1 (theta < pi), then sharpened by unwrapping at p = 3, 7, 15, ..."""
+    top = max_position - 1 if seq_len is None else min(max_position, seq_len) - 1
+    phi0, _ = angles(f, head_dim, pairs, 0, seq_len)
+    phi1, _ = angles(f, head_dim, pairs, 1, seq_len)
+    theta = np.angle(np.exp(1j * (phi1 - phi0)))
+    prec = np.ones_like(theta)
+    p = 1
+    while 2 * p + 1 <= top and p < 1 << 40:
+        p = 2 * p + 1
+        phi, _ = angles(f, head_dim, pairs, p, seq_len)
+        turns = np.round((phi0 + p * theta - phi) / (2 * math.pi))
+        est = (phi + 2 * math.pi * turns - phi0) / p
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prec = np.abs(est - theta) / np.abs(est)
+        theta = est
+    with np.errstate(divide="ignore", invalid="ignore"):
+        offset = np.where(theta != 0, phi0 / theta, 0.0)
+    return Frequencies(theta, offset, prec, p)

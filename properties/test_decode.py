@@ -51,7 +51,22 @@ def test_consistency(bind, case):
                 call=f"after {'prefill' if t == n0 - 1 else 'step'} to length {t + 1}", dtype=e.dtype,
                 index_names=("row", "dim")))
         except Failure as err:
+            stale = _stale_rows(e, x, pos, keys, n0, t)
+            evidence = (f"; every cached key still has the rotation of the length at which it was added "
+                        f"(rows 0..{t - 1}): a stale cache" if stale else "")
             raise Failure(f"decode diverges from a fresh pass first at length {t + 1} "
                           f"({'prefill' if t == n0 - 1 else f'step {t - n0 + 1}'}; original length "
-                          f"{original_length(e)}): {err.message}", err.diagnosis, err.ratio) from None
+                          f"{original_length(e)}): {err.message}{evidence}",
+                          "scaling" if stale else err.diagnosis, err.ratio) from None
     return worst
+
+
+def _stale_rows(e, x, pos, keys, n0, t) -> bool:
+    """Do the cached keys (rows before t) equal the rotation at the length each was added with?"""
+    for j in range(t):
+        length = n0 if j < n0 else j + 1
+        then = reference.apply(e, x[:length], pos[:length])[j]
+        bound = output_bound(e, x[:length], pos[:length])[j]
+        if not np.all(np.abs(keys[j] - then) <= bound):
+            return False
+    return t > 0

@@ -69,7 +69,9 @@ def _relative_cases(subject):
 
 def _relative_pinned(subject):
     top = subject.max_position - 1
-    return [{"expect": e, "m": 0, "n": 1, "shift": top - 1, "q, k": make_vectors(e, 2)} for e in pinned_expects(subject)]
+    third = top // 3  # (0, third) against (third, 2 third): tables that wrap break one of the two
+    return [{"expect": e, "m": m, "n": n, "shift": s, "q, k": make_vectors(e, 2)}
+            for e in pinned_expects(subject) for m, n, s in ((0, 1, top - 1), (0, third, third))]
 
 
 @rope_property("rope.relative-position", cases=_relative_cases, pinned=_relative_pinned)

@@ -20,6 +20,8 @@ def test_zoo_member_fails_its_target(member, invariant):
     failed = [r for r in results if r.status == "fail"]
     assert failed, f"{member.name} was not caught by {invariant}: {[(r.status, r.message) for r in results]}"
     assert failed[0].counterexample, "a failure must come with its counterexample"
+    # and it is named: its own diagnosis, with the evidence in the message
+    assert any(r.diagnosis == member.diagnosis for r in failed), [(r.diagnosis, r.message[-200:]) for r in failed]
 
 
 def test_every_invariant_has_a_zoo_member_that_fails_it():

@@ -10,7 +10,7 @@ EXPECT = {"head_dim": 64, "max_position": 16384, "rope_scaling": {"rope_type": "
 
 def _table(expect, seq_len):
     theta, g = spec_table(expect.replace(rope_scaling=None), seq_len)
-    return theta * expect.rope_scaling["factor"], g
+    return theta * (expect.rope_scaling or {}).get("factor", 1.0), g
 
 
 def make(expect):

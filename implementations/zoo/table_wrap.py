@@ -3,7 +3,7 @@
 from implementations.zoo._base import build
 
 TARGETS = ("rope.relative-position", "rope.conformance")
-DIAGNOSIS = "unknown"
+DIAGNOSIS = "position-offset"
 SOURCE = "nanochat PR #520 and pegainfer #220 (positions beyond the table read the wrong rows)"
 TABLE = 4096
 

@@ -1,0 +1,209 @@
+"""Naming the fault: a diagnosis earned by evidence measured on the implementation.
+
+When a property fails without a diagnosis of its own, :func:`diagnose` probes the implementation
+(:mod:`properties.probe`) and returns a word of the fixed vocabulary with one sentence of evidence in
+numbers, or None when nothing fits (the caller then says ``unknown``). The checks go from the most to
+the least structural: an output that does not depend on x alone, the pairing, the norms, the direction
+and size of the angles, a position offset or wrap, the scaling method, the base.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import reference
+from implementations.contract import Fault
+from properties import probe
+from spec import tolerance
+from spec.expectation import Expect
+from spec.scaling import original_length
+
+VOCABULARY = (
+    "convention", "base", "double-rotation", "position-offset", "direction", "scaling", "attention-factor",
+    "rotary-dim", "not-a-rotation", "angle-precision", "non-finite", "shape", "exception", "timeout",
+    "input-mutated", "nondeterministic", "unknown",
+)
+
+
+def _close(a, b, tol) -> bool:
+    """Frequencies equal to a relative tolerance, modulo 2 pi (integer positions cannot tell theta
+    from theta + 2 pi)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    diff = np.angle(np.exp(1j * (a - b)))
+    return bool(np.all(np.abs(diff) <= tol * np.abs(b) + 1e-300))
+
+
+def _scaling_variants(e: Expect, seq_len: int | None):
+    """Tables a mistaken implementation of e's scaling method would produce: (what, thetas)."""
+    s = e.to_dict()["rope_scaling"]
+    plain = e.replace(rope_scaling=None)
+    th0 = reference.thetas(plain)
+    yield "the unscaled default table", th0
+    rt, f = s["rope_type"], s.get("factor")
+    if rt in ("linear",) and f:
+        yield f"the default table multiplied by the factor {f:g} (not divided)", th0 * f
+    if rt == "ntk" and f:
+        yield f"the default table with base * s = {e.rope_theta * f:g} (not base * s^(r/(r-2)))", \
+            reference.thetas(plain.replace(rope_theta=e.rope_theta * f))
+    if rt == "yarn":
+        swapped = dict(s, beta_fast=s.get("beta_slow") or 1, beta_slow=s.get("beta_fast") or 32)
+        yield "yarn with beta_fast and beta_slow swapped", reference.thetas(e.replace(rope_scaling=swapped))
+        toggled = dict(s, truncate=not s.get("truncate", True))
+        yield f"yarn with truncate {str(toggled['truncate']).lower()}", reference.thetas(e.replace(rope_scaling=toggled))
+    if rt == "dynamic":
+        yield f"the dynamic table of length {e.max_position} at every length", reference.thetas(e, e.max_position)
+    if rt == "longrope":
+        L = original_length(e)
+        other = L + 1 if (seq_len or 0) <= L else L
+        yield f"the {'long' if other > L else 'short'} factors at this length", reference.thetas(e, other)
+
+
+def diagnose(f, e: Expect) -> tuple[str, str] | None:
+    """(word, evidence) for an implementation f (float64 in and out) that fails under e, or None."""
+    try:
+        return _diagnose(f, e)
+    except (Fault, FloatingPointError, ValueError, OverflowError):
+        return None
+
+
+def _diagnose(f, e: Expect) -> tuple[str, str] | None:
+    from properties import precision  # imports the framework, which imports this module
+
+    d = e.head_dim
+    top = e.max_position - 1
+    probe_pos = np.array(sorted({0, 1, 5, min(top, 999), top}), dtype=np.int64)
+    x = np.random.default_rng(0).standard_normal((len(probe_pos), d))
+    call = f.call(x, probe_pos) if hasattr(f, "call") else None
+    if call is not None and call.input_mutated:
+        return "input-mutated", f"the call wrote into its argument {call.input_mutated}"
+    y1 = call.out if call is not None else f(x, probe_pos)
+    bad = ~np.isfinite(y1)
+    if bad.any():
+        return "non-finite", f"f(x, p) has non-finite values at p = {sorted(set(probe_pos[np.flatnonzero(bad.any(axis=1))].tolist()))}"
+    y2 = f(x, probe_pos)
+    if not np.array_equal(y1, y2):
+        k = np.unravel_index(int(np.argmax(np.abs(y1 - y2))), y1.shape)
+        return "nondeterministic", f"two calls on the same input differ by {abs(y1[k] - y2[k]):.3g} at row {k[0]}, dim {k[1]}"
+    zero = f(np.zeros((2, d)), np.array([1, top], dtype=np.int64))
+    if np.any(zero != 0):
+        j = int(np.argmax(np.abs(zero).max(axis=0)))
+        return "not-a-rotation", f"f(0, p)[dim {j}] = {float(zero[np.argmax(np.abs(zero[:, j])), j]):.3g}, not 0: the output has a part that does not depend on x"
+    pr = probe.pairing(f, d)
+    if pr.problem:
+        return "not-a-rotation", pr.problem
+    want = sorted(tuple(sorted(p)) for p in e.pairs())
+    paired = {j for pair in pr.pairs for j in pair}
+    alone = [j for j in range(d) if j not in paired and j not in pr.untouched]
+    if alone:
+        return "not-a-rotation", f"dim {alone[0]} changes without a partner dim: it is scaled, not rotated"
+    if sorted(pr.pairs) != want:
+        r = e.rotary_dim
+        touched = d - len(pr.untouched)
+        if touched != r:
+            return "rotary-dim", f"{touched} dims rotate (dims {pr.untouched[:3]}... pass through), expected rotary_dim {r}"
+        other = "interleaved" if e.convention == "half" else "half"
+        got = dict(pr.pairs)
+        a = next(a for a, b in want if got.get(a) != b)
+        if sorted(pr.pairs) == sorted(tuple(sorted(p)) for p in e.replace(convention=other).pairs()):
+            return "convention", (f"pairing is {other}, expected {e.convention}: dim {a} turns with dim "
+                                  f"{got.get(a)}, not with dim {dict(want)[a]}")
+        return "convention", f"dim {a} turns with dim {got.get(a)}, expected dim {dict(want)[a]} ({e.convention} pairing)"
+    pairs = e.pairs()
+    seq = original_length(e) if e.rope_type in ("dynamic", "longrope") else None
+    small = np.array([p for p in (1, 3, 5, 33, 257, 999) if p <= top], dtype=np.int64)  # where the
+    explained = precision.explain_low_precision(f, e, small)  # candidates differ least among themselves
+    if explained:
+        return "angle-precision", explained
+    norms = np.array([probe.angles(f, d, pairs, p, seq)[1] for p in (1, 5, min(top, 1001))])
+    g = reference.attention_factor(e)
+    tol_g = 4 * tolerance.rotation_rtol(e) + 1e-12
+    if norms.max() - norms.min() > 2 * tol_g * norms.max():
+        i = np.unravel_index(int(np.argmax(np.abs(norms - np.median(norms)))), norms.shape)
+        return "not-a-rotation", (f"a unit pair comes out with norms from {norms.min():.4g} to {norms.max():.4g} "
+                                  f"(pair {i[1]}): a rotation keeps them equal")
+    gm = float(np.median(norms))
+    if abs(gm - g) > tol_g * g:
+        return "attention-factor", f"every pair comes out {gm:.6g} times its input, expected the attention factor {g:.6g} ({gm / g:.4g} times it)"
+    fr = probe.frequencies(f, d, pairs, max_position=e.max_position, seq_len=seq)
+    th = reference.thetas(e, seq)
+    if float(np.nanmax(fr.precision)) > 1e-3:  # the angles do not grow linearly with the position
+        return _wrap(f, e)
+    tol = max(1e-6, 100 * float(np.nanmax(fr.precision)))
+    ratio = fr.thetas / th
+    if _close(ratio, -1.0, tol):
+        return "direction", f"every pair turns by -p theta_i (pair 0 by {fr.thetas[0]:.6g} rad per position, expected +{th[0]:.6g})"
+    if _close(ratio, 2.0, tol):
+        return "double-rotation", f"every pair turns by exactly 2 p theta_i (theta'/theta = {np.median(ratio):.9g})"
+    c = float(np.median(fr.offset))
+    if abs(c) >= 0.5 and np.all(np.abs(fr.offset - c) <= 1e-3 * max(1.0, abs(c))):
+        return "position-offset", f"at p = 0 every pair is already turned by {c:.6g} theta_i: positions are shifted by {round(c)}"
+    if _close(fr.thetas, th, tol):
+        return _wrap(f, e) or _growth(f, e)
+    if e.rope_type != "default":
+        for what, tv in _scaling_variants(e, seq):
+            if _close(fr.thetas, tv, tol):
+                return "scaling", f"the frequencies match {what} (to {tol:.0e}), not the configured {e.rope_type}"
+        i = int(np.argmax(np.abs(ratio - 1)))
+        if abs(ratio[0] - 1) <= tol:
+            return "scaling", f"pair {i} turns at {fr.thetas[i]:.6g}, the {e.rope_type} table says {th[i]:.6g}"
+        return None
+    return _ladder(fr.thetas, e, tol)
+
+
+def _ladder(theta: np.ndarray, e: Expect, tol: float) -> tuple[str, str] | None:
+    """Fit ln theta_i = a - 2 i k over the pairs: k tells the base (or the dim the exponent is
+    normalised by), a tells an index shift or a constant factor."""
+    if np.any(theta <= 0) or len(theta) < 2:
+        return None
+    i = np.arange(len(theta))
+    slope, a = np.polyfit(i, np.log(theta), 1)
+    k = -slope / 2  # ln(base) / normalising dim
+    resid = float(np.max(np.abs(np.log(theta) - (a + slope * i))))
+    if resid > 1e-3:
+        return None
+    lnb, r, d = math.log(e.rope_theta), e.rotary_dim, e.head_dim
+    if abs(a) <= 1e-6:
+        if d != r and abs(k * d - lnb) <= 1e-6 * lnb:
+            return "rotary-dim", f"theta_i = base^(-2i/{d}): the exponent is normalised by head_dim {d}, not the rotary dim {r}"
+        return "base", f"the frequencies fit base {math.exp(k * r):.9g} (to {resid:.0e}), expected {e.rope_theta:g}"
+    shift = a / (-2 * k) if k else 0.0
+    if abs(k * r - lnb) <= 1e-6 * lnb and abs(shift - round(shift)) <= 1e-6 and round(shift):
+        return "base", f"theta'_i = theta_(i+{round(shift)}) of base {e.rope_theta:g}: the frequency index is shifted by {round(shift)}"
+    if abs(k * r - lnb) <= 1e-6 * lnb:
+        return "scaling", f"every frequency is the expected one times {math.exp(a):.9g}"
+    return None
+
+
+def _growth(f, e: Expect) -> tuple[str, str] | None:
+    """Frequencies are right: does the error grow like p from within the bound (angles computed
+    with too little precision)?"""
+    from properties import precision
+
+    sw = precision.measure(f, e, precision.sweep_positions(e.max_position, per_octave=1), vectors=1,
+                           classes=(precision.class_of(e),))
+    fail = sw.first_failure(precision.class_of(e))
+    k = sw.growth()
+    if fail is not None and k is not None and k >= 0.5 and sw.ratio[precision.class_of(e)][0] <= 1.0:
+        return "angle-precision", (f"the frequencies are right but the error grows like p^{k:.2f} and leaves the "
+                                   f"bound at p = {fail}")
+    return None
+
+
+def _wrap(f, e: Expect) -> tuple[str, str] | None:
+    """Frequencies are right; do large positions wrap around a table?"""
+    top = e.max_position - 1
+    x = np.random.default_rng(0).standard_normal((1, e.head_dim))
+    for p in sorted({top, top // 2 * 2 + 1, (3 * top) // 4 | 1}):
+        y = f(x, np.array([p]))
+        exact = reference.apply(e, x, np.array([p]))
+        if np.allclose(y, exact, rtol=1e-4, atol=1e-6):
+            continue
+        for k in range(4, 40):
+            T = 1 << k
+            if T >= p:
+                break
+            if np.allclose(y, reference.apply(e, x, np.array([p % T])), rtol=1e-4, atol=1e-6):
+                return "position-offset", f"positions wrap modulo {T}: f(x, {p}) equals the exact rotation at {p % T}"
+    return None
