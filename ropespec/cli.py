@@ -49,6 +49,18 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=0, help="seed of the input vectors (default: 0)")
     g.add_argument("--out", required=True, metavar="FILE", help="where to write the JSON")
 
+    fpp = sub.add_parser("fingerprint", help="infer what an implementation computes, by probing it",
+                         description="Probe TARGET with basis vectors and report its pairing, rotary dim, frequencies, "
+                                     "base, scaling curve, direction, offset, attention factor, precision and preset.")
+    fpp.add_argument("target", metavar="TARGET")
+    fpp.add_argument("--expect", metavar="PRESET|JSON",
+                     help="builds a factory's function; only head_dim, dtype and max_position guide the probing")
+    fpp.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
+    fpp.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: float32)")
+    fpp.add_argument("--max-position", type=int, metavar="N", help="probe positions up to N-1 (default: the expectation's)")
+    fpp.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
+    fpp.add_argument("--json", metavar="PATH", help="write the fingerprint as JSON")
+
     sub.add_parser("invariants", help="list the invariants with their statements",
                    description="List every invariant of the registry (spec/invariants.py) with its statement.")
 
@@ -150,6 +162,36 @@ def _precision(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _fingerprint(args: argparse.Namespace, console: Console) -> int:
+    from ropespec.fingerprint import describe, fingerprint
+    from spec import DEFAULT
+
+    expect = parse_expect(args.expect) or DEFAULT
+    [subject] = build_subjects([args.target], expect=expect, array=args.array, dtype=args.dtype,
+                               max_position=args.max_position, device=args.device)
+    if subject.skip_reason:
+        raise UsageError(f"TARGET {args.target}: {subject.skip_reason}")
+    try:
+        f = subject.bind(subject.expect)
+        fp = fingerprint(f, subject.expect)
+    except Failure as ex:
+        console.print(f"{args.target}: {ex.message}" + (f" [{ex.diagnosis}]" if ex.diagnosis else ""),
+                      highlight=False, markup=False)
+        return 1
+    except Exception as ex:  # Unsupported: the factory declines this expectation
+        raise UsageError(f"TARGET {args.target}: cannot build for {subject.expect.describe()}: {ex}") from None
+    console.print(f"ropespec fingerprint: {args.target} (head_dim {fp.head_dim}, {subject.dtype}, probed to "
+                  f"p = {subject.expect.max_position - 1})", highlight=False, markup=False)
+    for line in describe(fp):
+        console.print(f"  {line}", highlight=False, markup=False)
+    if args.json:
+        import json
+        from pathlib import Path
+
+        Path(args.json).write_text(json.dumps(fp.to_json(), indent=2) + "\n")
+    return 0
+
+
 def _golden(args: argparse.Namespace, console: Console) -> int:
     from reference import golden
 
@@ -192,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
             return _precision(args, console)
         if args.command == "presets":
             return _presets(console)
+        if args.command == "fingerprint":
+            return _fingerprint(args, console)
         if args.command == "invariants":
             from spec.invariants import REGISTRY
 

@@ -1,0 +1,244 @@
+"""Black-box fingerprint of a RoPE implementation: what it computes, inferred by probing.
+
+Only the head dim, the dtype and how far to probe come from the expectation; everything else is
+measured (:mod:`properties.probe`): the pairing and the dims left alone, each pair's frequency (angles
+unwrapped while doubling the position), the direction, a constant position offset, the attention
+factor, whether the table changes with the sequence length, the base, the scaling curve that fits
+(with its parameters), the precision class seen at large positions, and the preset it matches.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+import reference
+from properties import precision, probe
+from spec import presets
+from spec.expectation import Expect, ExpectationError
+
+_LENGTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+
+
+@dataclass
+class Fingerprint:
+    head_dim: int
+    pairing: str  # "half" | "interleaved" | "explicit" | "not a pairing"
+    pairs: list[tuple[int, int]]
+    rotary_dim: int
+    problem: str | None = None
+    direction: str = "forward"
+    offset: float = 0.0
+    attention_factor: float = 1.0
+    thetas: list[float] = field(default_factory=list)
+    precision: float | None = None  # worst relative uncertainty of a measured frequency
+    length_dependent: bool = False
+    base: float | None = None
+    base_precision: float | None = None
+    scaling: dict | None = None  # the rope_scaling dict that fits, or None for the default table
+    curve: str = "unknown"  # default | linear | ntk-or-default | yarn | llama3 | dynamic | longrope | unknown
+    curve_error: float | None = None  # worst relative difference between the fitted table and the measured one
+    precision_class: str | None = None
+    max_errors: dict[str, float] = field(default_factory=dict)  # position -> max error / pair norm
+    presets: list[str] = field(default_factory=list)  # every preset with the same RoPE (several can share one)
+    expect: dict | None = None  # the expectation that reproduces what was measured
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _convention(pairs, r) -> str:
+    half = [(i, i + r // 2) for i in range(r // 2)]
+    inter = [(2 * i, 2 * i + 1) for i in range(r // 2)]
+    return "half" if sorted(pairs) == half else "interleaved" if sorted(pairs) == inter else "explicit"
+
+
+def _ordered(pairs, conv, r):
+    if conv == "half":
+        return [(i, i + r // 2) for i in range(r // 2)]
+    if conv == "interleaved":
+        return [(2 * i, 2 * i + 1) for i in range(r // 2)]
+    return sorted(pairs)
+
+
+def _fit_base(theta: np.ndarray, r: int) -> tuple[float, float]:
+    """Base from the longest ladder prefix theta_i = theta_0 b^(-2i/r); (base, worst residual)."""
+    lt = np.log(theta)
+    k = min(4, len(theta))
+    while True:
+        i = np.arange(k)
+        slope, a = np.polyfit(i, lt[:k], 1) if k > 1 else (0.0, lt[0])
+        resid = float(np.max(np.abs(lt[:k] - (a + slope * i)))) if k > 1 else 0.0
+        if k == len(theta):
+            break
+        nxt = abs(lt[k] - (a + slope * k))
+        if nxt > 1e-9 + 10 * resid:
+            break
+        k += 1
+    return math.exp(-slope * r / 2), resid
+
+
+def _candidates(base, head_dim, r, conv, measured, max_position):
+    """Scaled expectations worth comparing with the measured table."""
+    plain = Expect(head_dim=head_dim, rotary_dim=r, rope_theta=base, convention=conv, max_position=max_position)
+    th0 = reference.thetas(plain)
+    yield "default", plain
+    s_first = th0[0] / measured[0]
+    s_last = th0[-1] / measured[-1]
+    if s_first > 1 + 1e-9:
+        yield "linear", plain.replace(rope_scaling={"rope_type": "linear", "factor": float(round(s_first, 6))})
+    if s_last > 1 + 1e-9:
+        s = float(round(s_last, 6))
+        for L in _LENGTHS:
+            for trunc in (True, False):
+                yield "yarn", plain.replace(rope_scaling={"rope_type": "yarn", "factor": s,
+                                                          "original_max_position_embeddings": L, "truncate": trunc})
+            for lo, hi in ((1.0, 4.0), (1.0, 8.0), (2.0, 4.0), (2.0, 8.0)):
+                yield "llama3", plain.replace(rope_scaling={"rope_type": "llama3", "factor": s, "low_freq_factor": lo,
+                                                            "high_freq_factor": hi, "original_max_position_embeddings": L})
+
+
+def fingerprint(f, expect: Expect) -> Fingerprint:
+    """Fingerprint f (float64 in and out) for expect's head_dim, dtype and max_position."""
+    d, top = expect.head_dim, expect.max_position
+    pr = probe.pairing(f, d)
+    r = 2 * len(pr.pairs)
+    fp = Fingerprint(head_dim=d, pairing="not a pairing" if pr.problem else "explicit", pairs=pr.pairs, rotary_dim=r,
+                     problem=pr.problem)
+    if pr.problem or not pr.pairs:
+        return fp
+    conv = _convention(pr.pairs, r)
+    fp.pairing = conv
+    pairs = _ordered(pr.pairs, conv, r)
+    # every call pinned to one sequence length, so that a table that depends on it stays put
+    fr = probe.frequencies(f, d, pairs, max_position=top, seq_len=top)
+    short = probe.frequencies(f, d, pairs, max_position=top, seq_len=min(64, top))
+    _, norms = probe.angles(f, d, pairs, 1)
+    fp.attention_factor = float(np.median(norms))
+    if np.all(fr.thetas < 0):
+        fp.direction = "backwards"
+    theta = np.abs(fr.thetas)
+    fp.thetas = theta.tolist()
+    fp.precision = float(np.nanmax(fr.precision))
+    fp.offset = float(np.median(fr.offset))
+    tol = max(1e-9, 100 * fp.precision)
+    fp.length_dependent = not np.allclose(np.abs(short.thetas), theta, rtol=tol, atol=0)
+    table = np.abs(short.thetas) if fp.length_dependent else theta
+    fp.base, fp.base_precision = _fit_base(table, r)
+    for digits in (6, 8, 10, 12):  # configs use round bases: take the shortest that reproduces the fit
+        rounded = float(f"{fp.base:.{digits}g}")
+        if abs(rounded - fp.base) <= max(fp.base_precision, 1e-15) * fp.base * r:
+            fp.base = rounded
+            break
+    if conv == "explicit":
+        return fp
+    best = None
+    for curve, cand in _candidates(fp.base, d, r, conv, table, top):
+        err = float(np.max(np.abs(reference.thetas(cand) - table) / table))
+        if best is None or err < best[0] - 1e-12:
+            best = (err, curve, cand)
+    err, curve, cand = best
+    if fp.length_dependent:
+        dyn = _fit_dynamic(fp, theta, cand.replace(rope_scaling=None), top)
+        if dyn is not None:
+            err, curve, cand = dyn
+        else:
+            curve, cand, err = "longrope", cand, None
+    if err is not None and err <= max(tol, 1e-6):
+        fp.curve, fp.curve_error = ("ntk-or-default" if curve == "default" else curve), err
+        fp.scaling = cand.to_dict()["rope_scaling"]
+        g = fp.attention_factor
+        if cand.rope_type in ("yarn", "longrope") and abs(reference.attention_factor(cand) - g) > 1e-6 * g:
+            try:  # the measured factor differs from the method's default g(s): state it explicitly
+                cand = cand.replace(rope_scaling=dict(fp.scaling, attention_factor=float(f"{g:.9g}")))
+                fp.scaling = cand.to_dict()["rope_scaling"]
+            except ExpectationError:
+                pass
+        fp.expect = cand.replace(dtype=expect.dtype).to_dict()
+        fp.precision_class, fp.max_errors = _precision(f, cand.replace(dtype=expect.dtype), top)
+        fp.presets = _presets(cand, g, tol)
+    else:
+        fp.curve, fp.curve_error = curve if curve == "longrope" else "unknown", err
+    return fp
+
+
+def _fit_dynamic(fp, theta, plain, top):
+    """A dynamic NTK table: default at short lengths; at length top + 1 the base grows."""
+    b_long, _ = _fit_base(theta, plain.rotary_dim)
+    r = plain.rotary_dim
+    grow = (b_long / plain.rope_theta) ** ((r - 2) / r)  # = s l / L - (s - 1)
+    best = None
+    for L in _LENGTHS:
+        if L >= top:
+            continue
+        l = top
+        s = (grow - 1) / (l / L - 1)
+        if s < 1 - 1e-9:
+            continue
+        cand = plain.replace(rope_scaling={"rope_type": "dynamic", "factor": float(round(s, 6)),
+                                           "original_max_position_embeddings": L})
+        err = float(np.max(np.abs(reference.thetas(cand, top) - theta) / theta))
+        if best is None or err < best[0]:
+            best = (err, "dynamic", cand)
+    return best
+
+
+def _precision(f, e: Expect, top: int) -> tuple[str | None, dict[str, float]]:
+    pos = np.array([p for p in (999, 65521, 1048573, 16777213) if p < top] or [top - 1 | 1], dtype=np.int64)
+    pos = np.minimum(pos, top - 1)
+    sw = precision.measure(f, e, pos, vectors=2)
+    holds = [c for c in ("exact", "float64", "float32", "bfloat16", "float16") if np.all(sw.ratio[c] <= 1.0)]
+    errors = {str(int(p)): float(v) for p, v in zip(sw.positions, sw.max_error)}
+    return (holds[0] if holds else None), errors
+
+
+def _presets(cand: Expect, g: float, tol: float) -> list[str]:
+    found = []
+    for name in presets.names():
+        pe = presets.get(name)
+        if (pe.head_dim, pe.rotary_dim, pe.convention) != (cand.head_dim, cand.rotary_dim, cand.convention):
+            continue
+        want = reference.thetas(pe)
+        got = reference.thetas(cand)
+        if np.max(np.abs(want - got) / want) <= max(tol, 1e-6) and abs(reference.attention_factor(pe) - g) <= 1e-6 * g:
+            found.append(name)
+    return found
+
+
+def describe(fp: Fingerprint) -> list[str]:
+    """The fingerprint as lines of text."""
+    out = []
+    if fp.problem:
+        return [f"not a pairing of dims: {fp.problem}"]
+    pass_through = fp.head_dim - fp.rotary_dim
+    out.append(f"pairing: {fp.pairing}" + (f" {fp.pairs[:4]}..." if fp.pairing == "explicit" else "")
+               + f"; rotary dim {fp.rotary_dim} of {fp.head_dim}" + (f" ({pass_through} dims pass through)" if pass_through else ""))
+    out.append(f"direction: {fp.direction}; position offset: {fp.offset:.3g}; attention factor: {fp.attention_factor:.9g}")
+    th = fp.thetas
+    if th:
+        out.append(f"frequencies: theta_0 = {th[0]:.12g}, theta_1 = {th[1] if len(th) > 1 else float('nan'):.12g}, ..., "
+                   f"theta_{len(th) - 1} = {th[-1]:.12g} (relative precision {fp.precision:.1e})")
+    if fp.base is not None:
+        out.append(f"base: {fp.base:.10g} (ladder fit residual {fp.base_precision:.1e})"
+                   + ("; the table changes with the sequence length" if fp.length_dependent else ""))
+    if fp.curve == "ntk-or-default":
+        out.append("curve: the default ladder (an NTK-aware table is the default ladder of a larger base)")
+    elif fp.curve in ("unknown", "longrope") and not fp.scaling:
+        out.append(f"curve: {fp.curve}" + (" (per-pair factors that change with the length)" if fp.curve == "longrope" else ""))
+    else:
+        out.append(f"curve: {fp.curve} {json_compact(fp.scaling)} (fits to {fp.curve_error:.1e})")
+    if fp.precision_class is not None or fp.max_errors:
+        errs = ", ".join(f"p={p}: {v:.2g}" for p, v in fp.max_errors.items())
+        out.append(f"precision: {('strict' if fp.precision_class == 'exact' else (fp.precision_class or 'none') + ' angles')} "
+                   f"class holds; max error / pair norm {errs}")
+    out.append(f"matches preset{'s' if len(fp.presets) > 1 else ''} {', '.join(fp.presets)}" if fp.presets
+               else "matches no preset")
+    return out
+
+
+def json_compact(d) -> str:
+    import json
+
+    return json.dumps(d, separators=(",", ":")) if d else ""

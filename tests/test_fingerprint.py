@@ -1,0 +1,55 @@
+"""`ropespec fingerprint` recovers what an implementation computes from probing alone."""
+
+import json
+
+import pytest
+
+from ropespec.cli import main
+from spec import presets
+
+PRESETS = presets.names()
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_fingerprint_recovers_every_preset_from_the_numpy_implementation(tmp_path, capsys, name):
+    out = tmp_path / "fp.json"
+    assert main(["fingerprint", "implementations.numpy_rope:make", "--expect", name, "--dtype", "float64",
+                 "--json", str(out)]) == 0
+    fp = json.loads(out.read_text())
+    e = presets.get(name)
+    assert fp["pairing"] == e.convention and fp["rotary_dim"] == e.rotary_dim
+    assert abs(fp["base"] - e.rope_theta) <= 1e-6 * e.rope_theta
+    if e.rope_scaling is None:
+        assert fp["curve"] == "ntk-or-default" and fp["scaling"] is None
+    else:
+        assert fp["curve"] == e.rope_type
+        assert fp["scaling"]["factor"] == pytest.approx(e.rope_scaling["factor"], rel=1e-6)
+    assert name in fp["presets"]  # llama2-7b and mistral-7b-v0.1 share one RoPE, and so on
+    assert name in capsys.readouterr().out
+    assert fp["precision_class"] == "exact"  # the shipped float64 implementation holds the strict class
+
+
+@pytest.mark.parametrize("member, key, value", [
+    ("backwards", "direction", "backwards"),
+    ("off_by_one", "offset", 1.0),
+    ("wrong_pairing", "pairing", "interleaved"),
+    ("partial_ignored", "rotary_dim", 64),
+    ("wrong_base", "base", 500000.0),
+])
+def test_fingerprint_of_zoo_members(tmp_path, member, key, value):
+    out = tmp_path / "fp.json"
+    assert main(["fingerprint", f"implementations.zoo.{member}:make", "--expect",
+                 '{"head_dim": 64, "rotary_dim": 48, "dtype": "float64"}' if member == "partial_ignored"
+                 else '{"head_dim": 64, "dtype": "float64"}', "--json", str(out)]) == 0
+    fp = json.loads(out.read_text())
+    assert fp[key] == pytest.approx(value) if isinstance(value, float) else fp[key] == value
+
+
+def test_fingerprint_of_a_dynamic_table(tmp_path):
+    out = tmp_path / "fp.json"
+    e = '{"head_dim": 64, "dtype": "float64", "max_position": 16384, "rope_scaling": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 2048}}'
+    assert main(["fingerprint", "implementations.numpy_rope:make", "--expect", e, "--json", str(out)]) == 0
+    fp = json.loads(out.read_text())
+    assert fp["length_dependent"] and fp["curve"] == "dynamic"
+    assert fp["scaling"]["factor"] == pytest.approx(4.0, rel=1e-6)
+    assert fp["scaling"]["original_max_position_embeddings"] == 2048
