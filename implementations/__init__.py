@@ -7,6 +7,7 @@ Imports ``spec`` (the expectation schema) and nothing else of ropespec.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from implementations import arrays
 from implementations.contract import (
@@ -18,6 +19,7 @@ from implementations.contract import (
     Target,
     TargetError,
     Unsupported,
+    _mode_of,
     load_target,
 )
 from spec.expectation import DEFAULT, Expect
@@ -41,7 +43,7 @@ SHIPPED = (
 
 
 def make_subject(
-    target: str,
+    target: str | Callable,
     *,
     expect: Expect | None = None,
     array: str = "numpy",
@@ -51,13 +53,18 @@ def make_subject(
     name: str | None = None,
     timeout: float | None = None,
 ) -> Subject:
-    """A Subject for TARGET. Raises TargetError when TARGET cannot be loaded.
+    """A Subject for TARGET (a target string or the callable itself). Raises TargetError when TARGET
+    cannot be loaded.
 
     A plain function is checked against ``expect`` (default: :data:`spec.DEFAULT`); a factory against
     ``expect`` when given, else against expectations the suite draws. ``dtype`` and
     ``max_position`` override the expectation's.
     """
-    t = load_target(target)
+    if callable(target):
+        t = Target(getattr(target, "__qualname__", repr(target)), target, _mode_of(target))
+        target = t.spec
+    else:
+        t = load_target(target)
     dtype = dtype or (expect.dtype if expect is not None else DEFAULT.dtype)
     if expect is None and t.mode == "plain":
         expect = DEFAULT

@@ -65,6 +65,37 @@ def check_subjects(
     return reports
 
 
+def _check_one(job) -> list[Result]:
+    """In a worker process: rebuild the subjects from the command line's arguments, check one."""
+    from ropespec.inputs import build_subjects, parse_expect
+
+    args, index, invariant_ids, seed, replay = job
+    subjects = build_subjects(args["targets"], expect=parse_expect(args["expect"]), array=args["array"],
+                              dtype=args["dtype"], max_position=args["max_position"], device=args["device"],
+                              timeout=args["timeout"])
+    props = select_properties(invariant_ids)
+    return [run_property(p, subjects[index], profile=args["profile"], seed_value=seed, replay=replay) for p in props]
+
+
+def check_in_processes(args, subjects, properties, *, seed, replay, jobs, on_result=None) -> list[SubjectReport]:
+    """check_subjects spread over ``jobs`` processes, one implementation per task (``ropespec check -j``).
+    Each worker loads the implementations itself: nothing but arguments and results crosses processes."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    plain = {k: getattr(args, k) for k in ("targets", "expect", "array", "dtype", "max_position", "device",
+                                           "timeout", "profile")}
+    ids = sorted({p.invariant for p in properties}) if args.invariant else None
+    reports = [SubjectReport(s) for s in subjects]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_check_one, (plain, i, ids, seed, replay)) for i in range(len(subjects))]
+        for rep, fut in zip(reports, futures):
+            rep.results = fut.result()
+            for r in rep.results:
+                if on_result:
+                    on_result(r)
+    return reports
+
+
 def replay_command(subject: Subject, result: Result) -> str | None:
     """A command line that runs exactly this failing case again (None unless it failed)."""
     if result.status != "fail":
@@ -81,3 +112,90 @@ def replay_command(subject: Subject, result: Result) -> str | None:
         parts += ["--seed", str(result.seed)]
     parts += result.replay
     return " ".join(shlex.quote(p) for p in parts)
+
+
+@dataclass
+class CheckResult:
+    """What :func:`check` found: one report per implementation (and dtype) checked."""
+
+    reports: list[SubjectReport]
+    seed: int
+    profile: str
+
+    @property
+    def passed(self) -> bool:
+        return all(rep.passed for rep in self.reports)
+
+    @property
+    def results(self) -> list[Result]:
+        """Every property's result: invariant, status, diagnosis, message, worst, counterexample."""
+        return [r for rep in self.reports for r in rep.results]
+
+    @property
+    def failures(self) -> list[Result]:
+        return [r for r in self.results if r.status in ("fail", "error")]
+
+    def report(self) -> str:
+        """The report the command line prints, as plain text."""
+        import io
+
+        from rich.console import Console
+
+        from ropespec import report
+
+        buf = io.StringIO()
+        report.render(self.reports, Console(file=buf, soft_wrap=True, force_terminal=False, width=160),
+                      seed=self.seed, profile=self.profile)
+        return buf.getvalue()
+
+    def raise_for_failures(self) -> None:
+        """One AssertionError whose message is the whole report, every failing invariant listed."""
+        __tracebackhide__ = True
+        if not self.passed:
+            raise AssertionError(self.report())
+
+    def to_json(self) -> dict:
+        from ropespec import report
+
+        return report.to_json(self.reports, seed=self.seed, profile=self.profile)
+
+
+def check(
+    fn,
+    expect=None,
+    *,
+    array: str | None = None,
+    dtype: str | None = None,
+    max_position: int | None = None,
+    profile: str | None = None,
+    seed: int | None = None,
+    invariants: list[str] | None = None,
+    timeout: float | None = 10.0,
+    device: str = "cpu",
+) -> CheckResult:
+    """Check ``fn`` — a function f(x, positions), a factory make(expect), or a TARGET string — against
+    every invariant (or ``invariants``). ``expect`` is a preset name, a dict, JSON, a config.json path or
+    an :class:`~spec.Expect`. The command line is a thin layer over this function."""
+    import random
+
+    from properties.profiles import DEFAULT_PROFILE
+    from ropespec.inputs import build_subjects, parse_expect
+
+    subjects = build_subjects([fn], expect=parse_expect(expect), array=array, dtype=dtype,
+                              max_position=max_position, device=device, timeout=timeout)
+    profile = profile or DEFAULT_PROFILE
+    seed = seed if seed is not None else random.randrange(2**31)
+    reports = check_subjects(subjects, select_properties(invariants), profile=profile, seed=seed)
+    return CheckResult(reports, seed, profile)
+
+
+def fingerprint(fn, expect=None, *, array: str | None = None, dtype: str | None = None,
+                max_position: int | None = None, device: str = "cpu"):
+    """Fingerprint ``fn`` (see :mod:`ropespec.fingerprint`); ``expect`` gives head_dim, dtype and the probe range."""
+    from ropespec.fingerprint import fingerprint as _fingerprint
+    from ropespec.inputs import build_subjects, parse_expect
+    from spec import DEFAULT
+
+    [subject] = build_subjects([fn], expect=parse_expect(expect) or DEFAULT, array=array, dtype=dtype,
+                               max_position=max_position, device=device)
+    return _fingerprint(subject.bind(subject.expect), subject.expect)

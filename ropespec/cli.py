@@ -35,7 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, help="seed for a reproducible run (default: random, printed)")
     c.add_argument("--invariant", action="append", metavar="ID", help="check only this invariant (repeatable)")
     c.add_argument("--replay", metavar="VERSION:BLOB", help="replay one failing case printed by an earlier run")
-    c.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
+    c.add_argument("--device", default="cpu", help="torch device for --array torch, e.g. cuda (default: cpu)")
+    c.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="check implementations in N processes (default: 1)")
     c.add_argument("--timeout", type=float, default=10.0, metavar="S",
                    help="seconds one call of the implementation may take (0: no limit; default: 10)")
     c.add_argument("--json", metavar="PATH", help="write the results as JSON (schema in README)")
@@ -100,13 +102,18 @@ def _check(args: argparse.Namespace, console: Console) -> int:
         replay = (version, blob)
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     total = len(subjects) * len(props)
+    if args.jobs < 1:
+        raise UsageError(f"-j: must be >= 1, got {args.jobs}")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=not console.is_terminal) as progress:
         task = progress.add_task("checking", total=total)
-        reports = api.check_subjects(
-            subjects, props, profile=args.profile, seed=seed, replay=replay,
-            on_result=lambda r: progress.update(task, advance=1, description=f"{r.implementation} {r.invariant}"),
-        )
+        advance = lambda r: progress.update(task, advance=1, description=f"{r.implementation} {r.invariant}")
+        if args.jobs > 1 and len(subjects) > 1:
+            reports = api.check_in_processes(args, subjects, props, seed=seed, replay=replay, jobs=args.jobs,
+                                             on_result=advance)
+        else:
+            reports = api.check_subjects(subjects, props, profile=args.profile, seed=seed, replay=replay,
+                                         on_result=advance)
     report.render(reports, console, seed=seed, profile=args.profile)
     if args.json:
         report.write_json(args.json, reports, seed=seed, profile=args.profile)

@@ -43,7 +43,7 @@ def parse_expect(text: str | dict | Expect | None) -> Expect | None:
 
 
 def build_subjects(
-    targets: list[str] | None,
+    targets: list | None,
     *,
     expect: Expect | None = None,
     array: str | None = None,
@@ -68,7 +68,7 @@ def build_subjects(
         try:
             out.append(
                 make_subject(t, expect=expect, array=array or "numpy", dtype=dtype, max_position=max_position,
-                             device=device, name=t, timeout=timeout)
+                             device=device, name=t if isinstance(t, str) else None, timeout=timeout)
             )
         except TargetError as e:
             raise UsageError(f"TARGET {e}") from None

@@ -31,6 +31,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="dtype of x and of the output. Default: the expectation's (float32)")
     group.addoption("--rope-max-position", type=int, default=None, metavar="N",
                     help="largest position tested is N-1. Default: 131072")
+    group.addoption("--rope-profile", choices=("dev", "ci", "thorough"), default=None,
+                    help="hypothesis profile of the RoPE properties and of rope_check. Default: dev "
+                         "(ci on CI machines; --hypothesis-profile also selects)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -38,7 +41,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     import properties.profiles  # noqa: F401  (registers dev, ci, thorough)
 
-    if not config.getoption("hypothesis_profile", None) and settings.get_current_profile_name() == "default":
+    chosen = config.getoption("rope_profile", None)
+    if chosen:
+        settings.load_profile(chosen)
+    elif not config.getoption("hypothesis_profile", None) and settings.get_current_profile_name() == "default":
         settings.load_profile(properties.profiles.DEFAULT_PROFILE)
 
 
@@ -77,3 +83,26 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "rope_subject" in metafunc.fixturenames:
         subjects = _subjects(metafunc.config)
         metafunc.parametrize("rope_subject", subjects, ids=[s.name for s in subjects])
+
+
+@pytest.fixture
+def rope_check(request):
+    """Check an implementation inside a test; fails the test with the full report (every failing
+    invariant, its diagnosis and a replay command). Same arguments as :func:`ropespec.check`::
+
+        def test_my_kernel(rope_check):
+            rope_check(my_kernel, expect="llama3.1-8b", array="torch")
+    """
+    from hypothesis import settings
+
+    from ropespec.api import check
+
+    def run(fn, expect=None, **kwargs):
+        kwargs.setdefault("profile", settings.get_current_profile_name()
+                          if settings.get_current_profile_name() in ("dev", "ci", "thorough") else None)
+        result = check(fn, expect, **kwargs)
+        if not result.passed:
+            pytest.fail(result.report(), pytrace=False)
+        return result
+
+    return run

@@ -239,3 +239,20 @@ def test_junit_report(capsys, tmp_path):
     failures = suite.findall("testcase/failure")
     assert failures and int(suite.get("failures")) == len(failures)
     assert any("rope.conformance" in c.get("name") for c in suite.findall("testcase") if c.find("failure") is not None)
+
+
+def test_cuda_device_is_a_clean_skip_without_a_gpu(capsys):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: this test is about machines without one")
+    code, out, _ = run(capsys, "implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed", "0")
+    assert code == 0 and "CUDA is not available on this machine" in out and "0 passed, 0 failed" in out
+
+
+def test_jobs_spread_implementations_over_processes(capsys, tmp_path):
+    report = tmp_path / "r.json"
+    code, out, _ = run(capsys, "implementations.numpy_rope:make", "implementations.zoo.backwards:make",
+                       "-j", "2", "--invariant", "rope.conformance", "--seed", "3", "--json", str(report))
+    data = json.loads(report.read_text())
+    assert code == 1
+    assert [i["passed"] for i in data["implementations"]] == [True, False]

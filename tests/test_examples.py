@@ -1,0 +1,72 @@
+"""The examples run, the plugin works in a scratch project of its own, and xdist runs the properties."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args, cwd=ROOT, timeout=600):
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+def test_check_numpy_example():
+    proc = run("examples/check_numpy.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ", 0 failed" in proc.stdout
+
+
+def test_plugin_example_with_torch():
+    pytest.importorskip("torch")
+    proc = run("-m", "pytest", "-p", "no:cacheprovider", "-q", "examples/test_rope.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
+
+
+def test_transformers_example():
+    pytest.importorskip("transformers")
+    proc = run("examples/check_transformers.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+SCRATCH = '''
+import numpy as np
+
+def good(x, positions):
+    d = x.shape[1]
+    ang = positions[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    x1, x2, c, s = x[:, : d // 2], x[:, d // 2 :], np.cos(ang), np.sin(ang)
+    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=1).astype(x.dtype)
+
+def off_by_one(x, positions):
+    return good(x, positions + 1)
+
+def test_good(rope_check):
+    rope_check(good, expect="llama2-7b")
+
+def test_off_by_one(rope_check):
+    rope_check(off_by_one, expect="llama2-7b")
+'''
+
+
+def test_plugin_in_a_scratch_project(tmp_path):
+    (tmp_path / "test_rope.py").write_text(textwrap.dedent(SCRATCH))
+    proc = run("-m", "pytest", "-p", "no:cacheprovider", "test_rope.py", cwd=tmp_path)
+    out = proc.stdout
+    assert proc.returncode == 1, out
+    assert "1 failed, 1 passed" in out
+    assert "test_off_by_one" in out and "position-offset" in out and "positions are shifted by 1" in out
+    assert "replay: ropespec check" in out
+
+
+def test_properties_under_xdist():
+    pytest.importorskip("xdist")
+    proc = run("-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2", "properties/test_rotation.py",
+               "--rope-impl", "implementations.numpy_rope:make")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
