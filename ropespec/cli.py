@@ -63,6 +63,17 @@ def _parser() -> argparse.ArgumentParser:
     fpp.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
     fpp.add_argument("--json", metavar="PATH", help="write the fingerprint as JSON")
 
+    sp_ = sub.add_parser("spec", help="render the executable spec (Markdown or self-contained HTML)",
+                         description="Render every invariant with statement, formula, proof status, the properties "
+                                     "that check it and the zoo members that fail it, plus the tutorial facts.")
+    sp_.add_argument("--format", choices=("md", "html"), default="md")
+    sp_.add_argument("--impl", metavar="TARGET", help="also show this implementation's verdict per invariant")
+    sp_.add_argument("--expect", metavar="PRESET|JSON", help="the expectation for --impl")
+    sp_.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to --impl")
+    sp_.add_argument("--dtype", choices=DTYPES, help="dtype for --impl")
+    sp_.add_argument("--seed", type=int, default=0, help="seed of the --impl check (default: 0)")
+    sp_.add_argument("--out", metavar="PATH", help="write here instead of standard output")
+
     sub.add_parser("invariants", help="list the invariants with their statements",
                    description="List every invariant of the registry (spec/invariants.py) with its statement.")
 
@@ -199,6 +210,30 @@ def _fingerprint(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _spec(args: argparse.Namespace, console: Console) -> int:
+    from ropespec import specdoc
+
+    verdicts, subject = None, None
+    if args.impl:
+        result = api.check(args.impl, args.expect, array=args.array, dtype=args.dtype, seed=args.seed)
+        verdicts = {}
+        for r in result.results:
+            if not r.applicable:
+                continue
+            word = r.status if r.status != "fail" else f"fail ({r.diagnosis})"
+            verdicts[r.invariant] = word if verdicts.get(r.invariant, "pass") == "pass" else verdicts[r.invariant]
+        subject = args.impl + (f" --expect {args.expect}" if args.expect else "")
+    text = (specdoc.html_doc if args.format == "html" else specdoc.markdown)(verdicts, subject)
+    if args.out:
+        from pathlib import Path
+
+        Path(args.out).write_text(text)
+        console.print(f"wrote {args.out}", highlight=False, markup=False)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def _golden(args: argparse.Namespace, console: Console) -> int:
     from reference import golden
 
@@ -243,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
             return _presets(console)
         if args.command == "fingerprint":
             return _fingerprint(args, console)
+        if args.command == "spec":
+            return _spec(args, console)
         if args.command == "invariants":
             from spec.invariants import REGISTRY
 

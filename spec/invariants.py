@@ -15,6 +15,8 @@ class Invariant:
     id: str
     section: str
     statement: str
+    families: tuple[str, ...] = ("rope",)
+    source: str = ""
 
 
 _ENTRIES = [
@@ -122,6 +124,33 @@ _ENTRIES += [
         "Prefill followed by single-token steps yields the same rotated keys as a fresh pass over the whole "
         "sequence at every step.",
     ),
+]
+
+# where each invariant comes from: the paper, the seed tutorials (shared/seeds), or the bug reports
+# (REFERENCE.md section 6) that motivated checking it
+_SOURCES = {
+    "rope.conformance": "RoFormer (Su et al., arXiv 2104.09864), eq. 34; seed tutorial 004",
+    "rope.norm-per-pair": "RoFormer section 3.4.2; seed tutorial 004 (rotations keep lengths)",
+    "rope.relative-position": "RoFormer eq. 16; seed tutorial 004 (gap 2 at starts 3, 10, 100, 4000)",
+    "rope.identity-at-zero": "RoFormer: R(0) = I",
+    "rope.composition": "llama.cpp's composition test rope(rope(x, 100 + i), -67) = rope(x, 33 + i)",
+    "rope.linearity": "RoFormer: RoPE is a matrix multiplication",
+    "rope.locality": "nanotron PR #427, vLLM #49290, flash-attention #288 (pairings mixed up)",
+    "rope.partial-passthrough": "pie PR #603, maxtext #4616, vLLM PR #41185 (partial rotary)",
+    "contract.input-unmodified": "flash-attention's tests (input untouched when not in place)",
+    "contract.deterministic": "fla PR #967 (uninitialised output)",
+    "contract.shape-finite": "nanochat PR #520, pegainfer #220 (positions beyond the table)",
+    "scaling.bounded": "Position Interpolation (arXiv 2306.15595); transformers' rope tests (bounds for yarn and llama3)",
+    "scaling.linear-positions": "Position Interpolation (arXiv 2306.15595); seed tutorial 004 (pair 4: 204.8 rad, not 819.2)",
+    "scaling.ntk-endpoints": "bloc97's NTK-aware scaling (2023); seed tutorial 004 (base 40000 vs 40890)",
+    "scaling.band-edges": "YaRN (arXiv 2309.00071); Meta's Llama 3.1 apply_scaling; transformers PR #32330; torchtitan PR #3787",
+    "scaling.dynamic-length": "transformers dynamic NTK; vLLM #3488 and #41236",
+    "scaling.attention-factor": "YaRN eq. 22; sglang PR #33558, TensorRT-LLM PR #16379, exllamav3 #259",
+    "scaling.longrope-switch": "LongRoPE (Phi-3); transformers PR #33129",
+    "decode.consistency": "transformers #25104, PR #33129; vLLM #3488, #41236",
+}
+_ENTRIES = [
+    Invariant(e.id, e.section, e.statement, e.families, _SOURCES.get(e.id, e.source)) for e in _ENTRIES
 ]
 
 REGISTRY: dict[str, Invariant] = {inv.id: inv for inv in _ENTRIES}
