@@ -185,7 +185,7 @@ class Watchdog:
             raise Fault(f"{what} did not return within {self.timeout:g} s (--timeout)", "timeout")
         if "error" in box:
             e = box["error"]
-            if not isinstance(e, Exception):
+            if not isinstance(e, Exception) or isinstance(e, Failure):
                 raise e
             raise Fault(f"{what} raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
         return box["value"]

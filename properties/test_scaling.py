@@ -30,11 +30,31 @@ def _cases(types):
     return cases
 
 
+_CANONICAL = {
+    "linear": {"rope_type": "linear", "factor": 4.0},
+    "ntk": {"rope_type": "ntk", "factor": 4.0},
+    "dynamic": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 1024},
+    "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024},
+    "llama3": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 1024},
+}
+
+
 def _of_type(types):
     def applies(subject):
         e = subject.expect
         if e is not None and e.rope_type not in types:
             return f"the expectation's rope_type is {e.rope_type!r}, not {' or '.join(types)}"
+        if e is None and types[0] in _CANONICAL:  # a factory that declines the method: say so at once
+            from implementations.contract import Unsupported
+            from spec.expectation import Expect
+
+            try:
+                subject.bind(Expect(head_dim=16, dtype=subject.dtype, max_position=8192, rope_scaling=_CANONICAL[types[0]]))
+            except Unsupported as err:
+                return f"the implementation declines {types[0]}: {err}"
+            except Exception:
+                return None
         return None
 
     return applies
@@ -180,7 +200,8 @@ def test_dynamic_length(bind, case):
     return None
 
 
-@rope_property("scaling.attention-factor", cases=_cases(("yarn", "longrope")), max_examples=8)
+@rope_property("scaling.attention-factor", cases=_cases(("yarn", "longrope")), max_examples=8,
+               applies=lambda subject: _of_type(("yarn", "longrope", "default", "linear", "ntk", "dynamic", "llama3"))(subject))
 def test_attention_factor(bind, case):
     e = case["expect"]
     m = probe.measure(bind(e), e, max_position=2)

@@ -27,6 +27,9 @@ def _parser() -> argparse.ArgumentParser:
                        description="Check TARGETs (default: the shipped implementations) against every invariant.")
     c.add_argument("targets", nargs="*", metavar="TARGET",
                    help="path/to/file.py:name or package.module:name; a function f(x, positions) or a factory make(expect)")
+    c.add_argument("--module", metavar="PATH",
+                   help="grade the tutorial lab module at PATH (thetas, rotate_pair, rope, rope_score, additive_score, "
+                        "turns, pairs_within_first_turn) instead of a TARGET")
     c.add_argument("--expect", metavar="PRESET|JSON", help="the expectation: a preset (ropespec presets), inline JSON or a JSON file (default: drawn for factories)")
     c.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
     c.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: the expectation's, float32)")
@@ -97,7 +100,34 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _lab(args: argparse.Namespace, console: Console) -> int:
+    from implementations.contract import TargetError
+    from ropespec import lab
+
+    if args.targets:
+        raise UsageError("--module grades a lab module: give no TARGET with it")
+    try:
+        results = lab.grade(args.module, seed=args.seed or 0, timeout=args.timeout)
+    except TargetError as e:
+        raise UsageError(f"--module {e}") from None
+    console.print(f"ropespec check --module {args.module}: the lab's functions, graded", highlight=False, markup=False)
+    for r in results:
+        word = f" [{r.diagnosis}]" if r.diagnosis else ""
+        console.print(f"  {r.property:<24} {r.status:<5}{word} {r.message}".rstrip(), highlight=False, markup=False)
+    passed = sum(r.status == "pass" for r in results)
+    console.print(f"{passed} passed, {len(results) - passed} failed", highlight=False)
+    if args.json:
+        import json
+        from pathlib import Path
+
+        Path(args.json).write_text(json.dumps({"passed": passed == len(results), "module": args.module,
+                                               "results": [r.to_json() for r in results]}, indent=2) + "\n")
+    return 0 if passed == len(results) else 1
+
+
 def _check(args: argparse.Namespace, console: Console) -> int:
+    if args.module:
+        return _lab(args, console)
     expect = parse_expect(args.expect)
     subjects = build_subjects(args.targets, expect=expect, array=args.array, dtype=args.dtype,
                               max_position=args.max_position, device=args.device, timeout=args.timeout)

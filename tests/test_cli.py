@@ -41,7 +41,10 @@ def good_file(tmp_path):
 
 def test_shipped_implementations_pass(capsys, tmp_path):
     report = tmp_path / "report.json"
-    code, out, _ = run(capsys, "--seed", "1", "--json", str(report))
+    # every property on the shipped implementations runs in properties/; here the CLI's exit code and JSON
+    code, out, _ = run(capsys, "--seed", "1", "--json", str(report), "--invariant", "rope.conformance",
+                       "--invariant", "rope.locality", "--invariant", "contract.shape-finite",
+                       "--invariant", "scaling.attention-factor", "--invariant", "decode.consistency")
     data = json.loads(report.read_text())
     assert code == 0, out
     assert data["passed"] is True
@@ -233,7 +236,8 @@ def test_junit_report(capsys, tmp_path):
     import xml.etree.ElementTree as ET
 
     out = tmp_path / "junit.xml"
-    code, _, _ = run(capsys, "implementations.zoo.backwards:make", "--junit", str(out), "--seed", "0")
+    code, _, _ = run(capsys, "implementations.zoo.backwards:make", "--junit", str(out), "--seed", "0",
+                     "--invariant", "rope.conformance", "--invariant", "rope.norm-per-pair")
     suite = ET.parse(out).getroot().find("testsuite")
     assert code == 1 and suite.get("name") == "implementations.zoo.backwards:make"
     failures = suite.findall("testcase/failure")

@@ -41,7 +41,7 @@ def members() -> list[Member]:
     """Every zoo member, by name."""
     out = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
+        if info.name.startswith("_") or info.ispkg:  # lab/ holds the lab module's variants
             continue
         mod = importlib.import_module(f"{__name__}.{info.name}")
         out.append(

@@ -1,0 +1,175 @@
+"""The grader of the third tutorial's lab: ``ropespec check --module path/to/rope.py``.
+
+It imports the module and checks each of these functions that it defines, at several dims, bases and
+positions, against values it computes itself (the mpmath reference for the rotation, the tolerance
+model's float64 class for the allowed error). A function the module lacks is reported as missing;
+the rotation is also run through the RoPE properties, so a wrong one gets its diagnosis.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import reference
+from implementations.contract import Failure, Watchdog, _load_module
+from properties.framework import Result, output_bound
+from spec.expectation import Expect
+
+FUNCTIONS = {
+    "thetas": "thetas(d, base) -> list of d/2 frequencies",
+    "rotate_pair": "rotate_pair(x0, x1, angle) -> (y0, y1)",
+    "rope": "rope(vec, pos, base) -> list (interleaved pairs)",
+    "rope_score": "rope_score(q, k, m, n, base) -> float",
+    "additive_score": "additive_score(q, k, m, n, base) -> float",
+    "turns": "turns(delta, d, base) -> list of turns per pair",
+    "pairs_within_first_turn": "pairs_within_first_turn(delta, d, base) -> int",
+}
+DIMS, BASES, POSITIONS = (2, 4, 8, 32, 64), (10000.0, 500000.0, 10.0), (0, 1, 7, 100, 4000, 65521)
+_LAB = lambda d, base: Expect(head_dim=d, rope_theta=base, convention="interleaved", dtype="float64",
+                              angle_dtype="float64", inv_freq_dtype="float64", max_position=131072)
+
+
+def _pe(pos, d, base):
+    t = pos * reference.thetas(_LAB(d, base))
+    return np.stack([np.sin(t), np.cos(t)], axis=-1).reshape(-1)
+
+
+def _check_thetas(fn, rng):
+    for d in DIMS:
+        for base in BASES:
+            got = np.asarray(fn(d, base), dtype=np.float64)
+            want = reference.thetas(_LAB(d, base))
+            if got.shape != want.shape or not np.allclose(got, want, rtol=1e-13, atol=0):
+                i = 0 if got.shape != want.shape else int(np.argmax(np.abs(got - want) / want))
+                raise Failure(f"thetas({d}, {base:g}) = {got[:4].tolist()}..., but should be {want[:4].tolist()}... "
+                              f"(pair {i})", "base")
+    return None
+
+
+def _check_rotate_pair(fn, rng):
+    for _ in range(20):
+        x0, x1, a = rng.standard_normal(), rng.standard_normal(), rng.uniform(-10, 10)
+        y = fn(x0, x1, a)
+        want = (x0 * math.cos(a) - x1 * math.sin(a), x0 * math.sin(a) + x1 * math.cos(a))
+        if abs(y[0] - want[0]) > 1e-12 * math.hypot(x0, x1) or abs(y[1] - want[1]) > 1e-12 * math.hypot(x0, x1):
+            diag = "direction" if abs(y[0] - (x0 * math.cos(a) + x1 * math.sin(a))) < 1e-9 else "not-a-rotation"
+            raise Failure(f"rotate_pair({x0:.6g}, {x1:.6g}, {a:.6g}) = {tuple(y)}, but should be {want}", diag)
+    return None
+
+
+def _rope_as_f(fn, base):
+    def f(x, positions):
+        return np.array([fn(row.tolist(), int(p), base) for row, p in zip(x, positions)], dtype=np.float64)
+
+    return f
+
+
+def _check_rope(fn, rng):
+    for d in (8, 64):
+        for base in (10000.0, 500000.0):
+            e = _LAB(d, base)
+            x = rng.standard_normal((len(POSITIONS), d))
+            pos = np.array(POSITIONS)
+            got = _rope_as_f(fn, base)(x, pos)
+            want = reference.apply(e, x, pos)
+            if not np.all(np.abs(got - want) <= output_bound(e, x, pos)):
+                from properties.diagnose import diagnose
+
+                found = diagnose(_rope_as_f(fn, base), e)
+                k = np.unravel_index(int(np.argmax(np.abs(got - want))), got.shape)
+                msg = f"rope(vec, {pos[k[0]]}, {base:g})[{k[1]}] = {float(got[k])!r}, but should be {float(want[k])!r} (d = {d})"
+                raise Failure(msg + (f" -- {found[0]}: {found[1]}" if found else ""), found[0] if found else "unknown")
+    return None
+
+
+def _check_score(fn, rng, additive: bool):
+    for d in (8, 32):
+        for base in (10000.0, 500000.0):
+            q, k = rng.standard_normal(d), rng.standard_normal(d)
+            for m, n in ((3, 5), (10, 12), (100, 102), (4000, 4002), (7, 1)):
+                got = fn(q.tolist(), k.tolist(), m, n, base)
+                if additive:
+                    want = (q + _pe(m, d, base)) @ (k + _pe(n, d, base))
+                else:
+                    e = _LAB(d, base)
+                    y = reference.apply(e, np.stack([q, k]), np.array([m, n]))
+                    want = y[0] @ y[1]
+                scale = (np.linalg.norm(q) + math.sqrt(d)) * (np.linalg.norm(k) + math.sqrt(d))
+                if not abs(got - want) <= 1e-9 * scale:
+                    name = "additive_score" if additive else "rope_score"
+                    raise Failure(f"{name}(q, k, {m}, {n}, {base:g}) = {got!r}, but should be {float(want)!r} (d = {d})",
+                                  "unknown")
+    return None
+
+
+def _check_turns(fn, rng):
+    for d in (16, 64):
+        for delta in (1, 10, 100, 1000, 10000):
+            got = np.asarray(fn(delta, d, 10000.0), dtype=np.float64)
+            want = delta * reference.thetas(_LAB(d, 10000.0)) / (2 * math.pi)
+            if got.shape != want.shape or not np.allclose(got, want, rtol=1e-12):
+                raise Failure(f"turns({delta}, {d}, 10000) = {got[:3].tolist()}..., but should be {want[:3].tolist()}...",
+                              "unknown")
+    return None
+
+
+def _check_within(fn, rng):
+    for d, want_list in ((64, (32, 30, 22, 14, 6)),):  # the tutorial's figures (reference/facts.py)
+        for delta, want in zip((1, 10, 100, 1000, 10000), want_list):
+            got = fn(delta, d, 10000.0)
+            if got != want:
+                raise Failure(f"pairs_within_first_turn({delta}, {d}, 10000) = {got!r}, but should be {want}", "unknown")
+    return None
+
+
+CHECKS = {
+    "thetas": _check_thetas,
+    "rotate_pair": _check_rotate_pair,
+    "rope": _check_rope,
+    "rope_score": lambda fn, rng: _check_score(fn, rng, False),
+    "additive_score": lambda fn, rng: _check_score(fn, rng, True),
+    "turns": _check_turns,
+    "pairs_within_first_turn": _check_within,
+}
+
+
+def grade(path: str, *, seed: int = 0, timeout: float | None = 10.0) -> list[Result]:
+    """One Result per lab function: pass, fail (with its diagnosis) or missing."""
+    module = _load_module(path)
+    watchdog = Watchdog(timeout)
+    results = []
+    by_name = {}
+    for name, signature in FUNCTIONS.items():
+        res = Result(f"module {path}", name, f"lab.{name}", "pass", seed=seed)
+        fn = getattr(module, name, None)
+        if not callable(fn):
+            res.status = "fail"
+            res.message = f"missing: the module defines no {signature}"
+        else:
+            try:
+                watchdog.run(name, CHECKS[name], fn, np.random.default_rng(seed))
+            except Failure as e:
+                res.status, res.diagnosis, res.message = "fail", e.diagnosis, e.message
+                if name == "rope_score" and _follows_rope(module, fn, watchdog) and by_name.get("rope"):
+                    rope_res = by_name["rope"]
+                    if rope_res.status == "fail":
+                        res.diagnosis = rope_res.diagnosis
+                        res.message += f" -- it is <rope(q, m), rope(k, n)> of the module's rope, whose fault is {rope_res.diagnosis}"
+        by_name[name] = res
+        results.append(res)
+    return results
+
+
+def _follows_rope(module, score, watchdog) -> bool:
+    """Is the module's rope_score the dot product of its own rope's outputs?"""
+    rope = getattr(module, "rope", None)
+    if not callable(rope):
+        return False
+    q, k = [0.3, -1.2, 0.7, 0.1], [1.1, 0.4, -0.5, 0.9]
+    try:
+        mine = sum(a * b for a, b in zip(watchdog.run("rope", rope, q, 7, 10000.0), watchdog.run("rope", rope, k, 19, 10000.0)))
+        return abs(watchdog.run("rope_score", score, q, k, 7, 19, 10000.0) - mine) <= 1e-9 * (1 + abs(mine))
+    except Failure:
+        return False
