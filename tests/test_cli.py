@@ -8,8 +8,12 @@ import textwrap
 
 import pytest
 
+from pathlib import Path
+
 from properties.framework import all_properties
 from ropespec.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 N_PROPERTIES = len(all_properties())
 
@@ -172,27 +176,11 @@ def test_console_script_runs():
     assert "6 passed, 0 failed" in proc.stdout  # the decode implementation's skip is not shown
 
 
-HF_STYLE_TORCH = """
-import torch
-
-def rope(x, positions):
-    # transformers' Llama path: float32 inv_freq and angles, cos/sin cast to x's dtype, rotate_half
-    d = x.shape[-1]
-    inv_freq = 1.0 / (500000.0 ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
-    freqs = positions.float()[:, None] * inv_freq[None, :]
-    emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
-    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
-    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
-"""
-
-
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_transformers_style_torch_code_passes_the_default_class(capsys, tmp_path, dtype):
+def test_transformers_style_torch_code_passes_the_default_class(capsys, dtype):
+    """examples/test_rope.py's my_rope is transformers' Llama recipe (float32 angles, cos/sin cast to x's dtype)."""
     pytest.importorskip("torch")
-    p = tmp_path / "hf_rope.py"
-    p.write_text(textwrap.dedent(HF_STYLE_TORCH))
-    code, out, _ = run(capsys, f"{p}:rope", "--array", "torch", "--dtype", dtype,
+    code, out, _ = run(capsys, f"{ROOT / 'examples' / 'test_rope.py'}:my_rope", "--array", "torch", "--dtype", dtype,
                        "--expect", '{"head_dim": 128, "rope_theta": 500000}', "--seed", "4")
     assert code == 0, out
 

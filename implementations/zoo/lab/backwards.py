@@ -3,6 +3,7 @@
 import math
 
 from implementations.stdlib_lab import additive_score, pairs_within_first_turn, thetas, turns  # noqa: F401
+from implementations.zoo.lab import build
 
 FAULT = {"rotate_pair": "direction", "rope": "direction", "rope_score": "direction"}
 
@@ -12,12 +13,4 @@ def rotate_pair(x0, x1, angle):
     return x0 * c + x1 * s, -x0 * s + x1 * c
 
 
-def rope(vec, pos, base=10000.0):
-    out = list(vec)
-    for i, t in enumerate(thetas(len(vec), base)):
-        out[2 * i], out[2 * i + 1] = rotate_pair(vec[2 * i], vec[2 * i + 1], pos * t)
-    return out
-
-
-def rope_score(q, k, m, n, base=10000.0):
-    return sum(x * y for x, y in zip(rope(q, m, base), rope(k, n, base)))
+rope, rope_score, _ = build(rotate_pair, thetas)
