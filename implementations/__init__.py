@@ -31,6 +31,7 @@ class Shipped:
     target: str
     array: str
     dtypes: tuple[str, ...]
+    kind: str = "rope"
 
 
 #: The implementations ropespec ships, each a factory, with the dtypes each is checked at.
@@ -39,7 +40,16 @@ SHIPPED = (
     Shipped("numpy", "implementations.numpy_rope:make", "numpy", ("float64", "float32")),
     Shipped("torch", "implementations.torch_rope:make", "torch", ("float32", "float16", "bfloat16")),
     Shipped("numpy-decode", "implementations.numpy_decode:make", "numpy", ("float64",)),
+    Shipped("sinusoidal", "implementations.sinusoidal:make", "numpy", ("float64",), "sinusoidal"),
+    Shipped("integer-index", "implementations.toy_encodings:integer_index", "numpy", ("float64",), "sinusoidal"),
+    Shipped("length-normalised", "implementations.toy_encodings:length_normalised", "numpy", ("float64",), "sinusoidal"),
+    Shipped("binary", "implementations.toy_encodings:binary", "numpy", ("float64",), "sinusoidal"),
+    Shipped("learned", "implementations.learned:make", "numpy", ("float64",), "learned"),
+    Shipped("attention", "implementations.attention:make", "numpy", ("float64",), "attention"),
 )
+
+#: what each kind of implementation is called with (ropespec check --family)
+KINDS = ("rope", "sinusoidal", "learned", "attention")
 
 
 def make_subject(
@@ -52,6 +62,7 @@ def make_subject(
     device: str = "cpu",
     name: str | None = None,
     timeout: float | None = None,
+    kind: str = "rope",
 ) -> Subject:
     """A Subject for TARGET (a target string or the callable itself). Raises TargetError when TARGET
     cannot be loaded.
@@ -85,6 +96,9 @@ def make_subject(
         expect=expect,
         device=device,
     )
+    _check_arity(t, kind)
+    subject.kind = kind
+    subject.expected_failures = dict(getattr(t.obj, "expected_failures", {}))
     if timeout is not None:
         subject.timeout = timeout or None  # 0: no limit
     subject.skip_reason = arrays.unsupported_reason(array, dtype, device)
@@ -101,6 +115,28 @@ def make_subject(
     return subject
 
 
+#: the number of required arguments a plain (not factory) TARGET takes, per kind
+_PLAIN_ARITY = {"rope": 2, "sinusoidal": 2, "attention": 5}
+
+
+def _check_arity(t: Target, kind: str) -> None:
+    if t.mode == "factory":
+        return
+    import inspect
+
+    want = _PLAIN_ARITY.get(kind)
+    if want is None:
+        raise TargetError(f"{t.spec}: a {kind} TARGET is a factory make(expect)")
+    try:
+        params = inspect.signature(t.obj).parameters.values()
+    except (TypeError, ValueError):
+        return
+    n = sum(1 for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    if n != want:
+        shape = {"rope": "(x, positions)", "sinusoidal": "(positions, d)", "attention": "(q, k, v, positions, causal)"}[kind]
+        raise TargetError(f"{t.spec}: must take {shape} or (expect); its signature is {inspect.signature(t.obj)}")
+
+
 def shipped_subjects(
     *, expect: Expect | None = None, dtype: str | None = None, max_position: int | None = None, device: str = "cpu",
     timeout: float | None = None,
@@ -108,6 +144,8 @@ def shipped_subjects(
     """One Subject per shipped implementation and dtype (only ``dtype`` when given)."""
     out = []
     for s in SHIPPED:
+        if expect is not None and s.kind != "rope":
+            continue  # an expectation given on the command line describes RoPE
         for d in (dtype,) if dtype else s.dtypes:
             if d not in s.dtypes:
                 continue
@@ -121,6 +159,7 @@ def shipped_subjects(
                     device=device,
                     name=f"{s.name}-{d}",
                     timeout=timeout,
+                    kind=s.kind,
                 )
             )
     return out

@@ -104,7 +104,7 @@ def _mode_of(obj: Callable) -> str:
     ]
     if len(required) == 1:
         return "factory"
-    if len(required) == 2:
+    if len(required) >= 2:
         return "plain"
     raise TargetError(f"must take (x, positions) or (expect); its signature is {sig}")
 
@@ -221,6 +221,35 @@ class Bound:
         nx, _ = arrays.to_native(x, np.array([position], dtype=np.int64), self.array, self.expect.dtype, self.device)
         return self._keys(self._guarded("step", self.fn.step, nx, int(position)), position + 1)
 
+    def _positions(self, positions):
+        return arrays.to_native(np.zeros((len(positions), 1)), np.asarray(positions, dtype=np.int64), self.array,
+                                self.expect.dtype, self.device)[1]
+
+    def pe(self, positions: np.ndarray) -> np.ndarray:
+        """Sinusoidal family: pe(positions, d) as float64 (n, d)."""
+        out = self._guarded("pe(positions, d)", self.fn, self._positions(positions), self.expect.head_dim)
+        return self._rows(out, len(positions))
+
+    def lookup(self, positions: np.ndarray) -> np.ndarray:
+        """Learned family: table(positions) as float64 (n, d); raises Fault when the table raises."""
+        out = self._guarded("table(positions)", self.fn, self._positions(positions))
+        return self._rows(out, len(positions))
+
+    def attend(self, q, k, v, positions, causal: bool) -> np.ndarray:
+        """Attention family: attend(q, k, v, positions, causal) as float64 (n, d)."""
+        pos = np.asarray(positions, dtype=np.int64)
+        nq, npos = arrays.to_native(q, pos, self.array, self.expect.dtype, self.device)
+        nk, _ = arrays.to_native(k, pos, self.array, self.expect.dtype, self.device)
+        nv, _ = arrays.to_native(v, pos, self.array, self.expect.dtype, self.device)
+        out = self._guarded("attend(q, k, v, positions, causal)", self.fn, nq, nk, nv, npos, causal)
+        return self._rows(out, len(pos))
+
+    def _rows(self, out, n: int) -> np.ndarray:
+        try:
+            return arrays.from_native(out, self.array, (n, self.expect.head_dim))
+        except arrays.ArrayError as e:
+            raise Fault(str(e), "shape") from None
+
     def _keys(self, out, n: int) -> np.ndarray:
         try:
             return arrays.from_native(out, self.array, (n, self.expect.head_dim))
@@ -265,7 +294,9 @@ class Subject:
     expect: Expect | None = None
     device: str = "cpu"
     skip_reason: str | None = None
-    kind: str = "rope"  # "rope": f(x, positions); "decode": prefill/step objects
+    kind: str = "rope"  # rope: f(x, positions); decode: prefill/step; sinusoidal: pe(positions, d);
+    # learned: table(positions) with max_len = max_position; attention: attend(q, k, v, positions, causal)
+    expected_failures: dict = field(default_factory=dict)  # invariant id -> documented reason
     timeout: float | None = DEFAULT_TIMEOUT
     _bound: dict = field(default_factory=dict, repr=False)
     _watchdog: Watchdog | None = field(default=None, repr=False)

@@ -72,7 +72,7 @@ def _check_one(job) -> list[Result]:
     args, index, invariant_ids, seed, replay = job
     subjects = build_subjects(args["targets"], expect=parse_expect(args["expect"]), array=args["array"],
                               dtype=args["dtype"], max_position=args["max_position"], device=args["device"],
-                              timeout=args["timeout"])
+                              timeout=args["timeout"], kind=args["family"])
     props = select_properties(invariant_ids)
     return [run_property(p, subjects[index], profile=args["profile"], seed_value=seed, replay=replay) for p in props]
 
@@ -83,7 +83,7 @@ def check_in_processes(args, subjects, properties, *, seed, replay, jobs, on_res
     from concurrent.futures import ProcessPoolExecutor
 
     plain = {k: getattr(args, k) for k in ("targets", "expect", "array", "dtype", "max_position", "device",
-                                           "timeout", "profile")}
+                                           "timeout", "profile", "family")}
     ids = sorted({p.invariant for p in properties}) if args.invariant else None
     reports = [SubjectReport(s) for s in subjects]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -172,6 +172,7 @@ def check(
     invariants: list[str] | None = None,
     timeout: float | None = 10.0,
     device: str = "cpu",
+    family: str = "rope",
 ) -> CheckResult:
     """Check ``fn`` — a function f(x, positions), a factory make(expect), or a TARGET string — against
     every invariant (or ``invariants``). ``expect`` is a preset name, a dict, JSON, a config.json path or
@@ -182,7 +183,7 @@ def check(
     from ropespec.inputs import build_subjects, parse_expect
 
     subjects = build_subjects([fn], expect=parse_expect(expect), array=array, dtype=dtype,
-                              max_position=max_position, device=device, timeout=timeout)
+                              max_position=max_position, device=device, timeout=timeout, kind=family)
     profile = profile or DEFAULT_PROFILE
     seed = seed if seed is not None else random.randrange(2**31)
     reports = check_subjects(subjects, select_properties(invariants), profile=profile, seed=seed)

@@ -32,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
                         "turns, pairs_within_first_turn) instead of a TARGET")
     c.add_argument("--expect", metavar="PRESET|JSON", help="the expectation: a preset (ropespec presets), inline JSON or a JSON file (default: drawn for factories)")
     c.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
+    c.add_argument("--family", choices=("rope", "sinusoidal", "learned", "attention"), default="rope",
+                   help="what TARGET computes: rope f(x, positions) (default), sinusoidal pe(positions, d), learned "
+                        "make(expect) -> table(positions), attention attend(q, k, v, positions, causal)")
     c.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: the expectation's, float32)")
     c.add_argument("--max-position", type=int, metavar="N", help="largest position tested is N-1 (default: 131072)")
     c.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE, help=f"hypothesis profile (default: {DEFAULT_PROFILE})")
@@ -130,7 +133,8 @@ def _check(args: argparse.Namespace, console: Console) -> int:
         return _lab(args, console)
     expect = parse_expect(args.expect)
     subjects = build_subjects(args.targets, expect=expect, array=args.array, dtype=args.dtype,
-                              max_position=args.max_position, device=args.device, timeout=args.timeout)
+                              max_position=args.max_position, device=args.device, timeout=args.timeout,
+                              kind=args.family)
     try:
         props = api.select_properties(args.invariant)
     except ValueError as e:

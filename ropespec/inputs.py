@@ -51,6 +51,7 @@ def build_subjects(
     max_position: int | None = None,
     device: str = "cpu",
     timeout: float | None = None,
+    kind: str = "rope",
 ) -> list[Subject]:
     """Subjects for TARGETs (or the shipped implementations when none). UsageError on bad input."""
     if array is not None and array not in arrays.ARRAYS:
@@ -68,7 +69,7 @@ def build_subjects(
         try:
             out.append(
                 make_subject(t, expect=expect, array=array or "numpy", dtype=dtype, max_position=max_position,
-                             device=device, name=t if isinstance(t, str) else None, timeout=timeout)
+                             device=device, name=t if isinstance(t, str) else None, timeout=timeout, kind=kind)
             )
         except TargetError as e:
             raise UsageError(f"TARGET {e}") from None

@@ -82,6 +82,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "rope_subject" in metafunc.fixturenames:
         subjects = _subjects(metafunc.config)
+        prop = getattr(metafunc.function, "property", None)
+        if prop is not None:  # only the implementations the invariant is about (rope, decode, sinusoidal, ...)
+            from spec.invariants import get
+
+            families = get(prop.invariant).families
+            subjects = [s for s in subjects if s.kind in families or s.skip_reason]
         metafunc.parametrize("rope_subject", subjects, ids=[s.name for s in subjects])
 
 

@@ -11,7 +11,7 @@ from rich.table import Table
 from ropespec.api import SubjectReport, replay_command
 from spec import tolerance
 
-_STYLE = {"pass": "green", "fail": "bold red", "skip": "yellow", "error": "bold magenta"}
+_STYLE = {"pass": "green", "fail": "bold red", "skip": "yellow", "error": "bold magenta", "xfail": "cyan"}
 
 
 def _worst(r) -> str:
@@ -30,7 +30,8 @@ def _shown(rep):
 def _label(r) -> str:
     """The invariant id, with the property's name when it is not the invariant's own."""
     own = r.invariant.split(".", 1)[1].replace("-", "_")
-    return r.invariant if r.property == own else f"{r.invariant} ({r.property})"
+    full = r.invariant.replace(".", "_").replace("-", "_")
+    return r.invariant if r.property in (own, full) else f"{r.invariant} ({r.property})"
 
 
 def _detail(r) -> str:
@@ -78,9 +79,10 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         for rep, r in failures:
             console.print(r.explain(replay_command(rep.subject, r)), highlight=False, markup=False, soft_wrap=True)
     n = sum(len(_shown(rep)) for rep in reports)
-    counts = {k: sum(r.status == k for rep in reports for r in _shown(rep)) for k in ("pass", "fail", "skip", "error")}
+    counts = {k: sum(r.status == k for rep in reports for r in _shown(rep)) for k in ("pass", "fail", "skip", "error", "xfail")}
+    xfail = f", {counts['xfail']} expected failures" if counts["xfail"] else ""
     console.print(
-        f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, {counts['error']} errors"
+        f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, {counts['error']} errors{xfail}"
         f" ({n} checks on {len(reports)} implementations)",
         highlight=False,
     )

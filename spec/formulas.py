@@ -33,6 +33,23 @@ FORMULAS: dict[str, sp.Basic] = {
     "scaling.longrope-switch": sp.Eq(theta_p, sp.Piecewise((theta_i / sp.Symbol("long_i"), ell > L),
                                                            (theta_i / sp.Symbol("short_i"), True))),
     "decode.consistency": sp.Eq(sp.Function("cache")(ell), sp.Function("fresh")(ell)),
+    "autograd.inverse-rotation": sp.Eq(sp.Function("grad_x")(dot(f(x, p), sp.Symbol("g"))), R(-p * theta) * sp.Symbol("g")),
+    "sinusoidal.conformance": sp.Eq(pair(PE(p), i), sp.Matrix([sp.sin(p * theta_i), sp.cos(p * theta_i)])),
+    "sinusoidal.norm": sp.Eq(norm(PE(p)) ** 2, sp.Symbol("d") / 2),
+    "sinusoidal.relative-dot": sp.Eq(dot(PE(m), PE(n)), sp.Sum(sp.cos((m - n) * theta_i), (i, 0, sp.Symbol("d") / 2 - 1))),
+    "sinusoidal.shift-matrix": sp.Eq(PE(p + k), sp.Symbol("M_k") * PE(p)),
+    "sinusoidal.distinct": sp.Ne(PE(m), PE(n)),
+    "sinusoidal.length-independent": sp.Eq(sp.Function("PE_ell")(p, ell), PE(p)),
+    "additive.cross-term-leakage": sp.Ne(dot(sp.Symbol("W_Q") * (x + PE(m)), sp.Symbol("W_K") * (y + PE(m + 2))),
+                                         dot(sp.Symbol("W_Q") * (x + PE(n)), sp.Symbol("W_K") * (y + PE(n + 2)))),
+    "learned.in-range": sp.Eq(sp.Function("table")(p), sp.Function("row")(p)),
+    "learned.out-of-range-raises": sp.Eq(sp.Function("table")(L), sp.Symbol("IndexError")),
+    "learned.parameter-count": sp.Eq(sp.Symbol("parameters"), L * sp.Symbol("d")),
+    "attention.shift-invariance": sp.Eq(sp.Function("attend")(q, k, sp.Symbol("v"), p + s), sp.Function("attend")(q, k, sp.Symbol("v"), p)),
+    "attention.permutation-equivariance": sp.Eq(sp.Function("attend")(sp.Symbol("P") * q, sp.Symbol("P") * k, sp.Symbol("P") * sp.Symbol("v"), sp.Symbol("P") * p),
+                                                sp.Symbol("P") * sp.Function("attend")(q, k, sp.Symbol("v"), p)),
+    "attention.values-unrotated": sp.Eq(sp.Function("attend")(0, k, sp.Symbol("v"), p), sp.Function("mean")(sp.Symbol("v"))),
+    "attention.causal": sp.Eq(sp.Derivative(sp.Function("out_i")(sp.Symbol("v_j")), sp.Symbol("v_j")), 0),
 }
 
 

@@ -123,7 +123,83 @@ _ENTRIES += [
         "decode",
         "Prefill followed by single-token steps yields the same rotated keys as a fresh pass over the whole "
         "sequence at every step.",
+        ("decode",),
     ),
+    Invariant(
+        "autograd.inverse-rotation",
+        "autograd",
+        "The gradient with respect to x is the inverse rotation of the upstream gradient, R(-p) g, and "
+        "pass-through dims get the upstream gradient unchanged.",
+    ),
+    Invariant(
+        "sinusoidal.conformance",
+        "sinusoidal",
+        "PE(p) holds sin(p theta_i) and cos(p theta_i), theta_i = base^(-2i/d), in the expected layout "
+        "(interleaved as in the paper, or concatenated [sin | cos]), to within the error bound.",
+        ("sinusoidal",),
+    ),
+    Invariant("sinusoidal.norm", "sinusoidal", "||PE(p)||^2 = d/2 at every position.", ("sinusoidal",)),
+    Invariant(
+        "sinusoidal.relative-dot",
+        "sinusoidal",
+        "PE(p) . PE(q) depends only on p - q: PE(p) . PE(q) = PE(p + s) . PE(q + s).",
+        ("sinusoidal",),
+    ),
+    Invariant(
+        "sinusoidal.shift-matrix",
+        "sinusoidal",
+        "PE(p + k) = M_k PE(p) with one matrix M_k for every p (recovered from data and checked on other positions).",
+        ("sinusoidal",),
+    ),
+    Invariant(
+        "sinusoidal.distinct",
+        "sinusoidal",
+        "Distinct positions below max_position get distinct encodings.",
+        ("sinusoidal",),
+    ),
+    Invariant(
+        "sinusoidal.length-independent",
+        "sinusoidal",
+        "PE(p) does not depend on the length of the sequence it is computed for.",
+        ("sinusoidal",),
+    ),
+    Invariant(
+        "additive.cross-term-leakage",
+        "sinusoidal",
+        "With an additive encoding the score (x_m + P_m) W_Q . (x_n + P_n) W_K at a fixed gap changes with the "
+        "absolute position (a documented non-invariant: it is expected to fail, and its spread is reported); "
+        "RoPE's score does not (rope.relative-position).",
+        ("sinusoidal",),
+    ),
+    Invariant(
+        "learned.in-range",
+        "learned",
+        "Every position below max_len answers with a finite row of the table.",
+        ("learned",),
+    ),
+    Invariant(
+        "learned.out-of-range-raises",
+        "learned",
+        "A position at or beyond max_len raises: never wraps, clamps or reads garbage.",
+        ("learned",),
+    ),
+    Invariant("learned.parameter-count", "learned", "The table holds max_len x d parameters.", ("learned",)),
+    Invariant(
+        "attention.shift-invariance",
+        "attention",
+        "With RoPE, shifting every position by c leaves the attention output unchanged.",
+        ("attention",),
+    ),
+    Invariant(
+        "attention.permutation-equivariance",
+        "attention",
+        "Without a causal mask, permuting the rows (with their positions) permutes the output the same way.",
+        ("attention",),
+    ),
+    Invariant("attention.values-unrotated", "attention", "V is never rotated: only Q and K carry positions.",
+              ("attention",)),
+    Invariant("attention.causal", "attention", "With the causal mask, row i of the output does not depend on rows after i.",
+              ("attention",)),
 ]
 
 # where each invariant comes from: the paper, the seed tutorials (shared/seeds), or the bug reports
@@ -148,6 +224,21 @@ _SOURCES = {
     "scaling.attention-factor": "YaRN eq. 22; sglang PR #33558, TensorRT-LLM PR #16379, exllamav3 #259",
     "scaling.longrope-switch": "LongRoPE (Phi-3); transformers PR #33129",
     "decode.consistency": "transformers #25104, PR #33129; vLLM #3488, #41236",
+    "autograd.inverse-rotation": "R is orthogonal: d(R x)/dx = R, so the gradient is R^T g = R(-p) g",
+    "sinusoidal.conformance": "Vaswani et al. 2017 (arXiv 1706.03762); tensor2tensor, fairseq, GPT-J layouts; seed tutorial 000",
+    "sinusoidal.norm": "seed tutorial 000 (||PE(p)|| = 4.00 at d = 32)",
+    "sinusoidal.relative-dot": "seed tutorial 000 (mean cos 0.66 at gap 8, the same at any start)",
+    "sinusoidal.shift-matrix": "Vaswani et al. 2017, section 3.5; seed tutorial 000",
+    "sinusoidal.distinct": "seed tutorial 000 (the ladder of wavelengths)",
+    "sinusoidal.length-independent": "seed tutorial 000 (slot 3 is 0.43 in 8 tokens, 0.05 in 64: length-normalised index)",
+    "additive.cross-term-leakage": "seed tutorial 004's lab (gap 2 at starts 3, 10, 100, 4000)",
+    "learned.in-range": "GPT-2's learned table",
+    "learned.out-of-range-raises": "nanochat PR #520, pegainfer #220; seed tutorial 000 (position 1088 raises)",
+    "learned.parameter-count": "seed tutorial 000 (1024 x 768 = 786432)",
+    "attention.shift-invariance": "RoFormer; seed tutorial 004",
+    "attention.permutation-equivariance": "attention without positions is permutation-equivariant (Vaswani et al. 2017)",
+    "attention.values-unrotated": "REFERENCE.md section 2: V is never rotated; flash-attention's tests",
+    "attention.causal": "the causal mask of decoder attention",
 }
 _ENTRIES = [
     Invariant(e.id, e.section, e.statement, e.families, _SOURCES.get(e.id, e.source)) for e in _ENTRIES

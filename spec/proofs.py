@@ -285,6 +285,84 @@ def decode_consistency():
             "(e.g. 2L and 3L), so keys cached at one length are not the fresh pass's at another unless recomputed")
 
 
+def autograd_inverse_rotation():
+    x0, x1, g0, g1 = sp.symbols("x0 x1 g0 g1", real=True)
+    X, G = sp.Matrix([x0, x1]), sp.Matrix([g0, g1])
+    J = (R(a) * X).jacobian(X)
+    _zero(J - R(a), "Jacobian")
+    _zero(J.T * G - R(-a) * G, "gradient")
+    return "d(R(a) x)/dx = R(a), so the gradient of <R(a) x, g> is R(a)^T g = R(-a) g"
+
+
+def sinusoidal_conformance():
+    _zero(sp.Matrix([sp.sin(a), sp.cos(a)]) - R(-a) * sp.Matrix([0, 1]), "pair")
+    return "a sinusoidal pair (sin p theta, cos p theta) is R(-p theta) (0, 1): the encoding is the rotation of a fixed vector"
+
+
+def sinusoidal_distinct():
+    gap = sp.Symbol("g", real=True)
+    diff = sp.Matrix([sp.sin((p + gap) * th) - sp.sin(p * th), sp.cos((p + gap) * th) - sp.cos(p * th)])
+    _zero(diff.dot(diff) - 4 * sp.sin(gap * th / 2) ** 2, "distance")
+    return ("||PE_i(p + g) - PE_i(p)||^2 = 4 sin^2(g theta_i / 2) for each pair: positions closer than the slowest "
+            "pair's period 2 pi / theta_min never coincide")
+
+
+def sinusoidal_length_independent():
+    ell = sp.Symbol("ell", positive=True)
+    pe = sp.Matrix([sp.sin(p * th), sp.cos(p * th)])
+    if ell in pe.free_symbols:
+        raise ProofError("depends on the length")
+    return "PE(p) = (sin p theta_i, cos p theta_i) has no term in the sequence length"
+
+
+def learned_table():
+    max_len, dd = 5, 3
+    W = sp.Matrix(max_len, dd, lambda i, j: sp.Symbol(f"w_{i}_{j}"))
+    if len(W.free_symbols) != max_len * dd:
+        raise ProofError("count")
+    try:
+        W[max_len, 0]
+    except IndexError:
+        return "a table of max_len rows of d parameters holds max_len x d of them, and has no row max_len (indexing it raises)"
+    raise ProofError("row max_len exists")
+
+
+def _softmax_rows(S):
+    n = S.shape[0]
+    return sp.Matrix(n, S.shape[1], lambda i, j: sp.exp(S[i, j]) / sum(sp.exp(S[i, c]) for c in range(S.shape[1])))
+
+
+def attention_permutation():
+    n = 3
+    S = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"s_{i}{j}", real=True))
+    V = sp.Matrix(n, 2, lambda i, j: sp.Symbol(f"v_{i}{j}", real=True))
+    P = sp.Matrix([[0, 1, 0], [0, 0, 1], [1, 0, 0]])
+    _zero(_softmax_rows(P * S * P.T) * (P * V) - P * (_softmax_rows(S) * V), "equivariance")
+    return "softmax(P S P^T) P V = P softmax(S) V for a permutation P (n = 3, symbolic scores and values)"
+
+
+def attention_values():
+    n = 3
+    S = sp.zeros(n, n)
+    V = sp.Matrix(n, 2, lambda i, j: sp.Symbol(f"v_{i}{j}", real=True))
+    W = _softmax_rows(S)
+    _zero(W * V - sp.ones(n, n) * V / n, "mean")
+    return "with q = 0 every score is 0 and softmax(0) V is the mean of V: V enters unrotated, weighted by a row-stochastic matrix"
+
+
+def attention_causal():
+    n = 3
+    S = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"s_{i}{j}", real=True) if j <= i else -sp.oo)
+    V = sp.Matrix(n, 1, lambda i, j: sp.Symbol(f"v_{i}", real=True))
+    W = sp.Matrix(n, n, lambda i, j: 0 if j > i else sp.exp(S[i, j]) / sum(sp.exp(S[i, c]) for c in range(i + 1)))
+    out = W * V
+    for i in range(n):
+        for j in range(i + 1, n):
+            if sp.diff(out[i], V[j]) != 0:
+                raise ProofError("row depends on a later value")
+    return "with scores -inf above the diagonal, out_i = sum_(j <= i) w_ij v_j: d out_i / d v_j = 0 for j > i"
+
+
 PROOFS = {
     "rope.conformance": conformance,
     "rope.norm-per-pair": norm_per_pair,
@@ -305,6 +383,21 @@ PROOFS = {
     "scaling.attention-factor": attention_factor,
     "scaling.longrope-switch": longrope_switch,
     "decode.consistency": decode_consistency,
+    "autograd.inverse-rotation": autograd_inverse_rotation,
+    "sinusoidal.conformance": sinusoidal_conformance,
+    "sinusoidal.norm": lemma_sinusoidal,
+    "sinusoidal.relative-dot": lemma_sinusoidal,
+    "sinusoidal.shift-matrix": lemma_sinusoidal,
+    "sinusoidal.distinct": sinusoidal_distinct,
+    "sinusoidal.length-independent": sinusoidal_length_independent,
+    "additive.cross-term-leakage": lemma_additive_leakage,
+    "learned.in-range": learned_table,
+    "learned.out-of-range-raises": learned_table,
+    "learned.parameter-count": learned_table,
+    "attention.shift-invariance": relative_position,
+    "attention.permutation-equivariance": attention_permutation,
+    "attention.values-unrotated": attention_values,
+    "attention.causal": attention_causal,
     "lemma.transpose-product": lemma_transpose_product,
     "lemma.cauchy-schwarz-rotation": lemma_cauchy_schwarz_rotation,
     "lemma.angle-error": lemma_angle_error,

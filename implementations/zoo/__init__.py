@@ -23,6 +23,8 @@ class Member:
     diagnosis: str
     source: str
     expect: dict | None = None
+    array: str = "numpy"
+    family: str = "rope"
 
 
     def subject(self, dtype: str | None = None):
@@ -33,8 +35,9 @@ class Member:
 
         if self.expect is not None:
             e = Expect.from_dict(self.expect)
-            return make_subject(self.target, expect=e, dtype=dtype or e.dtype, name=self.name)
-        return make_subject(self.target, dtype=dtype or "float64", name=self.name)
+            return make_subject(self.target, expect=e, dtype=dtype or e.dtype, name=self.name, array=self.array,
+                                kind=self.family)
+        return make_subject(self.target, dtype=dtype or "float64", name=self.name, array=self.array, kind=self.family)
 
 
 def members() -> list[Member]:
@@ -53,6 +56,8 @@ def members() -> list[Member]:
                 diagnosis=mod.DIAGNOSIS,
                 source=mod.SOURCE,
                 expect=getattr(mod, "EXPECT", None),
+                array=getattr(mod, "ARRAY", "numpy"),
+                family=getattr(mod, "FAMILY", "rope"),
             )
         )
     return out

@@ -1,0 +1,105 @@
+"""Spec section "attention": one head of attention with RoPE, attend(q, k, v, positions, causal)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from implementations.contract import Failure
+from properties.assertions import assert_close
+from properties.framework import expect_strategy, rope_property
+from properties.strategies import positions, vectors
+from reference.encodings import attention
+from spec import tolerance
+
+
+def _cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject, partial=False), label="expect")
+        if subject.expect is None:
+            e = e.replace(head_dim=min(e.head_dim, 32), max_position=min(e.max_position, 8192))
+        n = draw(st.integers(2, 6), label="n")
+        start = draw(positions(max_value=e.max_position - n), label="start")
+        qkv = draw(vectors(e.replace(dtype="float64"), 3 * n), label="q, k, v")
+        return {"expect": e, "positions": np.arange(start, start + n, dtype=np.int64), "q, k, v": qkv,
+                "shift": draw(st.integers(-start, e.max_position - n - start), label="shift"),
+                "seed": draw(st.integers(0, 2**16), label="seed")}
+
+    return build()
+
+
+def _split(case):
+    qkv = case["q, k, v"]
+    n = len(case["positions"])
+    return qkv[:n], qkv[n : 2 * n], qkv[2 * n :]
+
+
+def _bound(e, q, k, v, pos):
+    """Output error of a softmax over scores that the tolerance model lets err by tau: |d out| <=
+    2 max|d score| max|v| (softmax is 1-Lipschitz in the max norm up to a factor 2), scores from
+    rotated q and k whose components err by the rotation bound at the largest position."""
+    th_err = float(tolerance.angle_error(e, np.array([int(np.max(pos))]), np.ones(1))[0, 0])
+    tau = (tolerance.rotation_rtol(e) + min(2.0, th_err)) * (np.abs(q).max() + np.abs(k).max())
+    dscore = 2 * tau * (np.abs(q).sum(axis=1).max() + np.abs(k).sum(axis=1).max()) / np.sqrt(q.shape[1])
+    return 2 * dscore * np.abs(v).max() + 1e-12 + tolerance.atol(e)
+
+
+@rope_property("attention.shift-invariance", cases=_cases)
+def test_shift_invariance(bind, case):
+    e, pos, c = case["expect"], case["positions"], case["shift"]
+    q, k, v = _split(case)
+    f = bind(e)
+    a, b = f.attend(q, k, v, pos, True), f.attend(q, k, v, pos + c, True)
+    bound = _bound(e, q, k, v, pos) + _bound(e, q, k, v, pos + c)
+    return assert_close("attend(..., positions + c)", b, a, bound, call=f"positions {pos.tolist()} shifted by {c}",
+                        dtype=e.dtype)
+
+
+@rope_property("attention.permutation-equivariance", cases=_cases)
+def test_permutation_equivariance(bind, case):
+    e, pos = case["expect"], case["positions"]
+    q, k, v = _split(case)
+    perm = np.random.default_rng(case["seed"]).permutation(len(pos))
+    f = bind(e)
+    out, permuted = f.attend(q, k, v, pos, False), f.attend(q[perm], k[perm], v[perm], pos[perm], False)
+    bound = 2 * _bound(e, q, k, v, pos)
+    try:
+        return assert_close("attend(P q, P k, P v, P positions)", permuted, out[perm], bound,
+                            call=f"rows permuted by {perm.tolist()}, no causal mask", dtype=e.dtype)
+    except Failure as err:
+        by_index = attention(e, q[perm], k[perm], v[perm], np.arange(len(pos)), False)
+        if np.all(np.abs(permuted - by_index) <= bound):
+            raise Failure(f"{err.message} -- position-offset: the output is attention at positions 0..{len(pos) - 1}: "
+                          "the positions it is given are ignored (row indices used)", "position-offset") from None
+        raise
+
+
+@rope_property("attention.values-unrotated", cases=_cases)
+def test_values_unrotated(bind, case):
+    """With q = 0 every key scores 0: the output is the plain mean of the (causally visible) values."""
+    e, pos = case["expect"], case["positions"]
+    _, k, v = _split(case)
+    out = bind(e).attend(np.zeros_like(k), k, v, pos, True)
+    want = np.cumsum(v, axis=0) / np.arange(1, len(v) + 1)[:, None]
+    bound = 4 * tolerance.rotation_rtol(e) * np.abs(v).max() + tolerance.atol(e)
+    return assert_close("attend(0, k, v)", out, want, bound, call=f"q = 0, positions {pos.tolist()}: the running mean of v",
+                        dtype=e.dtype)
+
+
+@rope_property("attention.causal", cases=_cases)
+def test_causal(bind, case):
+    e, pos = case["expect"], case["positions"]
+    q, k, v = _split(case)
+    f = bind(e)
+    out = f.attend(q, k, v, pos, True)
+    k2, v2 = k.copy(), v.copy()
+    k2[-1], v2[-1] = k[-1] * 3 + 1, v[-1] * 5 - 2  # change the last row only
+    out2 = f.attend(q, k2, v2, pos, True)
+    if not np.array_equal(out[:-1], out2[:-1]):
+        i = int(np.flatnonzero(np.any(out[:-1] != out2[:-1], axis=1))[0])
+        raise Failure(f"row {i} of the output changed when only row {len(pos) - 1} (a later one) changed: "
+                      f"the causal mask is not respected", None)
+    ref = attention(e, q, k, v, pos, True)
+    return assert_close("attend(q, k, v, causal)", out, ref, 2 * _bound(e, q, k, v, pos), call="against the exact attention",
+                        dtype=e.dtype)

@@ -1,0 +1,65 @@
+"""Spec section "autograd": for torch implementations that support it, the gradient with respect to x
+is the inverse rotation of the upstream gradient (R is orthogonal: its Jacobian is R, so the
+gradient is R^T g = R(-p) g), times the attention factor; pass-through dims get g unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+import reference
+from implementations.contract import Failure, Fault
+from properties.assertions import assert_close
+from properties.framework import expect_strategy, output_bound, pinned_expects, rope_property
+from properties.strategies import make_vectors, positions, vectors
+from spec.scaling import SEQ_LEN_DEPENDENT
+
+
+def _cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject), label="expect")
+        n = draw(st.integers(1, 6), label="n")
+        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
+        return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x"),
+                "g": draw(vectors(e, n), label="upstream gradient")}
+
+    return build()
+
+
+def _applies(subject):
+    if subject.array != "torch":
+        return "autograd is checked for torch implementations (--array torch)"
+    if subject.expect is not None and subject.expect.rope_type in SEQ_LEN_DEPENDENT:
+        return "the frequencies depend on the call's length"
+    return None
+
+
+@rope_property("autograd.inverse-rotation", cases=_cases, applies=_applies,
+               pinned=lambda subject: [{"expect": e, "positions": np.array([0, 1, 7]), "x": make_vectors(e, 3),
+                                        "g": make_vectors(e, 3, seed=1)} for e in pinned_expects(subject)])
+def test_inverse_rotation(bind, case):
+    import torch
+
+    e, pos, x, g = case["expect"], case["positions"], case["x"], case["g"]
+    b = bind(e)
+    dtype = getattr(torch, e.dtype)
+    xt = torch.tensor(x, dtype=dtype, device=b.device, requires_grad=True)
+    out = b._guarded("f(x, positions)", b.fn, xt, torch.tensor(pos, device=b.device))
+    if not isinstance(out, torch.Tensor) or not out.requires_grad:
+        raise NotImplementedError("the implementation does not support autograd")
+    try:
+        out.backward(torch.tensor(g, dtype=dtype, device=b.device))
+    except Exception as err:
+        raise Fault(f"backward raised {type(err).__name__}: {err}", "exception") from None
+    grad = xt.grad.detach().to("cpu", torch.float64).numpy()
+    want = reference.apply(e, g, -pos)  # R(-p) g, scaled by the attention factor like the forward
+    bound = output_bound(e, g, pos)
+    try:
+        return assert_close("d<f(x, p), g>/dx", grad, want, bound,
+                            call=f"backward at positions {pos.tolist()}: should be R(-p) g", dtype=e.dtype)
+    except Failure as err:
+        if np.all(np.abs(grad - reference.apply(e, g, pos)) <= bound):
+            raise Failure(f"{err.message} -- direction: the gradient is R(+p) g, the forward rotation, not its "
+                          "inverse: the backward forgot the sign", "direction") from None
+        raise

@@ -1,0 +1,85 @@
+"""Spec section "learned": a learned table of max_len = max_position rows."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from implementations.contract import Failure, Fault
+from properties.framework import expect_strategy, pinned_expects, pinned_positions, rope_property
+from properties.strategies import positions
+
+
+def _cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject, partial=False), label="expect")
+        if subject.expect is None:
+            e = e.replace(max_position=draw(st.integers(1, 4096), label="max_len"), head_dim=min(e.head_dim, 64))
+        n = draw(st.integers(1, 8), label="n")
+        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
+        return {"expect": e, "positions": np.array(pos, dtype=np.int64)}
+
+    return build()
+
+
+def _pinned(subject):
+    return [{"expect": e, "positions": np.array(pinned_positions(subject), dtype=np.int64)}
+            for e in pinned_expects(subject, partial=False)]
+
+
+@rope_property("learned.in-range", cases=_cases, pinned=_pinned)
+def test_in_range(bind, case):
+    e, pos = case["expect"], case["positions"]
+    rows = bind(e).lookup(pos)
+    if not np.isfinite(rows).all():
+        raise Failure(f"table(positions={pos.tolist()}) has non-finite rows (max_len {e.max_position})", "non-finite")
+    again = bind(e).lookup(pos)
+    if not np.array_equal(rows, again):
+        raise Failure(f"table(positions={pos.tolist()}) answers differently twice", "nondeterministic")
+    return 0.0
+
+
+def _beyond_cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject, partial=False), label="expect")
+        if subject.expect is None:
+            e = e.replace(max_position=draw(st.integers(1, 4096), label="max_len"), head_dim=min(e.head_dim, 64))
+        beyond = draw(st.one_of(st.just(e.max_position), st.integers(e.max_position, 4 * e.max_position + 64)), label="beyond")
+        return {"expect": e, "beyond": beyond}
+
+    return build()
+
+
+@rope_property("learned.out-of-range-raises", cases=_beyond_cases,
+               pinned=lambda subject: [{"expect": e, "beyond": e.max_position} for e in pinned_expects(subject, partial=False)])
+def test_out_of_range_raises(bind, case):
+    e, p = case["expect"], case["beyond"]
+    try:
+        rows = bind(e).lookup(np.array([0, p], dtype=np.int64))
+    except Fault as err:
+        if err.diagnosis == "exception":
+            return 0.0  # it raised: as it should
+        raise
+    wrapped = bind(e).lookup(np.array([p % e.max_position, min(p, e.max_position - 1)], dtype=np.int64))
+    how = ("wraps around (row p mod max_len)" if np.array_equal(rows[1], wrapped[0]) else
+           "clamps to the last row" if np.array_equal(rows[1], wrapped[1]) else "reads something")
+    raise Failure(f"table(position {p}) answered, but max_len is {e.max_position}: it {how} instead of raising",
+                  "position-offset" if "wraps" in how or "clamps" in how else "unknown")
+
+
+@rope_property("learned.parameter-count", cases=lambda subject: st.fixed_dictionaries({"expect": expect_strategy(subject, partial=False)}))
+def test_parameter_count(bind, case):
+    e = case["expect"]
+    table = bind(e).fn
+    count = getattr(table, "num_parameters", None)
+    if count is None and hasattr(table, "weight"):
+        count = int(np.size(table.weight))
+    if count is None:
+        raise NotImplementedError("the table exposes neither num_parameters nor weight")
+    want = e.max_position * e.head_dim
+    if count != want:
+        raise Failure(f"the table holds {count} parameters, but max_len x d = {e.max_position} x {e.head_dim} = {want}",
+                      "shape")
+    return 0.0
