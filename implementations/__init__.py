@@ -46,6 +46,7 @@ SHIPPED = (
     Shipped("binary", "implementations.toy_encodings:binary", "numpy", ("float64",), "sinusoidal"),
     Shipped("learned", "implementations.learned:make", "numpy", ("float64",), "learned"),
     Shipped("attention", "implementations.attention:make", "numpy", ("float64",), "attention"),
+    Shipped("attention-decode", "implementations.attention_decode:make", "numpy", ("float64",), "attention"),
 )
 
 #: what each kind of implementation is called with (ropespec check --family)

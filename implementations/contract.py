@@ -244,6 +244,22 @@ class Bound:
         out = self._guarded("attend(q, k, v, positions, causal)", self.fn, nq, nk, nv, npos, causal)
         return self._rows(out, len(pos))
 
+    def attend_prefill(self, q, k, v, positions) -> np.ndarray:
+        """Attention decode mode: the outputs of prefilling rows q, k, v at positions (causal)."""
+        pos = np.asarray(positions, dtype=np.int64)
+        nq, npos = arrays.to_native(q, pos, self.array, self.expect.dtype, self.device)
+        nk, _ = arrays.to_native(k, pos, self.array, self.expect.dtype, self.device)
+        nv, _ = arrays.to_native(v, pos, self.array, self.expect.dtype, self.device)
+        return self._rows(self._guarded("prefill", self.fn.prefill, nq, nk, nv, npos), len(pos))
+
+    def attend_step(self, q, k, v, position: int) -> np.ndarray:
+        """Attention decode mode: the output for one more row (shape (1, head_dim)) at ``position``."""
+        pos = np.array([position], dtype=np.int64)
+        nq, _ = arrays.to_native(q, pos, self.array, self.expect.dtype, self.device)
+        nk, _ = arrays.to_native(k, pos, self.array, self.expect.dtype, self.device)
+        nv, _ = arrays.to_native(v, pos, self.array, self.expect.dtype, self.device)
+        return self._rows(self._guarded("step", self.fn.step, nq, nk, nv, int(position)), 1)
+
     def _rows(self, out, n: int) -> np.ndarray:
         try:
             return arrays.from_native(out, self.array, (n, self.expect.head_dim))
@@ -333,7 +349,7 @@ class Subject:
                     )
                 else:
                     if is_decoder(fn):
-                        self.kind = "decode"
+                        self.kind = "attention-decode" if self.kind == "attention" else "decode"
                         self._bound[expect] = Bound(fn, expect, self.array, self.device, self.watchdog)
                     elif not callable(fn):
                         self._bound[expect] = Fault(f"factory returned {type(fn).__name__}, not a function", "shape")

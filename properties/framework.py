@@ -343,8 +343,13 @@ def all_properties() -> list[Property]:
     """Every property, in spec-section order (importing the section modules registers them)."""
     import importlib
 
-    for section in invariants.SECTIONS:
-        importlib.import_module(f"properties.test_{section}")
+    import pkgutil
+
+    import properties
+
+    for info in pkgutil.iter_modules(properties.__path__):  # every properties/test_*.py module
+        if info.name.startswith("test_"):
+            importlib.import_module(f"properties.{info.name}")
     order = {inv: i for i, inv in enumerate(invariants.REGISTRY)}
     return sorted(PROPERTIES.values(), key=lambda p: order[p.invariant])
 

@@ -49,6 +49,7 @@ FORMULAS: dict[str, sp.Basic] = {
     "attention.permutation-equivariance": sp.Eq(sp.Function("attend")(sp.Symbol("P") * q, sp.Symbol("P") * k, sp.Symbol("P") * sp.Symbol("v"), sp.Symbol("P") * p),
                                                 sp.Symbol("P") * sp.Function("attend")(q, k, sp.Symbol("v"), p)),
     "attention.values-unrotated": sp.Eq(sp.Function("attend")(0, k, sp.Symbol("v"), p), sp.Function("mean")(sp.Symbol("v"))),
+    "decode.attention-consistency": sp.Eq(sp.Function("step")(sp.Symbol("t")), sp.Function("row_t")(sp.Function("attend_causal")(q, k, sp.Symbol("v"), p))),
     "attention.causal": sp.Eq(sp.Derivative(sp.Function("out_i")(sp.Symbol("v_j")), sp.Symbol("v_j")), 0),
 }
 

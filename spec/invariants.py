@@ -200,6 +200,13 @@ _ENTRIES += [
               ("attention",)),
     Invariant("attention.causal", "attention", "With the causal mask, row i of the output does not depend on rows after i.",
               ("attention",)),
+    Invariant(
+        "decode.attention-consistency",
+        "decode",
+        "Attention decoded with a KV cache (prefill, then one step per token) gives, at every step, the output "
+        "row of the full causal pass over the sequence so far.",
+        ("attention-decode",),
+    ),
 ]
 
 # where each invariant comes from: the paper, the seed tutorials (shared/seeds), or the bug reports
@@ -239,6 +246,8 @@ _SOURCES = {
     "attention.permutation-equivariance": "attention without positions is permutation-equivariant (Vaswani et al. 2017)",
     "attention.values-unrotated": "REFERENCE.md section 2: V is never rotated; flash-attention's tests",
     "attention.causal": "the causal mask of decoder attention",
+    "decode.attention-consistency": "executorch PR #2010 (frequencies not sliced to start_pos); rotary-embedding-torch #11 "
+                                    "(offset missing); transformers #22161 (positions not derived from the mask)",
 }
 _ENTRIES = [
     Invariant(e.id, e.section, e.statement, e.families, _SOURCES.get(e.id, e.source)) for e in _ENTRIES

@@ -363,6 +363,18 @@ def attention_causal():
     return "with scores -inf above the diagonal, out_i = sum_(j <= i) w_ij v_j: d out_i / d v_j = 0 for j > i"
 
 
+def decode_attention():
+    n = 3
+    S = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"s_{i}{j}", real=True))
+    V = sp.Matrix(n, 1, lambda i, j: sp.Symbol(f"v_{i}", real=True))
+    full = [sum(sp.exp(S[i, j]) * V[j] for j in range(i + 1)) / sum(sp.exp(S[i, j]) for j in range(i + 1)) for i in range(n)]
+    step = [sum(sp.exp(S[t, j]) * V[j] for j in range(t + 1)) / sum(sp.exp(S[t, j]) for j in range(t + 1)) for t in range(n)]
+    for a_, b_ in zip(full, step):
+        _zero(a_ - b_, "step")
+    return ("row t of the causal pass, sum_(j <= t) softmax_j(s_tj) v_j, uses only keys and values 0..t with scores "
+            "s_tj = <R_t q_t, R_j k_j>: a step that attends over the cached rows 0..t gives it exactly (n = 3)")
+
+
 PROOFS = {
     "rope.conformance": conformance,
     "rope.norm-per-pair": norm_per_pair,
@@ -398,6 +410,7 @@ PROOFS = {
     "attention.permutation-equivariance": attention_permutation,
     "attention.values-unrotated": attention_values,
     "attention.causal": attention_causal,
+    "decode.attention-consistency": decode_attention,
     "lemma.transpose-product": lemma_transpose_product,
     "lemma.cauchy-schwarz-rotation": lemma_cauchy_schwarz_rotation,
     "lemma.angle-error": lemma_angle_error,

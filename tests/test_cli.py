@@ -57,7 +57,8 @@ def test_shipped_implementations_pass(capsys, tmp_path):
     names = [i["name"] for i in data["implementations"]]
     assert names == ["stdlib-float64", "numpy-float64", "numpy-float32", "torch-float32", "torch-float16",
                      "torch-bfloat16", "numpy-decode-float64", "sinusoidal-float64", "integer-index-float64",
-                     "length-normalised-float64", "binary-float64", "learned-float64", "attention-float64"]
+                     "length-normalised-float64", "binary-float64", "learned-float64", "attention-float64",
+                     "attention-decode-float64"]
     statuses = {r["status"] for i in data["implementations"] for r in i["results"]}
     assert statuses <= {"pass", "skip", "xfail"}
     for impl in data["implementations"]:  # what is skipped is skipped for a stated reason

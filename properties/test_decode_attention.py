@@ -1,0 +1,89 @@
+"""Spec section "decode" (attention): a KV-cache decoder against the full causal pass, step by step."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from implementations.contract import Failure
+from properties.assertions import assert_close
+from properties.framework import expect_strategy, rope_property
+from properties.strategies import positions, vectors
+from reference.encodings import attention
+from spec import tolerance
+
+
+def _cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject, partial=False), label="expect")
+        if subject.expect is None:
+            e = e.replace(head_dim=min(e.head_dim, 32), max_position=min(e.max_position, 8192))
+        n0 = draw(st.integers(1, 5), label="prefill length")
+        steps = draw(st.integers(1, 5), label="steps")
+        start = draw(st.one_of(st.just(0), positions(max_value=e.max_position - n0 - steps)), label="first position")
+        return {"expect": e, "prefill": n0, "steps": steps, "start": start,
+                "q, k, v": draw(vectors(e.replace(dtype="float64"), 3 * (n0 + steps)), label="q, k, v")}
+
+    return build()
+
+
+@rope_property("decode.attention-consistency", cases=_cases, max_examples=15)
+def test_attention_decode(bind, case):
+    e, n0, k_, start = case["expect"], case["prefill"], case["steps"], case["start"]
+    n = n0 + k_
+    qkv = case["q, k, v"]
+    q, k, v = qkv[:n], qkv[n : 2 * n], qkv[2 * n :]
+    pos = np.arange(start, start + n, dtype=np.int64)
+    dec = bind.fresh(e)
+    full = attention(e, q, k, v, pos, True)
+    th_err = float(tolerance.angle_error(e, np.array([int(pos[-1])]), np.ones(1))[0, 0])
+    tau = (tolerance.rotation_rtol(e) + min(2.0, th_err)) * (np.abs(q).max() + np.abs(k).max())
+    bound = 4 * tau * (np.abs(q).sum(axis=1).max() + np.abs(k).sum(axis=1).max()) / np.sqrt(e.head_dim) * np.abs(v).max() + 1e-12
+    worst = 0.0
+    for t in range(n0 - 1, n):
+        if t == n0 - 1:
+            got, want, what = dec.attend_prefill(q[:n0], k[:n0], v[:n0], pos[:n0]), full[:n0], "prefill"
+        else:
+            got, want, what = dec.attend_step(q[t : t + 1], k[t : t + 1], v[t : t + 1], int(pos[t])), full[t : t + 1], f"step {t - n0 + 1}"
+        try:
+            worst = max(worst, assert_close("decoded output", got, want, bound, call=f"{what} at position {pos[t]}",
+                                            dtype=e.dtype))
+        except Failure as err:
+            found = _explain(e, q, k, v, pos, t, n0, got, bound)
+            word, evidence = found if found else (err.diagnosis, "")
+            raise Failure(f"decoding diverges from the full causal pass first at {what} (position {pos[t]}, "
+                          f"positions from {start}): {err.message}{evidence}", word, err.ratio) from None
+    return worst
+
+
+def _row(e, q, k, v, qpos, kpos, rows):
+    """Causal attention outputs for ``rows`` with the queries at qpos and the keys at kpos."""
+    from reference import apply
+
+    qr, kr = apply(e, q, qpos), apply(e, k, kpos)
+    out = []
+    for t in rows:
+        s = qr[t] @ kr[: t + 1].T / np.sqrt(q.shape[1])
+        w = np.exp(s - s.max())
+        out.append((w / w.sum()) @ v[: t + 1])
+    return np.array(out)
+
+
+def _explain(e, q, k, v, pos, t, n0, got, bound):
+    """Which mistaken decoder reproduces the diverging output: the evidence for its diagnosis."""
+    rows = list(range(n0)) if t == n0 - 1 else [t]
+    step_pos = pos.copy()
+    step_pos[n0:] = 0
+    candidates = [
+        ("position-offset", "the new token is rotated at position 0: the frequencies are not sliced to its position",
+         step_pos, step_pos),
+        ("position-offset", f"the query is rotated without the offset {pos[0]}: keys and query disagree on positions",
+         pos - pos[0] * (np.arange(len(pos)) >= n0), pos),
+        ("double-rotation", "the cached keys are rotated twice: once when stored, again when read", pos, 2 * pos),
+        ("position-offset", "positions are counted from 0, not from the first position given", pos - pos[0], pos - pos[0]),
+    ]
+    for word, what, qpos, kpos in candidates:
+        if np.all(np.abs(got - _row(e, q, k, v, qpos, kpos, rows)) <= bound):
+            return word, f" -- {word}: the output matches a decoder where {what}"
+    return None
