@@ -1,5 +1,7 @@
-"""One head of attention with RoPE on q and k, in numpy: ``make(expect)`` returns
-``attend(q, k, v, positions, causal)`` with (n, head_dim) arrays. V is not rotated."""
+"""Attention with RoPE on q and k, in numpy: ``make(expect)`` returns ``attend(q, k, v, positions,
+causal)``; q is (n, n_heads * head_dim), k and v (n, n_kv_heads * head_dim), heads contiguous, and
+query head h reads key/value head h // (n_heads / n_kv_heads) (grouped-query attention). V is not
+rotated."""
 
 from __future__ import annotations
 
@@ -11,14 +13,21 @@ from implementations.numpy_rope import make as make_rope
 def make(expect):
     rope = make_rope(expect.replace(dtype="float64"))
 
-    def attend(q, k, v, positions, causal):
-        q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    d, group = expect.head_dim, expect.n_heads // expect.n_kv_heads
+
+    def head(q, k, v, positions, causal):
         qr, kr = rope(q, positions), rope(k, positions)
-        scores = qr @ kr.T / np.sqrt(q.shape[1])
+        scores = qr @ kr.T / np.sqrt(d)
         if causal:
             scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores, -np.inf)
         w = np.exp(scores - scores.max(axis=1, keepdims=True))
-        w /= w.sum(axis=1, keepdims=True)
-        return (w @ v).astype(expect.dtype)
+        return (w / w.sum(axis=1, keepdims=True)) @ v
+
+    def attend(q, k, v, positions, causal):
+        q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+        cols = lambda a, i: a[:, i * d : (i + 1) * d]
+        outs = [head(cols(q, h), cols(k, h // group), cols(v, h // group), positions, causal)
+                for h in range(expect.n_heads)]
+        return np.concatenate(outs, axis=1).astype(expect.dtype)
 
     return attend

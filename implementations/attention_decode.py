@@ -37,6 +37,8 @@ class Decoder:
 
 
 def make(expect):
+    if expect.n_heads != 1:
+        raise NotImplementedError("the numpy decoder is single-head")
     if expect.rope_type in ("dynamic", "longrope"):
         raise NotImplementedError("the cached keys would keep the table of their own length")
     return Decoder(expect)

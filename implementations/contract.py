@@ -242,7 +242,7 @@ class Bound:
         nk, _ = arrays.to_native(k, pos, self.array, self.expect.dtype, self.device)
         nv, _ = arrays.to_native(v, pos, self.array, self.expect.dtype, self.device)
         out = self._guarded("attend(q, k, v, positions, causal)", self.fn, nq, nk, nv, npos, causal)
-        return self._rows(out, len(pos))
+        return self._rows(out, len(pos), self.expect.n_heads * self.expect.head_dim)
 
     def attend_prefill(self, q, k, v, positions) -> np.ndarray:
         """Attention decode mode: the outputs of prefilling rows q, k, v at positions (causal)."""
@@ -260,9 +260,9 @@ class Bound:
         nv, _ = arrays.to_native(v, pos, self.array, self.expect.dtype, self.device)
         return self._rows(self._guarded("step", self.fn.step, nq, nk, nv, int(position)), 1)
 
-    def _rows(self, out, n: int) -> np.ndarray:
+    def _rows(self, out, n: int, width: int | None = None) -> np.ndarray:
         try:
-            return arrays.from_native(out, self.array, (n, self.expect.head_dim))
+            return arrays.from_native(out, self.array, (n, width or self.expect.head_dim))
         except arrays.ArrayError as e:
             raise Fault(str(e), "shape") from None
 

@@ -294,9 +294,8 @@ def run_property(
         if res.status == "fail":
             res.status = "xfail"
             res.message = f"expected failure ({declared}): {res.message}"
-        elif res.status == "pass":
-            res.status = "fail"
-            res.message = f"declared to fail ({declared}), but it held"
+        elif res.status == "pass":  # not an error: the examples drawn did not show the documented flaw
+            res.message = f"declared to fail ({declared}), but it held on these examples"
     if res.status == "fail" and res.diagnosis is None:
         _diagnose(res, subject)
     return res

@@ -13,16 +13,22 @@ from reference.encodings import attention
 from spec import tolerance
 
 
+HEADS = ((1, 1), (4, 4), (4, 2), (8, 1))  # (n_heads, n_kv_heads): one head, multi-head, grouped-query, multi-query
+
+
 def _cases(subject):
     @st.composite
     def build(draw):
         e = draw(expect_strategy(subject, partial=False), label="expect")
         if subject.expect is None:
-            e = e.replace(head_dim=min(e.head_dim, 32), max_position=min(e.max_position, 8192))
+            h, kv = draw(st.sampled_from(HEADS), label="heads")
+            e = e.replace(head_dim=min(e.head_dim, 16), max_position=min(e.max_position, 8192), n_heads=h, n_kv_heads=kv)
         n = draw(st.integers(2, 6), label="n")
         start = draw(positions(max_value=e.max_position - n), label="start")
-        qkv = draw(vectors(e.replace(dtype="float64"), 3 * n), label="q, k, v")
-        return {"expect": e, "positions": np.arange(start, start + n, dtype=np.int64), "q, k, v": qkv,
+        wide = lambda heads: e.replace(dtype="float64", head_dim=heads * e.head_dim, n_heads=1, n_kv_heads=1)
+        return {"expect": e, "positions": np.arange(start, start + n, dtype=np.int64),
+                "q": draw(vectors(wide(e.n_heads), n), label="q"),
+                "k, v": draw(vectors(wide(e.n_kv_heads), 2 * n), label="k, v"),
                 "shift": draw(st.integers(-start, e.max_position - n - start), label="shift"),
                 "seed": draw(st.integers(0, 2**16), label="seed")}
 
@@ -30,9 +36,8 @@ def _cases(subject):
 
 
 def _split(case):
-    qkv = case["q, k, v"]
     n = len(case["positions"])
-    return qkv[:n], qkv[n : 2 * n], qkv[2 * n :]
+    return case["q"], case["k, v"][:n], case["k, v"][n:]
 
 
 def _bound(e, q, k, v, pos):
@@ -79,9 +84,11 @@ def test_permutation_equivariance(bind, case):
 def test_values_unrotated(bind, case):
     """With q = 0 every key scores 0: the output is the plain mean of the (causally visible) values."""
     e, pos = case["expect"], case["positions"]
-    _, k, v = _split(case)
-    out = bind(e).attend(np.zeros_like(k), k, v, pos, True)
-    want = np.cumsum(v, axis=0) / np.arange(1, len(v) + 1)[:, None]
+    q, k, v = _split(case)
+    out = bind(e).attend(np.zeros_like(q), k, v, pos, True)
+    mean = np.cumsum(v, axis=0) / np.arange(1, len(v) + 1)[:, None]  # per kv head
+    d, group = e.head_dim, e.n_heads // e.n_kv_heads
+    want = np.concatenate([mean[:, (h // group) * d : (h // group + 1) * d] for h in range(e.n_heads)], axis=1)
     bound = 4 * tolerance.rotation_rtol(e) * np.abs(v).max() + tolerance.atol(e)
     return assert_close("attend(0, k, v)", out, want, bound, call=f"q = 0, positions {pos.tolist()}: the running mean of v",
                         dtype=e.dtype)
@@ -103,3 +110,25 @@ def test_causal(bind, case):
     ref = attention(e, q, k, v, pos, True)
     return assert_close("attend(q, k, v, causal)", out, ref, 2 * _bound(e, q, k, v, pos), call="against the exact attention",
                         dtype=e.dtype)
+
+
+@rope_property("attention.grouped-query", cases=_cases)
+def test_grouped_query(bind, case):
+    """Against the exact attention, head by head: query head h reads key/value head h // group."""
+    e, pos = case["expect"], case["positions"]
+    q, k, v = _split(case)
+    got = bind(e).attend(q, k, v, pos, True)
+    try:
+        return assert_close("attend(q, k, v)", got, attention(e, q, k, v, pos, True), 2 * _bound(e, q, k, v, pos),
+                            call=f"{e.n_heads} query heads, {e.n_kv_heads} kv heads, positions {pos.tolist()}",
+                            dtype=e.dtype, index_names=("row", "column"))
+    except Failure as err:
+        if e.n_kv_heads not in (1, e.n_heads):
+            d, kv = e.head_dim, e.n_kv_heads
+            modulo = np.concatenate([attention(e.replace(n_heads=1, n_kv_heads=1), q[:, h * d : (h + 1) * d],
+                                               k[:, (h % kv) * d : (h % kv + 1) * d], v[:, (h % kv) * d : (h % kv + 1) * d],
+                                               pos, True) for h in range(e.n_heads)], axis=1)
+            if np.all(np.abs(got - modulo) <= 2 * _bound(e, q, k, v, pos)):
+                raise Failure(f"{err.message} -- convention: query head h reads kv head h % {kv}, not h // "
+                              f"{e.n_heads // kv} (transformers' repeat_kv)", "convention") from None
+        raise

@@ -22,10 +22,17 @@ def sinusoidal(expect: Expect, positions) -> np.ndarray:
 
 
 def attention(expect: Expect, q, k, v, positions, causal: bool) -> np.ndarray:
-    """softmax((R q)(R k)^T / sqrt(d)) v with the exact RoPE, in float64."""
-    qr, kr = apply(expect, q, positions), apply(expect, k, positions)
-    scores = qr @ kr.T / np.sqrt(q.shape[1])
-    if causal:
-        scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores, -np.inf)
-    w = np.exp(scores - scores.max(axis=1, keepdims=True))
-    return (w / w.sum(axis=1, keepdims=True)) @ v
+    """softmax((R q)(R k)^T / sqrt(d)) v with the exact RoPE, in float64, per head: q holds n_heads
+    heads of head_dim (contiguous), k and v n_kv_heads; query head h reads kv head h // group."""
+    d, H, KV = expect.head_dim, expect.n_heads, expect.n_kv_heads
+    out = []
+    for h in range(H):
+        j = h // (H // KV)
+        qh, kh, vh = q[:, h * d : (h + 1) * d], k[:, j * d : (j + 1) * d], v[:, j * d : (j + 1) * d]
+        qr, kr = apply(expect, qh, positions), apply(expect, kh, positions)
+        scores = qr @ kr.T / np.sqrt(d)
+        if causal:
+            scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores, -np.inf)
+        w = np.exp(scores - scores.max(axis=1, keepdims=True))
+        out.append((w / w.sum(axis=1, keepdims=True)) @ vh)
+    return np.concatenate(out, axis=1)

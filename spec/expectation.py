@@ -101,6 +101,10 @@ class Expect:
     ``inv_freq_dtype`` state the precision promise the tolerance is derived from (see
     :mod:`spec.tolerance`): the default float32/float32 is the class mainstream float32 code meets;
     ``"exact"`` is the strict class.
+
+    ``n_heads`` and ``n_kv_heads`` (default: n_heads) describe attention layouts: q holds n_heads heads
+    of head_dim, k and v n_kv_heads, and query head h reads key/value head h // (n_heads / n_kv_heads)
+    (grouped-query attention, transformers' repeat_kv).
     """
 
     head_dim: int = 128
@@ -113,6 +117,8 @@ class Expect:
     rope_scaling: Mapping[str, Any] | None = None
     angle_dtype: str = "float32"
     inv_freq_dtype: str = "float32"
+    n_heads: int = 1
+    n_kv_heads: int | None = None
 
     def __post_init__(self) -> None:
         hd = self.head_dim
@@ -137,6 +143,12 @@ class Expect:
         if not _is_int(self.max_position) or self.max_position < 1:
             raise ExpectationError("max_position", f"must be an integer >= 1, got {self.max_position!r}")
         self._resolve_rotary_dim()
+        if not _is_int(self.n_heads) or self.n_heads < 1:
+            raise ExpectationError("n_heads", f"must be an integer >= 1, got {self.n_heads!r}")
+        kv = self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+        if not _is_int(kv) or kv < 1 or self.n_heads % kv:
+            raise ExpectationError("n_kv_heads", f"must be an integer >= 1 dividing n_heads {self.n_heads}, got {kv!r}")
+        object.__setattr__(self, "n_kv_heads", kv)
         if self.rope_scaling is not None:
             if not isinstance(self.rope_scaling, Mapping):
                 raise ExpectationError("rope_scaling", f"must be a dict or null, got {type(self.rope_scaling).__name__}")
@@ -200,6 +212,9 @@ class Expect:
         d["rope_scaling"] = _thaw(self.rope_scaling) if self.rope_scaling is not None else None
         if d["partial_rotary_factor"] is None:
             d.pop("partial_rotary_factor")
+        if d["n_heads"] == 1 and d["n_kv_heads"] == 1:  # single-head: keep the JSON short
+            d.pop("n_heads")
+            d.pop("n_kv_heads")
         return d
 
     def to_json(self) -> str:

@@ -50,6 +50,7 @@ FORMULAS: dict[str, sp.Basic] = {
                                                 sp.Symbol("P") * sp.Function("attend")(q, k, sp.Symbol("v"), p)),
     "attention.values-unrotated": sp.Eq(sp.Function("attend")(0, k, sp.Symbol("v"), p), sp.Function("mean")(sp.Symbol("v"))),
     "decode.attention-consistency": sp.Eq(sp.Function("step")(sp.Symbol("t")), sp.Function("row_t")(sp.Function("attend_causal")(q, k, sp.Symbol("v"), p))),
+    "attention.grouped-query": sp.Eq(sp.Function("kv_head")(sp.Symbol("h")), sp.floor(sp.Symbol("h") / (sp.Symbol("H") / sp.Symbol("KV")))),
     "attention.causal": sp.Eq(sp.Derivative(sp.Function("out_i")(sp.Symbol("v_j")), sp.Symbol("v_j")), 0),
 }
 

@@ -201,6 +201,13 @@ _ENTRIES += [
     Invariant("attention.causal", "attention", "With the causal mask, row i of the output does not depend on rows after i.",
               ("attention",)),
     Invariant(
+        "attention.grouped-query",
+        "attention",
+        "With n_heads query heads and n_kv_heads key/value heads, query head h attends with key/value head "
+        "h // (n_heads / n_kv_heads), each head being the exact RoPE attention.",
+        ("attention",),
+    ),
+    Invariant(
         "decode.attention-consistency",
         "decode",
         "Attention decoded with a KV cache (prefill, then one step per token) gives, at every step, the output "
@@ -246,6 +253,7 @@ _SOURCES = {
     "attention.permutation-equivariance": "attention without positions is permutation-equivariant (Vaswani et al. 2017)",
     "attention.values-unrotated": "REFERENCE.md section 2: V is never rotated; flash-attention's tests",
     "attention.causal": "the causal mask of decoder attention",
+    "attention.grouped-query": "GQA (Ainslie et al. 2023); transformers' repeat_kv",
     "decode.attention-consistency": "executorch PR #2010 (frequencies not sliced to start_pos); rotary-embedding-torch #11 "
                                     "(offset missing); transformers #22161 (positions not derived from the mask)",
 }

@@ -375,6 +375,19 @@ def decode_attention():
             "s_tj = <R_t q_t, R_j k_j>: a step that attends over the cached rows 0..t gives it exactly (n = 3)")
 
 
+def attention_grouped_query():
+    H, KV = 8, 2
+    group = H // KV
+    served = {j: [h for h in range(H) if h // group == j] for j in range(KV)}
+    if any(len(hs) != group or hs != list(range(j * group, (j + 1) * group)) for j, hs in served.items()):
+        raise ProofError("grouping")
+    hh = sp.Symbol("h", integer=True, nonnegative=True)
+    if sp.floor((hh * 0 + 5) / group) != 1:
+        raise ProofError("floor")
+    return ("kv head j serves the query heads j g .. j g + g - 1 (g = n_heads / n_kv_heads), contiguous blocks of "
+            "g, as repeat_kv lays them out (checked for 8 query and 2 kv heads)")
+
+
 PROOFS = {
     "rope.conformance": conformance,
     "rope.norm-per-pair": norm_per_pair,
@@ -411,6 +424,7 @@ PROOFS = {
     "attention.values-unrotated": attention_values,
     "attention.causal": attention_causal,
     "decode.attention-consistency": decode_attention,
+    "attention.grouped-query": attention_grouped_query,
     "lemma.transpose-product": lemma_transpose_product,
     "lemma.cauchy-schwarz-rotation": lemma_cauchy_schwarz_rotation,
     "lemma.angle-error": lemma_angle_error,
