@@ -23,7 +23,7 @@ from hypothesis.errors import FlakyFailure, Unsatisfiable
 
 from implementations.contract import Bound, Failure, Fault, Subject, Unsupported
 import properties.profiles  # noqa: F401  (registers the profiles)
-from properties.strategies import boundary_positions, expectations
+from properties.strategies import boundary_positions, expectations, make_vectors, positions, vectors
 import reference
 from spec import invariants, tolerance
 from spec.expectation import Expect
@@ -139,6 +139,34 @@ def pinned_expects(subject: Subject, *, partial: bool | None = None) -> list[Exp
 def pinned_positions(subject: Subject) -> list[int]:
     """p = 0, p = 1 and p = max_position - 1."""
     return [0, 1, subject.max_position - 1]
+
+
+def rows_cases(subject: Subject, *, partial: bool | None = None, with_x: bool = True) -> st.SearchStrategy[dict]:
+    """Cases of one call: an expectation, 1 to 8 positions and (``with_x``) as many rows x."""
+
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject, partial=partial), label="expect")
+        n = draw(st.integers(1, 8), label="n")
+        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
+        case = {"expect": e, "positions": np.array(pos, dtype=np.int64)}
+        if with_x:
+            case["x"] = draw(vectors(e, n), label="x")
+        return case
+
+    return build()
+
+
+def rows_pinned(subject: Subject, *, partial: bool | None = None, with_x: bool = True) -> list[dict]:
+    """The pinned cases of :func:`rows_cases`: positions 0, 1 and max_position - 1."""
+    pos = np.array(pinned_positions(subject), dtype=np.int64)
+    out = []
+    for e in pinned_expects(subject, partial=partial):
+        case = {"expect": e, "positions": pos}
+        if with_x:
+            case["x"] = make_vectors(e, len(pos))
+        out.append(case)
+    return out
 
 
 def rope_property(invariant: str, *, cases, pinned=None, applies=None, max_examples=None):
@@ -399,6 +427,8 @@ __all__ = [
     "per_dim",
     "pinned_expects",
     "pinned_positions",
+    "rows_cases",
+    "rows_pinned",
     "rope_property",
     "run_property",
 ]

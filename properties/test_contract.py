@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import strategies as st
 
 from implementations.contract import Failure
 from properties.assertions import assert_equal
-from properties.framework import expect_strategy, pinned_expects, pinned_positions, rope_property
-from properties.strategies import make_vectors, positions, vectors
+from properties.framework import rope_property, rows_cases, rows_pinned
 
 
-def _cases(subject):
-    @st.composite
-    def build(draw):
-        e = draw(expect_strategy(subject), label="expect")
-        n = draw(st.integers(1, 8), label="n")
-        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
-        return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x")}
-
-    return build()
 
 
-def _pinned(subject):
-    pos = np.array(pinned_positions(subject), dtype=np.int64)
-    return [{"expect": e, "positions": pos, "x": make_vectors(e, len(pos))} for e in pinned_expects(subject)]
 
 
-@rope_property("contract.input-unmodified", cases=_cases, pinned=_pinned)
+@rope_property("contract.input-unmodified", cases=rows_cases, pinned=rows_pinned)
 def test_input_unmodified(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     call = bind(e).call(x, pos)
@@ -40,7 +26,7 @@ def test_input_unmodified(bind, case):
     return 0.0
 
 
-@rope_property("contract.deterministic", cases=_cases, pinned=_pinned)
+@rope_property("contract.deterministic", cases=rows_cases, pinned=rows_pinned)
 def test_deterministic(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     f = bind(e)
@@ -49,7 +35,7 @@ def test_deterministic(bind, case):
                         diagnosis="nondeterministic")
 
 
-@rope_property("contract.shape-finite", cases=_cases, pinned=_pinned)
+@rope_property("contract.shape-finite", cases=rows_cases, pinned=rows_pinned)
 def test_shape_finite(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     call = bind(e).call(x, pos)  # a wrong kind of array or shape raises Fault("shape") here

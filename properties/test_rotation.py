@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 import reference
 from properties.assertions import assert_close
-from properties.framework import expect_strategy, output_bound, pair_norms, pinned_expects, pinned_positions, rope_property
+from properties.framework import (
+    expect_strategy, output_bound, pair_norms, pinned_expects, rope_property, rows_cases, rows_pinned,
+)
 from properties.strategies import make_vectors, positions, vectors
 from spec import tolerance
 from spec.scaling import SEQ_LEN_DEPENDENT
@@ -27,23 +29,11 @@ def _tau(e, x, pos):
     return output_bound(e, x, pos, pairing_free=True)
 
 
-def _rows_cases(subject):
-    @st.composite
-    def build(draw):
-        e = draw(expect_strategy(subject), label="expect")
-        n = draw(st.integers(1, 8), label="n")
-        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
-        return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x")}
-
-    return build()
 
 
-def _rows_pinned(subject):
-    pos = np.array(pinned_positions(subject), dtype=np.int64)
-    return [{"expect": e, "positions": pos, "x": make_vectors(e, len(pos))} for e in pinned_expects(subject)]
 
 
-@rope_property("rope.norm-per-pair", cases=_rows_cases, pinned=_rows_pinned)
+@rope_property("rope.norm-per-pair", cases=rows_cases, pinned=rows_pinned)
 def test_norm_per_pair(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     y = bind(e)(x, pos)

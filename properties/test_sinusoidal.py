@@ -9,26 +9,22 @@ from hypothesis import strategies as st
 import reference
 from implementations.contract import Failure
 from properties.assertions import assert_close
-from properties.framework import expect_strategy, per_dim, pinned_expects, pinned_positions, rope_property
+from properties.framework import expect_strategy, per_dim, pinned_expects, rope_property, rows_cases, rows_pinned
 from properties.strategies import positions
 from reference.encodings import sinusoidal
 from spec import tolerance
 
 
-def _cases(subject):
-    @st.composite
-    def build(draw):
-        e = draw(expect_strategy(subject, partial=False), label="expect")
-        n = draw(st.integers(1, 8), label="n")
-        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
-        return {"expect": e, "positions": np.array(pos, dtype=np.int64)}
 
-    return build()
+
+
+
+def _cases(subject):
+    return rows_cases(subject, partial=False, with_x=False)
 
 
 def _pinned(subject):
-    return [{"expect": e, "positions": np.array(pinned_positions(subject), dtype=np.int64)}
-            for e in pinned_expects(subject, partial=False)]
+    return rows_pinned(subject, partial=False, with_x=False)
 
 
 def _tau(e, pos):

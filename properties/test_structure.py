@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 
 import reference
 from properties.assertions import assert_close, assert_equal
-from properties.framework import expect_strategy, pair_norms, per_dim, pinned_expects, pinned_positions, rope_property
+from properties.framework import (
+    expect_strategy, per_dim, pinned_expects, pinned_positions, rope_property, rows_cases, rows_pinned,
+)
 from properties.strategies import make_vectors, positions, vectors
 from spec import tolerance
 from spec.dtypes import round_to
@@ -100,20 +102,8 @@ def test_locality(bind, case):
     )
 
 
-def _partial_cases(subject):
-    @st.composite
-    def build(draw):
-        e = draw(expect_strategy(subject, partial=True), label="expect")
-        n = draw(st.integers(1, 8), label="n")
-        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
-        return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x")}
-
-    return build()
 
 
-def _partial_pinned(subject):
-    pos = np.array(pinned_positions(subject), dtype=np.int64)
-    return [{"expect": e, "positions": pos, "x": make_vectors(e, len(pos))} for e in pinned_expects(subject, partial=True)]
 
 
 def _has_passthrough(subject):
@@ -123,7 +113,8 @@ def _has_passthrough(subject):
     return None
 
 
-@rope_property("rope.partial-passthrough", cases=_partial_cases, pinned=_partial_pinned, applies=_has_passthrough)
+@rope_property("rope.partial-passthrough", cases=lambda subject: rows_cases(subject, partial=True),
+               pinned=lambda subject: rows_pinned(subject, partial=True), applies=_has_passthrough)
 def test_partial_passthrough(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     r = e.rotary_dim

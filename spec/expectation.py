@@ -13,7 +13,7 @@ import dataclasses
 import json
 import math
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 CONVENTIONS = ("half", "interleaved")

@@ -19,7 +19,7 @@ def test_golden_file_is_current(name):
     fresh = golden.make(presets.get(name), POSITIONS)
     import json
 
-    assert json.loads(on_disk) == fresh, f"stale: run python reference/data/make_golden.py"
+    assert json.loads(on_disk) == fresh, "stale: run python reference/data/make_golden.py"
 
 
 REPLAY = [("implementations.numpy_rope:make", "numpy", "float64"),

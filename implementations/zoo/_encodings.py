@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from implementations import attention, learned, sinusoidal
+from implementations import learned, sinusoidal
 
 
 def pe(expect, *, positions_map=None, post=None, thetas=None, swap=False):

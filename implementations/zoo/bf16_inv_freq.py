@@ -1,7 +1,5 @@
 """Casts the inverse frequencies to bfloat16 before the float32 product p * inv_freq."""
 
-import numpy as np
-
 from implementations.zoo._base import build
 from spec.dtypes import round_to
 

@@ -1,7 +1,5 @@
 """A decoder whose step rotates the new query and key with the table's first row (position 0)."""
 
-import numpy as np
-
 from implementations.attention_decode import Decoder
 
 TARGETS = ("decode.attention-consistency",)
