@@ -63,3 +63,12 @@ def test_naive_float64_angle_is_not_accurate_at_2_40():
     from implementations.zoo._base import build
 
     assert _ulps_of_pair_norm(e, x, build(e)(x, pos), pos) > 1e6
+
+
+@pytest.mark.parametrize("convention", ["half", "interleaved"])
+def test_fast_sinusoidal_agrees_with_mpmath(convention):
+    from reference.encodings import sinusoidal, sinusoidal_fast
+
+    e = Expect(head_dim=32, rope_theta=1e4, convention=convention, dtype="float64")
+    pos = np.array(POS_40 + [2**50 + 7], dtype=np.int64)
+    assert np.max(np.abs(sinusoidal(e, pos) - sinusoidal_fast(e, pos))) <= 2.0**-52
