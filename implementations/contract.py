@@ -214,12 +214,12 @@ class Bound:
     def prefill(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """Decode mode: the keys the decoder attends over after prefilling rows x at positions."""
         nx, npos = arrays.to_native(x, np.asarray(positions, dtype=np.int64), self.array, self.expect.dtype, self.device)
-        return self._keys(self._guarded("prefill", self.fn.prefill, nx, npos), len(x))
+        return self._rows(self._guarded("prefill", self.fn.prefill, nx, npos), len(x))
 
     def step(self, x: np.ndarray, position: int) -> np.ndarray:
         """Decode mode: the keys after one more row x (shape (1, head_dim)) at ``position``."""
         nx, _ = arrays.to_native(x, np.array([position], dtype=np.int64), self.array, self.expect.dtype, self.device)
-        return self._keys(self._guarded("step", self.fn.step, nx, int(position)), position + 1)
+        return self._rows(self._guarded("step", self.fn.step, nx, int(position)), position + 1)
 
     def _positions(self, positions):
         return arrays.to_native(np.zeros((len(positions), 1)), np.asarray(positions, dtype=np.int64), self.array,
@@ -266,11 +266,6 @@ class Bound:
         except arrays.ArrayError as e:
             raise Fault(str(e), "shape") from None
 
-    def _keys(self, out, n: int) -> np.ndarray:
-        try:
-            return arrays.from_native(out, self.array, (n, self.expect.head_dim))
-        except arrays.ArrayError as e:
-            raise Fault(str(e), "shape") from None
 
     def call(self, x: np.ndarray, positions: np.ndarray) -> Call:
         positions = np.asarray(positions, dtype=np.int64)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.angles import cos_sin, theta_hi_lo
+from spec.angles import cos_sin, sinusoidal_layout, theta_hi_lo
 
 
 def make(expect):
@@ -24,11 +24,7 @@ def make(expect):
             raise ValueError(f"built for d = {plain.head_dim}, asked for d = {d}")
         hi, lo, _ = theta_hi_lo(plain)
         c, s = cos_sin(np.asarray(positions, dtype=np.float64)[:, None], hi, lo)
-        if expect.convention == "interleaved":
-            out = np.stack([s, c], axis=-1).reshape(len(positions), d)
-        else:
-            out = np.concatenate([s, c], axis=1)
-        return out.astype(expect.dtype)
+        return sinusoidal_layout(s, c, expect.convention).astype(expect.dtype)
 
     return pe
 

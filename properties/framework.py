@@ -257,21 +257,20 @@ def run_property(
         return res
     rec = _Recorder()
 
-    def bind(expect: Expect) -> Bound:
-        try:
-            return subject.bind(expect)
-        except Unsupported as e:
-            rec.unsupported = str(e)
-            reject()
+    def rejecting(get):
+        """subject.bind / subject.fresh, with a declined expectation turned into a rejected case."""
 
-    def fresh(expect: Expect) -> Bound:
-        try:
-            return subject.fresh(expect)
-        except Unsupported as e:
-            rec.unsupported = str(e)
-            reject()
+        def wrapped(expect: Expect) -> Bound:
+            try:
+                return get(expect)
+            except Unsupported as e:
+                rec.unsupported = str(e)
+                reject()
 
-    bind.fresh = fresh  # decode mode: a new stateful decoder per case
+        return wrapped
+
+    bind = rejecting(subject.bind)
+    bind.fresh = rejecting(subject.fresh)  # decode mode: a new stateful decoder per case
 
     def inner(case: dict) -> None:
         rec.case = case

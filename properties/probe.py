@@ -24,35 +24,13 @@ class Measured:
     max_position: int  # the largest position used
 
 
-def _angles(f, expect, p: int, seq_len: int | None) -> tuple[np.ndarray, np.ndarray]:
-    d = expect.head_dim
-    x = np.zeros((2, d))
-    a = np.array([i for i, _ in expect.pairs()])
-    b = np.array([j for _, j in expect.pairs()])
-    x[0, a] = 1.0
-    last = max(p, (seq_len or 1) - 1)
-    y = f(x, np.array([p, last], dtype=np.int64))
-    return np.arctan2(y[0, b], y[0, a]), np.hypot(y[0, a], y[0, b])
-
-
 def measure(f, expect, *, seq_len: int | None = None, max_position: int | None = None) -> Measured:
-    """Measure theta'_i and the attention factor of ``f`` (a float64-in, float64-out callable)."""
-    top = min(max_position or expect.max_position, (seq_len or 1 << 62) - 1 if seq_len else 1 << 62) - 1
-    phi, norm = _angles(f, expect, 1, seq_len)
-    theta = phi.copy()
-    g = float(np.mean(norm))
-    prec = np.full_like(theta, 1.0)
-    p = 1
-    while 2 * p + 1 <= max(top, 1) and p < 1 << 40:
-        p = 2 * p + 1
-        wrapped, _ = _angles(f, expect, p, seq_len)
-        predicted = p * theta
-        turns = np.round((predicted - wrapped) / (2 * math.pi))
-        est = (wrapped + 2 * math.pi * turns) / p
-        with np.errstate(divide="ignore", invalid="ignore"):
-            prec = np.abs(est - theta) / np.abs(est)
-        theta = est
-    return Measured(theta, g, prec, p)
+    """theta'_i and the attention factor of ``f`` (float64 in and out) under the expected pairing:
+    :func:`frequencies` for the angles, the output norm of a unit pair at p = 1 for the factor."""
+    pairs = expect.pairs()
+    fr = frequencies(f, expect.head_dim, pairs, max_position=max_position or expect.max_position, seq_len=seq_len)
+    _, norms = angles(f, expect.head_dim, pairs, 1, seq_len)
+    return Measured(fr.thetas, float(np.mean(norms)), fr.precision, fr.max_position)
 
 
 @dataclass

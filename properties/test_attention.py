@@ -41,13 +41,7 @@ def _split(case):
 
 
 def _bound(e, q, k, v, pos):
-    """Output error of a softmax over scores that the tolerance model lets err by tau: |d out| <=
-    2 max|d score| max|v| (softmax is 1-Lipschitz in the max norm up to a factor 2), scores from
-    rotated q and k whose components err by the rotation bound at the largest position."""
-    th_err = float(tolerance.angle_error(e, np.array([int(np.max(pos))]), np.ones(1))[0, 0])
-    tau = (tolerance.rotation_rtol(e) + min(2.0, th_err)) * (np.abs(q).max() + np.abs(k).max())
-    dscore = 2 * tau * (np.abs(q).sum(axis=1).max() + np.abs(k).sum(axis=1).max()) / np.sqrt(q.shape[1])
-    return 2 * dscore * np.abs(v).max() + 1e-12 + tolerance.atol(e)
+    return tolerance.attention_bound(e, q, k, v, int(np.max(pos)))
 
 
 @rope_property("attention.shift-invariance", cases=_cases)

@@ -37,9 +37,7 @@ def test_attention_decode(bind, case):
     pos = np.arange(start, start + n, dtype=np.int64)
     dec = bind.fresh(e)
     full = attention(e, q, k, v, pos, True)
-    th_err = float(tolerance.angle_error(e, np.array([int(pos[-1])]), np.ones(1))[0, 0])
-    tau = (tolerance.rotation_rtol(e) + min(2.0, th_err)) * (np.abs(q).max() + np.abs(k).max())
-    bound = 4 * tau * (np.abs(q).sum(axis=1).max() + np.abs(k).sum(axis=1).max()) / np.sqrt(e.head_dim) * np.abs(v).max() + 1e-12
+    bound = tolerance.attention_bound(e, q, k, v, int(pos[-1]))
     worst = 0.0
     for t in range(n0 - 1, n):
         if t == n0 - 1:

@@ -6,16 +6,22 @@ import numpy as np
 from hypothesis import strategies as st
 
 from implementations.contract import Failure, Fault
-from properties.framework import expect_strategy, pinned_expects, pinned_positions, rope_property
+from properties.framework import expect_strategy, pinned_expects, rope_property, rows_pinned
 from properties.strategies import positions
+
+
+def _table_expect(draw, subject):
+    """The subject's expectation, or a drawn one with max_len (max_position) up to 4096 and d up to 64."""
+    e = draw(expect_strategy(subject, partial=False), label="expect")
+    if subject.expect is None:
+        e = e.replace(max_position=draw(st.integers(1, 4096), label="max_len"), head_dim=min(e.head_dim, 64))
+    return e
 
 
 def _cases(subject):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject, partial=False), label="expect")
-        if subject.expect is None:
-            e = e.replace(max_position=draw(st.integers(1, 4096), label="max_len"), head_dim=min(e.head_dim, 64))
+        e = _table_expect(draw, subject)
         n = draw(st.integers(1, 8), label="n")
         pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
         return {"expect": e, "positions": np.array(pos, dtype=np.int64)}
@@ -23,12 +29,8 @@ def _cases(subject):
     return build()
 
 
-def _pinned(subject):
-    return [{"expect": e, "positions": np.array(pinned_positions(subject), dtype=np.int64)}
-            for e in pinned_expects(subject, partial=False)]
-
-
-@rope_property("learned.in-range", cases=_cases, pinned=_pinned)
+@rope_property("learned.in-range", cases=_cases,
+               pinned=lambda subject: rows_pinned(subject, partial=False, with_x=False))
 def test_in_range(bind, case):
     e, pos = case["expect"], case["positions"]
     rows = bind(e).lookup(pos)
@@ -43,9 +45,7 @@ def test_in_range(bind, case):
 def _beyond_cases(subject):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject, partial=False), label="expect")
-        if subject.expect is None:
-            e = e.replace(max_position=draw(st.integers(1, 4096), label="max_len"), head_dim=min(e.head_dim, 64))
+        e = _table_expect(draw, subject)
         beyond = draw(st.one_of(st.just(e.max_position), st.integers(e.max_position, 4 * e.max_position + 64)), label="beyond")
         return {"expect": e, "beyond": beyond}
 

@@ -13,6 +13,7 @@ from properties.framework import expect_strategy, per_dim, pinned_expects, rope_
 from properties.strategies import positions
 from reference.encodings import sinusoidal, sinusoidal_fast
 from spec import tolerance
+from spec.angles import sinusoidal_layout
 
 
 
@@ -54,9 +55,7 @@ def _explain(f, e) -> tuple[str, str] | None:
     h = d // 2
     th = np.exp(-np.arange(h) * np.log(e.rope_theta) / max(h - 1, 1))
     ang = pos[:, None] * th[None, :]
-    fair = np.stack([np.sin(ang), np.cos(ang)], -1).reshape(len(pos), d) if e.convention == "interleaved" \
-        else np.concatenate([np.sin(ang), np.cos(ang)], 1)
-    if close(fair):
+    if close(sinusoidal_layout(np.sin(ang), np.cos(ang), e.convention)):
         return "base", "the frequencies are fairseq's exp(-k ln b / (d/2 - 1)), not b^(-2i/d)"
     return None
 

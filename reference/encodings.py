@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from reference.rope import apply, cos_sin
+from spec.angles import sinusoidal_layout
 from spec.expectation import Expect
 
 
@@ -17,7 +18,7 @@ def sinusoidal(expect: Expect, positions) -> np.ndarray:
     for p in np.asarray(positions).tolist():
         c, s = cos_sin(plain, int(p))
         c, s = np.array([float(v) for v in c]), np.array([float(v) for v in s])
-        rows.append(np.stack([s, c], axis=-1).reshape(-1) if expect.convention == "interleaved" else np.concatenate([s, c]))
+        rows.append(sinusoidal_layout(s[None], c[None], expect.convention)[0])
     return np.array(rows).reshape(len(rows), expect.head_dim)
 
 
@@ -29,9 +30,7 @@ def sinusoidal_fast(expect: Expect, positions) -> np.ndarray:
     plain = expect.replace(rope_scaling=None, rotary_dim=expect.head_dim)
     hi, lo, _ = theta_hi_lo(plain)
     c, s = dd_cos_sin(np.asarray(positions, dtype=np.float64)[:, None], hi, lo)
-    if expect.convention == "interleaved":
-        return np.stack([s, c], axis=-1).reshape(len(c), expect.head_dim)
-    return np.concatenate([s, c], axis=1)
+    return sinusoidal_layout(s, c, expect.convention)
 
 
 def attention(expect: Expect, q, k, v, positions, causal: bool) -> np.ndarray:

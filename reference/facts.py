@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from reference.encodings import sinusoidal_fast
 from reference.rope import apply, thetas
 from spec.expectation import Expect
 
@@ -52,8 +53,8 @@ def _th(d: int, base: float = 1e4) -> np.ndarray:
 
 
 def _pe(p: int, d: int, base: float = 1e4) -> np.ndarray:
-    t = p * _th(d, base)
-    return np.stack([np.sin(t), np.cos(t)], axis=-1).reshape(-1)
+    """The paper's sinusoidal PE(p) (interleaved sin/cos)."""
+    return sinusoidal_fast(Expect(head_dim=d, rope_theta=base, convention="interleaved"), [p])[0]
 
 
 def _additive_spread(weight: float = 1.0, seed: int = 0, d: int = 32) -> float:

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 import reference
+from reference.encodings import sinusoidal_fast
 from implementations.contract import Failure, Watchdog, _load_module
 from properties.framework import Result, output_bound
 from spec.expectation import Expect
@@ -32,8 +33,7 @@ _LAB = lambda d, base: Expect(head_dim=d, rope_theta=base, convention="interleav
 
 
 def _pe(pos, d, base):
-    t = pos * reference.thetas(_LAB(d, base))
-    return np.stack([np.sin(t), np.cos(t)], axis=-1).reshape(-1)
+    return sinusoidal_fast(_LAB(d, base), [pos])[0]
 
 
 def _check_thetas(fn, rng):

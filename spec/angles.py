@@ -103,3 +103,11 @@ def cos_sin(positions, hi, lo, xp=np):
     r, dr = reduced_angles(positions, hi, lo, xp)
     c, s = xp.cos(r), xp.sin(r)
     return c - s * dr, s + c * dr
+
+
+def sinusoidal_layout(s, c, convention: str, xp=np):
+    """The sinusoidal encoding's (n, d) rows from sin and cos of shape (n, d/2): "interleaved" puts sin
+    at 2i and cos at 2i + 1 (the paper), "half" concatenates [sin | cos] (tensor2tensor, fairseq, GPT-J)."""
+    if convention == "interleaved":
+        return xp.stack([s, c], axis=-1).reshape(s.shape[0], 2 * s.shape[1])
+    return xp.concatenate([s, c], axis=1)

@@ -132,6 +132,17 @@ def pairing_free_norm(x: np.ndarray) -> np.ndarray:
     return math.sqrt(2.0) * np.max(np.abs(x), axis=1, keepdims=True)
 
 
+def attention_bound(expect: Expect, q: np.ndarray, k: np.ndarray, v: np.ndarray, last_position: int) -> float:
+    """Allowed error of an attention output whose scores come from q and k rotated within this model:
+    each rotated component errs by tau = (rotation rtol + angle error at the last position) times the
+    largest |q|, |k|; a score <R q, R k> / sqrt(head_dim) then by at most
+    2 tau (sum |q| + sum |k|) / sqrt(head_dim), and a softmax-weighted mean of v by twice that times max |v|."""
+    th_err = float(angle_error(expect, np.array([int(last_position)]), np.ones(1))[0, 0])
+    tau = (rotation_rtol(expect) + min(2.0, th_err)) * (np.abs(q).max() + np.abs(k).max())
+    dscore = 2 * tau * (np.abs(q).sum(axis=1).max() + np.abs(k).sum(axis=1).max()) / math.sqrt(expect.head_dim)
+    return float(2 * dscore * np.abs(v).max() + 1e-12 + atol(expect))
+
+
 def class_name(expect: Expect) -> str:
     """Which tolerance class the expectation promises, in words."""
     if expect.angle_dtype == "exact" and expect.inv_freq_dtype == "exact":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from implementations import learned, sinusoidal
+from spec.angles import sinusoidal_layout
 
 
 def pe(expect, *, positions_map=None, post=None, thetas=None, swap=False):
@@ -17,8 +18,7 @@ def pe(expect, *, positions_map=None, post=None, thetas=None, swap=False):
         q = positions_map(p) if positions_map is not None else p
         if thetas is not None:
             ang = np.asarray(q, dtype=np.float64)[:, None] * thetas(d)[None, :]
-            s, c = np.sin(ang), np.cos(ang)
-            out = np.stack([s, c], axis=-1).reshape(len(p), d) if expect.convention == "interleaved" else np.concatenate([s, c], 1)
+            out = sinusoidal_layout(np.sin(ang), np.cos(ang), expect.convention)
         else:
             out = correct(q, d)
         if swap:
