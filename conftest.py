@@ -12,3 +12,10 @@ import pytest
 def pytest_configure(config):
     if not config.pluginmanager.has_plugin("ropespec"):
         raise pytest.UsageError("the ropespec plugin is not loaded: install the project first (pip install -e .)")
+    # this repository's own Hypothesis tests use ropespec's profile too (the plugin changes no one's settings)
+    if not config.getoption("hypothesis_profile", None):
+        from hypothesis import settings
+
+        from properties import profiles
+
+        settings.load_profile(profiles.hypothesis_name(config.getoption("rope_profile", None) or profiles.active()))

@@ -11,16 +11,16 @@ from typing import Callable
 
 from implementations import arrays
 from implementations.contract import (
+    DEFAULT_TIMEOUT,
+    DEFAULT_WARMUP_TIMEOUT,
+    FATAL,
     Bound,
     Call,
     Failure,
     Fault,
     Subject,
-    Target,
     TargetError,
     Unsupported,
-    _mode_of,
-    load_target,
 )
 from spec.expectation import DEFAULT, Expect
 
@@ -53,6 +53,35 @@ SHIPPED = (
 KINDS = ("rope", "sinusoidal", "learned", "attention")
 
 
+def reference_of(fn: Callable) -> tuple[dict | None, str | None]:
+    """How a worker process can load the callable ``fn``: ``({"module", "file", "qualname"}, None)``, or
+    ``(None, why)`` when no other process can (a lambda, a closure, a function defined in ``__main__``,
+    a bound method or partial): such a callable is run in-process."""
+    import sys
+
+    mod, qn = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    if not isinstance(qn, str) or not isinstance(mod, str):
+        return None, f"a {type(fn).__name__} object has no importable name"
+    if "<lambda>" in qn:
+        return None, "a lambda has no importable name"
+    if "<locals>" in qn:
+        return None, "it is defined inside a function"
+    if mod == "__main__":
+        return None, "it is defined in __main__ (a script, a notebook or the interactive prompt)"
+    module = sys.modules.get(mod)
+    obj = module
+    for part in qn.split("."):
+        obj = getattr(obj, part, None)
+    if module is None or obj is not fn:
+        return None, f"{mod}.{qn} does not name this object"
+    file = getattr(module, "__file__", None)
+    if mod.startswith("_ropespec_target_"):
+        mod = None  # loaded from its file by ropespec
+    if mod is None and not file:
+        return None, "its module has no file"
+    return {"module": mod, "file": file, "qualname": qn}, None
+
+
 def make_subject(
     target: str | Callable,
     *,
@@ -63,22 +92,59 @@ def make_subject(
     device: str = "cpu",
     name: str | None = None,
     timeout: float | None = None,
+    warmup_timeout: float | None = None,
     kind: str = "rope",
+    isolate: bool | None = None,
 ) -> Subject:
-    """A Subject for TARGET (a target string or the callable itself). Raises TargetError when TARGET
-    cannot be loaded.
+    """A Subject for TARGET (a target string or the callable itself), loaded in its own worker process
+    (see :mod:`implementations.isolation`). Raises TargetError when TARGET cannot be loaded.
 
+    A callable that no other process can load (``isolate`` None: decided by :func:`reference_of`), or
+    any callable with ``isolate=False``, runs in-process; the subject's ``isolation`` says which.
     A plain function is checked against ``expect`` (default: :data:`spec.DEFAULT`); a factory against
     ``expect`` when given, else against expectations the suite draws. ``dtype`` and
-    ``max_position`` override the expectation's.
+    ``max_position`` override the expectation's. ``timeout`` and ``warmup_timeout``: seconds (0: no limit).
     """
-    if callable(target):
-        t = Target(getattr(target, "__qualname__", repr(target)), target, _mode_of(target))
-        target = t.spec
-    else:
-        t = load_target(target)
+    from implementations.host import InProcessHost
+    from implementations.isolation import WorkerHost
+
+    timeout = DEFAULT_TIMEOUT if timeout is None else (timeout or None)
+    warmup_timeout = DEFAULT_WARMUP_TIMEOUT if warmup_timeout is None else (warmup_timeout or None)
     dtype = dtype or (expect.dtype if expect is not None else DEFAULT.dtype)
-    if expect is None and t.mode == "plain":
+    if callable(target):
+        label = getattr(target, "__qualname__", None) or repr(target)
+        ref, why = reference_of(target)
+        if isolate is False:
+            ref, why = None, "isolate=False"
+        if ref is None:
+            host = InProcessHost(target, label, kind=kind, array=array, device=device, timeout=timeout,
+                                 warmup_timeout=warmup_timeout, why=why)
+            isolation = f"in-process ({why})"
+        else:
+            host = WorkerHost(ref, label, kind=kind, array=array, device=device, timeout=timeout,
+                              warmup_timeout=warmup_timeout)
+            isolation = "worker process"
+    else:
+        label = target
+        host = WorkerHost({"target": target}, target, kind=kind, array=array, device=device, timeout=timeout,
+                          warmup_timeout=warmup_timeout)
+        isolation = "worker process"
+    load_fault = None
+    try:
+        info = host.load(dtype)
+    except Fault as e:
+        if e.diagnosis not in FATAL:
+            host.close()
+            raise TargetError(f"{label}: import failed: {e.message}") from None
+        load_fault, info = e, {"mode": "unknown", "expected_failures": {}, "error": None, "skip_reason": None}
+    except TargetError:
+        host.close()
+        raise
+    if info["error"]:
+        host.close()
+        raise TargetError(info["error"])
+    mode = info["mode"]
+    if expect is None and mode == "plain":
         expect = DEFAULT
     changes = {"dtype": dtype}
     if max_position is not None:
@@ -87,23 +153,24 @@ def make_subject(
         expect = expect.replace(**changes)
     mp = expect.max_position if expect is not None else (max_position or DEFAULT.max_position)
     subject = Subject(
-        name=name or f"{target}-{dtype}",
-        target=target,
-        mode=t.mode,
-        obj=t.obj,
+        name=name or f"{label}-{dtype}",
+        target=label,
+        mode=mode,
         array=array,
         dtype=dtype,
         max_position=mp,
         expect=expect,
         device=device,
+        kind=kind,
+        expected_failures=dict(info["expected_failures"]),
+        timeout=timeout,
+        warmup_timeout=warmup_timeout,
+        isolation=isolation,
+        load_fault=load_fault,
+        host=host,
     )
-    _check_arity(t, kind)
-    subject.kind = kind
-    subject.expected_failures = dict(getattr(t.obj, "expected_failures", {}))
-    if timeout is not None:
-        subject.timeout = timeout or None  # 0: no limit
-    subject.skip_reason = arrays.unsupported_reason(array, dtype, device)
-    if subject.skip_reason is None and t.mode == "factory":
+    subject.skip_reason = info["skip_reason"]
+    if subject.skip_reason is None and load_fault is None and mode == "factory":
         # A factory that declines the subject's dtype outright is skipped as a whole; binding once
         # also tells a decode-mode factory (prefill/step objects) from a plain one.
         probe = (expect or DEFAULT).replace(dtype=dtype)
@@ -113,57 +180,18 @@ def make_subject(
             subject.skip_reason = str(e)
         except Fault:
             pass  # reported by the properties, with its diagnosis
+    if subject.skip_reason is not None:
+        subject.close()
     return subject
 
 
-#: the number of required arguments a plain (not factory) TARGET takes, per kind
-_PLAIN_ARITY = {"rope": 2, "sinusoidal": 2, "attention": 5}
+def unavailable(array: str) -> str | None:
+    """Why an array kind's package is not installed here (found without importing it), or None."""
+    import importlib.util
 
-
-def _check_arity(t: Target, kind: str) -> None:
-    if t.mode == "factory":
-        return
-    import inspect
-
-    want = _PLAIN_ARITY.get(kind)
-    if want is None:
-        raise TargetError(f"{t.spec}: a {kind} TARGET is a factory make(expect)")
-    try:
-        params = inspect.signature(t.obj).parameters.values()
-    except (TypeError, ValueError):
-        return
-    n = sum(1 for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-    if n != want:
-        shape = {"rope": "(x, positions)", "sinusoidal": "(positions, d)", "attention": "(q, k, v, positions, causal)"}[kind]
-        raise TargetError(f"{t.spec}: must take {shape} or (expect); its signature is {inspect.signature(t.obj)}")
-
-
-def shipped_subjects(
-    *, expect: Expect | None = None, dtype: str | None = None, max_position: int | None = None, device: str = "cpu",
-    timeout: float | None = None,
-) -> list[Subject]:
-    """One Subject per shipped implementation and dtype (only ``dtype`` when given)."""
-    out = []
-    for s in SHIPPED:
-        if expect is not None and s.kind != "rope":
-            continue  # an expectation given on the command line describes RoPE
-        for d in (dtype,) if dtype else s.dtypes:
-            if d not in s.dtypes:
-                continue
-            out.append(
-                make_subject(
-                    s.target,
-                    expect=expect,
-                    array=s.array,
-                    dtype=d,
-                    max_position=max_position,
-                    device=device,
-                    name=f"{s.name}-{d}",
-                    timeout=timeout,
-                    kind=s.kind,
-                )
-            )
-    return out
+    if array == "torch" and importlib.util.find_spec("torch") is None:
+        return "torch is not installed (pip install torch==2.13.0)"
+    return None
 
 
 __all__ = [
@@ -174,10 +202,9 @@ __all__ = [
     "Fault",
     "Shipped",
     "Subject",
-    "Target",
     "TargetError",
     "Unsupported",
-    "load_target",
     "make_subject",
-    "shipped_subjects",
+    "unavailable",
+    "reference_of",
 ]

@@ -90,26 +90,65 @@ def native_dtype(value: Any, array: str) -> str:
     return str(value.dtype).removeprefix("torch.")
 
 
-def from_native(out: Any, array: str, shape: tuple[int, ...]) -> np.ndarray:
-    """Convert an implementation's result back to float64 numpy, checking its kind and shape."""
+#: how many bits of significand each floating dtype carries (to tell a lower precision than promised)
+_PRECISION = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
+
+
+def _kind_error(out: Any, array: str) -> str | None:
+    """Why ``out`` is not a real floating-point array of the right kind, checked before any conversion."""
     if array == "numpy":
         if not isinstance(out, np.ndarray):
-            raise ArrayError(f"returned {type(out).__module__}.{type(out).__name__}, expected numpy.ndarray")
+            return f"returned {type(out).__module__}.{type(out).__name__}, expected numpy.ndarray"
+        if out.dtype.kind != "f":
+            return f"returned a {_numpy_kind(out.dtype)} array (dtype {out.dtype}), expected floating point"
+        return None
+    if array == "list":
+        if not isinstance(out, (list, tuple)):
+            return f"returned {type(out).__name__}, expected a list of lists of floats"
+        for row in out:
+            if not isinstance(row, (list, tuple)):
+                return f"returned a list of {type(row).__name__}, expected a list of lists of floats"
+            for v in row:
+                if not isinstance(v, float):  # bool, int, str, complex, None...
+                    return f"returned a list holding {type(v).__name__} {v!r}, expected floats"
+        return None
+    torch = torch_module()
+    if not isinstance(out, torch.Tensor):
+        return f"returned {type(out).__module__}.{type(out).__name__}, expected torch.Tensor"
+    if out.device.type == "meta":
+        return "returned a meta tensor (it has a shape but no values)"
+    if out.is_complex():
+        return f"returned a complex tensor ({str(out.dtype).removeprefix('torch.')}), expected a real one"
+    if not out.is_floating_point():
+        return f"returned a tensor of {str(out.dtype).removeprefix('torch.')}, expected floating point"
+    return None
+
+
+def _numpy_kind(dtype: np.dtype) -> str:
+    return {"c": "complex", "i": "integer", "u": "unsigned integer", "b": "boolean", "U": "string", "S": "bytes",
+            "O": "object"}.get(dtype.kind, dtype.kind)
+
+
+def from_native(out: Any, array: str, shape: tuple[int, ...], dtype: str | None = None) -> np.ndarray:
+    """Convert an implementation's result back to float64 numpy, after checking its kind (a real
+    floating-point array, not meta, complex, integer, boolean, string or object), its dtype (not less
+    precise than the promised ``dtype``) and its shape."""
+    problem = _kind_error(out, array)
+    if problem:
+        raise ArrayError(problem)
+    got = native_dtype(out, array)
+    if dtype is not None and _PRECISION.get(got, 99) < _PRECISION[dtype]:
+        raise ArrayError(f"returned {got}, less precise than the promised {dtype}")
+    if array == "numpy":
         arr = out
     elif array == "list":
-        if not isinstance(out, (list, tuple)):
-            raise ArrayError(f"returned {type(out).__name__}, expected a list of lists")
         try:
             arr = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError) as e:
             raise ArrayError(f"returned a list that is not a rectangular list of numbers ({e})") from None
     else:
         torch = torch_module()
-        if not isinstance(out, torch.Tensor):
-            raise ArrayError(f"returned {type(out).__module__}.{type(out).__name__}, expected torch.Tensor")
         arr = out.detach().to(device="cpu", dtype=torch.float64).numpy()
     if arr.shape != shape:
         raise ArrayError(f"returned shape {tuple(arr.shape)}, expected {shape}")
-    if arr.dtype.kind not in "fiu":
-        raise ArrayError(f"returned dtype {arr.dtype}, expected floating point")
     return np.asarray(arr, dtype=np.float64)

@@ -11,17 +11,15 @@ Two modes, told apart by the signature of the object TARGET names:
 
 TARGET is ``path/to/file.py:name`` or ``package.module:name``. ``x`` arrives as a numpy array in
 the expectation's dtype, a torch tensor (``array="torch"``) or nested lists (``array="list"``).
-Every call goes through :meth:`Bound.__call__`, which turns exceptions, wrong types and wrong
-shapes into a :class:`Fault` that carries its diagnosis.
+The implementation runs in a worker process that ropespec owns (:mod:`implementations.isolation`);
+the properties hold :class:`Bound` proxies whose calls cross that boundary with float64 arrays, and
+everything the implementation does wrong as a program (raises, exits, crashes, hangs, returns the
+wrong kind, dtype or shape) comes back as a :class:`Fault` that carries its word.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import inspect
-import sys
-import threading
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +27,6 @@ from typing import Callable
 
 import numpy as np
 
-from implementations import arrays
 from spec.expectation import Expect
 
 
@@ -50,12 +47,15 @@ class Failure(AssertionError):
         self.diagnosis = diagnosis
         self.ratio = ratio
 
+    def __reduce__(self):  # crosses process boundaries with its word
+        return (type(self), (self.message, self.diagnosis, self.ratio))
+
 
 class Fault(Failure):
     """The implementation misbehaved as a program: raised, returned the wrong kind or shape."""
 
 
-def _where(exc: BaseException) -> str:
+def where(exc: BaseException) -> str:
     """file:line of the innermost frame of the exception that lies outside this package."""
     here = str(Path(__file__).resolve().parent)
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(here)]
@@ -65,34 +65,28 @@ def _where(exc: BaseException) -> str:
     return f" at {Path(f.filename).name}:{f.lineno}"
 
 
-def _load_module(mod: str):
-    if mod.endswith(".py") or "/" in mod or "\\" in mod:
-        path = Path(mod)
-        if not path.is_file():
-            raise TargetError(f"{mod}: no such file")
-        name = f"_ropespec_target_{abs(hash(str(path.resolve())))}"
-        if name in sys.modules:
-            return sys.modules[name]
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
+def describe_exit(e: SystemExit) -> str:
+    """How a SystemExit reads: 'called sys.exit(3)'."""
+    return f"called sys.exit({e.code!r})" if e.code is not None else "raised SystemExit"
+
+
+def describe_status(returncode: int | None) -> str:
+    """A dead process's status in words: 'exited with status 3', 'was killed by signal 11 (SIGSEGV)'."""
+    import signal
+
+    if returncode is None:
+        return "ended"
+    if returncode < 0:
         try:
-            spec.loader.exec_module(module)
-        except Exception as e:
-            del sys.modules[name]
-            raise TargetError(f"{mod}: import failed: {type(e).__name__}: {e}{_where(e)}") from None
-        return module
-    try:
-        return importlib.import_module(mod)
-    except ModuleNotFoundError as e:
-        if e.name and mod.startswith(e.name):
-            raise TargetError(f"{mod}: no such module") from None
-        raise TargetError(f"{mod}: import failed: ModuleNotFoundError: {e}") from None
-    except Exception as e:
-        raise TargetError(f"{mod}: import failed: {type(e).__name__}: {e}{_where(e)}") from None
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "unknown signal"
+        return f"was killed by signal {-returncode} ({name})"
+    return f"exited with status {returncode}"
 
 
-def _mode_of(obj: Callable) -> str:
+def mode_of(obj: Callable) -> str:
+    """'factory' (one required argument: make(expect)) or 'plain' (two or more)."""
     try:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):
@@ -109,35 +103,6 @@ def _mode_of(obj: Callable) -> str:
     raise TargetError(f"must take (x, positions) or (expect); its signature is {sig}")
 
 
-@dataclass(frozen=True)
-class Target:
-    """A loaded TARGET: the object and how to call it."""
-
-    spec: str
-    obj: Callable
-    mode: str  # "plain" | "factory"
-
-
-def load_target(spec: str) -> Target:
-    """Load ``path/to/file.py:name`` or ``package.module:name``; one-line TargetError if impossible."""
-    mod, sep, name = spec.rpartition(":")
-    if not sep or not mod or not name:
-        raise TargetError(f"{spec}: expected path/to/file.py:name or package.module:name")
-    module = _load_module(mod)
-    obj = module
-    for part in name.split("."):
-        if not hasattr(obj, part):
-            raise TargetError(f"{spec}: {mod} has no attribute {part!r}")
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise TargetError(f"{spec}: {name} is a {type(obj).__name__}, not callable")
-    try:
-        mode = _mode_of(obj)
-    except TargetError as e:
-        raise TargetError(f"{spec}: {e}") from None
-    return Target(spec, obj, mode)
-
-
 @dataclass
 class Call:
     """What one call of the implementation produced."""
@@ -152,153 +117,88 @@ def is_decoder(obj: object) -> bool:
     return callable(getattr(obj, "prefill", None)) and callable(getattr(obj, "step", None))
 
 
+#: seconds one call of the implementation may take (--timeout)
 DEFAULT_TIMEOUT = 10.0
-
-
-class Watchdog:
-    """Runs implementation calls with a per-call time limit. A call past the limit is reported as a
-    ``timeout`` Fault and left running in its daemon thread (Python cannot stop it); every later call
-    of the same implementation then fails at once rather than hang again."""
-
-    def __init__(self, timeout: float | None = DEFAULT_TIMEOUT):
-        self.timeout = timeout
-        self.hung: str | None = None
-
-    def run(self, what: str, fn: Callable, *args):
-        if self.hung:
-            raise Fault(f"not called: an earlier call did not return ({self.hung})", "timeout")
-        if not self.timeout:
-            return _guarded(what, fn, *args)
-        box: dict = {}
-
-        def target():
-            try:
-                box["value"] = fn(*args)
-            except BaseException as e:  # handed to the caller's thread
-                box["error"] = e
-
-        t = threading.Thread(target=target, daemon=True, name="ropespec-call")
-        t.start()
-        t.join(self.timeout)
-        if t.is_alive():
-            self.hung = f"{what} ran past {self.timeout:g} s"
-            raise Fault(f"{what} did not return within {self.timeout:g} s (--timeout)", "timeout")
-        if "error" in box:
-            e = box["error"]
-            if not isinstance(e, Exception) or isinstance(e, Failure):
-                raise e
-            raise Fault(f"{what} raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
-        return box["value"]
-
-
-def _guarded(what: str, fn: Callable, *args):
-    try:
-        return fn(*args)
-    except Exception as e:
-        raise Fault(f"{what} raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
+#: seconds the warm-up may take: loading the TARGET, the first factory call and the first call in a
+#: fresh worker process (imports, JIT compilation, autotuning; --warmup-timeout)
+DEFAULT_WARMUP_TIMEOUT = 300.0
+#: the words of a fault that ended or stalled the process running the implementation: the property
+#: stops at the case that caused it (each further case could cost a whole timeout)
+FATAL = ("timeout", "crash")
 
 
 class Bound:
-    """An implementation bound to one expectation: call it with float64 rows and int64 positions."""
+    """An implementation bound to one expectation, as the properties see it: every method takes and
+    returns float64 numpy arrays. The calls themselves happen in the subject's host (a worker process,
+    see :mod:`implementations.isolation`), which converts, checks and reports what came back."""
 
-    def __init__(self, fn: Callable, expect: Expect, array: str, device: str = "cpu", watchdog: Watchdog | None = None):
-        self.fn = fn
+    def __init__(self, host, hid: int, expect: Expect, array: str, device: str = "cpu"):
+        self.host = host
+        self.hid = hid
         self.expect = expect
         self.array = array
         self.device = device
-        self.watchdog = watchdog or Watchdog(None)
 
-    def _guarded(self, what: str, fn: Callable, *args):
-        return self.watchdog.run(what, fn, *args)
-
-    def prefill(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """Decode mode: the keys the decoder attends over after prefilling rows x at positions."""
-        nx, npos = arrays.to_native(x, np.asarray(positions, dtype=np.int64), self.array, self.expect.dtype, self.device)
-        return self._rows(self._guarded("prefill", self.fn.prefill, nx, npos), len(x))
-
-    def step(self, x: np.ndarray, position: int) -> np.ndarray:
-        """Decode mode: the keys after one more row x (shape (1, head_dim)) at ``position``."""
-        nx, _ = arrays.to_native(x, np.array([position], dtype=np.int64), self.array, self.expect.dtype, self.device)
-        return self._rows(self._guarded("step", self.fn.step, nx, int(position)), position + 1)
-
-    def _positions(self, positions):
-        return arrays.to_native(np.zeros((len(positions), 1)), np.asarray(positions, dtype=np.int64), self.array,
-                                self.expect.dtype, self.device)[1]
-
-    def pe(self, positions: np.ndarray) -> np.ndarray:
-        """Sinusoidal family: pe(positions, d) as float64 (n, d)."""
-        out = self._guarded("pe(positions, d)", self.fn, self._positions(positions), self.expect.head_dim)
-        return self._rows(out, len(positions))
-
-    def lookup(self, positions: np.ndarray) -> np.ndarray:
-        """Learned family: table(positions) as float64 (n, d); raises Fault when the table raises."""
-        out = self._guarded("table(positions)", self.fn, self._positions(positions))
-        return self._rows(out, len(positions))
-
-    def attend(self, q, k, v, positions, causal: bool) -> np.ndarray:
-        """Attention family: attend(q, k, v, positions, causal) as float64 (n, d)."""
-        pos = np.asarray(positions, dtype=np.int64)
-        nq, npos = arrays.to_native(q, pos, self.array, self.expect.dtype, self.device)
-        nk, _ = arrays.to_native(k, pos, self.array, self.expect.dtype, self.device)
-        nv, _ = arrays.to_native(v, pos, self.array, self.expect.dtype, self.device)
-        out = self._guarded("attend(q, k, v, positions, causal)", self.fn, nq, nk, nv, npos, causal)
-        return self._rows(out, len(pos), self.expect.n_heads * self.expect.head_dim)
-
-    def attend_prefill(self, q, k, v, positions) -> np.ndarray:
-        """Attention decode mode: the outputs of prefilling rows q, k, v at positions (causal)."""
-        pos = np.asarray(positions, dtype=np.int64)
-        nq, npos = arrays.to_native(q, pos, self.array, self.expect.dtype, self.device)
-        nk, _ = arrays.to_native(k, pos, self.array, self.expect.dtype, self.device)
-        nv, _ = arrays.to_native(v, pos, self.array, self.expect.dtype, self.device)
-        return self._rows(self._guarded("prefill", self.fn.prefill, nq, nk, nv, npos), len(pos))
-
-    def attend_step(self, q, k, v, position: int) -> np.ndarray:
-        """Attention decode mode: the output for one more row (shape (1, head_dim)) at ``position``."""
-        pos = np.array([position], dtype=np.int64)
-        nq, _ = arrays.to_native(q, pos, self.array, self.expect.dtype, self.device)
-        nk, _ = arrays.to_native(k, pos, self.array, self.expect.dtype, self.device)
-        nv, _ = arrays.to_native(v, pos, self.array, self.expect.dtype, self.device)
-        return self._rows(self._guarded("step", self.fn.step, nq, nk, nv, int(position)), 1)
-
-    def _rows(self, out, n: int, width: int | None = None) -> np.ndarray:
-        try:
-            return arrays.from_native(out, self.array, (n, width or self.expect.head_dim))
-        except arrays.ArrayError as e:
-            raise Fault(str(e), "shape") from None
-
+    def _op(self, name: str, *args):
+        return self.host.op(self.hid, name, *args)
 
     def call(self, x: np.ndarray, positions: np.ndarray) -> Call:
-        positions = np.asarray(positions, dtype=np.int64)
-        nx, npos = arrays.to_native(x, positions, self.array, self.expect.dtype, self.device)
-        keep_x, keep_p = arrays.snapshot(nx, self.array), arrays.snapshot(npos, self.array)
-        out = self._guarded("f(x, positions)", self.fn, nx, npos)
-        mutated = None
-        if not arrays.same(nx, keep_x, self.array):
-            mutated = "x"
-        elif not arrays.same(npos, keep_p, self.array):
-            mutated = "positions"
-        try:
-            arr = arrays.from_native(out, self.array, x.shape)
-        except arrays.ArrayError as e:
-            raise Fault(str(e), "shape") from None
-        return Call(arr, arrays.native_dtype(out, self.array), mutated)
+        out, dtype, mutated = self._op("call", np.asarray(x, dtype=np.float64), np.asarray(positions, dtype=np.int64))
+        return Call(out, dtype, mutated)
 
     def __call__(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
         return self.call(x, positions).out
 
+    def prefill(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Decode mode: the keys the decoder attends over after prefilling rows x at positions."""
+        return self._op("prefill", np.asarray(x, dtype=np.float64), np.asarray(positions, dtype=np.int64))
+
+    def step(self, x: np.ndarray, position: int) -> np.ndarray:
+        """Decode mode: the keys after one more row x (shape (1, head_dim)) at ``position``."""
+        return self._op("step", np.asarray(x, dtype=np.float64), int(position))
+
+    def pe(self, positions: np.ndarray) -> np.ndarray:
+        """Sinusoidal family: pe(positions, d) as float64 (n, d)."""
+        return self._op("pe", np.asarray(positions, dtype=np.int64))
+
+    def lookup(self, positions: np.ndarray) -> np.ndarray:
+        """Learned family: table(positions) as float64 (n, d); raises Fault when the table raises."""
+        return self._op("lookup", np.asarray(positions, dtype=np.int64))
+
+    def attend(self, q, k, v, positions, causal: bool) -> np.ndarray:
+        """Attention family: attend(q, k, v, positions, causal) as float64 (n, n_heads * head_dim)."""
+        return self._op("attend", q, k, v, np.asarray(positions, dtype=np.int64), bool(causal))
+
+    def attend_prefill(self, q, k, v, positions) -> np.ndarray:
+        """Attention decode mode: the outputs of prefilling rows q, k, v at positions (causal)."""
+        return self._op("attend_prefill", q, k, v, np.asarray(positions, dtype=np.int64))
+
+    def attend_step(self, q, k, v, position: int) -> np.ndarray:
+        """Attention decode mode: the output for one more row (shape (1, head_dim)) at ``position``."""
+        return self._op("attend_step", q, k, v, int(position))
+
+    def grad(self, x: np.ndarray, positions: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """torch autograd: d<f(x, p), g>/dx; NotImplementedError when f does not support autograd."""
+        return self._op("grad", np.asarray(x, dtype=np.float64), np.asarray(positions, dtype=np.int64),
+                        np.asarray(g, dtype=np.float64))
+
+    def parameters(self) -> int | None:
+        """Learned family: the table's parameter count (num_parameters or the size of weight)."""
+        return self._op("parameters")
+
 
 @dataclass
 class Subject:
-    """One implementation under test at one array kind and dtype.
+    """One implementation under test at one array kind and dtype, and the host it runs in.
 
     ``expect`` is the fixed expectation, or None for a factory whose expectations the suite draws
-    (then ``dtype`` and ``max_position`` still hold for every drawn one).
+    (then ``dtype`` and ``max_position`` still hold for every drawn one). ``load_fault`` is set when
+    loading the TARGET ended or stalled its process: every property then fails with it.
     """
 
     name: str
     target: str
     mode: str
-    obj: Callable
     array: str
     dtype: str
     max_position: int
@@ -309,53 +209,63 @@ class Subject:
     # learned: table(positions) with max_len = max_position; attention: attend(q, k, v, positions, causal)
     expected_failures: dict = field(default_factory=dict)  # invariant id -> documented reason
     timeout: float | None = DEFAULT_TIMEOUT
+    warmup_timeout: float | None = DEFAULT_WARMUP_TIMEOUT
+    isolation: str = "worker process"  # or "in-process (<why>)"
+    load_fault: Fault | None = None
+    host: object = field(default=None, repr=False)
     _bound: dict = field(default_factory=dict, repr=False)
-    _watchdog: Watchdog | None = field(default=None, repr=False)
+    _next: int = field(default=0, repr=False)
 
-    @property
-    def watchdog(self) -> Watchdog:
-        if self._watchdog is None:
-            self._watchdog = Watchdog(self.timeout)
-        return self._watchdog
+    def __getstate__(self):  # what crosses from a -j runner to the main process: no host, no handles
+        state = dict(self.__dict__)
+        state.update(host=None, _bound={}, _warmup=self.warmup_seconds, _output=self.output())
+        return state
+
+    def _new_handle(self) -> int:
+        self._next += 1
+        return self._next
+
+    def _build(self, expect: Expect, fresh: bool) -> Bound:
+        if self.load_fault is not None:
+            raise Fault(f"not run: {self.load_fault.message}", self.load_fault.diagnosis)
+        hid = self._new_handle()
+        info = self.host.bind(hid, expect, fresh)
+        if info.get("decoder"):
+            self.kind = "attention-decode" if self.kind in ("attention", "attention-decode") else "decode"
+        return Bound(self.host, hid, expect, self.array, self.device)
 
     def fresh(self, expect: Expect) -> Bound:
         """A new decoder for ``expect`` (decode mode keeps state, so every case needs its own)."""
-        try:
-            obj = self.obj(expect)
-        except NotImplementedError as e:
-            raise Unsupported(str(e) or "NotImplementedError") from None
-        except Exception as e:
-            raise Fault(f"factory raised {type(e).__name__}: {e}{_where(e)}", "exception") from None
-        return Bound(obj, expect, self.array, self.device, self.watchdog)
+        return self._build(expect, fresh=True)
 
     def bind(self, expect: Expect) -> Bound:
         """The callable for ``expect`` (factories are called once per expectation)."""
         if expect not in self._bound:
-            if self.mode == "plain":
-                self._bound[expect] = Bound(self.obj, expect, self.array, self.device, self.watchdog)
-            else:
-                try:
-                    fn = self.obj(expect)
-                except NotImplementedError as e:
-                    self._bound[expect] = Unsupported(str(e) or "NotImplementedError")
-                except Exception as e:
-                    self._bound[expect] = Fault(
-                        f"factory raised {type(e).__name__}: {e}{_where(e)}", "exception"
-                    )
-                else:
-                    if is_decoder(fn):
-                        self.kind = "attention-decode" if self.kind == "attention" else "decode"
-                        self._bound[expect] = Bound(fn, expect, self.array, self.device, self.watchdog)
-                    elif not callable(fn):
-                        self._bound[expect] = Fault(f"factory returned {type(fn).__name__}, not a function", "shape")
-                    else:
-                        self._bound[expect] = Bound(fn, expect, self.array, self.device, self.watchdog)
+            try:
+                self._bound[expect] = self._build(expect, fresh=False)
+            except (Unsupported, Fault) as e:  # a factory that hung or crashed on it is not asked again
+                self._bound[expect] = e
         b = self._bound[expect]
         if isinstance(b, Exception):
             raise b
         return b
 
+    @property
+    def warmup_seconds(self) -> float | None:
+        return getattr(self.host, "warmup_seconds", None) if self.host is not None else self.__dict__.get("_warmup")
+
+    def output(self):
+        """What the implementation printed (a :class:`~implementations.isolation.Captured`), or None."""
+        return getattr(self.host, "output", None) if self.host is not None else self.__dict__.get("_output")
+
+    def close(self) -> None:
+        """Stop the host's worker process (a later call starts a fresh one)."""
+        if self.host is not None:
+            self.__dict__["_warmup"] = self.warmup_seconds
+            self.__dict__["_output"] = self.output()
+            self.host.close()
+
     def describe(self) -> str:
         what = self.expect.describe() if self.expect is not None else f"drawn expectations, {self.dtype}"
-        where = self.name if self.name == self.target else f"{self.name} = {self.target}"
-        return f"{where} ({self.mode}, {self.array} arrays): {what}"
+        where_ = self.name if self.name == self.target else f"{self.name} = {self.target}"
+        return f"{where_} ({self.mode}, {self.array} arrays): {what}"

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, example, given, reject, reproduce_failure, s
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure, Unsatisfiable
 
-from implementations.contract import Bound, Failure, Fault, Subject, Unsupported
-import properties.profiles  # noqa: F401  (registers the profiles)
+from implementations.contract import FATAL, Bound, Failure, Fault, Subject, Unsupported
+from properties import profiles
 from properties.strategies import boundary_positions, expectations, make_vectors, positions, vectors
 import reference
 from spec import invariants, tolerance
@@ -210,6 +210,37 @@ def rope_property(invariant: str, *, cases, pinned=None, applies=None, max_examp
     return deco
 
 
+class _storage:
+    """Hypothesis' files (its cache of constants) go to ropespec's cache folder, never into the user's
+    working directory, while a property runs (``HYPOTHESIS_STORAGE_DIRECTORY`` overrides)."""
+
+    def __enter__(self):
+        import os
+
+        from hypothesis import configuration
+
+        self.saved = getattr(configuration, "__hypothesis_home_directory", None)
+        if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+            cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+            configuration.set_hypothesis_home_dir(os.path.join(cache, "ropespec", "hypothesis"))
+
+    def __exit__(self, *exc):
+        from hypothesis import configuration
+
+        configuration.set_hypothesis_home_dir(self.saved)
+
+
+class _Abort(BaseException):
+    """A fault that ended or stalled the implementation's process (timeout, crash): the property stops
+    at the case that caused it, with no shrinking (each further case could cost a whole timeout).
+    A BaseException, so that Hypothesis passes it straight through."""
+
+    def __init__(self, fault: Fault, case: dict):
+        super().__init__(fault.message)
+        self.fault = fault
+        self.case = case
+
+
 class _Recorder:
     def __init__(self) -> None:
         self.case: dict | None = None
@@ -228,7 +259,7 @@ def _kind_reason(prop: Property, subject: Subject) -> str | None:
 
 def hypothesis_settings(profile: str | None = None) -> settings:
     """Settings the runner uses: the profile's example counts, and what the runner needs."""
-    base = settings.get_profile(profile) if profile else settings.default
+    base = settings.get_profile(profiles.hypothesis_name(profile or profiles.active()))
     return settings(
         base,
         database=None,
@@ -248,6 +279,7 @@ def run_property(
     replay: tuple[str, str] | None = None,
 ) -> Result:
     """Run ``prop`` on ``subject``; never raises for anything the implementation does."""
+    profile = profile or profiles.active()
     res = Result(subject.name, prop.name, prop.invariant, "pass", seed=seed_value, profile=profile)
     kind_reason = _kind_reason(prop, subject)
     res.applicable = kind_reason is None
@@ -280,6 +312,10 @@ def run_property(
         except NotImplementedError as e:  # the reference or the check cannot handle this case
             rec.unsupported = str(e)
             reject()
+        except Fault as e:
+            if e.diagnosis in FATAL:
+                raise _Abort(e, case) from None
+            raise
         if isinstance(ratio, tuple):
             ratio, rec.note = ratio
         if ratio is not None and np.isfinite(ratio):
@@ -297,7 +333,11 @@ def run_property(
     if replay is not None:
         test = reproduce_failure(replay[0], replay[1].encode("ascii"))(test)
     try:
-        test()
+        with _storage():
+            test()
+    except _Abort as a:
+        rec.case = a.case
+        _fail(res, a.fault, rec)
     except Failure as e:
         _fail(res, e, rec)
     except FlakyFailure as e:

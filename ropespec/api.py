@@ -10,6 +10,10 @@ from implementations.contract import Subject
 from properties.framework import Property, Result, all_properties, run_property
 
 
+#: statuses that mean a property really ran on the implementation
+RAN = ("pass", "fail", "error", "xfail")
+
+
 @dataclass
 class SubjectReport:
     subject: Subject
@@ -19,8 +23,28 @@ class SubjectReport:
     def passed(self) -> bool:
         return all(r.passed for r in self.results)
 
+    @property
+    def checked(self) -> bool:
+        """At least one property ran on this implementation (not every one skipped)."""
+        return any(r.status in RAN for r in self.results)
+
+    @property
+    def relevant(self) -> bool:
+        """At least one selected property is about this kind of implementation."""
+        return any(r.applicable for r in self.results)
+
+    def why_unchecked(self) -> str:
+        """Why nothing ran, in one clause: the subject's skip reason or its properties' (distinct) ones."""
+        if self.subject.skip_reason:
+            return self.subject.skip_reason
+        reasons = list(dict.fromkeys(r.message for r in self.results if r.applicable and r.message))
+        if not reasons:
+            return "no property applies to it"
+        return "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more reasons)" if len(reasons) > 3 else "")
+
     def to_json(self) -> dict:
         s = self.subject
+        out = s.output()
         return {
             "name": s.name,
             "target": s.target,
@@ -28,6 +52,10 @@ class SubjectReport:
             "array": s.array,
             "dtype": s.dtype,
             "expect": s.expect.to_dict() if s.expect is not None else None,
+            "isolation": s.isolation,
+            "warmup_seconds": s.warmup_seconds,
+            "output": out.to_json() if out is not None and out.total else None,
+            "checked": self.checked,
             "passed": self.passed,
             "results": [r.to_json() | {"replay": replay_command(s, r)} for r in self.results],
         }
@@ -52,48 +80,112 @@ def check_subjects(
     seed: int,
     replay: tuple[str, str] | None = None,
     on_result: Callable[[Result], None] | None = None,
+    on_subject: Callable[[SubjectReport], None] | None = None,
+    into: list[SubjectReport] | None = None,
 ) -> list[SubjectReport]:
-    reports = []
+    """Run ``properties`` on each subject in turn, stopping each subject's worker when it is done.
+    Reports are appended to ``into`` as they start, so an interrupted run keeps what finished."""
+    reports = into if into is not None else []
     for s in subjects:
         rep = SubjectReport(s)
-        for p in properties:
-            r = run_property(p, s, profile=profile, seed_value=seed, replay=replay)
-            rep.results.append(r)
-            if on_result:
-                on_result(r)
         reports.append(rep)
-    return reports
-
-
-def _check_one(job) -> list[Result]:
-    """In a worker process: rebuild the subjects from the command line's arguments, check one."""
-    from ropespec.inputs import build_subjects, parse_expect
-
-    args, index, invariant_ids, seed, replay = job
-    subjects = build_subjects(args["targets"], expect=parse_expect(args["expect"]), array=args["array"],
-                              dtype=args["dtype"], max_position=args["max_position"], device=args["device"],
-                              timeout=args["timeout"], kind=args["family"])
-    props = select_properties(invariant_ids)
-    return [run_property(p, subjects[index], profile=args["profile"], seed_value=seed, replay=replay) for p in props]
-
-
-def check_in_processes(args, subjects, properties, *, seed, replay, jobs, on_result=None) -> list[SubjectReport]:
-    """check_subjects spread over ``jobs`` processes, one implementation per task (``ropespec check -j``).
-    Each worker loads the implementations itself: nothing but arguments and results crosses processes."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    plain = {k: getattr(args, k) for k in ("targets", "expect", "array", "dtype", "max_position", "device",
-                                           "timeout", "profile", "family")}
-    ids = sorted({p.invariant for p in properties}) if args.invariant else None
-    reports = [SubjectReport(s) for s in subjects]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_check_one, (plain, i, ids, seed, replay)) for i in range(len(subjects))]
-        for rep, fut in zip(reports, futures):
-            rep.results = fut.result()
-            for r in rep.results:
+        try:
+            for p in properties:
+                r = run_property(p, s, profile=profile, seed_value=seed, replay=replay)
+                rep.results.append(r)
                 if on_result:
                     on_result(r)
+        finally:
+            s.close()
+        if on_subject:
+            on_subject(rep)
     return reports
+
+
+def check_in_processes(
+    specs: list[dict],
+    invariant_ids: list[str] | None,
+    *,
+    profile: str,
+    seed: int,
+    replay: tuple[str, str] | None,
+    jobs: int,
+    on_result: Callable[[Result], None] | None = None,
+    on_subject: Callable[[SubjectReport], None] | None = None,
+    into: list[SubjectReport] | None = None,
+) -> list[SubjectReport]:
+    """check_subjects spread over ``jobs`` runner processes (:mod:`ropespec.runner`), one implementation
+    at a time each. ``specs`` are :func:`implementations.make_subject` keyword arguments; each runner loads
+    its implementation itself (in its own worker process). Results stream back as they finish; on
+    Ctrl-C or SIGTERM (KeyboardInterrupt here) every runner is killed at once and ``into`` holds what
+    finished. Raises TargetError when a TARGET does not load."""
+    from collections import deque
+    from multiprocessing.connection import wait
+
+    from implementations.contract import TargetError
+    from implementations.isolation import Child, crash_words
+
+    reports = into if into is not None else []
+    slots: dict[int, SubjectReport] = {}
+    queue = deque(range(len(specs)))
+    runners: list[Child] = []
+    busy: dict = {}
+
+    def publish():
+        reports[:] = [slots[k] for k in sorted(slots)]
+
+    def assign(r: Child) -> None:
+        if queue:
+            i = queue.popleft()
+            r.send(("job", i, specs[i], invariant_ids, profile, seed, replay))
+            busy[r.conn] = (r, i)
+
+    try:
+        runners = [Child("ropespec.runner") for _ in range(max(1, min(jobs, len(specs))))]
+        for r in runners:
+            assign(r)
+        while busy:
+            for conn in wait(list(busy), timeout=0.5):
+                r, i = busy[conn]
+                try:
+                    msg = conn.recv()
+                except (EOFError, OSError):  # the runner itself died: ropespec's failure, said as an error
+                    del busy[conn]
+                    rep = slots.setdefault(i, SubjectReport(_placeholder(specs[i])))
+                    rep.results.append(Result(rep.subject.name, "runner", "contract.shape-finite", "error",
+                                              message=f"ropespec error: the -j runner process {r.status()}"
+                                                      f"{crash_words(r.output.text())}"))
+                    publish()
+                    continue
+                kind = msg[0]
+                if kind == "subject":
+                    if i in slots:
+                        slots[i].subject = msg[2]
+                    else:
+                        slots[i] = SubjectReport(msg[2])
+                    publish()
+                elif kind == "result":
+                    slots[i].results.append(msg[2])
+                    if on_result:
+                        on_result(msg[2])
+                elif kind == "done":
+                    del busy[conn]
+                    if on_subject:
+                        on_subject(slots[i])
+                    assign(r)
+                elif kind == "target-error":
+                    raise TargetError(msg[2])
+                else:
+                    raise RuntimeError(f"ropespec error while loading {specs[i]['name']}: {msg[2]}")
+    finally:
+        for r in runners:
+            r.kill()
+    return reports
+
+
+def _placeholder(spec: dict) -> Subject:
+    return Subject(name=spec["name"], target=str(spec["target"]), mode="unknown", array=spec.get("array", "numpy"),
+                   dtype=spec.get("dtype") or "float32", max_position=spec.get("max_position") or 0)
 
 
 def replay_command(subject: Subject, result: Result) -> str | None:
@@ -116,15 +208,34 @@ def replay_command(subject: Subject, result: Result) -> str | None:
 
 @dataclass
 class CheckResult:
-    """What :func:`check` found: one report per implementation (and dtype) checked."""
+    """What :func:`check` found: one report per implementation (and dtype) checked.
+
+    ``passed`` is True only when at least one property ran on every implementation and every one held
+    (``allow_skip``: an implementation on which everything was skipped does not count against it)."""
 
     reports: list[SubjectReport]
     seed: int
     profile: str
+    allow_skip: bool = False
+    explicit: bool = True  # False: the shipped set, where an implementation no selected invariant is about is left alone
+
+    @property
+    def unchecked(self) -> list[SubjectReport]:
+        """Implementations on which nothing was checked (every property skipped)."""
+        return [rep for rep in self.reports if not rep.checked and (self.explicit or rep.relevant)]
+
+    @property
+    def held(self) -> bool:
+        """Every property that ran held (nothing failed, nothing errored)."""
+        return all(rep.passed for rep in self.reports)
 
     @property
     def passed(self) -> bool:
-        return all(rep.passed for rep in self.reports)
+        return bool(self.reports) and self.held and (self.allow_skip or not self.unchecked)
+
+    def nothing_checked(self) -> list[str]:
+        """One line per implementation on which nothing was checked, with why."""
+        return [f"nothing was checked on {rep.subject.name}: {rep.why_unchecked()}" for rep in self.unchecked]
 
     @property
     def results(self) -> list[Result]:
@@ -146,10 +257,14 @@ class CheckResult:
         buf = io.StringIO()
         report.render(self.reports, Console(file=buf, soft_wrap=True, force_terminal=False, width=160),
                       seed=self.seed, profile=self.profile)
+        if not self.allow_skip:
+            for line in self.nothing_checked():
+                buf.write(line + "\n")
         return buf.getvalue()
 
     def raise_for_failures(self) -> None:
-        """One AssertionError whose message is the whole report, every failing invariant listed."""
+        """One AssertionError whose message is the whole report, every failing invariant listed (also
+        when nothing was checked on an implementation, unless ``allow_skip``)."""
         __tracebackhide__ = True
         if not self.passed:
             raise AssertionError(self.report())
@@ -171,32 +286,47 @@ def check(
     seed: int | None = None,
     invariants: list[str] | None = None,
     timeout: float | None = 10.0,
+    warmup_timeout: float | None = 300.0,
     device: str = "cpu",
     family: str = "rope",
+    allow_skip: bool = False,
+    isolate: bool | None = None,
 ) -> CheckResult:
     """Check ``fn`` — a function f(x, positions), a factory make(expect), or a TARGET string — against
     every invariant (or ``invariants``). ``expect`` is a preset name, a dict, JSON, a config.json path or
-    an :class:`~spec.Expect`. The command line is a thin layer over this function."""
+    an :class:`~spec.Expect`. The command line is a thin layer over this function.
+
+    ``fn`` runs in a worker process of its own (a TARGET string, or a function its module names); a
+    callable no other process can load (a lambda, a closure, a function defined in ``__main__``) runs
+    in-process, and the report's header says so (``isolate=False`` forces in-process). ``timeout``:
+    seconds per call; ``warmup_timeout``: seconds for the import, the factory and the first call."""
     import random
 
     from properties.profiles import DEFAULT_PROFILE
     from ropespec.inputs import build_subjects, parse_expect
 
     subjects = build_subjects([fn], expect=parse_expect(expect), array=array, dtype=dtype,
-                              max_position=max_position, device=device, timeout=timeout, kind=family)
+                              max_position=max_position, device=device, timeout=timeout,
+                              warmup_timeout=warmup_timeout, kind=family, isolate=isolate)
     profile = profile or DEFAULT_PROFILE
     seed = seed if seed is not None else random.randrange(2**31)
     reports = check_subjects(subjects, select_properties(invariants), profile=profile, seed=seed)
-    return CheckResult(reports, seed, profile)
+    return CheckResult(reports, seed, profile, allow_skip=allow_skip)
 
 
 def fingerprint(fn, expect=None, *, array: str | None = None, dtype: str | None = None,
-                max_position: int | None = None, device: str = "cpu"):
-    """Fingerprint ``fn`` (see :mod:`ropespec.fingerprint`); ``expect`` gives head_dim, dtype and the probe range."""
+                max_position: int | None = None, device: str = "cpu", timeout: float | None = 10.0,
+                warmup_timeout: float | None = 300.0):
+    """Fingerprint ``fn`` (see :mod:`ropespec.fingerprint`); ``expect`` gives head_dim, dtype and the probe
+    range. ``fn`` runs in its own worker process, as in :func:`check`."""
     from ropespec.fingerprint import fingerprint as _fingerprint
     from ropespec.inputs import build_subjects, parse_expect
     from spec import DEFAULT
 
     [subject] = build_subjects([fn], expect=parse_expect(expect) or DEFAULT, array=array, dtype=dtype,
-                               max_position=max_position, device=device)
-    return _fingerprint(subject.bind(subject.expect), subject.expect)
+                               max_position=max_position, device=device, timeout=timeout,
+                               warmup_timeout=warmup_timeout)
+    try:
+        return _fingerprint(subject.bind(subject.expect), subject.expect)
+    finally:
+        subject.close()

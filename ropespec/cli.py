@@ -4,17 +4,43 @@
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import re
+import signal
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from properties.profiles import DEFAULT_PROFILE, PROFILES
 from ropespec import api, report
-from implementations.contract import Failure
-from ropespec.inputs import UsageError, build_subjects, parse_expect
+from implementations import make_subject
+from implementations.contract import Failure, TargetError
+from ropespec.inputs import UsageError, build_subjects, check_seconds, parse_expect, subject_specs
 from spec.expectation import DTYPES, ExpectationError
+
+
+EXIT_CODES = """exit codes:
+  0    at least one property ran on every implementation, and every one held
+  1    an invariant failed (including crash and timeout)
+  2    bad usage, a bad expectation, a TARGET that does not load, or nothing checked on an
+       implementation (every property skipped: the line says why; --allow-skip accepts it)
+  130  interrupted (Ctrl-C); 143 terminated (SIGTERM): the report of what finished is printed
+
+examples:
+  ropespec check my_rope.py:apply --expect '{"head_dim": 128, "rope_theta": 500000}'
+  ropespec check kernels.py:make --array torch --dtype bfloat16 --expect llama3.1-8b -j 2 --json r.json
+"""
+
+
+def _timeouts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                   help="seconds one call of the implementation may take (0: no limit; default: 10)")
+    p.add_argument("--warmup-timeout", type=float, default=300.0, metavar="S",
+                   help="seconds for the warm-up: importing TARGET, the factory and the first call "
+                        "(imports, JIT compilation; 0: no limit; default: 300)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -24,7 +50,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     c = sub.add_parser("check", help="check implementations against every invariant",
-                       description="Check TARGETs (default: the shipped implementations) against every invariant.")
+                       description="Check TARGETs (default: the shipped implementations) against every invariant. "
+                                   "Each TARGET runs in a worker process of its own: a crash, a hang or an exit "
+                                   "of the code under test is a verdict (crash, timeout), never the end of the run.",
+                       epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("targets", nargs="*", metavar="TARGET",
                    help="path/to/file.py:name or package.module:name; a function f(x, positions) or a factory make(expect)")
     c.add_argument("--module", metavar="PATH",
@@ -43,9 +72,12 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--replay", metavar="VERSION:BLOB", help="replay one failing case printed by an earlier run")
     c.add_argument("--device", default="cpu", help="torch device for --array torch, e.g. cuda (default: cpu)")
     c.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                   help="check implementations in N processes (default: 1)")
-    c.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                   help="seconds one call of the implementation may take (0: no limit; default: 10)")
+                   help="check implementations in N processes (default: 1; at most one per implementation "
+                        "and per core unless --force-jobs)")
+    c.add_argument("--force-jobs", action="store_true", help="use -j N as given, above the number of cores")
+    _timeouts(c)
+    c.add_argument("--allow-skip", action="store_true",
+                   help="exit 0 (not 2) when every property was skipped on an implementation (CI matrices)")
     c.add_argument("--json", metavar="PATH", help="write the results as JSON (schema in README)")
     c.add_argument("--junit", metavar="PATH", help="write the results as JUnit XML (one testcase per property)")
 
@@ -67,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     fpp.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: float32)")
     fpp.add_argument("--max-position", type=int, metavar="N", help="probe positions up to N-1 (default: the expectation's)")
     fpp.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
+    _timeouts(fpp)
     fpp.add_argument("--json", metavar="PATH", help="write the fingerprint as JSON")
 
     sp_ = sub.add_parser("spec", help="render the executable spec (Markdown or self-contained HTML)",
@@ -98,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("--vectors", type=int, default=4, metavar="V", help="random vectors per position (default: 4)")
     pr.add_argument("--seed", type=int, default=0, help="seed of the random vectors (default: 0)")
     pr.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
+    _timeouts(pr)
     pr.add_argument("--plot", metavar="PATH.png", help="draw error vs position with the bounds (needs matplotlib)")
     pr.add_argument("--json", metavar="PATH", help="write the sweep as JSON (schema in README)")
     return ap
@@ -110,7 +144,8 @@ def _lab(args: argparse.Namespace, console: Console) -> int:
     if args.targets:
         raise UsageError("--module grades a lab module: give no TARGET with it")
     try:
-        results = lab.grade(args.module, seed=args.seed or 0, timeout=args.timeout)
+        results = lab.grade(args.module, seed=args.seed or 0, timeout=check_seconds("--timeout", args.timeout),
+                            warmup_timeout=check_seconds("--warmup-timeout", args.warmup_timeout))
     except TargetError as e:
         raise UsageError(f"--module {e}") from None
     console.print(f"ropespec check --module {args.module}: the lab's functions, graded", highlight=False, markup=False)
@@ -132,39 +167,112 @@ def _check(args: argparse.Namespace, console: Console) -> int:
     if args.module:
         return _lab(args, console)
     expect = parse_expect(args.expect)
-    subjects = build_subjects(args.targets, expect=expect, array=args.array, dtype=args.dtype,
-                              max_position=args.max_position, device=args.device, timeout=args.timeout,
-                              kind=args.family)
+    json_path, junit_path = writable("--json", args.json), writable("--junit", args.junit)
     try:
         props = api.select_properties(args.invariant)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    replay = None
-    if args.replay:
-        version, sep, blob = args.replay.partition(":")
-        if not sep or not blob:
-            raise UsageError(f"--replay: expected VERSION:BLOB as printed by a failing run, got {args.replay!r}")
-        replay = (version, blob)
-    seed = args.seed if args.seed is not None else random.randrange(2**31)
-    total = len(subjects) * len(props)
+    replay = _replay(args.replay)
     if args.jobs < 1:
         raise UsageError(f"-j: must be >= 1, got {args.jobs}")
+    notes: list[str] = []
+    specs = subject_specs(args.targets, expect=expect, array=args.array, dtype=args.dtype,
+                          max_position=args.max_position, device=args.device, timeout=args.timeout,
+                          warmup_timeout=args.warmup_timeout, kind=args.family, notes=notes)
+    jobs = args.jobs if args.force_jobs else min(args.jobs, len(specs), os.cpu_count() or 1)
+    seed = args.seed if args.seed is not None else random.randrange(2**31)
+    reports: list = []
+    total = len(specs) * len(props)
+    interrupted = None
+    piped = not console.is_terminal
+
+    def finished(rep) -> None:  # piped (CI logs): one line per implementation as it finishes
+        if piped:
+            counts = {k: sum(r.status == k for r in rep.results if r.applicable) for k in ("pass", "fail", "skip")}
+            print(f"ropespec: {rep.subject.name}: {counts['pass']} passed, {counts['fail']} failed, "
+                  f"{counts['skip']} skipped", file=sys.stderr, flush=True)
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True, disable=not console.is_terminal) as progress:
+                  console=console, transient=True, disable=piped) as progress:
         task = progress.add_task("checking", total=total)
         advance = lambda r: progress.update(task, advance=1, description=f"{r.implementation} {r.invariant}")
-        if args.jobs > 1 and len(subjects) > 1:
-            reports = api.check_in_processes(args, subjects, props, seed=seed, replay=replay, jobs=args.jobs,
-                                             on_result=advance)
-        else:
-            reports = api.check_subjects(subjects, props, profile=args.profile, seed=seed, replay=replay,
-                                         on_result=advance)
+        try:
+            if jobs > 1:
+                ids = sorted({p.invariant for p in props}) if args.invariant else None
+                api.check_in_processes(specs, ids, profile=args.profile, seed=seed, replay=replay, jobs=jobs,
+                                       on_result=advance, on_subject=finished, into=reports)
+            else:  # each implementation is loaded just before it is checked, and stopped after
+                api.check_subjects(_loaded(specs, args.allow_skip), props, profile=args.profile, seed=seed,
+                                   replay=replay, on_result=advance, on_subject=finished, into=reports)
+        except TargetError as e:
+            raise UsageError(f"TARGET {e}") from None
+        except KeyboardInterrupt as e:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the report short
+            interrupted = e
+    for note in notes:
+        console.print(note, highlight=False, markup=False)
     report.render(reports, console, seed=seed, profile=args.profile)
-    if args.json:
-        report.write_json(args.json, reports, seed=seed, profile=args.profile)
-    if args.junit:
-        report.write_junit(args.junit, reports)
-    return 0 if all(rep.passed for rep in reports) else 1
+    result = api.CheckResult(reports, seed, args.profile, allow_skip=args.allow_skip, explicit=bool(args.targets))
+    if json_path:
+        report.write_json(json_path, reports, seed=seed, profile=args.profile)
+    if junit_path:
+        report.write_junit(junit_path, reports)
+    if interrupted is not None:
+        done = sum(1 for rep in reports for r in rep.results if r.applicable)
+        code = 143 if isinstance(interrupted, Terminated) else 130
+        print(f"ropespec: {'terminated' if code == 143 else 'interrupted'}: the report above holds the "
+              f"{done} checks that finished", file=sys.stderr)
+        return code
+    if not result.held:
+        return 1
+    if not reports or (result.unchecked and not args.allow_skip):
+        for line in result.nothing_checked() or ["nothing was checked"]:
+            print(f"ropespec: error: {line} (--allow-skip accepts this)", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _loaded(specs: list[dict], allow_skip: bool):
+    """The subjects, loaded one at a time. An implementation that cannot run here at all (numpy asked
+    for bfloat16, no CUDA, a factory declining the expectation) is bad usage before it runs (exit 2)."""
+    for spec in specs:
+        s = make_subject(**spec)
+        if s.skip_reason and not allow_skip:
+            raise UsageError(f"nothing can be checked on {s.name}: {s.skip_reason} (--allow-skip accepts this)")
+        yield s
+
+
+def _replay(text: str | None) -> tuple[str, str] | None:
+    if not text:
+        return None
+    version, sep, blob = text.partition(":")
+    if not sep or not blob or not re.fullmatch(r"[0-9][0-9a-z.+-]*", version) \
+            or not re.fullmatch(r"[A-Za-z0-9+/=]+", blob):
+        raise UsageError(f"--replay: expected VERSION:BLOB as printed by a failing run, got {text!r}")
+    try:
+        import base64
+        import zlib
+
+        zlib.decompress(base64.b64decode(blob, validate=True))
+    except Exception:
+        raise UsageError(f"--replay: {blob[:40]!r} is not a blob printed by a failing run (not base64 of "
+                         "Hypothesis' compressed choices)") from None
+    return version, blob
+
+
+def writable(option: str, path: str | None) -> str | None:
+    """An output path, made absolute (the working directory of the code under test cannot move it)
+    and checked writable before anything runs."""
+    if not path:
+        return None
+    p = Path(path).expanduser().resolve()
+    if p.is_dir():
+        raise UsageError(f"{option}: {path} is a directory; give a file path")
+    if not p.parent.is_dir():
+        raise UsageError(f"{option}: the folder {p.parent} does not exist")
+    if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{option}: {path} is not writable")
+    return str(p)
 
 
 def _precision(args: argparse.Namespace, console: Console) -> int:
@@ -177,15 +285,38 @@ def _precision(args: argparse.Namespace, console: Console) -> int:
     if args.per_octave < 1 or args.vectors < 1:
         raise UsageError("--per-octave and --vectors must be >= 1")
     target = args.target or "implementations.numpy_rope:make"
+    json_path = writable("--json", args.json)
     [subject] = build_subjects([target], expect=expect or DEFAULT, array=args.array, dtype=args.dtype,
-                               max_position=args.max_position, device=args.device)
+                               max_position=args.max_position, device=args.device, timeout=args.timeout,
+                               warmup_timeout=args.warmup_timeout)
+    try:
+        return _precision_of(subject, target, args, console, json_path)
+    finally:
+        subject.close()
+
+
+def _bound(subject, target: str, console: Console):
+    """The subject's function for its expectation; UsageError when it cannot run here or declines."""
     if subject.skip_reason:
         raise UsageError(f"TARGET {target}: {subject.skip_reason}")
+    try:
+        return subject.bind(subject.expect)
+    except Failure:
+        raise
+    except Exception as ex:  # Unsupported: the factory declines this expectation
+        raise UsageError(f"TARGET {target}: cannot build for {subject.expect.describe()}: {ex}") from None
+
+
+def _precision_of(subject, target: str, args, console: Console, json_path: str | None) -> int:
+    from properties import precision
+
     e = subject.expect
     try:
-        f = subject.bind(e)
-    except Exception as ex:  # Unsupported or a factory that raised: the user's, said in one line
-        raise UsageError(f"TARGET {target}: cannot build for {e.describe()}: {ex}") from None
+        f = _bound(subject, target, console)
+    except Failure as ex:
+        console.print(f"{target}: {ex.message}" + (f" [{ex.diagnosis}]" if ex.diagnosis else ""),
+                      highlight=False, markup=False)
+        return 1
     positions = precision.sweep_positions(e.max_position, per_octave=args.per_octave)
     with Progress(TextColumn("sweeping positions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=not console.is_terminal) as progress:
@@ -206,11 +337,10 @@ def _precision(args: argparse.Namespace, console: Console) -> int:
         except RuntimeError as ex:
             raise UsageError(str(ex)) from None
         console.print(f"plot written to {args.plot}", highlight=False)
-    if args.json:
+    if json_path:
         import json
-        from pathlib import Path
 
-        Path(args.json).write_text(json.dumps(sw.to_json(), indent=2) + "\n")
+        Path(json_path).write_text(json.dumps(sw.to_json(), indent=2, allow_nan=False) + "\n")
     return 0
 
 
@@ -219,28 +349,26 @@ def _fingerprint(args: argparse.Namespace, console: Console) -> int:
     from spec import DEFAULT
 
     expect = parse_expect(args.expect) or DEFAULT
+    json_path = writable("--json", args.json)
     [subject] = build_subjects([args.target], expect=expect, array=args.array, dtype=args.dtype,
-                               max_position=args.max_position, device=args.device)
-    if subject.skip_reason:
-        raise UsageError(f"TARGET {args.target}: {subject.skip_reason}")
+                               max_position=args.max_position, device=args.device, timeout=args.timeout,
+                               warmup_timeout=args.warmup_timeout)
     try:
-        f = subject.bind(subject.expect)
-        fp = fingerprint(f, subject.expect)
+        fp = fingerprint(_bound(subject, args.target, console), subject.expect)
     except Failure as ex:
         console.print(f"{args.target}: {ex.message}" + (f" [{ex.diagnosis}]" if ex.diagnosis else ""),
                       highlight=False, markup=False)
         return 1
-    except Exception as ex:  # Unsupported: the factory declines this expectation
-        raise UsageError(f"TARGET {args.target}: cannot build for {subject.expect.describe()}: {ex}") from None
+    finally:
+        subject.close()
     console.print(f"ropespec fingerprint: {args.target} (head_dim {fp.head_dim}, {subject.dtype}, probed to "
                   f"p = {subject.expect.max_position - 1})", highlight=False, markup=False)
     for line in describe(fp):
         console.print(f"  {line}", highlight=False, markup=False)
-    if args.json:
+    if json_path:
         import json
-        from pathlib import Path
 
-        Path(args.json).write_text(json.dumps(fp.to_json(), indent=2) + "\n")
+        Path(json_path).write_text(json.dumps(fp.to_json(), indent=2, allow_nan=False) + "\n")
     return 0
 
 
@@ -300,9 +428,20 @@ def _presets(console: Console) -> int:
     return 0
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI runners and timeout(1) send): stop like Ctrl-C, exit 143."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     console = Console(soft_wrap=True)
+    if threading_main():  # Ctrl-C and SIGTERM stop the run and print what finished (even when started
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # in the background, SIGINT ignored)
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if args.command == "check":
             return _check(args, console)
@@ -328,10 +467,17 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"ropespec: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("ropespec: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        terminated = isinstance(e, Terminated)
+        print(f"ropespec: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 143 if terminated else 130
     return 2
+
+
+def threading_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 if __name__ == "__main__":

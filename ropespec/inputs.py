@@ -4,16 +4,35 @@ the subjects."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
-from implementations import arrays, make_subject, shipped_subjects
+from implementations import SHIPPED, arrays, make_subject, unavailable
 from implementations.contract import Subject, TargetError
 from spec import hfconfig, presets
-from spec.expectation import Expect, ExpectationError
+from spec.expectation import DEFAULT, DTYPES, Expect, ExpectationError
 
 
 class UsageError(Exception):
     """Bad usage: one line for the user, exit code 2."""
+
+
+def shipped(*, expect: Expect | None = None, dtype: str | None = None, notes: list[str] | None = None) -> list:
+    """The shipped implementations to check: RoPE only when an expectation is given, those with
+    ``dtype`` when given, and none whose array package is not installed (``notes`` says which)."""
+    out = []
+    for s in SHIPPED:
+        if expect is not None and s.kind != "rope":
+            continue  # an expectation given on the command line describes RoPE
+        if dtype and dtype not in s.dtypes:
+            continue
+        missing = unavailable(s.array)
+        if missing:
+            if notes is not None:
+                notes.append(f"not checked: the shipped {s.name} implementation ({missing})")
+            continue
+        out.append(s)
+    return out
 
 
 def parse_expect(text: str | dict | Expect | None) -> Expect | None:
@@ -42,7 +61,21 @@ def parse_expect(text: str | dict | Expect | None) -> Expect | None:
     )
 
 
-def build_subjects(
+#: the longest a timeout may be (one day): beyond it a run that hangs is indistinguishable from no limit
+MAX_TIMEOUT = 86400.0
+
+
+def check_seconds(option: str, value: float | None) -> float | None:
+    """A timeout option: 0 (no limit) or a finite number of seconds up to a day; UsageError otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) \
+            or not 0 <= value <= MAX_TIMEOUT:
+        raise UsageError(f"{option}: must be 0 (no limit) or a number of seconds in (0, {MAX_TIMEOUT:g}], got {value!r}")
+    return float(value)
+
+
+def subject_specs(
     targets: list | None,
     *,
     expect: Expect | None = None,
@@ -51,26 +84,44 @@ def build_subjects(
     max_position: int | None = None,
     device: str = "cpu",
     timeout: float | None = None,
+    warmup_timeout: float | None = None,
     kind: str = "rope",
-) -> list[Subject]:
-    """Subjects for TARGETs (or the shipped implementations when none). UsageError on bad input."""
+    isolate: bool | None = None,
+    notes: list[str] | None = None,
+) -> list[dict]:
+    """The :func:`implementations.make_subject` arguments of each implementation to check (the shipped
+    ones when there are no TARGETs), validated; nothing is loaded yet. UsageError on bad input."""
     if array is not None and array not in arrays.ARRAYS:
         raise UsageError(f"--array: unknown {array!r} (known: {', '.join(arrays.ARRAYS)})")
-    if dtype is not None and dtype not in ("float64", "float32", "float16", "bfloat16"):
-        raise UsageError(f"--dtype: unknown {dtype!r} (known: float64, float32, float16, bfloat16)")
-    if timeout is not None and timeout < 0:
-        raise UsageError(f"--timeout: must be >= 0 seconds (0: no limit), got {timeout:g}")
-    if max_position is not None and max_position < 2:
-        raise UsageError(f"--max-position: must be >= 2, got {max_position}")
-    if not targets:
-        return shipped_subjects(expect=expect, dtype=dtype, max_position=max_position, device=device, timeout=timeout)
-    out = []
-    for t in targets:
+    if dtype is not None and dtype not in DTYPES:
+        raise UsageError(f"--dtype: unknown {dtype!r} (known: {', '.join(DTYPES)})")
+    timeout = check_seconds("--timeout", timeout)
+    warmup_timeout = check_seconds("--warmup-timeout", warmup_timeout)
+    if max_position is not None:
         try:
-            out.append(
-                make_subject(t, expect=expect, array=array or "numpy", dtype=dtype, max_position=max_position,
-                             device=device, name=t if isinstance(t, str) else None, timeout=timeout, kind=kind)
-            )
-        except TargetError as e:
-            raise UsageError(f"TARGET {e}") from None
+            (expect or DEFAULT).replace(max_position=max_position)
+        except ExpectationError as e:
+            raise UsageError(f"--max-position: {e.problem}") from None
+    if device != "cpu" and not (device == "cuda" or device.startswith("cuda:") and device[5:].isdigit()):
+        raise UsageError(f"--device: must be cpu, cuda or cuda:N, got {device!r}")
+    common = dict(expect=expect, max_position=max_position, device=device, timeout=timeout,
+                  warmup_timeout=warmup_timeout)
+    if not targets:
+        return [dict(common, target=s.target, array=s.array, dtype=d, name=f"{s.name}-{d}", kind=s.kind)
+                for s in shipped(expect=expect, dtype=dtype, notes=notes) for d in ((dtype,) if dtype else s.dtypes)]
+    return [dict(common, target=t, array=array or "numpy", dtype=dtype, name=t if isinstance(t, str) else None,
+                 kind=kind, isolate=isolate) for t in targets]
+
+
+def build_subjects(targets: list | None, **kwargs) -> list[Subject]:
+    """Subjects for TARGETs (or the shipped implementations when none), each loaded in its worker
+    process; arguments as :func:`subject_specs`. UsageError on bad input or a TARGET that does not load."""
+    out = []
+    try:
+        for spec in subject_specs(targets, **kwargs):
+            out.append(make_subject(**spec))
+    except TargetError as e:
+        for s in out:
+            s.close()
+        raise UsageError(f"TARGET {e}") from None
     return out

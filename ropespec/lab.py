@@ -14,7 +14,7 @@ import numpy as np
 
 import reference
 from reference.encodings import sinusoidal_fast
-from implementations.contract import Failure, Watchdog, _load_module
+from implementations.contract import Failure
 from properties.framework import Result, output_bound
 from spec.expectation import Expect
 
@@ -135,24 +135,44 @@ CHECKS = {
 }
 
 
-def grade(path: str, *, seed: int = 0, timeout: float | None = 10.0) -> list[Result]:
-    """One Result per lab function: pass, fail (with its diagnosis) or missing."""
-    module = _load_module(path)
-    watchdog = Watchdog(timeout)
+def grade(path: str, *, seed: int = 0, timeout: float | None = 10.0, warmup_timeout: float | None = 300.0) -> list[Result]:
+    """One Result per lab function: pass, fail (with its diagnosis) or missing. The module runs in a
+    worker process of its own (:mod:`implementations.isolation`), each call under ``timeout``. ``path``
+    must be a path to a .py file (TargetError otherwise: a bare name is never imported)."""
+    from implementations.contract import TargetError
+    from implementations.isolation import WorkerHost
+
+    if not (path.endswith(".py") or "/" in path or "\\" in path):
+        raise TargetError(f"{path}: expected a path to the lab's .py file (a bare name is not imported)")
+    host = WorkerHost({"lab": path}, path, kind="lab", array="list", device="cpu", timeout=timeout or None,
+                      warmup_timeout=warmup_timeout or None)
+    try:
+        try:
+            info = host.load("float64")
+        except Failure as e:  # the import ended or stalled its process
+            return [Result(f"module {path}", name, f"lab.{name}", "fail", e.diagnosis, f"not run: {e.message}", seed=seed)
+                    for name in FUNCTIONS]
+        module = {name: (lambda *args, name=name: host.attr(name, *args)) for name in info["callables"]}
+        return _grade(module, path, seed)
+    finally:
+        host.close()
+
+
+def _grade(module: dict, path: str, seed: int) -> list[Result]:
     results = []
     by_name = {}
     for name, signature in FUNCTIONS.items():
         res = Result(f"module {path}", name, f"lab.{name}", "pass", seed=seed)
-        fn = getattr(module, name, None)
-        if not callable(fn):
+        fn = module.get(name)
+        if fn is None:
             res.status = "fail"
             res.message = f"missing: the module defines no {signature}"
         else:
             try:
-                watchdog.run(name, CHECKS[name], fn, np.random.default_rng(seed))
+                CHECKS[name](fn, np.random.default_rng(seed))
             except Failure as e:
                 res.status, res.diagnosis, res.message = "fail", e.diagnosis, e.message
-                if name == "rope_score" and _follows_rope(module, fn, watchdog) and by_name.get("rope"):
+                if name == "rope_score" and _follows_rope(module, fn) and by_name.get("rope"):
                     rope_res = by_name["rope"]
                     if rope_res.status == "fail":
                         res.diagnosis = rope_res.diagnosis
@@ -162,14 +182,14 @@ def grade(path: str, *, seed: int = 0, timeout: float | None = 10.0) -> list[Res
     return results
 
 
-def _follows_rope(module, score, watchdog) -> bool:
+def _follows_rope(module: dict, score) -> bool:
     """Is the module's rope_score the dot product of its own rope's outputs?"""
-    rope = getattr(module, "rope", None)
-    if not callable(rope):
+    rope = module.get("rope")
+    if rope is None:
         return False
     q, k = [0.3, -1.2, 0.7, 0.1], [1.1, 0.4, -0.5, 0.9]
     try:
-        mine = sum(a * b for a, b in zip(watchdog.run("rope", rope, q, 7, 10000.0), watchdog.run("rope", rope, k, 19, 10000.0)))
-        return abs(watchdog.run("rope_score", score, q, k, 7, 19, 10000.0) - mine) <= 1e-9 * (1 + abs(mine))
+        mine = sum(a * b for a, b in zip(rope(q, 7, 10000.0), rope(k, 19, 10000.0)))
+        return abs(score(q, k, 7, 19, 10000.0) - mine) <= 1e-9 * (1 + abs(mine))
     except Failure:
         return False

@@ -4,8 +4,8 @@ Options, in one ``ropespec`` group: ``--rope-impl TARGET`` (repeatable; env ``RO
 comma-separated), ``--rope-expect JSON``, ``--rope-array``, ``--rope-dtype``,
 ``--rope-max-position``. Without ``--rope-impl`` the shipped implementations are under test. Every
 test that takes the ``rope_subject`` fixture runs once per subject, with ids like ``[numpy-float32]``.
-Hypothesis profiles ``dev`` (default), ``ci`` (loaded automatically on CI) and ``thorough`` are
-selected with hypothesis' own ``--hypothesis-profile``.
+``--rope-profile dev|ci|thorough`` chooses the profile of ropespec's properties and of ``rope_check``
+(default: dev, ci when ``CI`` is set); the plugin changes no other test's Hypothesis settings.
 """
 
 from __future__ import annotations
@@ -37,15 +37,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from hypothesis import settings
-
-    import properties.profiles  # noqa: F401  (registers dev, ci, thorough)
+    """Choose the profile of ropespec's own properties; no other test's Hypothesis settings change."""
+    from properties import profiles
 
     chosen = config.getoption("rope_profile", None)
-    if chosen:
-        settings.load_profile(chosen)
-    elif not config.getoption("hypothesis_profile", None) and settings.get_current_profile_name() == "default":
-        settings.load_profile(properties.profiles.DEFAULT_PROFILE)
+    hyp = config.getoption("hypothesis_profile", None) or ""
+    if not chosen and hyp.startswith("ropespec-"):
+        chosen = hyp.removeprefix("ropespec-")
+    profiles.set_active(chosen)
 
 
 def _subjects(config: pytest.Config) -> list:
@@ -72,9 +71,9 @@ def _subjects(config: pytest.Config) -> list:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    from hypothesis import settings
+    from properties import profiles
 
-    lines = [f"ropespec: hypothesis profile {settings.get_current_profile_name()!r}; under test:"]
+    lines = [f"ropespec: profile {profiles.active()!r}; under test:"]
     lines += [f"  {s.describe()}" + (f" [skipped: {s.skip_reason}]" if s.skip_reason else "") for s in _subjects(config)]
     return lines
 
@@ -99,13 +98,11 @@ def rope_check(request):
         def test_my_kernel(rope_check):
             rope_check(my_kernel, expect="llama3.1-8b", array="torch")
     """
-    from hypothesis import settings
-
+    from properties import profiles
     from ropespec.api import check
 
     def run(fn, expect=None, **kwargs):
-        kwargs.setdefault("profile", settings.get_current_profile_name()
-                          if settings.get_current_profile_name() in ("dev", "ci", "thorough") else None)
+        kwargs.setdefault("profile", profiles.active())
         result = check(fn, expect, **kwargs)
         if not result.passed:
             pytest.fail(result.report(), pytrace=False)

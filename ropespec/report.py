@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 
 from rich.console import Console
@@ -49,6 +51,9 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         line = s.describe()
         if s.expect is not None:
             line += f"; tolerance: {tolerance.class_name(s.expect)}"
+        line += f"; runs {s.isolation}" if s.isolation.startswith("in-process") else f"; runs in a {s.isolation}"
+        if s.warmup_seconds is not None:
+            line += f", warm-up {s.warmup_seconds:.2g} s"
         console.print(line, highlight=False, markup=False)
     if console.is_terminal:
         table = Table(show_lines=False)
@@ -72,6 +77,12 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
                     f"{rep.subject.name:<{w_name}}  {_label(r):<{w_inv}}  {r.status:<5}  {_worst(r):<14}  {detail[:160]}".rstrip(),
                     highlight=False, markup=False, soft_wrap=True,
                 )
+    for rep in reports:
+        out = rep.subject.output()
+        if out is not None and out.total:
+            cut = f", {out.cut} bytes cut from the middle" if out.cut else ""
+            console.print(f"\n{rep.subject.name} printed {out.total} bytes{cut}:", highlight=False, markup=False)
+            console.print(_indent(out.text(), 10), highlight=False, markup=False)
     failures = [(rep, r) for rep in reports for r in rep.results if r.status in ("fail", "error")]
     if failures:
         console.print()
@@ -86,6 +97,14 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         f" ({n} checks on {len(reports)} implementations)",
         highlight=False,
     )
+
+
+def _indent(text: str, max_lines: int) -> str:
+    lines = text.splitlines()
+    if len(lines) > max_lines:
+        half = max_lines // 2
+        lines = lines[:half] + [f"[... {len(lines) - 2 * half} lines not shown; all of it in --json ...]"] + lines[-half:]
+    return "\n".join("  | " + ln for ln in lines)
 
 
 def render_precision(sw, console: Console, target: str) -> None:
@@ -115,9 +134,22 @@ def render_precision(sw, console: Console, target: str) -> None:
         console.print(f"{name}{mark} holds up to {describe_position(sw.safe_position(c))}", highlight=False)
 
 
+def strict(v):
+    """JSON without Infinity/NaN tokens: a non-finite number is written as the string "Infinity",
+    "-Infinity" or "NaN"."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, dict):
+        return {k: strict(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [strict(x) for x in v]
+    return v
+
+
 def to_json(reports: list[SubjectReport], *, seed: int, profile: str) -> dict:
     return {
-        "passed": all(rep.passed for rep in reports),
+        "passed": all(rep.passed for rep in reports) and bool(reports)
+                  and all(rep.checked for rep in reports if rep.relevant),
         "seed": seed,
         "profile": profile,
         "implementations": [rep.to_json() for rep in reports],
@@ -125,11 +157,21 @@ def to_json(reports: list[SubjectReport], *, seed: int, profile: str) -> dict:
 
 
 def write_json(path: str, reports: list[SubjectReport], *, seed: int, profile: str) -> None:
-    Path(path).write_text(json.dumps(to_json(reports, seed=seed, profile=profile), indent=2) + "\n")
+    text = json.dumps(strict(to_json(reports, seed=seed, profile=profile)), indent=2, allow_nan=False)
+    Path(path).write_text(text + "\n")
+
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    """Text XML 1.0 can hold: characters it forbids (control characters, lone surrogates) as \\xNN."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def write_junit(path: str, reports: list[SubjectReport]) -> None:
-    """JUnit XML: a testsuite per implementation, a testcase per property (skips and failures marked)."""
+    """JUnit XML: a testsuite per implementation, a testcase per property (skips and failures marked).
+    Whatever the implementation's messages hold, the file is valid XML."""
     import xml.etree.ElementTree as ET
 
     root = ET.Element("testsuites", name="ropespec")
@@ -142,11 +184,11 @@ def write_junit(path: str, reports: list[SubjectReport]) -> None:
         for r in shown:
             case = ET.SubElement(suite, "testcase", classname=rep.subject.name, name=_label(r))
             if r.status == "fail":
-                el = ET.SubElement(case, "failure", message=(f"[{r.diagnosis}] " if r.diagnosis else "") + r.message[:500],
-                                   type=r.diagnosis or "fail")
-                el.text = r.explain(replay_command(rep.subject, r))
+                el = ET.SubElement(case, "failure", message=_xml((f"[{r.diagnosis}] " if r.diagnosis else "")
+                                                                 + r.message[:500]), type=r.diagnosis or "fail")
+                el.text = _xml(r.explain(replay_command(rep.subject, r)))
             elif r.status == "error":
-                ET.SubElement(case, "error", message=r.message[:500]).text = r.message
+                ET.SubElement(case, "error", message=_xml(r.message[:500])).text = _xml(r.message)
             elif r.status == "skip":
-                ET.SubElement(case, "skipped", message=r.message[:500])
+                ET.SubElement(case, "skipped", message=_xml(r.message[:500]))
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

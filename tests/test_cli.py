@@ -120,14 +120,11 @@ def test_zoo_member_fails_with_counterexample_and_replay(capsys, tmp_path):
         (["implementations.numpy_rope"], "expected path/to/file.py:name"),
         (["implementations.numpy_rope:DTYPES"], "is a tuple, not callable"),
         (["--invariant", "rope.nope"], "--invariant: unknown rope.nope"),
-        (["implementations.numpy_rope:make", "--dtype", "bfloat16"], None),  # a clean skip, not an error
+        (["implementations.numpy_rope:make", "--dtype", "bfloat16"], "numpy has no bfloat16; use --array torch"),
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(capsys, args, message):
     code, out, err = run(capsys, *args, "--seed", "0")
-    if message is None:
-        assert code == 0 and "skip" in out and "numpy has no bfloat16" in out
-        return
     assert code == 2
     assert message in err
     assert len(err.strip().splitlines()) == 1
@@ -149,7 +146,11 @@ def test_factory_declining_everything_is_skipped_not_passed(capsys, tmp_path):
     p = tmp_path / "picky.py"
     p.write_text("def make(expect):\n    raise NotImplementedError('only head_dim 4096')\n")
     report = tmp_path / "r.json"
-    code, out, _ = run(capsys, f"{p}:make", "--json", str(report), "--seed", "0")
+    code, out, err = run(capsys, f"{p}:make", "--json", str(report), "--seed", "0")
+    assert code == 2 and not report.exists()  # nothing was checked: said before anything runs
+    assert err.strip() == (f"ropespec: error: nothing can be checked on {p}:make: only head_dim 4096 "
+                           "(--allow-skip accepts this)")
+    code, out, _ = run(capsys, f"{p}:make", "--json", str(report), "--seed", "0", "--allow-skip")
     data = json.loads(report.read_text())
     assert {r["status"] for r in data["implementations"][0]["results"]} == {"skip"}
     assert code == 0 and "only head_dim 4096" in out
@@ -242,7 +243,10 @@ def test_cuda_device_is_a_clean_skip_without_a_gpu(capsys):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: this test is about machines without one")
-    code, out, _ = run(capsys, "implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed", "0")
+    code, _, err = run(capsys, "implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed", "0")
+    assert code == 2 and "CUDA is not available on this machine" in err  # nothing checked is not a pass
+    code, out, _ = run(capsys, "implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed", "0",
+                       "--allow-skip")
     assert code == 0 and "CUDA is not available on this machine" in out and "0 passed, 0 failed" in out
 
 

@@ -1,0 +1,416 @@
+"""The host side of the process boundary: where the implementation under test is loaded, built and
+called.
+
+A :class:`Host` holds the loaded TARGET and the functions its factory built (one per handle), and
+answers operations (``call``, ``prefill``, ``step``, ``pe``, ``lookup``, ``attend``, ...) with float64
+numpy arrays. Every conversion into and out of the implementation's kind of arrays, every check of what
+it returned (kind, dtype, shape) and every exception it raised are dealt with here, so the parent only
+ever sees plain arrays or a :class:`~implementations.contract.Fault` that names the fault.
+
+The same Host runs in a worker process (``implementations.worker``, the default) or, for a callable
+that another process cannot load (a lambda, a function defined in ``__main__``), in the caller's own
+process (:class:`InProcessHost`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from implementations import arrays
+from implementations.contract import (
+    Fault,
+    TargetError,
+    Unsupported,
+    describe_exit,
+    is_decoder,
+    mode_of,
+    where,
+)
+from spec.expectation import Expect
+
+#: the number of required arguments a plain (not factory) TARGET takes, per kind, and how it reads
+PLAIN_SHAPES = {"rope": (2, "(x, positions)"), "sinusoidal": (2, "(positions, d)"),
+                "attention": (5, "(q, k, v, positions, causal)")}
+
+
+# -- loading ---------------------------------------------------------------------------------------
+def _import_file(path: Path):
+    name = f"_ropespec_target_{abs(hash(str(path.resolve())))}"
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:  # a TARGET file imports its sibling modules
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        del sys.modules[name]
+        raise TargetError(f"{path}: import failed: {type(e).__name__}: {e}{where(e)}") from None
+    return module
+
+
+def load_module(mod: str):
+    """Import ``path/to/file.py`` or ``package.module``; one-line TargetError when impossible."""
+    if mod.endswith(".py") or "/" in mod or "\\" in mod:
+        path = Path(mod)
+        if not path.is_file():
+            raise TargetError(f"{mod}: no such file")
+        return _import_file(path)
+    try:
+        return importlib.import_module(mod)
+    except ModuleNotFoundError as e:
+        if e.name and mod.startswith(e.name):
+            raise TargetError(f"{mod}: no such module") from None
+        raise TargetError(f"{mod}: import failed: ModuleNotFoundError: {e}") from None
+    except Exception as e:
+        raise TargetError(f"{mod}: import failed: {type(e).__name__}: {e}{where(e)}") from None
+
+
+def _attribute(module, spec: str, mod: str, name: str):
+    obj = module
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            raise TargetError(f"{spec}: {mod} has no attribute {part!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def resolve(ref: dict) -> Callable:
+    """The callable a reference names: ``{"target": "file.py:name" | "module:name"}``, or a function
+    object's ``{"module", "file", "qualname"}`` (imported by module name, else from its file)."""
+    if "target" in ref:
+        spec = ref["target"]
+        mod, sep, name = spec.rpartition(":")
+        if not sep or not mod or not name:
+            raise TargetError(f"{spec}: expected path/to/file.py:name or package.module:name")
+        obj = _attribute(load_module(mod), spec, mod, name)
+        if not callable(obj):
+            raise TargetError(f"{spec}: {name} is a {type(obj).__name__}, not callable")
+        return obj
+    module = None
+    if ref.get("module") and ref["module"] != "__main__":
+        try:
+            module = importlib.import_module(ref["module"])
+        except Exception:
+            module = None
+    if module is None:
+        if not ref.get("file"):
+            raise TargetError(f"{ref['qualname']}: its module {ref.get('module')!r} cannot be imported")
+        module = _import_file(Path(ref["file"]))
+    return _attribute(module, f"{ref.get('file') or ref['module']}:{ref['qualname']}", ref.get("module") or "", ref["qualname"])
+
+
+def describe_loaded(obj: Callable, kind: str, label: str) -> dict:
+    """What the parent needs to know of a loaded TARGET: its mode, declared failures, and a one-line
+    error when its signature fits no contract of ``kind``."""
+    info = {"mode": None, "expected_failures": {}, "error": None}
+    try:
+        info["mode"] = mode_of(obj)
+    except TargetError as e:
+        info["error"] = f"{label}: {e}"
+        return info
+    ef = getattr(obj, "expected_failures", {})
+    info["expected_failures"] = {str(k): str(v) for k, v in dict(ef).items()} if isinstance(ef, dict) else {}
+    if info["mode"] == "plain":
+        want = PLAIN_SHAPES.get(kind)
+        if want is None:
+            info["error"] = f"{label}: a {kind} TARGET is a factory make(expect)"
+            return info
+        try:
+            sig = inspect.signature(obj)
+        except (TypeError, ValueError):
+            return info
+        n = sum(1 for p in sig.parameters.values()
+                if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        if n != want[0]:
+            info["error"] = f"{label}: must take {want[1]} or (expect); its signature is {sig}"
+    return info
+
+
+# -- calling ---------------------------------------------------------------------------------------
+def guarded(what: str, fn: Callable, *args, in_worker: bool = True):
+    """Call the implementation; whatever it raises becomes a Fault with its word. In a worker a
+    KeyboardInterrupt can only come from the target itself (the worker never receives Ctrl-C)."""
+    try:
+        return fn(*args)
+    except (Unsupported, TargetError):
+        raise
+    except Exception as e:
+        raise Fault(f"{what} raised {type(e).__name__}: {e}{where(e)}", "exception") from None
+    except SystemExit as e:
+        raise Fault(f"{what} {describe_exit(e)}: it tried to end the process{where(e)}", "crash") from None
+    except KeyboardInterrupt as e:
+        if not in_worker:
+            raise  # in-process, Ctrl-C and a target's own KeyboardInterrupt look alike: it is the user's
+        raise Fault(f"{what} raised KeyboardInterrupt itself (no Ctrl-C was sent){where(e)}", "exception") from None
+    except BaseException as e:  # GeneratorExit or a user's BaseException subclass
+        raise Fault(f"{what} raised {type(e).__name__} (a BaseException, not an Exception): {e}{where(e)}",
+                    "exception") from None
+
+
+def plain(value):
+    """A result as plain Python values (numpy arrays and scalars become lists and floats)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value)
+    return value
+
+
+class Host:
+    """A loaded TARGET and the functions built from it, answering operations with float64 arrays."""
+
+    in_worker = True
+
+    def __init__(self, obj: Callable, mode: str, array: str, device: str = "cpu", kind: str = "rope"):
+        self.obj = obj
+        self.mode = mode
+        self.kind = kind
+        self.array = array
+        self.device = device
+        self.fns: dict[int, Any] = {}
+        self.expects: dict[int, Expect] = {}
+
+    def _call(self, what: str, fn: Callable, *args):
+        return guarded(what, fn, *args, in_worker=self.in_worker)
+
+    # handles -------------------------------------------------------------------------------------
+    def bind(self, hid: int, expect: Expect) -> dict:
+        """Build the function for ``expect`` under handle ``hid`` (the factory is called once)."""
+        if self.mode == "plain":
+            fn = self.obj
+        else:
+            def build(e: Expect):
+                try:
+                    return self.obj(e)
+                except NotImplementedError as err:  # the factory declines this expectation
+                    raise Unsupported(str(err) or "NotImplementedError") from None
+
+            fn = self._call("factory", build, expect)
+            if not is_decoder(fn) and not callable(fn):
+                raise Fault(f"factory returned {type(fn).__name__}, not a function", "shape")
+        self.fns[hid] = fn
+        self.expects[hid] = expect
+        return {"decoder": is_decoder(fn)}
+
+    def warmup(self, hid: int) -> None:
+        """One small call (two rows at positions 0 and 1) before the first timed one, so that imports,
+        JIT compilation and autotuning happen on the warm-up budget. What it returns or raises is not
+        judged here (the properties judge every call); only ending the process counts (a crash)."""
+        fn, e = self.fns[hid], self.expects[hid]
+        if is_decoder(fn):
+            return None  # stateful: its factory call was the warm-up
+        pos = np.array([0, 1], dtype=np.int64)
+        try:
+            if self.kind == "sinusoidal":
+                self.op_pe(fn, e, pos)
+            elif self.kind == "learned":
+                self.op_lookup(fn, e, pos[:1])
+            elif self.kind == "attention":
+                q = np.full((2, e.n_heads * e.head_dim), 0.5)
+                kv = np.full((2, e.n_kv_heads * e.head_dim), 0.5)
+                self.op_attend(fn, e, q, kv, kv, pos, True)
+            else:
+                self.op_call(fn, e, np.full((2, e.head_dim), 0.5), pos)
+        except Fault as err:
+            if err.diagnosis == "crash":
+                raise
+        return None
+
+    def drop(self, hid: int) -> None:
+        self.fns.pop(hid, None)
+        self.expects.pop(hid, None)
+
+    def op(self, hid: int, name: str, args: tuple):
+        method = getattr(self, f"op_{name}", None)
+        if method is None:
+            raise ValueError(f"unknown operation {name!r}")
+        return method(self.fns[hid], self.expects[hid], *args)
+
+    # conversions ---------------------------------------------------------------------------------
+    def _native(self, x, positions, e: Expect):
+        return arrays.to_native(x, np.asarray(positions, dtype=np.int64), self.array, e.dtype, self.device)
+
+    def _positions(self, positions, e: Expect):
+        return self._native(np.zeros((len(positions), 1)), positions, e)[1]
+
+    def _rows(self, out, e: Expect, shape: tuple[int, int]) -> np.ndarray:
+        try:
+            return arrays.from_native(out, self.array, shape, e.dtype)
+        except arrays.ArrayError as err:
+            raise Fault(str(err), "shape") from None
+
+    # operations ----------------------------------------------------------------------------------
+    def op_call(self, fn, e: Expect, x, positions):
+        """f(x, positions): (float64 result, the dtype returned, which argument it wrote into)."""
+        nx, npos = self._native(x, positions, e)
+        keep_x, keep_p = arrays.snapshot(nx, self.array), arrays.snapshot(npos, self.array)
+        out = self._call("f(x, positions)", fn, nx, npos)
+        mutated = None
+        if not arrays.same(nx, keep_x, self.array):
+            mutated = "x"
+        elif not arrays.same(npos, keep_p, self.array):
+            mutated = "positions"
+        arr = self._rows(out, e, tuple(np.shape(x)))
+        return arr, arrays.native_dtype(out, self.array), mutated
+
+    def op_prefill(self, fn, e, x, positions):
+        nx, npos = self._native(x, positions, e)
+        return self._rows(self._call("prefill", fn.prefill, nx, npos), e, (len(x), e.head_dim))
+
+    def op_step(self, fn, e, x, position):
+        nx, _ = self._native(x, np.array([position]), e)
+        return self._rows(self._call("step", fn.step, nx, int(position)), e, (position + 1, e.head_dim))
+
+    def op_pe(self, fn, e, positions):
+        out = self._call("pe(positions, d)", fn, self._positions(positions, e), e.head_dim)
+        return self._rows(out, e, (len(positions), e.head_dim))
+
+    def op_lookup(self, fn, e, positions):
+        out = self._call("table(positions)", fn, self._positions(positions, e))
+        return self._rows(out, e, (len(positions), e.head_dim))
+
+    def _qkv(self, e, q, k, v, positions):
+        pos = np.asarray(positions, dtype=np.int64)
+        nq, npos = self._native(q, pos, e)
+        return nq, self._native(k, pos, e)[0], self._native(v, pos, e)[0], npos
+
+    def op_attend(self, fn, e, q, k, v, positions, causal):
+        nq, nk, nv, npos = self._qkv(e, q, k, v, positions)
+        out = self._call("attend(q, k, v, positions, causal)", fn, nq, nk, nv, npos, causal)
+        return self._rows(out, e, (len(positions), e.n_heads * e.head_dim))
+
+    def op_attend_prefill(self, fn, e, q, k, v, positions):
+        nq, nk, nv, npos = self._qkv(e, q, k, v, positions)
+        return self._rows(self._call("prefill", fn.prefill, nq, nk, nv, npos), e, (len(positions), e.head_dim))
+
+    def op_attend_step(self, fn, e, q, k, v, position):
+        nq, nk, nv, _ = self._qkv(e, q, k, v, np.array([position]))
+        return self._rows(self._call("step", fn.step, nq, nk, nv, int(position)), e, (1, e.head_dim))
+
+    def op_grad(self, fn, e, x, positions, g):
+        """d<f(x, p), g>/dx through torch autograd; NotImplementedError when f does not support it."""
+        torch = arrays.torch_module()
+        if torch is None or self.array != "torch":
+            raise NotImplementedError("autograd is checked for torch implementations (--array torch)")
+        dtype = getattr(torch, e.dtype)
+        xt = torch.tensor(x, dtype=dtype, device=self.device, requires_grad=True)
+        out = self._call("f(x, positions)", fn, xt, torch.tensor(positions, device=self.device))
+        if not isinstance(out, torch.Tensor) or not out.requires_grad:
+            raise NotImplementedError("the implementation does not support autograd")
+        try:
+            out.backward(torch.tensor(g, dtype=dtype, device=self.device))
+        except Exception as err:
+            raise Fault(f"backward raised {type(err).__name__}: {err}", "exception") from None
+        return xt.grad.detach().to("cpu", torch.float64).numpy()
+
+    def op_parameters(self, fn, e):
+        """A learned table's parameter count (num_parameters, or the size of weight); None if neither."""
+        count = getattr(fn, "num_parameters", None)
+        if count is None and hasattr(fn, "weight"):
+            count = int(np.size(fn.weight))
+        return None if count is None else int(count)
+
+
+#: how each operation's call reads in a message
+OP_NAMES = {"call": "f(x, positions)", "prefill": "prefill", "step": "step", "pe": "pe(positions, d)",
+            "lookup": "table(positions)", "attend": "attend(q, k, v, positions, causal)",
+            "attend_prefill": "prefill", "attend_step": "step", "grad": "f(x, positions) with autograd",
+            "parameters": "the table's parameter count"}
+
+
+class Watchdog:
+    """In-process only: runs calls with a time limit in a daemon thread. A call past the limit is a
+    ``timeout`` Fault; Python cannot stop the thread, so every later call fails at once rather than
+    hang again (this is why implementations run in a worker process whenever they can)."""
+
+    def __init__(self, timeout: float | None):
+        self.timeout = timeout
+        self.hung: str | None = None
+
+    def run(self, what: str, fn: Callable, *args):
+        if self.hung:
+            raise Fault(f"not called: an earlier call did not return ({self.hung}); the implementation runs "
+                        "in-process, where a hung call cannot be stopped", "timeout")
+        if not self.timeout:
+            return fn(*args)
+        box: dict = {}
+
+        def target():
+            try:
+                box["value"] = fn(*args)
+            except BaseException as e:  # handed to the caller's thread
+                box["error"] = e
+
+        t = threading.Thread(target=target, daemon=True, name="ropespec-call")
+        t.start()
+        t.join(self.timeout)
+        if t.is_alive():
+            self.hung = f"{what} ran past {self.timeout:g} s"
+            raise Fault(f"{what} did not return within {self.timeout:g} s (--timeout)", "timeout")
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+
+class InProcessHost:
+    """A Host in the caller's own process (for callables no other process can load). It has the same
+    interface as :class:`implementations.isolation.WorkerHost`; its timeouts are a daemon thread's."""
+
+    isolated = False
+
+    def __init__(self, obj: Callable, label: str, *, kind: str, array: str, device: str, timeout: float | None,
+                 warmup_timeout: float | None, why: str):
+        self.obj = obj
+        self.label = label
+        self.kind = kind
+        self.array = array
+        self.device = device
+        self.why = why
+        self.watchdog = Watchdog(timeout)
+        self.warmup_timeout = warmup_timeout
+        self.host: Host | None = None
+        self.warmup_seconds: float | None = None
+        self.output = None
+
+    def load(self, dtype: str) -> dict:
+        info = describe_loaded(self.obj, self.kind, self.label)
+        info["skip_reason"] = arrays.unsupported_reason(self.array, dtype, self.device)
+        info["load_seconds"] = 0.0
+        if info["mode"]:
+            self.host = Host(self.obj, info["mode"], self.array, self.device, self.kind)
+            self.host.in_worker = False
+        return info
+
+    def bind(self, hid: int, expect: Expect, fresh: bool = False) -> dict:
+        budget = self.warmup_timeout if self.warmup_seconds is None else self.watchdog.timeout
+        return self._run("factory", lambda: self.host.bind(hid, expect), budget)
+
+    def op(self, hid: int, name: str, *args):
+        if self.warmup_seconds is None:  # the warm-up call, on its own budget
+            t0 = time.perf_counter()
+            self._run("the warm-up call", lambda: self.host.warmup(hid), self.warmup_timeout)
+            self.warmup_seconds = time.perf_counter() - t0
+        return self._run(OP_NAMES.get(name, name), lambda: self.host.op(hid, name, args), self.watchdog.timeout)
+
+    def _run(self, what: str, fn, budget: float | None):
+        saved, self.watchdog.timeout = self.watchdog.timeout, budget
+        try:
+            return self.watchdog.run(what, fn)
+        finally:
+            self.watchdog.timeout = saved
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,393 @@
+"""The process boundary: the implementation under test runs in a worker process that ropespec owns.
+
+:class:`Child` is a Python process of ropespec's: its own session (the terminal's Ctrl-C goes to
+ropespec, which stops its children), a message channel, its standard output and error captured
+(:class:`Captured`: the first and last 4 KiB, and how much was cut between), killed with its whole
+process group, and ending by itself when its parent dies.
+
+:class:`WorkerHost` is the parent's side of one implementation's worker (``implementations.worker``).
+It keeps the deadline of every request. When a call runs past it, the worker is killed and the call
+is a ``timeout``; when the worker dies (a segfault, ``os._exit``, an abort), the call is a ``crash``
+with the exit status or signal and the last lines the worker printed. Either way the next request
+starts a fresh worker, rebuilds the factory's functions, and goes on, so every other invariant really
+runs.
+
+Timeouts: loading the TARGET, the factory calls before the first call, and a warm-up call that
+ropespec makes before the first timed call (two rows at positions 0 and 1) are a worker's *warm-up*
+(imports, JIT compilation, autotuning) and get ``warmup_timeout`` (default 300 s); every other
+request gets ``timeout`` (default 10 s). A warm-up in a restarted worker gets three times the first
+warm-up plus ``timeout``, at most ``warmup_timeout``; once a warm-up has run past its budget, later
+warm-ups get ``timeout``. The first warm-up's duration is reported.
+
+At most :data:`MAX_LIVE` workers are alive in one process: the least recently used one is stopped
+(and restarted when it is used again) before another starts.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import OrderedDict
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from implementations.contract import Fault, TargetError, Unsupported, describe_status
+from implementations.host import OP_NAMES
+from spec.expectation import Expect
+
+#: the folder holding ropespec's packages, put on a child's PYTHONPATH
+ROOT = str(Path(__file__).resolve().parents[1])
+#: workers alive at once in one process
+MAX_LIVE = int(os.environ.get("ROPESPEC_MAX_WORKERS", "32"))
+
+_CHILDREN: set = set()
+
+
+class Captured:
+    """What a child printed: the first and last ``limit`` bytes, and the count of the rest."""
+
+    def __init__(self, limit: int = 4096):
+        self.limit = limit
+        self.total = 0
+        self.head = bytearray()
+        self.tail = bytearray()
+        self._lock = threading.Lock()
+
+    def __getstate__(self):  # crosses from a -j runner with its subject
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def feed(self, data: bytes) -> None:
+        with self._lock:
+            self.total += len(data)
+            room = self.limit - len(self.head)
+            if room > 0:
+                self.head += data[:room]
+                data = data[room:]
+            if data:
+                self.tail += data
+                del self.tail[: max(0, len(self.tail) - self.limit)]
+
+    @property
+    def cut(self) -> int:
+        return self.total - len(self.head) - len(self.tail)
+
+    def text(self) -> str:
+        with self._lock:
+            head = self.head.decode("utf-8", "replace")
+            tail = self.tail.decode("utf-8", "replace")
+            cut = self.cut
+        if not tail:
+            return head
+        middle = f"\n[... {cut} bytes cut ...]\n" if cut else ""
+        return head + middle + tail
+
+    def since(self, mark: int) -> str:
+        """What was printed after ``total`` was ``mark`` (as much of it as the tail still holds)."""
+        with self._lock:
+            new = self.total - mark
+            raw = bytes(self.head[len(self.head) - new:] if not self.tail and new <= len(self.head) else
+                        self.tail[-new:] if new > 0 else b"")
+        return raw.decode("utf-8", "replace")
+
+    def to_json(self) -> dict:
+        return {"bytes": self.total, "cut": self.cut, "text": self.text()}
+
+
+_FRAME = re.compile(r'File "(.+)", line (\d+) in (\S+)')
+
+
+def crash_words(text: str) -> str:
+    """The gist of what a dying process printed: the fatal error's line and the innermost frame of the
+    code under test (faulthandler's report lists the most recent call first)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    fatal = next((ln for ln in lines if ln.startswith(("Fatal Python error", "terminate called"))), None)
+    frame = None
+    for ln in lines:
+        m = _FRAME.search(ln)
+        if m and not m.group(1).startswith((ROOT, sys.base_prefix)) and not m.group(1).startswith("<"):
+            frame = f"in {m.group(3)} at {Path(m.group(1)).name}:{m.group(2)}"
+            break
+    words = [w for w in (fatal, frame) if w]
+    if not words and lines:
+        words = [" | ".join(lines[-3:])]
+    return "; it printed: " + ", ".join(words) if words else ""
+
+
+
+class TimedOut(Exception):
+    pass
+
+
+class Died(Exception):
+    def __init__(self, status: str):
+        super().__init__(status)
+        self.status = status
+
+
+class Child:
+    """A Python process of ropespec's running ``python -m MODULE FD PARENT_PID``."""
+
+    def __init__(self, module: str, output: Captured | None = None, capture: bool = True):
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", module, str(theirs.fileno()), str(os.getpid())],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE if capture else None, stderr=subprocess.STDOUT if capture else None,
+                start_new_session=True, env=env,
+            )
+        finally:
+            theirs.close()
+        self.conn = Connection(ours.detach())
+        self.output = output if output is not None else Captured()
+        self._reader = None
+        if capture:
+            self._reader = threading.Thread(target=self._read, daemon=True, name="ropespec-output")
+            self._reader.start()
+        _CHILDREN.add(self)
+
+    def _read(self) -> None:
+        stream = self.proc.stdout
+        while True:
+            try:
+                data = stream.read1(65536)
+            except (OSError, ValueError):
+                return
+            if not data:
+                return
+            self.output.feed(data)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def send(self, msg) -> None:
+        try:
+            self.conn.send(msg)
+        except (OSError, EOFError):
+            raise Died(self.status()) from None
+
+    def receive(self, budget: float | None):
+        """The reply, waiting at most ``budget`` seconds (None: no limit)."""
+        if not self.conn.poll(budget):
+            self.kill()
+            raise TimedOut()
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            raise Died(self.status()) from None
+
+    def request(self, msg, budget: float | None):
+        self.send(msg)
+        return self.receive(budget)
+
+    def status(self) -> str:
+        """How the process ended, in words (it is given two seconds to finish dying)."""
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        if self._reader is not None:
+            self._reader.join(timeout=1)  # the last words it printed
+        self._close_conn()
+        return describe_status(self.proc.returncode)
+
+    def kill(self) -> None:
+        """Kill the child's whole process group and reap it."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        self._close_conn()
+
+    def _close_conn(self) -> None:
+        _CHILDREN.discard(self)
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+        if self.proc.stdout is not None and (self._reader is None or not self._reader.is_alive()):
+            try:
+                self.proc.stdout.close()
+            except OSError:
+                pass
+
+
+@atexit.register
+def _kill_children() -> None:
+    for child in list(_CHILDREN):
+        child.kill()
+
+
+_LIVE: "OrderedDict[int, WorkerHost]" = OrderedDict()
+
+
+def _touch(host: "WorkerHost") -> None:
+    _LIVE[id(host)] = host
+    _LIVE.move_to_end(id(host))
+
+
+def _make_room() -> None:
+    while len(_LIVE) >= MAX_LIVE:
+        _, oldest = _LIVE.popitem(last=False)
+        oldest.stop()
+
+
+class WorkerHost:
+    """The parent's side of one implementation's worker process (see the module docstring)."""
+
+    isolated = True
+
+    def __init__(self, ref: dict, label: str, *, kind: str, array: str, device: str, timeout: float | None,
+                 warmup_timeout: float | None):
+        self.ref = ref
+        self.label = label
+        self.kind = kind
+        self.array = array
+        self.device = device
+        self.timeout = timeout
+        self.warmup_timeout = warmup_timeout
+        self.dtype = "float32"
+        self.child: Child | None = None
+        self.output = Captured()
+        self.binds: dict[int, dict] = {}  # handle -> the expectation it was built for (rebuilt after a restart)
+        self.fresh: set[int] = set()  # handles of stateful decoders (lost with their worker)
+        self.live: set[int] = set()  # handles built in the current worker
+        self.warm = False
+        self.warmup_seconds: float | None = None  # the first warm-up: start, import, first call
+        self.warmup_overran = False
+        self.stopped_by: str | None = None  # why the last worker ended (a fault's word)
+        self.restarts = 0
+        self._started = 0.0
+
+    # budgets ------------------------------------------------------------------------------------
+    def _budget(self) -> tuple[float | None, str]:
+        if self.warm:
+            return self.timeout, "--timeout"
+        if self.warmup_overran:
+            return self.timeout, "--timeout, after an earlier warm-up ran past --warmup-timeout"
+        if self.warmup_seconds is not None:  # a restarted worker: what the first warm-up needed, and more
+            limit = 3 * self.warmup_seconds + (self.timeout or 0)
+            if self.warmup_timeout:
+                limit = min(limit, self.warmup_timeout)
+            return (limit or None), "the warm-up budget of a restarted worker"
+        return self.warmup_timeout, "--warmup-timeout"
+
+    # the process --------------------------------------------------------------------------------
+    def load(self, dtype: str) -> dict:
+        """Start the worker and load the TARGET in it: its mode, declared failures, skip reason."""
+        self.dtype = dtype
+        return self._start()
+
+    def _start(self) -> dict:
+        _make_room()
+        self._started = time.perf_counter()
+        self.child = Child("implementations.worker", output=self.output)
+        self.warm = False
+        self.live = set()
+        _touch(self)
+        settings = {"path": list(sys.path), "kind": self.kind, "label": self.label, "array": self.array,
+                    "dtype": self.dtype, "device": self.device}
+        return self._request(("load", self.ref, settings), "importing the TARGET")
+
+    def _ensure(self) -> None:
+        if self.child is None:
+            self.restarts += 1
+            self._start()
+        else:
+            _touch(self)
+
+    def _request(self, msg, what: str):
+        budget, which = self._budget()
+        child = self.child
+        mark = self.output.total
+        try:
+            reply = child.request(msg, budget)
+        except TimedOut:
+            self.child = None
+            _LIVE.pop(id(self), None)
+            if not self.warm and which == "--warmup-timeout":
+                self.warmup_overran = True
+            self.stopped_by = "timeout"
+            raise Fault(f"{what} did not return within {budget:g} s ({which}); its worker process was stopped, "
+                        "and a fresh one runs the next call", "timeout") from None
+        except Died as d:
+            self.child = None
+            _LIVE.pop(id(self), None)
+            self.stopped_by = "crash"
+            raise Fault(f"{what} ended the worker process: it {d.status}{crash_words(self.output.since(mark))}",
+                        "crash") from None
+        kind = reply[0]
+        if kind == "ok":
+            return reply[1]
+        if kind == "fault":
+            raise Fault(reply[1], reply[2])
+        if kind == "unsupported":
+            raise Unsupported(reply[1])
+        if kind == "target-error":
+            raise TargetError(reply[1])
+        if kind == "not-implemented":
+            raise NotImplementedError(reply[1])
+        raise RuntimeError(f"unexpected reply from the worker: {reply!r}")
+
+    # the interface the Subject uses -------------------------------------------------------------
+    def bind(self, hid: int, expect: Expect, fresh: bool = False) -> dict:
+        self._ensure()
+        d = expect.to_dict()
+        info = self._request(("bind", hid, d), "the factory")
+        self.binds[hid] = d
+        if fresh:
+            self.fresh.add(hid)
+        self.live.add(hid)
+        return info
+
+    def op(self, hid: int, name: str, *args):
+        self._ensure()
+        if hid not in self.live:
+            if hid in self.fresh:
+                raise Fault("not called: this decoder's state was lost when its worker process was stopped "
+                            f"(after a {self.stopped_by or 'restart'})", self.stopped_by or "crash")
+            self._request(("bind", hid, self.binds[hid]), "the factory")  # rebuilt in the fresh worker
+            self.live.add(hid)
+        if not self.warm:  # the warm-up call: a small call of ropespec's, on its own budget
+            self._request(("warmup", hid), "the warm-up call")
+            self.warm = True
+            if self.warmup_seconds is None:
+                self.warmup_seconds = time.perf_counter() - self._started
+        return self._request(("op", hid, name, args), OP_NAMES.get(name, name))
+
+    def attr(self, name: str, *args):
+        """Call the loaded module's function ``name`` with plain Python values (the lab grader)."""
+        self._ensure()
+        value = self._request(("attr", name, args), f"{name}(...)")
+        self.warm = True
+        return value
+
+    def stop(self) -> None:
+        """Stop the worker; the next request starts a fresh one."""
+        if self.child is not None:
+            self.child.kill()
+            self.child = None
+        _LIVE.pop(id(self), None)
+
+    close = stop

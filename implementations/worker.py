@@ -1,0 +1,131 @@
+"""The worker process: ``python -m implementations.worker FD``.
+
+It loads the TARGET itself, builds factories, and answers operations from its parent over the
+channel on file descriptor FD (see :mod:`implementations.isolation`). It runs in its own session, so
+the terminal's Ctrl-C never reaches it; it ends when its parent dies (PR_SET_PDEATHSIG on Linux,
+and a thread that watches the parent's pid everywhere). Its standard output and error go to a pipe
+its parent reads (what the target prints is captured, with faulthandler's report of a crash).
+
+Messages (parent -> worker): ``("load", ref, settings)``, ``("bind", hid, expect_dict)``,
+``("op", hid, name, args)``, ``("drop", hid)``. Replies: ``("ok", value)``, ``("fault", message, word)``,
+``("unsupported", message)``, ``("target-error", message)``, ``("not-implemented", message)``.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import sys
+import threading
+import time
+
+
+def _watch_parent(parent: int) -> None:
+    try:  # Linux: the kernel kills us the moment the parent dies
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+    if os.getppid() != parent:
+        os._exit(0)
+
+    def watch():
+        while True:
+            time.sleep(0.2)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="ropespec-parent-watch").start()
+
+
+def main(argv: list[str]) -> None:
+    from multiprocessing.connection import Connection
+
+    conn = Connection(int(argv[0]))
+    _watch_parent(int(argv[1]))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    faulthandler.enable(all_threads=False)
+    serve = _Server()
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            os._exit(0)
+        reply = serve(msg)
+        try:
+            conn.send(reply)
+        except Exception as e:  # an unpicklable reply: say so rather than die
+            conn.send(("fault", f"the result could not be sent back: {type(e).__name__}: {e}", "shape"))
+
+
+class _Server:
+    def __init__(self):
+        self.host = None
+        self.module = None
+
+    def __call__(self, msg):
+        from implementations.contract import Fault, TargetError, Unsupported
+
+        try:
+            return ("ok", self.handle(msg))
+        except Fault as e:
+            return ("fault", e.message, e.diagnosis)
+        except Unsupported as e:
+            return ("unsupported", str(e))
+        except TargetError as e:
+            return ("target-error", str(e))
+        except NotImplementedError as e:
+            return ("not-implemented", str(e))
+        except BaseException as e:  # raised outside a guarded call: at import, or ropespec's own bug
+            from implementations.contract import describe_exit, where
+
+            if isinstance(e, SystemExit):
+                return ("fault", f"{describe_exit(e)}{where(e)}: it tried to end the process", "crash")
+            return ("fault", f"{type(e).__name__}: {e}{where(e)}", "exception")
+
+    def handle(self, msg):
+        kind = msg[0]
+        if kind == "load":
+            return self.load(*msg[1:])
+        if kind == "bind":
+            from spec.expectation import Expect
+
+            return self.host.bind(msg[1], Expect.from_dict(msg[2]))
+        if kind == "op":
+            return self.host.op(msg[1], msg[2], msg[3])
+        if kind == "warmup":
+            return self.host.warmup(msg[1])
+        if kind == "attr":  # a module's function called with plain Python values (the lab grader)
+            from implementations.host import guarded, plain
+
+            return plain(guarded(f"{msg[1]}(...)", getattr(self.module, msg[1]), *msg[2]))
+        if kind == "drop":
+            self.host.drop(msg[1])
+            return None
+        raise ValueError(f"unknown message {kind!r}")
+
+    def load(self, ref: dict, settings: dict):
+        from implementations import arrays
+        from implementations.host import Host, describe_loaded, guarded, resolve
+
+        sys.path[:] = list(settings["path"])
+        t0 = time.perf_counter()
+        if "lab" in ref:  # a whole module whose functions are called by name
+            from implementations.host import load_module
+
+            self.module = guarded("importing the module", load_module, ref["lab"])
+            names = [n for n in dir(self.module) if not n.startswith("_") and callable(getattr(self.module, n))]
+            return {"callables": names, "load_seconds": time.perf_counter() - t0}
+        obj = guarded("importing the TARGET", resolve, ref)
+        info = describe_loaded(obj, settings["kind"], settings["label"])
+        info["skip_reason"] = arrays.unsupported_reason(settings["array"], settings["dtype"], settings["device"])
+        info["load_seconds"] = time.perf_counter() - t0
+        if info["mode"]:
+            self.host = Host(obj, info["mode"], settings["array"], settings["device"], settings["kind"])
+        return info
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
