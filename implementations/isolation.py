@@ -138,35 +138,53 @@ class Died(Exception):
 
 
 class Child:
-    """A Python process of ropespec's running ``python -m MODULE FD PARENT_PID``."""
+    """A Python process of ropespec's running ``python -m MODULE FD PARENT_PID``, or, for a worker when a
+    fork server is available (:func:`fork_server`), forked from it."""
 
-    def __init__(self, module: str, output: Captured | None = None, capture: bool = True):
+    def __init__(self, module: str, output: Captured | None = None, capture: bool = True, fork: bool = False):
         ours, theirs = socket.socketpair()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
-        env.setdefault("PYTHONUNBUFFERED", "1")
-        try:
+        self.proc = None
+        self.returncode: int | None = None
+        server = fork_server() if fork else None
+        stream = None
+        if server is not None:
+            r, w = os.pipe()
+            try:
+                self._pid = server.fork(theirs.fileno(), w)
+            except Exception:
+                os.close(r)
+                server = None
+            finally:
+                os.close(w)
+            if server is not None:
+                stream = r
+        if server is None:
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
+            env.setdefault("PYTHONUNBUFFERED", "1")
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", module, str(theirs.fileno()), str(os.getpid())],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE if capture else None, stderr=subprocess.STDOUT if capture else None,
                 start_new_session=True, env=env,
             )
-        finally:
-            theirs.close()
+            self._pid = self.proc.pid
+            stream = self.proc.stdout.fileno() if capture else None
+        theirs.close()
+        self.server = server
         self.conn = Connection(ours.detach())
         self.output = output if output is not None else Captured()
+        self._stream = stream
         self._reader = None
-        if capture:
+        if stream is not None:
             self._reader = threading.Thread(target=self._read, daemon=True, name="ropespec-output")
             self._reader.start()
         _CHILDREN.add(self)
 
     def _read(self) -> None:
-        stream = self.proc.stdout
         while True:
             try:
-                data = stream.read1(65536)
+                data = os.read(self._stream, 65536)
             except (OSError, ValueError):
                 return
             if not data:
@@ -175,7 +193,7 @@ class Child:
 
     @property
     def pid(self) -> int:
-        return self.proc.pid
+        return self._pid
 
     def send(self, msg) -> None:
         try:
@@ -197,46 +215,133 @@ class Child:
         self.send(msg)
         return self.receive(budget)
 
+    def _wait(self, seconds: float) -> int | None:
+        if self.returncode is None:
+            if self.proc is not None:
+                try:
+                    self.returncode = self.proc.wait(timeout=seconds)
+                except subprocess.TimeoutExpired:
+                    pass
+            elif self.server is not None:
+                try:
+                    self.returncode = self.server.wait(self._pid, seconds)
+                except (Died, TimedOut, RuntimeError, OSError):
+                    pass  # the fork server is gone: init reaps the worker
+        return self.returncode
+
     def status(self) -> str:
         """How the process ended, in words (it is given two seconds to finish dying)."""
-        try:
-            self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
+        if self._wait(2) is None:
             self.kill()
         if self._reader is not None:
             self._reader.join(timeout=1)  # the last words it printed
-        self._close_conn()
-        return describe_status(self.proc.returncode)
+        self._close()
+        return describe_status(self.returncode)
 
     def kill(self) -> None:
         """Kill the child's whole process group and reap it."""
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            os.killpg(self._pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        self._close_conn()
+        self._wait(5)
+        self._close()
 
-    def _close_conn(self) -> None:
+    def _close(self) -> None:
         _CHILDREN.discard(self)
         try:
             self.conn.close()
         except OSError:
             pass
-        if self.proc.stdout is not None and (self._reader is None or not self._reader.is_alive()):
-            try:
+        if self._stream is not None and (self._reader is None or not self._reader.is_alive()):
+            if self.proc is not None and self.proc.stdout is not None:
                 self.proc.stdout.close()
-            except OSError:
-                pass
+            else:
+                try:
+                    os.close(self._stream)
+                except OSError:
+                    pass
+            self._stream = None
+
+
+class ForkServer:
+    """The parent's side of :mod:`implementations.zygote`."""
+
+    def __init__(self):
+        self.child = Child("implementations.zygote")
+        self.preloaded: set[str] = set()
+        self.lock = threading.Lock()
+
+    def fork(self, channel: int, output: int) -> int:
+        from multiprocessing.reduction import send_handle
+
+        with self.lock:
+            self.child.send(("fork",))
+            send_handle(self.child.conn, channel, self.child.pid)
+            send_handle(self.child.conn, output, self.child.pid)
+            return self._answer(10.0)
+
+    def wait(self, pid: int, seconds: float) -> int | None:
+        with self.lock:
+            self.child.send(("wait", pid, seconds))
+            return self._answer(seconds + 10.0)
+
+    def preload(self, names: list[str], budget: float | None) -> None:
+        new = [n for n in names if n not in self.preloaded]
+        if not new:
+            return
+        with self.lock:
+            self.child.send(("preload", new))
+            self._answer(budget)
+        self.preloaded.update(new)
+
+    def _answer(self, budget: float | None):
+        reply = self.child.receive(budget)
+        if reply[0] != "ok":
+            raise RuntimeError(reply[1])
+        return reply[1]
+
+
+_SERVER: dict = {}
+
+
+def fork_server() -> ForkServer | None:
+    """This process's fork server (started on first use), or None where there is none: no fork(), or
+    ``ROPESPEC_FORK_SERVER=0``, or it failed once (workers are then started afresh, just slower)."""
+    if not hasattr(os, "fork") or os.environ.get("ROPESPEC_FORK_SERVER") == "0" or _SERVER.get("broken"):
+        return None
+    server = _SERVER.get(os.getpid())
+    if server is None:
+        try:
+            server = _SERVER[os.getpid()] = ForkServer()
+        except Exception:
+            _SERVER["broken"] = True
+            return None
+    if server.child.returncode is not None or server.child.conn.closed:
+        _SERVER["broken"] = True
+        return None
+    return server
+
+
+def _preload(names: list[str], budget: float | None) -> None:
+    """Let the fork server import the installed libraries a worker needed, for the next workers."""
+    server = fork_server()
+    if server is None or not names:
+        return
+    try:
+        server.preload(names, budget)
+    except Exception:  # it timed out, died or grew a thread: stop using it
+        server.child.kill()
+        _SERVER["broken"] = True
 
 
 @atexit.register
 def _kill_children() -> None:
-    for child in list(_CHILDREN):
-        child.kill()
+    for child in sorted(_CHILDREN, key=lambda c: c.server is None):  # workers before the fork server
+        try:
+            child.kill()
+        except Exception:
+            pass
 
 
 _LIVE: "OrderedDict[int, WorkerHost]" = OrderedDict()
@@ -302,13 +407,15 @@ class WorkerHost:
     def _start(self) -> dict:
         _make_room()
         self._started = time.perf_counter()
-        self.child = Child("implementations.worker", output=self.output)
+        self.child = Child("implementations.worker", output=self.output, fork=True)
         self.warm = False
         self.live = set()
         _touch(self)
         settings = {"path": list(sys.path), "kind": self.kind, "label": self.label, "array": self.array,
-                    "dtype": self.dtype, "device": self.device}
-        return self._request(("load", self.ref, settings), "importing the TARGET")
+                    "dtype": self.dtype, "device": self.device, "cwd": os.getcwd(), "env": dict(os.environ)}
+        info = self._request(("load", self.ref, settings), "importing the TARGET")
+        _preload(info.get("libraries") or [], self.warmup_timeout)
+        return info
 
     def _ensure(self) -> None:
         if self.child is None:
@@ -370,7 +477,7 @@ class WorkerHost:
             self._request(("bind", hid, self.binds[hid]), "the factory")  # rebuilt in the fresh worker
             self.live.add(hid)
         if not self.warm:  # the warm-up call: a small call of ropespec's, on its own budget
-            self._request(("warmup", hid), "the warm-up call")
+            self._request(("warmup", hid), "the warm-up call (two rows at positions 0 and 1)")
             self.warm = True
             if self.warmup_seconds is None:
                 self.warmup_seconds = time.perf_counter() - self._started

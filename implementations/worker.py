@@ -43,9 +43,14 @@ def _watch_parent(parent: int) -> None:
 def main(argv: list[str]) -> None:
     from multiprocessing.connection import Connection
 
-    conn = Connection(int(argv[0]))
-    _watch_parent(int(argv[1]))
+    serve(Connection(int(argv[0])), int(argv[1]))
+
+
+def serve(conn, parent: int) -> None:
+    """The worker's loop: answer the parent's messages until it goes away."""
+    _watch_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     faulthandler.enable(all_threads=False)
     serve = _Server()
     while True:
@@ -58,6 +63,22 @@ def main(argv: list[str]) -> None:
             conn.send(reply)
         except Exception as e:  # an unpicklable reply: say so rather than die
             conn.send(("fault", f"the result could not be sent back: {type(e).__name__}: {e}", "shape"))
+
+
+def _libraries(names: set[str]) -> list[str]:
+    """The modules among ``names`` that are installed libraries (site-packages or the standard library),
+    never the TARGET's own module: what a fork server may import ahead for the next worker."""
+    import sysconfig
+
+    roots = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
+    out = []
+    for name in sorted(names):
+        mod = sys.modules.get(name)
+        file = getattr(mod, "__file__", None) or ""
+        if name.startswith("_ropespec_target_") or not file.startswith(roots):
+            continue
+        out.append(name)
+    return out
 
 
 class _Server:
@@ -111,6 +132,11 @@ class _Server:
         from implementations.host import Host, describe_loaded, guarded, resolve
 
         sys.path[:] = list(settings["path"])
+        if settings.get("cwd"):
+            os.chdir(settings["cwd"])
+        if settings.get("env") is not None:
+            os.environ.clear()
+            os.environ.update(settings["env"])
         t0 = time.perf_counter()
         if "lab" in ref:  # a whole module whose functions are called by name
             from implementations.host import load_module
@@ -118,10 +144,12 @@ class _Server:
             self.module = guarded("importing the module", load_module, ref["lab"])
             names = [n for n in dir(self.module) if not n.startswith("_") and callable(getattr(self.module, n))]
             return {"callables": names, "load_seconds": time.perf_counter() - t0}
+        before = set(sys.modules)
         obj = guarded("importing the TARGET", resolve, ref)
         info = describe_loaded(obj, settings["kind"], settings["label"])
         info["skip_reason"] = arrays.unsupported_reason(settings["array"], settings["dtype"], settings["device"])
         info["load_seconds"] = time.perf_counter() - t0
+        info["libraries"] = _libraries(set(sys.modules) - before)
         if info["mode"]:
             self.host = Host(obj, info["mode"], settings["array"], settings["device"], settings["kind"])
         return info

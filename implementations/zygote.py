@@ -1,0 +1,113 @@
+"""The fork server: ``python -m implementations.zygote FD PARENT_PID``.
+
+A fresh worker per implementation would pay for its imports every time (torch about 1.3 s,
+transformers about 4 s). The zygote is a clean, single-threaded process that has imported the
+installed libraries earlier workers needed (never a TARGET's own module, never any call of the
+code under test) and forks a new worker on request: each worker starts from that clean template, in
+its own session, with nothing of any other implementation in it.
+
+Messages (parent -> zygote), replies ``("ok", value)`` or ``("error", message)``:
+``("preload", [module names])`` imports them (failures ignored; refused once the zygote has a second
+thread, since forking a threaded process is unsafe); ``("fork",)`` followed by two file descriptors
+(the worker's channel and its output pipe) forks a worker and answers its pid; ``("wait", pid,
+seconds)`` reaps it and answers its status as Popen does (negative: killed by that signal; None:
+still running).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
+
+
+def main(argv: list[str]) -> None:
+    from multiprocessing.connection import Connection
+    from multiprocessing.reduction import recv_handle
+
+    conn = Connection(int(argv[0]))
+    parent = int(argv[1])
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+    if os.getppid() != parent:
+        os._exit(0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import implementations.worker  # noqa: F401  (the worker's code, ready in every fork)
+    import numpy  # noqa: F401
+
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            os._exit(0)
+        kind = msg[0]
+        if kind == "preload":
+            if _threads() > 1:
+                conn.send(("error", "the fork server has more than one thread"))
+                continue
+            done = []
+            for name in msg[1]:
+                try:
+                    __import__(name)
+                    done.append(name)
+                except BaseException:  # a library that will not import here is simply not preloaded
+                    pass
+            conn.send(("ok", len(done)) if _threads() == 1 else ("error", "a preloaded library started a thread"))
+        elif kind == "fork":
+            channel, output = recv_handle(conn), recv_handle(conn)
+            pid = os.fork()
+            if pid == 0:  # the worker
+                try:
+                    os.setsid()
+                    os.dup2(output, 1)
+                    os.dup2(output, 2)
+                    os.close(output)
+                    conn.close()
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)
+                    from multiprocessing.connection import Connection as C
+
+                    from implementations.worker import serve
+
+                    serve(C(channel), os.getppid())
+                finally:
+                    os._exit(0)
+            os.close(channel)
+            os.close(output)
+            conn.send(("ok", pid))
+        elif kind == "wait":
+            _, pid, seconds = msg
+            conn.send(("ok", _wait(pid, seconds)))
+        else:
+            conn.send(("error", f"unknown message {kind!r}"))
+
+
+def _wait(pid: int, seconds: float):
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.01)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
