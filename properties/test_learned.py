@@ -14,7 +14,7 @@ def _table_expect(draw, subject):
     """The subject's expectation, or a drawn one with max_len (max_position) up to 4096 and d up to 64."""
     e = draw(expect_strategy(subject, partial=False), label="expect")
     if subject.expect is None:
-        e = e.replace(max_position=draw(st.integers(1, 4096), label="max_len"), head_dim=min(e.head_dim, 64))
+        e = e.replace(max_position=draw(st.integers(2, 4096), label="max_len"), head_dim=min(e.head_dim, 64))
     return e
 
 

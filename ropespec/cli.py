@@ -43,8 +43,15 @@ def _timeouts(p: argparse.ArgumentParser) -> None:
                         "(imports, JIT compilation; 0: no limit; default: 300)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one line (no usage block): the field, what is wrong, exit 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="ropespec",
         description="Executable specification and property-based verification of RoPE implementations.",
     )

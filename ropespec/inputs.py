@@ -3,14 +3,13 @@ the subjects."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 from implementations import SHIPPED, arrays, make_subject, unavailable
 from implementations.contract import Subject, TargetError
 from spec import hfconfig, presets
-from spec.expectation import DEFAULT, DTYPES, Expect, ExpectationError
+from spec.expectation import DEFAULT, DTYPES, Expect, ExpectationError, load_json
 
 
 class UsageError(Exception):
@@ -36,6 +35,12 @@ def shipped(*, expect: Expect | None = None, dtype: str | None = None, notes: li
 
 
 def parse_expect(text: str | dict | Expect | None) -> Expect | None:
+    """An expectation from what a user handed over (see :func:`_parse_expect`), checked as user input."""
+    e = _parse_expect(text)
+    return e.checked_input() if e is not None else None
+
+
+def _parse_expect(text: str | dict | Expect | None) -> Expect | None:
     """An expectation from inline JSON, a dict, a path to a JSON file (ropespec's fields, or a Hugging
     Face config.json, see :mod:`spec.hfconfig`), a preset name, or an Expect."""
     if text is None or isinstance(text, Expect):
@@ -44,13 +49,18 @@ def parse_expect(text: str | dict | Expect | None) -> Expect | None:
         return Expect.from_dict(text)
     stripped = text.strip()
     if stripped.startswith("{"):
-        return Expect.from_json(stripped)
+        d = load_json(stripped)
+        if isinstance(d, dict) and hfconfig.looks_like_hf_config(d):
+            return hfconfig.from_hf_config(d)
+        return Expect.from_dict(d)
     path = Path(stripped)
     if path.is_file():
         try:
-            d = json.loads(path.read_text())
-        except json.JSONDecodeError as e:
-            raise ExpectationError("expect", f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
+            d = load_json(hfconfig.read_text(path, "expect"))
+        except ExpectationError as e:
+            if e.problem.startswith("not valid JSON"):
+                raise ExpectationError("expect", f"{path}: {e.problem}") from None
+            raise
         if isinstance(d, dict) and hfconfig.looks_like_hf_config(d):
             return hfconfig.from_hf_config(d)
         return Expect.from_dict(d)

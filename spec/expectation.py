@@ -55,6 +55,27 @@ _SCALING_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 
 
+#: The valid ranges, stated once (README copies this table). Every rejection names the field and its range.
+HEAD_DIM_MAX = 4096  # even, 2 ... 4096 (real heads are 64-256; the mpmath reference grows with it)
+MAX_POSITION_MAX = 2**53  # 2 ... 2^53: positions are int64 and exact in float64 (reference.fast's range)
+FACTOR_MAX = 65536.0  # a scaling factor is in [1, 65536]
+RANGES = {
+    "head_dim": f"an even integer in [2, {HEAD_DIM_MAX}]",
+    "rotary_dim": "an even integer in [2, head_dim]",
+    "partial_rotary_factor": "a number in (0, 1]",
+    "rope_theta": "a finite number > 1",
+    "max_position": f"an integer in [2, 2^53 = {MAX_POSITION_MAX}]",
+    "n_heads": "an integer >= 1; n_kv_heads divides it",
+    "rope_scaling.factor": f"a number in [1, {FACTOR_MAX:g}]",
+    "rope_scaling.original_max_position_embeddings": f"an integer in [1, {MAX_POSITION_MAX}]",
+    "rope_scaling.attention_factor": "a finite number > 0",
+    "rope_scaling.mscale, mscale_all_dim": "a finite number >= 0",
+    "rope_scaling.beta_fast, beta_slow": "finite numbers > 0 with beta_fast > beta_slow",
+    "rope_scaling.low_freq_factor, high_freq_factor": "finite numbers > 0 with low < high",
+    "rope_scaling.short_factor, long_factor": f"rotary_dim/2 numbers in (0, {FACTOR_MAX:g}]",
+}
+
+
 class ExpectationError(ValueError):
     """A bad expectation. ``field`` names the offending field; ``str(err)`` is one line."""
 
@@ -70,6 +91,12 @@ def _is_int(v: Any) -> bool:
 
 def _is_number(v: Any) -> bool:
     return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
+
+
+def _short(v: Any) -> str:
+    """A value as an error message shows it: never thousands of digits."""
+    text = repr(v)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
 def _freeze(v: Any) -> Any:
@@ -122,8 +149,8 @@ class Expect:
 
     def __post_init__(self) -> None:
         hd = self.head_dim
-        if not _is_int(hd) or hd < 2:
-            raise ExpectationError("head_dim", f"must be an integer >= 2, got {hd!r}")
+        if not _is_int(hd) or not 2 <= hd <= HEAD_DIM_MAX:
+            raise ExpectationError("head_dim", f"must be {RANGES['head_dim']}, got {_short(hd)}")
         if hd % 2:
             raise ExpectationError("head_dim", f"must be even (dims rotate in pairs), got {hd}")
         if not _is_number(self.rope_theta) or self.rope_theta <= 1:
@@ -140,8 +167,8 @@ class Expect:
                 raise ExpectationError(
                     name, f"must be one of {', '.join(ANGLE_DTYPES)}, got {getattr(self, name)!r}"
                 )
-        if not _is_int(self.max_position) or self.max_position < 1:
-            raise ExpectationError("max_position", f"must be an integer >= 1, got {self.max_position!r}")
+        if not _is_int(self.max_position) or not 2 <= self.max_position <= MAX_POSITION_MAX:
+            raise ExpectationError("max_position", f"must be {RANGES['max_position']}, got {_short(self.max_position)}")
         self._resolve_rotary_dim()
         if not _is_int(self.n_heads) or self.n_heads < 1:
             raise ExpectationError("n_heads", f"must be an integer >= 1, got {self.n_heads!r}")
@@ -233,17 +260,24 @@ class Expect:
 
     @classmethod
     def from_json(cls, text: str) -> "Expect":
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ExpectationError("expect", f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-        return cls.from_dict(d)
+        return cls.from_dict(load_json(text))
 
     def __hash__(self) -> int:
         return hash(self.to_json())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Expect) and self.to_json() == other.to_json()
+
+    def checked_input(self) -> "Expect":
+        """This expectation, if it is a valid one for a user to give: on top of what every Expect
+        satisfies, YaRN's beta_fast must exceed beta_slow (the suite itself builds expectations with the
+        two swapped, to name that bug). Returns self; raises ExpectationError."""
+        s = self.rope_scaling or {}
+        fast, slow = s.get("beta_fast", 32), s.get("beta_slow", 1)
+        if self.rope_type == "yarn" and not fast > slow:
+            raise ExpectationError("rope_scaling.beta_fast", f"must exceed beta_slow ({fast!r} <= {slow!r}): "
+                                                             f"{RANGES['rope_scaling.beta_fast, beta_slow']}")
+        return self
 
     def describe(self) -> str:
         """One short human line: 'head_dim 128, theta 1e+04, half, rotary 128, float32'."""
@@ -254,6 +288,25 @@ class Expect:
             parts.append(f"{self.rope_type} scaling")
         parts.append(self.dtype)
         return ", ".join(parts)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    d = {}
+    for k, v in pairs:
+        if k in d:
+            raise ExpectationError(str(k), "appears twice in the JSON object")
+        d[k] = v
+    return d
+
+
+def load_json(text: str, what: str = "expect") -> Any:
+    """Parse JSON strictly: no duplicate keys, no nesting beyond what Python can parse, one-line errors."""
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as e:
+        raise ExpectationError(what, f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    except RecursionError:
+        raise ExpectationError(what, "JSON nested too deeply to be an expectation") from None
 
 
 def _validate_scaling(s: dict[str, Any], rotary_dim: int) -> dict[str, Any]:
@@ -278,26 +331,27 @@ def _validate_scaling(s: dict[str, Any], rotary_dim: int) -> dict[str, Any]:
         if k != "rope_type" and k not in required and k not in optional:
             raise ExpectationError(f"rope_scaling.{k}", f"unknown key for rope_type {rt!r}")
 
-    def number(k: str, lo: float | None = None, lo_open: bool = False) -> None:
+    def number(k: str, lo: float, hi: float = math.inf, lo_open: bool = False, rule: str | None = None) -> None:
         if k not in s:
             return
         v = s[k]
-        if not _is_number(v):
-            raise ExpectationError(f"rope_scaling.{k}", f"must be a number, got {v!r}")
-        if lo is not None and (v <= lo if lo_open else v < lo):
-            raise ExpectationError(f"rope_scaling.{k}", f"must be {'>' if lo_open else '>='} {lo}, got {v!r}")
+        if not _is_number(v) or (v <= lo if lo_open else v < lo) or v > hi:
+            rule = rule or next(r for key, r in RANGES.items() if key.startswith("rope_scaling.") and k in key)
+            raise ExpectationError(f"rope_scaling.{k}", f"must be {rule}, got {_short(v)}")
 
-    if "factor" in s:
-        number("factor", 1.0)
+    number("factor", 1.0, FACTOR_MAX)
     number("attention_factor", 0.0, lo_open=True)
-    for k in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim"):
-        number(k)
+    for k in ("beta_fast", "beta_slow"):
+        number(k, 0.0, lo_open=True)
+    for k in ("mscale", "mscale_all_dim"):
+        number(k, 0.0)
     number("low_freq_factor", 0.0, lo_open=True)
     number("high_freq_factor", 0.0, lo_open=True)
     if "original_max_position_embeddings" in s:
         v = s["original_max_position_embeddings"]
-        if not _is_int(v) or v < 1:
-            raise ExpectationError("rope_scaling.original_max_position_embeddings", f"must be an integer >= 1, got {v!r}")
+        if not _is_int(v) or not 1 <= v <= MAX_POSITION_MAX:
+            raise ExpectationError("rope_scaling.original_max_position_embeddings",
+                                   f"must be {RANGES['rope_scaling.original_max_position_embeddings']}, got {_short(v)}")
     if "truncate" in s and not isinstance(s["truncate"], bool):
         raise ExpectationError("rope_scaling.truncate", f"must be true or false, got {s['truncate']!r}")
     if rt == "llama3" and not s["low_freq_factor"] < s["high_freq_factor"]:
@@ -308,8 +362,8 @@ def _validate_scaling(s: dict[str, Any], rotary_dim: int) -> dict[str, Any]:
     if rt == "longrope":
         for k in ("short_factor", "long_factor"):
             v = s[k]
-            if not isinstance(v, (list, tuple)) or not all(_is_number(x) for x in v):
-                raise ExpectationError(f"rope_scaling.{k}", "must be a list of numbers")
+            if not isinstance(v, (list, tuple)) or not all(_is_number(x) and 0 < x <= FACTOR_MAX for x in v):
+                raise ExpectationError(f"rope_scaling.{k}", f"must be a list of {RANGES['rope_scaling.short_factor, long_factor']}")
             if len(v) != rotary_dim // 2:
                 raise ExpectationError(f"rope_scaling.{k}", f"must have rotary_dim/2 = {rotary_dim // 2} entries, got {len(v)}")
     return s

@@ -16,11 +16,10 @@ Keys read (transformers 4.57 and 5.x):
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from spec.expectation import Expect, ExpectationError
+from spec.expectation import FACTOR_MAX, RANGES, Expect, ExpectationError, _is_number, _short, load_json
 
 INTERLEAVED_MODEL_TYPES = ("gptj", "codegen")
 _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
@@ -76,8 +75,12 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
             scaling = None
         elif max_pos is not None:
             if rt == "dynamic" and "original_max_position_embeddings" not in scaling:
+                factor = scaling.get("factor", 1.0)
+                if not _is_number(factor) or not 1 <= factor <= FACTOR_MAX:
+                    raise ExpectationError("config.json: rope_scaling.factor",
+                                           f"must be {RANGES['rope_scaling.factor']}, got {_short(factor)}")
                 scaling["original_max_position_embeddings"] = max_pos
-                out["max_position"] = int(max_pos * float(scaling.get("factor", 1.0)))
+                out["max_position"] = int(max_pos * factor)
             elif rt in ("yarn", "longrope") and "original_max_position_embeddings" not in scaling:
                 scaling["original_max_position_embeddings"] = max_pos
         out["rope_scaling"] = scaling
@@ -88,8 +91,16 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
 
 
 def read(path: str | Path) -> Expect:
+    return from_hf_config(load_json(read_text(path, "config.json"), "config.json"))
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """A JSON file's text; one-line ExpectationError when it cannot be read or is not UTF-8 text."""
     try:
-        d = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as e:
-        raise ExpectationError("config.json", f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
-    return from_hf_config(d)
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ExpectationError(what, f"{path}: cannot be read ({e.strerror or e})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ExpectationError(what, f"{path}: not UTF-8 text (a binary file?)") from None

@@ -71,7 +71,7 @@ def table_key(expect: Expect, seq_len: int | None = None) -> tuple:
 def expect_of_key(key: tuple) -> Expect:
     """An expectation with the table :func:`table_key` describes (geometry only)."""
     base, r, max_position, scaling, _ = key
-    return Expect(head_dim=r, rope_theta=base, max_position=max_position or 1,
+    return Expect(head_dim=r, rope_theta=base, max_position=max_position or 2,  # no scaling: not read
                   rope_scaling=None if scaling is None else json.loads(scaling))
 
 
