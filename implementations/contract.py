@@ -20,6 +20,7 @@ wrong kind, dtype or shape) comes back as a :class:`Fault` that carries its word
 from __future__ import annotations
 
 import inspect
+import re
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,10 +39,21 @@ class Unsupported(Exception):
     """The implementation declines this expectation (its factory raised NotImplementedError)."""
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean(text: str) -> str:
+    """Text safe to print and store whatever the implementation put in it: control characters (terminal
+    escapes, NUL) and lone surrogates written as backslash escapes."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 class Failure(AssertionError):
     """A check failed. ``diagnosis`` is a word from the fixed vocabulary, or None."""
 
     def __init__(self, message: str, diagnosis: str | None = None, ratio: float | None = None):
+        message = clean(message)
         super().__init__(message)
         self.message = message
         self.diagnosis = diagnosis

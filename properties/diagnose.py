@@ -23,7 +23,7 @@ from spec.scaling import original_length
 VOCABULARY = (
     "convention", "base", "double-rotation", "position-offset", "direction", "scaling", "attention-factor",
     "rotary-dim", "not-a-rotation", "angle-precision", "non-finite", "shape", "exception", "timeout",
-    "input-mutated", "nondeterministic", "unknown",
+    "crash", "input-mutated", "nondeterministic", "unknown",
 )
 
 

@@ -187,6 +187,9 @@ def _check(args: argparse.Namespace, console: Console) -> int:
                           max_position=args.max_position, device=args.device, timeout=args.timeout,
                           warmup_timeout=args.warmup_timeout, kind=args.family, notes=notes)
     jobs = args.jobs if args.force_jobs else min(args.jobs, len(specs), os.cpu_count() or 1)
+    if jobs < args.jobs:
+        notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {args.jobs} capped at the number of "
+                     f"implementations and of cores; --force-jobs uses {args.jobs})")
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     reports: list = []
     total = len(specs) * len(props)

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from implementations.contract import clean
 from ropespec.api import SubjectReport, replay_command
 from spec import tolerance
 
@@ -82,7 +83,7 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         if out is not None and out.total:
             cut = f", {out.cut} bytes cut from the middle" if out.cut else ""
             console.print(f"\n{rep.subject.name} printed {out.total} bytes{cut}:", highlight=False, markup=False)
-            console.print(_indent(out.text(), 10), highlight=False, markup=False)
+            console.print(_indent(clean(out.text()), 10), highlight=False, markup=False)
     failures = [(rep, r) for rep in reports for r in rep.results if r.status in ("fail", "error")]
     if failures:
         console.print()

@@ -74,7 +74,8 @@ _ENTRIES = [
     Invariant(
         "contract.shape-finite",
         "contract",
-        "The output has the input's array type, shape and dtype, and every value is finite.",
+        "Every call returns, within the time limit and without ending its process, an array of the input's "
+        "kind, shape and dtype (real floating point), and every value is finite.",
     ),
 ]
 

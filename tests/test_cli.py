@@ -257,3 +257,80 @@ def test_jobs_spread_implementations_over_processes(capsys, tmp_path):
     data = json.loads(report.read_text())
     assert code == 1
     assert [i["passed"] for i in data["implementations"]] == [True, False]
+
+
+HF = '{"model_type": "llama", "hidden_size": 128, "num_attention_heads": 1, "max_position_embeddings": %s%s}'
+DYN = ', "rope_scaling": {"rope_type": "dynamic", "factor": %s}'
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--expect", '{"max_position": 18446744073709551616}'], "max_position: must be an integer in [2, 2^53"),
+    (["--expect", '{"max_position": 1}'], "max_position: must be an integer in [2, 2^53"),
+    (["--max-position", str(2**70)], "--max-position: must be an integer in [2, 2^53"),
+    (["--max-position", "2**70"], "argument --max-position: invalid int value: '2**70'"),
+    (["--expect", '{"head_dim": %d}' % 10**30], "head_dim: must be an even integer in [2, 4096], got 10000000000"),
+    (["--expect", '{"head_dim": 1000000}'], "head_dim: must be an even integer in [2, 4096], got 1000000"),
+    (["--expect", "[" * 50000 + "]" * 50000], "--expect: expect: JSON nested too deeply"),
+    (["--expect", '{"head_dim": 8, "head_dim": 16}'], "--expect: head_dim: appears twice in the JSON object"),
+    (["--expect", HF % (4096, DYN % '"abc"')], "config.json: rope_scaling.factor: must be a number in [1, 65536], got 'abc'"),
+    (["--expect", HF % (4096, DYN % "[2]")], "config.json: rope_scaling.factor: must be a number in [1, 65536], got [2]"),
+    (["--expect", HF % (4096, DYN % "NaN")], "config.json: rope_scaling.factor: must be a number in [1, 65536], got nan"),
+    (["--expect", HF % (4096, DYN % "1e308")], "config.json: rope_scaling.factor: must be a number in [1, 65536]"),
+    (["--expect", HF % (2**70, "")], "config.json: max_position: must be an integer in [2, 2^53"),
+    (["--expect", '{"rope_scaling": {"rope_type": "yarn", "factor": 4, "beta_fast": 1, "beta_slow": 32}}'],
+     "rope_scaling.beta_fast: must exceed beta_slow (1 <= 32)"),
+    (["--expect", '{"rope_scaling": {"rope_type": "linear", "factor": 0}}'], "rope_scaling.factor: must be a number in [1, 65536], got 0"),
+    (["--expect", '{"rope_scaling": {"rope_type": "linear", "factor": -2}}'], "rope_scaling.factor: must be a number in [1, 65536], got -2"),
+    (["--expect", '{"rope_scaling": {"rope_type": "linear", "factor": 1e300}}'], "rope_scaling.factor: must be a number in [1, 65536], got 1e+300"),
+    (["--expect", '{"head_dim": 4, "rope_scaling": {"rope_type": "longrope", "short_factor": [1, -1], "long_factor": [1, 2]}}'],
+     "rope_scaling.short_factor: must be a list of rotary_dim/2 numbers in (0, 65536]"),
+    (["--expect", '{"rope_scaling": {"rope_type": "yarn", "factor": 4, "mscale": -1}}'], "rope_scaling.mscale: must be a finite number >= 0, got -1"),
+    (["--expect", '{"rope_scaling": {"rope_type": "yarn", "factor": 4, "attention_factor": -0.5}}'],
+     "rope_scaling.attention_factor: must be a finite number > 0, got -0.5"),
+    (["--timeout", "nan"], "--timeout: must be 0 (no limit) or a number of seconds in (0, 86400], got nan"),
+    (["--timeout", "inf"], "--timeout: must be 0 (no limit) or a number of seconds in (0, 86400], got inf"),
+    (["--timeout", "1e300"], "--timeout: must be 0 (no limit) or a number of seconds in (0, 86400], got 1e+300"),
+    (["--warmup-timeout", "-1"], "--warmup-timeout: must be 0 (no limit) or a number of seconds"),
+    (["--device", "bogus"], "--device: must be cpu, cuda or cuda:N, got 'bogus'"),
+    (["--replay", "6.155.2:not-a-blob!"], "--replay: expected VERSION:BLOB as printed by a failing run"),
+    (["--replay", "6.155.2:AAAA"], "--replay: 'AAAA' is not a blob printed by a failing run"),
+    (["--json", "/"], "--json: / is a directory; give a file path"),
+    (["--junit", "/no/such/folder/r.xml"], "--junit: the folder /no/such/folder does not exist"),
+    (["--module", "numpy"], "--module numpy: expected a path to the lab's .py file"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, args, message):
+    target = [] if "--module" in args else ["implementations.numpy_rope:make"]
+    proc = subprocess.run([sys.executable, "-m", "ropespec", "check", *target, *args, "--seed", "0"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stdout[-500:]
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\x00\x01\xff\xfe", "not UTF-8 text (a binary file?)"),
+    (b'{"head_dim": "\xe9"}', "not UTF-8 text (a binary file?)"),
+    (b"[" * 200000 + b"]" * 200000, "nested too deeply"),
+])
+def test_bad_expectation_files(capsys, tmp_path, content, message):
+    p = tmp_path / "e.json"
+    p.write_bytes(content)
+    code, _, err = run(capsys, "implementations.numpy_rope:make", "--expect", str(p))
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_unreadable_expectation_file(capsys, tmp_path, monkeypatch):
+    p = tmp_path / "e.json"
+    p.write_text("{}")
+
+    def refuse(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)  # root can read any file: say no the way the OS would
+    code, _, err = run(capsys, "implementations.numpy_rope:make", "--expect", str(p))
+    assert code == 2 and "cannot be read (Permission denied)" in err
+
+
+def test_lab_module_that_fails_exits_1(capsys):
+    code, out, _ = run(capsys, "--module", str(ROOT / "implementations" / "zoo" / "lab" / "fixed_base.py"))
+    assert code == 1 and "failed" in out

@@ -4,7 +4,9 @@ Each member is a module here with a factory ``make(expect)``, ``TARGETS`` (the i
 must fail), ``DIAGNOSIS`` (the word a correct diagnosis names) and ``SOURCE`` (where the bug was
 seen). Its docstring's first line says what it does wrong. A member may carry ``EXPECT``, a dict of
 expectation fields it is checked under (the precision class it claims, say); otherwise the suite draws
-expectations.
+expectations. ``ARRAY`` is the array kind it takes; ``TIMEOUT`` and ``WARMUP_TIMEOUT`` (seconds) are
+short limits for members that hang. Members that crash their process are safe to check: every
+implementation runs in its own worker process.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ class Member:
     expect: dict | None = None
     array: str = "numpy"
     family: str = "rope"
+    timeout: float | None = None  # seconds per call (None: the default), for members that hang
+    warmup_timeout: float | None = None
 
 
     def subject(self, dtype: str | None = None):
@@ -33,11 +37,13 @@ class Member:
         from implementations import make_subject
         from spec.expectation import Expect
 
+        limits = {"timeout": self.timeout, "warmup_timeout": self.warmup_timeout}
         if self.expect is not None:
             e = Expect.from_dict(self.expect)
             return make_subject(self.target, expect=e, dtype=dtype or e.dtype, name=self.name, array=self.array,
-                                kind=self.family)
-        return make_subject(self.target, dtype=dtype or "float64", name=self.name, array=self.array, kind=self.family)
+                                kind=self.family, **limits)
+        return make_subject(self.target, dtype=dtype or "float64", name=self.name, array=self.array, kind=self.family,
+                            **limits)
 
 
 def members() -> list[Member]:
@@ -58,6 +64,8 @@ def members() -> list[Member]:
                 expect=getattr(mod, "EXPECT", None),
                 array=getattr(mod, "ARRAY", "numpy"),
                 family=getattr(mod, "FAMILY", "rope"),
+                timeout=getattr(mod, "TIMEOUT", None),
+                warmup_timeout=getattr(mod, "WARMUP_TIMEOUT", None),
             )
         )
     return out

@@ -1,0 +1,14 @@
+"""Returns float16 when float32 was promised (a half-precision cast left in place)."""
+
+import numpy as np
+
+from implementations.zoo._base import build
+
+TARGETS = ("contract.shape-finite",)
+DIAGNOSIS = "shape"
+SOURCE = "a half-precision cast left in the output path (ropespec issue 11: named rotary-dim)"
+EXPECT = {"head_dim": 64, "dtype": "float32"}
+
+
+def make(expect):
+    return build(expect, post=lambda x, out, positions: out.astype(np.float16))

@@ -1,0 +1,13 @@
+"""Returns a torch meta tensor (shape only, no values), as code traced on the meta device does."""
+
+TARGETS = ("contract.shape-finite",)
+DIAGNOSIS = "shape"
+SOURCE = "a module left on the meta device after deferred initialisation (ropespec issue 11: every check skipped, exit 0)"
+ARRAY = "torch"
+EXPECT = {"head_dim": 64, "dtype": "float32"}
+
+
+def make(expect):
+    import torch
+
+    return lambda x, positions: torch.empty(x.shape, dtype=x.dtype, device="meta")

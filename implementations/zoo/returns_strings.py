@@ -1,0 +1,13 @@
+"""Returns its numbers formatted as strings (nested lists of str), as a text-serialising bridge does."""
+
+TARGETS = ("contract.shape-finite",)
+DIAGNOSIS = "shape"
+SOURCE = "a JSON/text bridge to another language (ropespec issue 11: strings were parsed as numbers, 12 passed)"
+ARRAY = "list"
+
+
+def make(expect):
+    from implementations.stdlib_rope import make as correct
+
+    f = correct(expect)
+    return lambda x, positions: [[repr(v) for v in row] for row in f(x, positions)]

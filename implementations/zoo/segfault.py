@@ -1,0 +1,17 @@
+"""Dereferences a null pointer (a C extension reading out of bounds): the process dies with SIGSEGV."""
+
+import ctypes
+
+from implementations.zoo._base import build
+
+TARGETS = ("contract.shape-finite",)
+DIAGNOSIS = "crash"
+SOURCE = "an out-of-bounds read in a native kernel (ropespec issue 11: exit 139 and no report)"
+
+
+def _crash(x, out, positions):
+    ctypes.string_at(0)
+
+
+def make(expect):
+    return build(expect, post=_crash)

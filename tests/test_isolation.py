@@ -1,0 +1,303 @@
+"""The code under test runs in its own process: exit codes that do not lie, runs that do not hang.
+
+Each implementation here misbehaves the way real code does (ends the process, segfaults, aborts, hangs
+in a call, in its factory or at import, takes long on its first call, returns what is not a real
+array, changes the working directory or numpy's error state, floods stdout, leaves a busy thread
+behind). They run through the real command line, together with a correct one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+NASTY = '''
+import ctypes, os, sys, threading, time
+import numpy as np
+
+def _rope(x, positions):
+    d = x.shape[1]
+    inv = 10000.0 ** (-np.arange(0, d, 2) / d)
+    ang = positions[:, None].astype(np.float64) * inv
+    c, s = np.cos(ang), np.sin(ang)
+    x1, x2 = x[:, : d // 2].astype(np.float64), x[:, d // 2 :].astype(np.float64)
+    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=1).astype(x.dtype)
+
+def good(x, positions): return _rope(x, positions)
+def exits0(x, positions): sys.exit(0)
+def exits3(x, positions): sys.exit(3)
+def os_exit(x, positions): os._exit(0)
+def segfault(x, positions): ctypes.string_at(0)
+def aborts(x, positions): os.abort()
+class Stop(BaseException): pass
+def base_exception(x, positions): raise Stop("stop")
+def keyboard_interrupt(x, positions): raise KeyboardInterrupt
+def hangs(x, positions):
+    if positions.max() > 1000:
+        time.sleep(3600)
+    return _rope(x, positions)
+def factory_hangs(expect):
+    time.sleep(3600)
+_cold = [True]
+def slow_first_call(x, positions):
+    if _cold[0]:
+        time.sleep(2.0)  # a JIT compile: inside the warm-up budget, far beyond --timeout
+        _cold[0] = False
+    return _rope(x, positions)
+def chdir(x, positions):
+    os.chdir("/")
+    return _rope(x, positions)
+def seterr(x, positions):
+    np.seterr(all="raise")
+    return _rope(x, positions)
+def flood(x, positions):
+    sys.stdout.write("spam " * 4000 + "\\n")
+    return _rope(x, positions)
+_spinning = []
+def leftover_thread(x, positions):
+    if not _spinning:
+        _spinning.append(threading.Thread(target=lambda: [None for _ in iter(int, 1)], daemon=True))
+        _spinning[0].start()
+    return _rope(x, positions)
+def complex_out(x, positions): return _rope(x, positions).astype(np.complex64)
+def strings_out(x, positions): return _rope(x, positions).astype(str)
+'''
+
+#: what each nasty implementation must be called (None: it computes RoPE correctly and must pass)
+WORDS = {
+    "good": None, "exits0": "crash", "exits3": "crash", "os_exit": "crash", "segfault": "crash", "aborts": "crash",
+    "base_exception": "exception", "keyboard_interrupt": "exception", "hangs": "timeout",
+    "factory_hangs": "timeout", "slow_first_call": None, "chdir": None, "seterr": None, "flood": None,
+    "complex_out": "shape", "strings_out": "shape",
+}
+
+
+def ropespec(*args, cwd=None, timeout=600):
+    return subprocess.run([sys.executable, "-m", "ropespec", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout)
+
+
+@pytest.fixture
+def nasty(tmp_path):
+    (tmp_path / "nasty.py").write_text(NASTY)
+    (tmp_path / "hang_import.py").write_text("import time\ntime.sleep(3600)\ndef f(x, positions):\n    return x\n")
+    (tmp_path / "exit_import.py").write_text("import sys\nsys.exit(0)\ndef f(x, positions):\n    return x\n")
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_nasty_implementations_in_one_run(nasty):
+    targets = [f"nasty.py:{name}" for name in WORDS] + ["nasty.py:leftover_thread", "hang_import.py:f",
+                                                        "exit_import.py:f"]
+    start = time.monotonic()
+    proc = ropespec("check", *targets, "-j", "2", "--force-jobs", "--timeout", "0.5", "--warmup-timeout", "8",
+                    "--seed", "1", "--json", "r.json", cwd=nasty)
+    took = time.monotonic() - start
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    data = json.loads((nasty / "r.json").read_text())
+    by_name = {i["name"]: i for i in data["implementations"]}
+    assert sorted(by_name) == sorted(targets)  # every one was checked and reported
+    words = {**{f"nasty.py:{k}": v for k, v in WORDS.items()}, "hang_import.py:f": "timeout", "exit_import.py:f": "crash"}
+    for name, word in words.items():
+        results = by_name[name]["results"]
+        failed = {r["diagnosis"] for r in results if r["status"] == "fail"}
+        if word is None:  # correct code passes every invariant, whatever the others did
+            assert by_name[name]["passed"] and by_name[name]["checked"], (name, failed)
+        else:
+            assert failed == {word}, (name, failed)
+    spinning = {r["diagnosis"] for r in by_name["nasty.py:leftover_thread"]["results"] if r["status"] == "fail"}
+    assert spinning <= {"timeout"}  # slowed by its own thread at most; never anyone else
+    assert by_name["nasty.py:slow_first_call"]["warmup_seconds"] >= 2.0
+    assert by_name["nasty.py:flood"]["output"]["cut"] > 0  # head and tail kept, the middle cut and counted
+    assert "bytes cut from the middle" in proc.stdout
+    assert (nasty / "r.json").exists() and not Path("/r.json").exists()  # chdir did not move the report
+    crash = next(r for r in by_name["nasty.py:segfault"]["results"] if r["status"] == "fail")
+    assert "killed by signal 11 (SIGSEGV)" in crash["message"] and "segfault at nasty.py" in crash["message"]
+    exits = next(r for r in by_name["nasty.py:exits3"]["results"] if r["status"] == "fail")
+    assert "called sys.exit(3)" in exits["message"]
+    assert took < 240, took  # within its timeouts: nothing waited for an hour
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.add(c)
+            todo.append(c)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc")
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_signal_stops_a_parallel_run_and_leaves_no_process(nasty, sig, code, word):
+    proc = subprocess.Popen([sys.executable, "-m", "ropespec", "check", "nasty.py:hangs", "nasty.py:good", "-j", "2",
+                             "--force-jobs", "--timeout", "60", "--seed", "1"], cwd=nasty, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(_descendants(proc.pid)) < 4 and time.monotonic() < deadline:  # runners and their workers
+        time.sleep(0.1)
+    time.sleep(1.0)
+    family = _descendants(proc.pid)
+    assert len(family) >= 4
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - sent < 2.0
+    assert proc.returncode == code, err
+    assert f"ropespec: {word}" in err and "checks that finished" in err
+    assert "ropespec check: profile" in out  # the report of what finished
+    time.sleep(1.0)
+    assert not [p for p in family if _alive(p)]
+
+
+def test_check_help_lists_exit_codes_and_examples():
+    proc = ropespec("check", "--help")
+    assert proc.returncode == 0
+    for line in ("exit codes:", "  0    at least one property ran", "  1    an invariant failed",
+                 "  2    bad usage", "130  interrupted", "examples:", "ropespec check my_rope.py:apply"):
+        assert line in proc.stdout
+
+
+def test_jobs_are_capped(nasty):
+    proc = ropespec("check", "nasty.py:good", "nasty.py:chdir", "-j", "100", "--invariant", "rope.identity-at-zero",
+                    "--seed", "1", cwd=nasty)
+    assert proc.returncode == 0, proc.stderr
+    assert "checked in 2 processes (-j 100 capped" in proc.stdout
+
+
+@pytest.mark.parametrize("args, why", [
+    (["--dtype", "bfloat16"], "numpy has no bfloat16; use --array torch"),
+    (["--array", "list", "--dtype", "float32"], "Python lists hold float64 only"),
+    (["--device", "cuda"], "--device cuda needs --array torch"),
+])
+def test_nothing_checked_is_exit_2_with_the_reason(nasty, args, why):
+    proc = ropespec("check", "nasty.py:good", *args, "--seed", "1", cwd=nasty)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and why in proc.stderr and "--allow-skip" in proc.stderr
+    allowed = ropespec("check", "nasty.py:good", *args, "--seed", "1", "--allow-skip", cwd=nasty)
+    assert allowed.returncode == 0 and why in allowed.stdout
+
+
+def test_a_replayed_timeout_is_a_timeout(tmp_path):
+    report = tmp_path / "r.json"
+    proc = ropespec("check", "implementations.zoo.hangs:make", "--timeout", "0.5", "--invariant",
+                    "contract.shape-finite", "--seed", "2", "--json", str(report), cwd=ROOT)
+    assert proc.returncode == 1
+    [result] = json.loads(report.read_text())["implementations"][0]["results"]
+    assert result["diagnosis"] == "timeout"
+    again = subprocess.run(result["replay"] + f" --timeout 0.5 --json {tmp_path / 'again.json'}", shell=True,
+                           capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert again.returncode == 1
+    [replayed] = json.loads((tmp_path / "again.json").read_text())["implementations"][0]["results"]
+    assert replayed["diagnosis"] == "timeout" and replayed["counterexample"] == result["counterexample"]
+
+
+def test_reports_are_strict_json_and_valid_xml(nasty):
+    (nasty / "ugly.py").write_text(textwrap.dedent('''
+        import numpy as np
+        def rope(x, positions):
+            if positions.max() > 1000:
+                raise ValueError("bad \\x00\\x07\\x1b[31m byte \\ud800")
+            return x * np.inf
+    '''))
+    proc = ropespec("check", "ugly.py:rope", "--seed", "1", "--json", "r.json", "--junit", "r.xml", cwd=nasty)
+    assert proc.returncode == 1
+
+    def no_constants(name):
+        raise AssertionError(f"non-standard JSON token {name}")
+
+    data = json.loads((nasty / "r.json").read_text(), parse_constant=no_constants)
+    worst = [r["worst"] for r in data["implementations"][0]["results"] if isinstance(r["worst"], str)]
+    assert set(worst) <= {"Infinity", "-Infinity", "NaN"}
+    import xml.etree.ElementTree as ET
+
+    failures = ET.parse(nasty / "r.xml").getroot().findall("testsuite/testcase/failure")
+    assert failures and any("\\x00" in f.get("message") for f in failures)
+
+
+def test_no_hypothesis_folder_in_the_working_directory(nasty):
+    proc = ropespec("check", "nasty.py:good", "--invariant", "rope.composition", "--seed", "1", cwd=nasty)
+    assert proc.returncode == 0
+    assert not (nasty / ".hypothesis").exists()
+
+
+def test_a_target_file_imports_its_siblings(tmp_path):
+    (tmp_path / "helpers.py").write_text(NASTY)
+    (tmp_path / "mine.py").write_text("from helpers import good as rope\n")
+    proc = ropespec("check", "mine.py:rope", "--invariant", "rope.identity-at-zero", "--seed", "1", cwd=tmp_path.parent)
+    assert proc.returncode == 2 and "no such file" in proc.stderr  # a relative path is the user's working directory's
+    proc = ropespec("check", f"{tmp_path}/mine.py:rope", "--invariant", "rope.identity-at-zero", "--seed", "1",
+                    cwd=tmp_path.parent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_check_twice_after_editing_runs_the_new_code(tmp_path):
+    from ropespec import check
+
+    path = tmp_path / "edited.py"
+    path.write_text(NASTY.replace("10000.0 **", "500000.0 **"))  # the wrong base
+    assert not check(f"{path}:good", invariants=["rope.conformance"], seed=1).passed
+    path.write_text(NASTY)
+    assert check(f"{path}:good", invariants=["rope.conformance"], seed=1).passed
+
+
+def test_where_the_implementation_runs_is_said(tmp_path):
+    import numpy as np
+
+    from ropespec import check
+
+    result = check(lambda x, positions: np.asarray(x), invariants=["contract.shape-finite"], seed=1)
+    assert result.reports[0].subject.isolation.startswith("in-process (a lambda")
+    assert "runs in-process (a lambda has no importable name)" in result.report()
+    result = check("implementations.numpy_rope:make", invariants=["contract.shape-finite"], seed=1)
+    assert result.reports[0].subject.isolation == "worker process"
+    assert "runs in a worker process, warm-up" in result.report()
+
+
+def test_fingerprint_and_precision_take_timeouts(nasty):
+    proc = ropespec("fingerprint", "nasty.py:hangs", "--timeout", "0.5", cwd=nasty)
+    assert proc.returncode == 1 and "[timeout]" in proc.stdout
+    proc = ropespec("precision", "nasty.py:hangs", "--timeout", "0.5", "--max-position", "100000", cwd=nasty)
+    assert proc.returncode == 1 and "[timeout]" in proc.stdout
+
+
+def test_the_plugin_leaves_other_tests_hypothesis_settings_alone(tmp_path):
+    (tmp_path / "test_theirs.py").write_text(textwrap.dedent('''
+        import datetime
+        from hypothesis import given, settings, strategies as st
+
+        def test_defaults():
+            s = settings()
+            assert s.max_examples == 100 and s.deadline == datetime.timedelta(milliseconds=200)
+    '''))
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_theirs.py"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout
