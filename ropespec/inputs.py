@@ -48,13 +48,17 @@ def _parse_expect(text: str | dict | Expect | None) -> Expect | None:
     if isinstance(text, dict):
         return Expect.from_dict(text)
     stripped = text.strip()
-    if stripped.startswith("{"):
+    if stripped.startswith(("{", "[")):
         d = load_json(stripped)
         if isinstance(d, dict) and hfconfig.looks_like_hf_config(d):
             return hfconfig.from_hf_config(d)
         return Expect.from_dict(d)
     path = Path(stripped)
-    if path.is_file():
+    try:
+        is_file = path.is_file()
+    except (OSError, ValueError):  # a name too long, or with a NUL: not a file
+        is_file = False
+    if is_file:
         try:
             d = load_json(hfconfig.read_text(path, "expect"))
         except ExpectationError as e:

@@ -93,7 +93,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture
 def rope_check(request):
     """Check an implementation inside a test; fails the test with the full report (every failing
-    invariant, its diagnosis and a replay command). Same arguments as :func:`ropespec.check`::
+    invariant, its diagnosis and a replay command), and fails it too when nothing could be checked
+    (``allow_skip=True``: skips it instead). The implementation runs in a worker process when its module
+    can be imported there, in-process otherwise (see :func:`ropespec.check`). Same arguments as
+    :func:`ropespec.check`::
 
         def test_my_kernel(rope_check):
             rope_check(my_kernel, expect="llama3.1-8b", array="torch")
@@ -104,8 +107,13 @@ def rope_check(request):
     def run(fn, expect=None, **kwargs):
         kwargs.setdefault("profile", profiles.active())
         result = check(fn, expect, **kwargs)
-        if not result.passed:
+        if not result.held:
             pytest.fail(result.report(), pytrace=False)
+        if result.unchecked:  # nothing ran: never a pass; a skip only when the test says it may be
+            why = "; ".join(result.nothing_checked())
+            if kwargs.get("allow_skip"):
+                pytest.skip(why)
+            pytest.fail(f"{why} (rope_check(..., allow_skip=True) makes this a skip)", pytrace=False)
         return result
 
     return run
