@@ -301,3 +301,21 @@ def test_the_plugin_leaves_other_tests_hypothesis_settings_alone(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_theirs.py"],
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout
+
+
+def test_a_hung_torch_call_does_not_abort_the_interpreter(tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "slow_torch.py").write_text(textwrap.dedent('''
+        import time
+        import torch
+
+        def rope(x, positions):
+            y = torch.nn.functional.gelu(x @ torch.ones(x.shape[1], x.shape[1], dtype=x.dtype))  # threads busy
+            if int(positions.max()) > 1000:
+                time.sleep(3600)
+            return x.clone()
+    '''))
+    proc = ropespec("check", "slow_torch.py:rope", "--array", "torch", "--timeout", "0.5", "--invariant",
+                    "rope.identity-at-zero", "--invariant", "rope.conformance", "--seed", "1", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr  # not 134: 'terminate called without an active exception'
+    assert "terminate called" not in proc.stderr and "[timeout]" in proc.stdout
