@@ -6,7 +6,21 @@ subject parametrisation and the report header live in the ropespec pytest plugin
 is installed: this repository and a user's test suite share one code path.
 """
 
+import os
+
 import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """A plain ``pytest`` of the whole repository uses every core (2 on the project's machines) when
+    pytest-xdist is installed; ``-n 0`` runs serially, and any explicit path or ``-n N`` is left alone."""
+    opt = config.option
+    if (getattr(opt, "numprocesses", "absent") is None and not config.args_source == config.ArgsSource.ARGS
+            and not os.environ.get("PYTEST_XDIST_WORKER") and (os.cpu_count() or 1) > 1):
+        opt.numprocesses = min(os.cpu_count(), 2)
+        if getattr(opt, "dist", "no") == "no":
+            opt.dist = "load"
 
 
 def pytest_configure(config):

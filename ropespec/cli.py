@@ -449,9 +449,21 @@ def _on_sigterm(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     console = Console(soft_wrap=True)
+    saved = None
     if threading_main():  # Ctrl-C and SIGTERM stop the run and print what finished (even when started
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # in the background, SIGINT ignored)
+        # in the background with SIGINT ignored); the caller's handlers come back afterwards
+        saved = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _command(args, console)
+    finally:
+        if saved is not None:
+            signal.signal(signal.SIGINT, saved[0])
+            signal.signal(signal.SIGTERM, saved[1])
+
+
+def _command(args: argparse.Namespace, console: Console) -> int:
     try:
         if args.command == "check":
             return _check(args, console)
