@@ -82,6 +82,18 @@ def reference_of(fn: Callable) -> tuple[dict | None, str | None]:
     return {"module": mod, "file": file, "qualname": qn}, None
 
 
+def _loadable_label(ref: dict) -> str:
+    """A TARGET string for a function's reference: its file (relative to the working directory when
+    inside it), else its module, and its qualified name."""
+    import os
+
+    if ref.get("file"):
+        path = os.path.abspath(ref["file"])
+        rel = os.path.relpath(path)
+        return f"{rel if not rel.startswith('..') else path}:{ref['qualname']}"
+    return f"{ref['module']}:{ref['qualname']}"
+
+
 def make_subject(
     target: str | Callable,
     *,
@@ -121,6 +133,7 @@ def make_subject(
                                  warmup_timeout=warmup_timeout, why=why)
             isolation = f"in-process ({why})"
         else:
+            label = _loadable_label(ref)  # what a replay command can load again
             host = WorkerHost(ref, label, kind=kind, array=array, device=device, timeout=timeout,
                               warmup_timeout=warmup_timeout)
             isolation = "worker process"
