@@ -369,8 +369,6 @@ class InProcessHost:
     """A Host in the caller's own process (for callables no other process can load). It has the same
     interface as :class:`implementations.isolation.WorkerHost`; its timeouts are a daemon thread's."""
 
-    isolated = False
-
     def __init__(self, obj: Callable, label: str, *, kind: str, array: str, device: str, timeout: float | None,
                  warmup_timeout: float | None, why: str):
         self.obj = obj

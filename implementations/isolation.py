@@ -306,9 +306,10 @@ _SERVER: dict = {}
 
 
 def fork_server() -> ForkServer | None:
-    """This process's fork server (started on first use), or None where there is none: no fork(), or
+    """This process's fork server (started on first use), or None where there is none: not Linux (forking a
+    process with libraries loaded is not safe everywhere), or
     ``ROPESPEC_FORK_SERVER=0``, or it failed once (workers are then started afresh, just slower)."""
-    if not hasattr(os, "fork") or os.environ.get("ROPESPEC_FORK_SERVER") == "0" or _SERVER.get("broken"):
+    if not sys.platform.startswith("linux") or os.environ.get("ROPESPEC_FORK_SERVER") == "0" or _SERVER.get("broken"):
         return None
     server = _SERVER.get(os.getpid())
     if server is None:
@@ -360,8 +361,6 @@ def _make_room() -> None:
 
 class WorkerHost:
     """The parent's side of one implementation's worker process (see the module docstring)."""
-
-    isolated = True
 
     def __init__(self, ref: dict, label: str, *, kind: str, array: str, device: str, timeout: float | None,
                  warmup_timeout: float | None):
