@@ -2,7 +2,8 @@
 
 Options, in one ``ropespec`` group: ``--rope-impl TARGET`` (repeatable; env ``ROPESPEC_IMPL``,
 comma-separated), ``--rope-expect JSON``, ``--rope-array``, ``--rope-dtype``,
-``--rope-max-position``. Without ``--rope-impl`` the shipped implementations are under test. Every
+``--rope-max-position``, ``--rope-timeout``, ``--rope-warmup-timeout``. Each implementation runs in
+its own worker process, as with ``ropespec check``. Without ``--rope-impl`` the shipped implementations are under test. Every
 test that takes the ``rope_subject`` fixture runs once per subject, with ids like ``[numpy-float32]``.
 ``--rope-profile dev|ci|thorough`` chooses the profile of ropespec's properties and of ``rope_check``
 (default: dev, ci when ``CI`` is set); the plugin changes no other test's Hypothesis settings.
@@ -31,6 +32,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="dtype of x and of the output. Default: the expectation's (float32)")
     group.addoption("--rope-max-position", type=int, default=None, metavar="N",
                     help="largest position tested is N-1. Default: 131072")
+    group.addoption("--rope-timeout", type=float, default=None, metavar="S",
+                    help="seconds one call of the implementation may take (0: no limit). Default: 10")
+    group.addoption("--rope-warmup-timeout", type=float, default=None, metavar="S",
+                    help="seconds for importing it, its factory and a first warm-up call (0: no limit). Default: 300")
     group.addoption("--rope-profile", choices=("dev", "ci", "thorough"), default=None,
                     help="hypothesis profile of the RoPE properties and of rope_check. Default: dev "
                          "(ci on CI machines; --hypothesis-profile also selects)")
@@ -62,6 +67,8 @@ def _subjects(config: pytest.Config) -> list:
                 array=config.getoption("rope_array"),
                 dtype=config.getoption("rope_dtype"),
                 max_position=config.getoption("rope_max_position"),
+                timeout=config.getoption("rope_timeout"),
+                warmup_timeout=config.getoption("rope_warmup_timeout"),
             )
         except ExpectationError as e:
             raise pytest.UsageError(f"--rope-expect: {e}") from None

@@ -38,3 +38,10 @@ def test_bad_expectation_is_a_usage_error():
     assert proc.returncode == 4  # pytest's usage-error exit code
     assert "--rope-expect: head_dim: must be even" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_rope_timeout_option_reaches_the_worker():
+    proc = pytest_run("properties/test_contract.py", "-k", "shape_finite",
+                      "--rope-impl", "implementations.zoo.hangs:make", "--rope-timeout", "0.5")
+    assert proc.returncode == 1, proc.stdout
+    assert "did not return within 0.5 s (--timeout)" in proc.stdout
