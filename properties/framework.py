@@ -303,6 +303,7 @@ def run_property(
 
     bind = rejecting(subject.bind)
     bind.fresh = rejecting(subject.fresh)  # decode mode: a new stateful decoder per case
+    bind.strict = subject.bind  # raises Unsupported instead of rejecting the case
 
     def inner(case: dict) -> None:
         rec.case = case

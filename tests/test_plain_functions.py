@@ -1,0 +1,74 @@
+"""A correct function checked as a plain function f(x, positions) passes, whatever its expectation.
+
+A plain function computes exactly one expectation; no property may check it under another (it once
+did: scaling.bounded compared a factor-8 llama3 function with the default table). Every shipped factory's
+function, at every preset and every scaling type, wrapped as a plain function, passes ropespec check.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ropespec import check
+from ropespec.inputs import parse_expect
+from spec import presets
+
+SCALING = {
+    "linear": {"rope_type": "linear", "factor": 4.0},
+    "ntk": {"rope_type": "ntk", "factor": 4.0},
+    "dynamic": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 4096},
+    "yarn": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 4096},
+    "llama3": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 8192},
+    "longrope": {"rope_type": "longrope", "original_max_position_embeddings": 4096, "factor": 8.0,
+                 "short_factor": [1.0 + i / 64 for i in range(32)], "long_factor": [1.0 + i / 8 for i in range(32)]},
+}
+EXPECTATIONS = [(name, parse_expect(name)) for name in presets.names()] + [
+    (rope_type, parse_expect({"head_dim": 64, "rope_theta": 10000.0, "max_position": 65536, "rope_scaling": s}))
+    for rope_type, s in SCALING.items()
+]
+
+
+#: float32 at every expectation; float64 where there is a scaling method (what a rebinding would break)
+CASES = [(n, e, "float32") for n, e in EXPECTATIONS] + [(n, e, "float64") for n, e in EXPECTATIONS if e.rope_scaling]
+
+
+@pytest.mark.parametrize("name, expect, dtype", CASES, ids=[f"{n}-{d}" for n, _, d in CASES])
+def test_numpy_factory_as_a_plain_function_passes(name, expect, dtype):
+    from implementations.numpy_rope import make
+
+    e = expect.replace(dtype=dtype)
+    f = make(e)
+    result = check(lambda x, positions: f(x, positions), e, seed=1)
+    assert result.passed, result.report()
+
+
+def test_stdlib_factory_as_a_plain_function_passes():
+    from implementations.stdlib_rope import make
+
+    e = parse_expect("llama2-7b").replace(dtype="float64")  # the stdlib implementation has no scaling methods
+    f = make(e)
+    result = check(lambda x, positions: f(x, positions), e, array="list", seed=1)
+    assert result.passed, result.report()
+
+
+@pytest.mark.parametrize("name", ["llama3.1-8b", "qwen2.5-7b-yarn"])
+def test_torch_factory_as_a_plain_function_passes(name):
+    pytest.importorskip("torch")
+    from implementations.torch_rope import make
+
+    e = parse_expect(name).replace(dtype="float32")
+    f = make(e)
+    result = check(lambda x, positions: f(x, positions), e, array="torch", seed=1)
+    assert result.passed, result.report()
+
+
+def test_a_plain_function_is_never_bound_to_another_expectation():
+    from implementations import make_subject
+    from implementations.contract import Unsupported
+
+    e = parse_expect("llama3.1-8b")
+    s = make_subject(lambda x, positions: x, expect=e)
+    assert s.bind(e.replace(max_position=1024, angle_dtype="exact")) is not None  # same function, other reach
+    with pytest.raises(Unsupported, match="needs a factory make"):
+        s.bind(e.replace(rope_scaling=dict(e.to_dict()["rope_scaling"], factor=1.0)))
