@@ -139,6 +139,13 @@ DEFAULT_WARMUP_TIMEOUT = 300.0
 FATAL = ("timeout", "crash")
 
 
+def same_function(a: Expect, b: Expect) -> bool:
+    """Two expectations of one and the same function: they differ at most in how far to test
+    (max_position) and in the precision promised (angle_dtype, inv_freq_dtype)."""
+    keep = {"max_position": b.max_position, "angle_dtype": b.angle_dtype, "inv_freq_dtype": b.inv_freq_dtype}
+    return a.replace(**keep) == b
+
+
 class Bound:
     """An implementation bound to one expectation, as the properties see it: every method takes and
     returns float64 numpy arrays. The calls themselves happen in the subject's host (a worker process,
@@ -251,7 +258,12 @@ class Subject:
         return self._build(expect, fresh=True)
 
     def bind(self, expect: Expect) -> Bound:
-        """The callable for ``expect`` (factories are called once per expectation)."""
+        """The callable for ``expect`` (factories are called once per expectation). A plain function
+        computes its one expectation: bound to any other (beyond how far to test and the precision class
+        promised) it is :class:`Unsupported`, so no property can silently check it against another."""
+        if self.mode == "plain" and self.expect is not None and not same_function(expect, self.expect):
+            raise Unsupported(f"a plain function computes one expectation ({self.expect.describe()}); checking it "
+                              f"under another ({expect.describe()}) needs a factory make(expect)")
         if expect not in self._bound:
             try:
                 self._bound[expect] = self._build(expect, fresh=False)

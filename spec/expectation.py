@@ -179,7 +179,7 @@ class Expect:
         if self.rope_scaling is not None:
             if not isinstance(self.rope_scaling, Mapping):
                 raise ExpectationError("rope_scaling", f"must be a dict or null, got {type(self.rope_scaling).__name__}")
-            scaling = _validate_scaling(dict(self.rope_scaling), self.rotary_dim)
+            scaling = _validate_scaling(dict(self.rope_scaling), self.rotary_dim, self.max_position)
             object.__setattr__(self, "rope_scaling", _freeze(scaling))
 
     def _resolve_rotary_dim(self) -> None:
@@ -309,9 +309,9 @@ def load_json(text: str, what: str = "expect") -> Any:
         raise ExpectationError(what, "JSON nested too deeply to be an expectation") from None
 
 
-def _validate_scaling(s: dict[str, Any], rotary_dim: int) -> dict[str, Any]:
+def _validate_scaling(s: dict[str, Any], rotary_dim: int, max_position: int) -> dict[str, Any]:
     """Validate an HF rope_scaling dict the way transformers 5.x does; return it normalised
-    (legacy ``type`` renamed to ``rope_type``)."""
+    (legacy ``type`` renamed to ``rope_type``; LongRoPE's missing ``factor`` made explicit)."""
     if "rope_type" not in s and "type" in s:
         s["rope_type"] = s.pop("type")
     elif "type" in s:
@@ -366,6 +366,11 @@ def _validate_scaling(s: dict[str, Any], rotary_dim: int) -> dict[str, Any]:
                 raise ExpectationError(f"rope_scaling.{k}", f"must be a list of {RANGES['rope_scaling.short_factor, long_factor']}")
             if len(v) != rotary_dim // 2:
                 raise ExpectationError(f"rope_scaling.{k}", f"must have rotary_dim/2 = {rotary_dim // 2} entries, got {len(v)}")
+        if "factor" not in s:
+            # transformers derives it from the configuration: max_position_embeddings / original length. It is
+            # fixed here, once, so that how far a run tests (--max-position) never changes what is expected.
+            L = s.get("original_max_position_embeddings") or max_position
+            s["factor"] = max(1.0, max_position / L)
     return s
 
 

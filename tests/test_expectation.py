@@ -81,3 +81,15 @@ def test_pairs_of_both_conventions():
 def test_replace_rederives_rotary_dim():
     assert Expect(head_dim=64).replace(head_dim=8).rotary_dim == 8
     assert Expect(head_dim=64, rotary_dim=16).replace(head_dim=32).rotary_dim == 16
+
+
+def test_longrope_factor_comes_from_the_configuration_not_from_how_far_to_test():
+    import reference
+
+    phi3 = Expect(head_dim=96, max_position=131072, rope_scaling={
+        "rope_type": "longrope", "short_factor": [1.0] * 48, "long_factor": [2.0] * 48,
+        "original_max_position_embeddings": 4096})
+    assert phi3.rope_scaling["factor"] == 32.0  # max_position_embeddings / original, as transformers derives it
+    further = phi3.replace(max_position=2**20)  # --max-position: test further, expect the same
+    assert further.rope_scaling["factor"] == 32.0
+    assert reference.attention_factor(further) == reference.attention_factor(phi3)

@@ -72,3 +72,17 @@ def test_a_plain_function_is_never_bound_to_another_expectation():
     assert s.bind(e.replace(max_position=1024, angle_dtype="exact")) is not None  # same function, other reach
     with pytest.raises(Unsupported, match="needs a factory make"):
         s.bind(e.replace(rope_scaling=dict(e.to_dict()["rope_scaling"], factor=1.0)))
+
+
+def test_max_position_never_changes_what_is_expected():
+    """Correct Phi-3 code (LongRoPE without an explicit factor) checked further than its configuration
+    reaches: the attention factor expected is still the configuration's, sqrt(1 + ln 32 / ln 4096)."""
+    from implementations.numpy_rope import make
+
+    e = parse_expect({"head_dim": 96, "max_position": 131072, "rope_scaling": {
+        "rope_type": "longrope", "original_max_position_embeddings": 4096,
+        "short_factor": [1.0 + i / 96 for i in range(48)], "long_factor": [1.0 + i / 12 for i in range(48)]}})
+    f = make(e)
+    result = check(lambda x, positions: f(x, positions), e, max_position=2**20, seed=1,
+                   invariants=["scaling.attention-factor", "rope.conformance"])
+    assert result.passed, result.report()
