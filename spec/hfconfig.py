@@ -2,14 +2,18 @@
 
 Keys read (transformers 4.57 and 5.x):
 
-* ``head_dim``, else ``hidden_size // num_attention_heads`` (DeepSeek: ``qk_rope_head_dim``);
+* the language model's keys: a multimodal config's ``text_config`` (Gemma 3, Llama 4, Qwen2-VL);
+* ``head_dim``, else ``hidden_size // num_attention_heads``, else GPT-J's and CodeGen's ``n_embd // n_head``
+  (DeepSeek: ``qk_rope_head_dim``);
 * ``rope_theta``, or 5.x's ``rope_parameters["rope_theta"]``, or GPT-NeoX's ``rotary_emb_base``
   (default 10000);
 * ``partial_rotary_factor`` (also inside ``rope_parameters``), GPT-NeoX's ``rotary_pct``, GPT-J's ``rotary_dim``;
-* ``rope_scaling`` (4.57), or the scaling keys of ``rope_parameters`` (5.x) when its rope_type is not default;
-* ``max_position_embeddings`` (how far to test; for ``dynamic`` it is also the original length, as in
+* ``rope_scaling`` (4.57), or the scaling keys of ``rope_parameters`` (5.x) when its rope_type is not default
+  (Gemma 3's per-layer-type ``rope_parameters``: those of ``full_attention``);
+* ``max_position_embeddings`` or GPT-J's ``n_positions`` (how far to test; for ``dynamic`` it is also the original length, as in
   transformers, and testing goes to factor times it; for yarn and longrope it fills a missing
-  ``original_max_position_embeddings``, as 4.57 does);
+  ``original_max_position_embeddings``, as 4.57 does; a top-level ``original_max_position_embeddings``, as
+  Phi-3 has, is the original length, and the factor is then max_position_embeddings / original);
 * ``model_type`` and ``rope_interleave``: GPT-J, CodeGen and configs with ``rope_interleave: true`` pair
   interleaved, every other model half.
 """
@@ -26,7 +30,17 @@ _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
 
 
 def looks_like_hf_config(d: dict) -> bool:
-    return any(k in d for k in ("model_type", "hidden_size", "num_attention_heads", "max_position_embeddings"))
+    return any(k in d for k in ("model_type", "hidden_size", "num_attention_heads", "max_position_embeddings",
+                                "n_embd", "text_config"))
+
+
+def _text_model(d: dict) -> dict:
+    """The language model's config: multimodal configs (Gemma 3, Llama 4, Qwen2-VL) nest it under
+    ``text_config``."""
+    inner = d.get("text_config")
+    if isinstance(inner, dict) and not any(k in d for k in ("hidden_size", "head_dim", "n_embd", "qk_rope_head_dim")):
+        return {"model_type": d.get("model_type"), **inner}
+    return d
 
 
 def _int(d: dict, key: str) -> int:
@@ -40,15 +54,20 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
     """The expectation a Hugging Face model config describes."""
     if not isinstance(d, dict):
         raise ExpectationError("config.json", f"must be a JSON object, got {type(d).__name__}")
+    d = _text_model(d)
     params = d.get("rope_parameters") or {}
     if not isinstance(params, dict):
         raise ExpectationError("config.json: rope_parameters", "must be an object")
+    if params and all(isinstance(v, dict) for v in params.values()):  # one per layer type (Gemma 3)
+        params = params.get("full_attention") or next(iter(params.values()))
     if d.get("qk_rope_head_dim"):
         head_dim = _int(d, "qk_rope_head_dim")
     elif d.get("head_dim"):
         head_dim = _int(d, "head_dim")
-    else:
+    elif "hidden_size" in d or "n_embd" not in d:
         head_dim = _int(d, "hidden_size") // _int(d, "num_attention_heads")
+    else:  # GPT-J, CodeGen
+        head_dim = _int(d, "n_embd") // _int(d, "n_head")
     out: dict[str, Any] = {"head_dim": head_dim}
     theta = d.get("rope_theta", params.get("rope_theta", d.get("rotary_emb_base", 10000.0)))
     out["rope_theta"] = theta
@@ -60,9 +79,11 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
             out["partial_rotary_factor"] = factor
     if d.get("model_type") in INTERLEAVED_MODEL_TYPES or d.get("rope_interleave") is True:
         out["convention"] = "interleaved"
-    max_pos = d.get("max_position_embeddings")
+    pos_key = "max_position_embeddings" if "max_position_embeddings" in d or "n_positions" not in d else "n_positions"
+    max_pos = d.get(pos_key)
     if max_pos is not None:
-        out["max_position"] = _int(d, "max_position_embeddings")
+        out["max_position"] = _int(d, pos_key)
+    top_original = d.get("original_max_position_embeddings")  # Phi-3 keeps it at the top level
     scaling = d.get("rope_scaling")
     if scaling is None and params.get("rope_type", params.get("type", "default")) != "default":
         scaling = {k: v for k, v in params.items() if k not in _NOT_SCALING}
@@ -82,7 +103,11 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
                 scaling["original_max_position_embeddings"] = max_pos
                 out["max_position"] = int(max_pos * factor)
             elif rt in ("yarn", "longrope") and "original_max_position_embeddings" not in scaling:
-                scaling["original_max_position_embeddings"] = max_pos
+                if top_original is not None:  # and the factor is max_position_embeddings / original (transformers)
+                    scaling["original_max_position_embeddings"] = _int(d, "original_max_position_embeddings")
+                    scaling.setdefault("factor", max(1.0, max_pos / top_original))
+                else:
+                    scaling["original_max_position_embeddings"] = max_pos
         out["rope_scaling"] = scaling
     try:
         return Expect.from_dict(out)

@@ -7,6 +7,7 @@ import pytest
 from ropespec.cli import main
 from ropespec.inputs import parse_expect
 from spec import ExpectationError, presets
+from spec.hfconfig import from_hf_config
 
 LLAMA31 = {
     "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072,
@@ -63,3 +64,37 @@ def test_malformed_config_is_one_line_exit_2(tmp_path, capsys, config, field):
 def test_unknown_preset_names_the_known_ones(capsys):
     assert main(["check", "--expect", "llama-9000"]) == 2
     assert "llama3.1-8b" in capsys.readouterr().err
+
+
+def _config(name: str, **changes) -> dict:
+    transformers = pytest.importorskip("transformers")
+    cfg = getattr(transformers, name)(**changes)
+    return {"model_type": cfg.model_type, **cfg.to_dict()}
+
+
+@pytest.mark.parametrize("name, head_dim, rotary_dim, convention, theta", [
+    ("GPTJConfig", 256, 64, "interleaved", 10000.0),      # n_embd, n_head, n_positions, rotary_dim
+    ("CodeGenConfig", 256, 64, "interleaved", 10000.0),
+    ("GPTNeoXConfig", 96, 24, "half", 10000.0),           # partial_rotary_factor 0.25 in rope_parameters
+    ("LlamaConfig", 128, 128, "half", 10000.0),
+    ("MistralConfig", 128, 128, "half", 10000.0),
+    ("Qwen2Config", 128, 128, "half", 10000.0),
+    ("Phi3Config", 96, 96, "half", 10000.0),
+    ("GemmaConfig", 256, 256, "half", 10000.0),
+    ("Gemma3Config", 256, 256, "half", 1000000.0),        # text_config; per-layer-type rope_parameters
+])
+def test_transformers_config_key_sets(name, head_dim, rotary_dim, convention, theta):
+    e = from_hf_config(_config(name))
+    assert (e.head_dim, e.rotary_dim, e.convention, e.rope_theta) == (head_dim, rotary_dim, convention, theta)
+
+
+def test_phi3_keeps_the_original_length_at_the_top_level():
+    import reference
+
+    d = {"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "max_position_embeddings": 131072,
+         "original_max_position_embeddings": 4096, "rope_theta": 10000.0,
+         "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 48, "long_factor": [2.0] * 48}}
+    e = from_hf_config(d)
+    assert e.rope_scaling["original_max_position_embeddings"] == 4096
+    assert e.rope_scaling["factor"] == 32.0
+    assert abs(reference.attention_factor(e) - 1.19024) < 1e-5
