@@ -274,6 +274,14 @@ class Subject:
             raise b
         return b
 
+    def function(self, expect: Expect):
+        """The implementation as one function f(x, positions) for ``expect`` (fingerprint, precision): the
+        bound function, or for a decode-mode factory a fresh decoder prefilled with the rows at each call."""
+        f = self.bind(expect)
+        if self.kind not in ("decode", "attention-decode"):
+            return f
+        return lambda x, positions: self.fresh(expect).prefill(x, positions)
+
     @property
     def warmup_seconds(self) -> float | None:
         return getattr(self.host, "warmup_seconds", None) if self.host is not None else self.__dict__.get("_warmup")

@@ -327,6 +327,6 @@ def fingerprint(fn, expect=None, *, array: str | None = None, dtype: str | None 
                                max_position=max_position, device=device, timeout=timeout,
                                warmup_timeout=warmup_timeout)
     try:
-        return _fingerprint(subject.bind(subject.expect), subject.expect)
+        return _fingerprint(subject.function(subject.expect), subject.expect)
     finally:
         subject.close()

@@ -310,7 +310,7 @@ def _bound(subject, target: str, console: Console):
     if subject.skip_reason:
         raise UsageError(f"TARGET {target}: {subject.skip_reason}")
     try:
-        return subject.bind(subject.expect)
+        return subject.function(subject.expect)
     except Failure:
         raise
     except Exception as ex:  # Unsupported: the factory declines this expectation

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from implementations.contract import Failure
+
 import reference
 from properties import precision, probe
 from spec import presets
@@ -103,6 +105,11 @@ def _candidates(base, head_dim, r, conv, measured, max_position):
 def fingerprint(f, expect: Expect) -> Fingerprint:
     """Fingerprint f (float64 in and out) for expect's head_dim, dtype and max_position."""
     d, top = expect.head_dim, expect.max_position
+    y = f(np.eye(d), np.ones(d, dtype=np.int64))
+    bad = ~np.isfinite(y)
+    if bad.any():  # nothing to fingerprint: said as what it is, not as a pairing or a base
+        raise Failure(f"f(e_j, 1) is not finite: {int(bad.sum())} of {bad.size} values (first at dim "
+                      f"{int(np.argwhere(bad)[0][1])}); nothing to fingerprint", "non-finite")
     pr = probe.pairing(f, d)
     r = 2 * len(pr.pairs)
     fp = Fingerprint(head_dim=d, pairing="not a pairing" if pr.problem else "explicit", pairs=pr.pairs, rotary_dim=r,

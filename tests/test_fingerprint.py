@@ -53,3 +53,22 @@ def test_fingerprint_of_a_dynamic_table(tmp_path):
     assert fp["length_dependent"] and fp["curve"] == "dynamic"
     assert fp["scaling"]["factor"] == pytest.approx(4.0, rel=1e-6)
     assert fp["scaling"]["original_max_position_embeddings"] == 2048
+
+
+def test_non_finite_output_is_named_not_blamed_on_the_expectation(capsys, tmp_path):
+    from ropespec.cli import main
+
+    p = tmp_path / "nan_out.py"
+    p.write_text("import numpy as np\ndef rope(x, positions):\n    return np.full_like(x, np.nan)\n")
+    code = main(["fingerprint", f"{p}:rope"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "[non-finite]" in out and "nothing to fingerprint" in out and not err
+
+
+def test_decode_mode_factory_is_fingerprinted_through_prefill(capsys):
+    from ropespec.cli import main
+
+    code = main(["fingerprint", "implementations.numpy_decode:make", "--expect", '{"head_dim": 16}', "--dtype", "float64"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "pairing: half; rotary dim 16 of 16" in out and "base: 10000" in out
