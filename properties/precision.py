@@ -72,9 +72,23 @@ class Sweep:
     bounds: dict[str, np.ndarray] = field(default_factory=dict)  # class bound of pair 0, unit pair norm
     nonfinite: np.ndarray | None = None
 
+    def informative(self, cls: str) -> np.ndarray:
+        """Per position: does class ``cls`` still promise anything? Not once its bound (pair 0's, the
+        fastest pair's, relative to the pair norm) reaches :data:`SATURATED`, the largest error any output
+        of a pair's norm can have."""
+        return self.bounds[cls] < SATURATED
+
+    def promises_until(self, cls: str) -> int | None:
+        """The last swept position before class ``cls``'s bound saturates (None: it never does here)."""
+        bad = np.flatnonzero(~self.informative(cls))
+        if bad.size == 0:
+            return None
+        return int(self.positions[bad[0] - 1]) if bad[0] > 0 else 0
+
     def safe_position(self, cls: str) -> int | None:
-        """The largest swept position up to which class ``cls`` holds (None: not even at the first)."""
-        ok = self.ratio[cls] <= 1.0
+        """The largest swept position up to which class ``cls`` holds, counting only positions where its
+        bound still promises something (None: not even at the first)."""
+        ok = (self.ratio[cls] <= 1.0) & self.informative(cls)
         if not ok[0]:
             return None
         bad = np.flatnonzero(~ok)
@@ -105,6 +119,7 @@ class Sweep:
             "median_error": [_num(v) for v in self.median_error],
             "bounds": {c: [_num(v) for v in self.bounds[c]] for c in classes},
             "safe_position": {c: self.safe_position(c) for c in classes},
+            "promises_until": {c: self.promises_until(c) for c in classes},
             "growth_exponent": self.growth(),
         }
 
@@ -166,6 +181,10 @@ def measure(
         bounds[c] = b[:, 0]
     return Sweep(expect, np.asarray(positions, dtype=np.int64), max_err, med_err, ratio, bounds, nonfinite)
 
+
+#: a component of a rotated pair differs from the exact one by at most twice the pair norm: a bound at or
+#: beyond that (relative to the norm) is met by any output at all, so the class promises nothing there
+SATURATED = 2.0
 
 _LOW = ("float32", "float16", "bfloat16")  # finest first: the most precise explanation that fits wins
 

@@ -132,7 +132,14 @@ def render_precision(sw, console: Console, target: str) -> None:
     for c in sw.ratio:
         name = f"strict {e.dtype}" if c == "exact" else f"{c} angles"
         mark = " (declared)" if c == declared else ""
-        console.print(f"{name}{mark} holds up to {describe_position(sw.safe_position(c))}", highlight=False)
+        safe, until = sw.safe_position(c), sw.promises_until(c)
+        if until is None:
+            limit = ""
+        elif until == safe:
+            limit = ", beyond which it promises nothing (its bound reaches twice the pair norm)"
+        else:
+            limit = f"; it promises nothing beyond {describe_position(until)} (its bound reaches twice the pair norm)"
+        console.print(f"{name}{mark} holds up to {describe_position(safe)}{limit}", highlight=False)
 
 
 def strict(v):

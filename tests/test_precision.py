@@ -96,3 +96,27 @@ def test_sweep_positions_are_odd_and_log_spaced():
     assert np.all(pos % 2 == 1) and np.all(np.diff(pos) > 0)
     big = pos[pos >= 16]
     assert np.all(big[1:] / big[:-1] < 1.6)  # about sqrt(2) apart: two per doubling
+
+
+def test_a_saturated_bound_is_never_counted_as_holding(tmp_path, capsys):
+    """float32 angles at p ~ 2e9 are off by up to 2 x the pair norm: the float32 class's bound is then at
+    least that, so it promises nothing there, and the class must not be said to hold there."""
+    p = tmp_path / "naive32.py"
+    p.write_text(
+        "import numpy as np\n"
+        "def rope(x, positions):\n"
+        "    d = x.shape[1]\n"
+        "    inv = (500000.0 ** (-np.arange(0, d, 2) / d)).astype(np.float32)\n"
+        "    ang = positions[:, None].astype(np.float32) * inv\n"
+        "    c, s = np.cos(ang), np.sin(ang)\n"
+        "    x1, x2 = x[:, : d // 2], x[:, d // 2 :]\n"
+        "    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=1).astype(x.dtype)\n")
+    out = tmp_path / "sweep.json"
+    code = main(["precision", f"{p}:rope", "--expect", '{"rope_theta": 500000}', "--json", str(out)])
+    text = capsys.readouterr().out
+    data = json.loads(out.read_text())
+    until = data["promises_until"]["float32"]
+    assert code == 0 and until is not None and until < 2**31 - 1
+    assert data["safe_position"]["float32"] <= until
+    assert max(data["max_error"]) > 1.0  # the error it would have been said to hold at
+    assert "float32 angles (declared) holds up to" in text and "promises nothing" in text
