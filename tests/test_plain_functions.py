@@ -86,3 +86,22 @@ def test_max_position_never_changes_what_is_expected():
     result = check(lambda x, positions: f(x, positions), e, max_position=2**20, seed=1,
                    invariants=["scaling.attention-factor", "rope.conformance"])
     assert result.passed, result.report()
+
+
+def test_worst_is_the_ratio_to_the_bound_checked():
+    """A pass says how close it came to its own bound: worst <= 1 (scaling.bounded once printed 1.6e+07)."""
+    from implementations.numpy_rope import make
+
+    e = parse_expect("llama3.1-8b")
+    f = make(e)
+    result = check(lambda x, positions: f(x, positions), e, seed=1,
+                   invariants=["scaling.bounded", "scaling.band-edges", "scaling.attention-factor"])
+    assert result.passed, result.report()
+    assert all(r.worst is not None and r.worst <= 1.0 for r in result.results if r.status == "pass"), \
+        [(r.invariant, r.worst) for r in result.results]
+    # a table other than the expected one but within [theta/s, theta] passes, and says how close it came
+    swapped = check("implementations.zoo.yarn_beta_swapped:make", seed=1, invariants=["scaling.bounded"],
+                    expect={"head_dim": 64, "max_position": 16384, "rope_scaling": {
+                        "rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048}})
+    [r] = swapped.results
+    assert r.status == "pass" and r.worst <= 1.0, (r.status, r.worst, r.message)
