@@ -16,6 +16,7 @@ import reference
 from implementations.contract import Failure, Unsupported
 from properties import probe
 from properties.assertions import assert_close
+from properties.diagnose import diagnose
 from properties.framework import output_bound, rope_property
 from properties.strategies import positions, scaled_expectations, vectors
 from spec import tolerance
@@ -69,6 +70,10 @@ def _rel_tol(e, m: probe.Measured, seq_len=None) -> np.ndarray:
 
 def _default(e):
     return e.replace(rope_scaling=None)
+
+
+#: faults of structure that make a measured norm meaningless as an attention factor
+_STRUCTURAL = ("non-finite", "nondeterministic", "input-mutated", "not-a-rotation", "convention", "rotary-dim")
 
 
 def _first_bad(ok):
@@ -217,8 +222,14 @@ def test_attention_factor(bind, case):
     g = reference.attention_factor(e)
     allowed = g * (2 * tolerance.rotation_rtol(e)) + tolerance.atol(e)
     if not abs(m.attention_factor - g) <= allowed:
-        raise Failure(f"||f(x, 1)_pair|| / ||x_pair||={m.attention_factor!r}, but should be the attention factor "
-                      f"{g!r} ({m.attention_factor / g:.4g} times it) [{e.rope_type}]", "attention-factor")
+        message = (f"||f(x, 1)_pair|| / ||x_pair||={m.attention_factor!r}, but should be the attention factor "
+                   f"{g!r} ({m.attention_factor / g:.4g} times it) [{e.rope_type}]")
+        # a norm read along the expected pairs is only an attention factor when the structure is right:
+        # NaN output, another pairing, or no rotation at all is the root cause, and is named
+        found = diagnose(bind(e), e)
+        if found is not None and found[0] in _STRUCTURAL:
+            raise Failure(f"{message} -- follows from {found[0]}: {found[1]}", found[0])
+        raise Failure(message, "attention-factor")
     return float(abs(m.attention_factor - g) / allowed)
 
 

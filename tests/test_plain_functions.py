@@ -105,3 +105,22 @@ def test_worst_is_the_ratio_to_the_bound_checked():
                         "rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048}})
     [r] = swapped.results
     assert r.status == "pass" and r.worst <= 1.0, (r.status, r.worst, r.message)
+
+
+@pytest.mark.parametrize("body, word", [
+    ("    return np.full_like(x, np.nan)\n", "non-finite"),
+    ("    y = x.astype(np.float64)\n"  # interleaved pairs, checked as half
+     "    d = y.shape[1]\n"
+     "    ang = positions[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)\n"
+     "    a, b = y[:, 0::2].copy(), y[:, 1::2].copy()\n"
+     "    y[:, 0::2], y[:, 1::2] = a * np.cos(ang) - b * np.sin(ang), a * np.sin(ang) + b * np.cos(ang)\n"
+     "    return y.astype(x.dtype)\n", "convention"),
+])
+def test_attention_factor_names_the_root_cause(tmp_path, body, word):
+    """A norm read along the expected pairs is no attention factor when the output is NaN or pairs
+    otherwise: scaling.attention-factor says what it follows from, with the root word."""
+    p = tmp_path / "structural.py"
+    p.write_text("import numpy as np\ndef rope(x, positions):\n" + body)
+    result = check(f"{p}:rope", "qwen2.5-7b-yarn", seed=1, invariants=["scaling.attention-factor"])
+    [r] = result.results
+    assert r.status == "fail" and r.diagnosis == word and f"follows from {word}" in r.message, (r.diagnosis, r.message)
