@@ -209,6 +209,7 @@ def unavailable(array: str) -> str | None:
 
 __all__ = [
     "SHIPPED",
+    "arrays",
     "Bound",
     "Call",
     "Failure",

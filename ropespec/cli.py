@@ -286,7 +286,6 @@ def writable(option: str, path: str | None) -> str | None:
 
 
 def _precision(args: argparse.Namespace, console: Console) -> int:
-    from properties import precision
     from spec import DEFAULT
 
     expect = parse_expect(args.expect)
