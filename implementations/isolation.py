@@ -331,9 +331,8 @@ def _preload(names: list[str], budget: float | None) -> None:
         return
     try:
         server.preload(names, budget)
-    except Exception:  # it timed out, died or grew a thread: stop using it
-        server.child.kill()
-        _SERVER["broken"] = True
+    except Exception:  # it timed out, died or grew a thread: stop forking from it (the workers it forked
+        _SERVER["broken"] = True  # watch ropespec, not it; it is stopped at exit with the other children)
 
 
 @atexit.register

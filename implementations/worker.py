@@ -21,20 +21,36 @@ import threading
 import time
 
 
-def _watch_parent(parent: int) -> None:
-    try:  # Linux: the kernel kills us the moment the parent dies
-        import ctypes
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-    if os.getppid() != parent:
+
+def _watch_parent(parent: int) -> None:
+    """End when ``parent`` (the ropespec process) dies. A worker forked by the fork server is that
+    server's child: it watches ropespec's pid, so that the server may go away without taking it along."""
+    forked = os.getppid() != parent
+    if not forked:
+        try:  # Linux: the kernel kills us the moment the parent dies
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except Exception:
+            pass
+        if os.getppid() != parent:
+            os._exit(0)
+    elif not _alive(parent):
         os._exit(0)
 
     def watch():
         while True:
             time.sleep(0.2)
-            if os.getppid() != parent:
+            if (os.getppid() != parent) if not forked else not _alive(parent):
                 os._exit(0)
 
     threading.Thread(target=watch, daemon=True, name="ropespec-parent-watch").start()

@@ -336,3 +336,37 @@ def test_the_transformers_adapter_without_transformers_checks_nothing(tmp_path):
         pytest.skip("torch is not installed")
     assert proc.returncode == 2  # all 20 skipped was exit 0: nothing checked is never a pass
     assert "nothing can be checked on implementations.adapters.hf:make: transformers is not installed" in proc.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server runs on Linux only")
+def test_the_fork_server_takes_preloads_beside_numpys_thread_pool():
+    """numpy's OpenBLAS starts threads at import; the fork server counted them as its own and refused every
+    preload, and the refusal then killed it."""
+    from implementations import isolation
+
+    server = isolation.fork_server()
+    assert server is not None
+    server.preload(["json", "decimal"], 30.0)
+    assert isolation.fork_server() is server
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server runs on Linux only")
+def test_a_worker_outlives_the_fork_server_it_came_from(tmp_path):
+    """A worker forked by the fork server watches ropespec, not the server: when the server goes away (it
+    grew a thread, or timed out) the workers it forked go on answering. Before, a plain function that
+    imports transformers died with 'ended the worker process: it ended'."""
+    from implementations import isolation
+    from properties.framework import PROPERTIES, all_properties, run_property
+    from ropespec.inputs import build_subjects
+
+    all_properties()
+    (tmp_path / "plain.py").write_text(NASTY)
+    server = isolation.fork_server()
+    [subject] = build_subjects([f"{tmp_path / 'plain.py'}:good"], dtype="float64")
+    first = run_property(PROPERTIES["identity_at_zero"], subject, profile="dev", seed_value=0)
+    assert first.status == "pass", first.message
+    server.child.kill()
+    time.sleep(1.0)  # the worker's watch looks every 0.2 s
+    again = run_property(PROPERTIES["conformance"], subject, profile="dev", seed_value=0)
+    assert again.status == "pass", again.message
+    assert subject.host.restarts == 0  # the same worker answered
