@@ -460,6 +460,8 @@ class WorkerHost:
         self._ensure()
         d = expect.to_dict()
         info = self._request(("bind", hid, d), "the factory")
+        if isinstance(info, dict) and info.get("libraries"):
+            _preload(info.pop("libraries"), self.warmup_timeout)
         self.binds[hid] = d
         if fresh:
             self.fresh.add(hid)

@@ -129,7 +129,12 @@ class _Server:
         if kind == "bind":
             from spec.expectation import Expect
 
-            return self.host.bind(msg[1], Expect.from_dict(msg[2]))
+            before = set(sys.modules)
+            info = self.host.bind(msg[1], Expect.from_dict(msg[2]))
+            # a factory that imports its libraries when called (transformers' modeling code in the hf
+            # adapter): the fork server may import them ahead for the next worker too
+            new = _libraries(set(sys.modules) - before)
+            return dict(info, libraries=new) if new and isinstance(info, dict) else info
         if kind == "op":
             return self.host.op(msg[1], msg[2], msg[3])
         if kind == "warmup":
