@@ -24,6 +24,7 @@ def make(expect: Expect):
     if expect.dtype not in DTYPES:
         raise NotImplementedError(f"numpy RoPE computes {', '.join(DTYPES)}, not {expect.dtype}")
     a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+    oa, ob = (np.array(ix) for ix in zip(*expect.out_pairs()))  # in place but for rope_interleave
     out_dtype = np.dtype(expect.dtype)
 
     def rope(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -35,8 +36,8 @@ def make(expect: Expect):
         c, s = g * c, g * s  # the attention factor (1 but for yarn and longrope)
         out = xf.copy()
         xa, xb = xf[:, a], xf[:, b]
-        out[:, a] = xa * c - xb * s
-        out[:, b] = xa * s + xb * c
+        out[:, oa] = xa * c - xb * s
+        out[:, ob] = xa * s + xb * c
         return out.astype(out_dtype)
 
     return rope

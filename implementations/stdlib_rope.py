@@ -18,16 +18,16 @@ def make(expect):
         raise NotImplementedError(f"rope_type {expect.rope_type!r} is not implemented")
     r = expect.rotary_dim
     inv_freq = [expect.rope_theta ** (-2.0 * i / r) for i in range(r // 2)]
-    pairs = expect.pairs()
+    pairs = list(zip(expect.pairs(), expect.out_pairs()))  # in place but for rope_interleave
 
     def rope(x, positions):
         out = []
         for row, p in zip(x, positions):
             y = list(row)
-            for (a, b), t in zip(pairs, inv_freq):
+            for ((a, b), (oa, ob)), t in zip(pairs, inv_freq):
                 c, s = math.cos(p * t), math.sin(p * t)
-                y[a] = row[a] * c - row[b] * s
-                y[b] = row[a] * s + row[b] * c
+                y[oa] = row[a] * c - row[b] * s
+                y[ob] = row[a] * s + row[b] * c
             out.append(y)
         return out
 

@@ -24,6 +24,7 @@ def make(expect: Expect):
     if expect.dtype not in DTYPES:
         raise NotImplementedError(f"torch RoPE computes {', '.join(DTYPES)}, not {expect.dtype}")
     a_idx, b_idx = (torch.tensor(ix) for ix in zip(*expect.pairs()))
+    oa_idx, ob_idx = (torch.tensor(ix) for ix in zip(*expect.out_pairs()))  # in place but for rope_interleave
 
     def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
         dev = x.device
@@ -32,12 +33,12 @@ def make(expect: Expect):
         c, s = cos_sin(positions.to(torch.float64)[:, None], torch.from_numpy(hi).to(dev),
                        torch.from_numpy(lo).to(dev), xp=torch)
         c, s = g * c, g * s  # the attention factor (1 but for yarn and longrope)
-        a, b = a_idx.to(dev), b_idx.to(dev)
+        a, b, oa, ob = a_idx.to(dev), b_idx.to(dev), oa_idx.to(dev), ob_idx.to(dev)
         xf = x.to(torch.float64)
         out = xf.clone()
         xa, xb = xf[:, a], xf[:, b]
-        out[:, a] = xa * c - xb * s
-        out[:, b] = xa * s + xb * c
+        out[:, oa] = xa * c - xb * s
+        out[:, ob] = xa * s + xb * c
         return out.to(x.dtype)
 
     return rope

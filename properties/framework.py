@@ -366,7 +366,40 @@ def run_property(
             res.message = f"declared to fail ({declared}), but it held on these examples"
     if res.status == "fail" and res.diagnosis is None:
         _diagnose(res, subject)
+    elif res.status == "fail":
+        _root_cause(res, subject)
     return res
+
+
+#: words a property gives from what it measured along the expected pairs; a structural fault underneath
+#: (another pairing or layout, no rotation, NaN) is the root cause and takes their place
+_MEASURED = ("scaling", "attention-factor", "direction", "double-rotation", "position-offset", "base", "angle-precision")
+
+
+def _expect_of(res: Result, subject: Subject) -> Expect | None:
+    expect = subject.expect
+    if expect is None and res.counterexample and isinstance(res.counterexample.get("expect"), dict):
+        expect = Expect.from_dict(res.counterexample["expect"])
+    return expect
+
+
+def _root_cause(res: Result, subject: Subject) -> None:
+    """One root cause, one word: a failure named from a measurement says "follows from <word>" and takes
+    that word when the implementation has a structural fault (properties.diagnose.root_cause)."""
+    if subject.kind != "rope" or res.diagnosis not in _MEASURED:
+        return
+    expect = _expect_of(res, subject)
+    if expect is None:
+        return
+    from properties.diagnose import root_cause
+
+    try:
+        found = root_cause(subject.bind(expect), expect)
+    except (Unsupported, Failure):
+        return
+    if found and found[0] != res.diagnosis:
+        res.message = f"{res.message} -- follows from {found[0]}: {found[1]}"
+        res.diagnosis = found[0]
 
 
 def _diagnose(res: Result, subject: Subject) -> None:
@@ -374,9 +407,7 @@ def _diagnose(res: Result, subject: Subject) -> None:
     if res.diagnosis is not None or subject.kind != "rope":
         res.diagnosis = res.diagnosis or "unknown"
         return
-    expect = subject.expect
-    if expect is None and res.counterexample and isinstance(res.counterexample.get("expect"), dict):
-        expect = Expect.from_dict(res.counterexample["expect"])
+    expect = _expect_of(res, subject)
     found = None
     if expect is not None:
         from properties.diagnose import diagnose
@@ -421,9 +452,10 @@ def all_properties() -> list[Property]:
     return sorted(PROPERTIES.values(), key=lambda p: order[p.invariant])
 
 
-def pair_norms(expect: Expect, x: np.ndarray) -> np.ndarray:
-    """||(x_a, x_b)|| for every row and pair: shape (n, n_pairs)."""
-    a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+def pair_norms(expect: Expect, x: np.ndarray, *, output: bool = False) -> np.ndarray:
+    """||(x_a, x_b)|| for every row and pair: shape (n, n_pairs). ``output``: x is an output, whose
+    pairs sit where the convention writes them (:meth:`Expect.out_pairs`)."""
+    a, b = (np.array(ix) for ix in zip(*(expect.out_pairs() if output else expect.pairs())))
     return np.hypot(x[:, a], x[:, b])
 
 
@@ -443,12 +475,24 @@ def output_bound(expect: Expect, x: np.ndarray, positions: np.ndarray, *, pairin
     return per_dim(expect, tolerance.component_bound(expect, positions, th, g * norms))
 
 
+def to_output_layout(expect: Expect, x: np.ndarray) -> np.ndarray:
+    """x (n, head_dim) with each dim moved to where the convention writes it (a copy)."""
+    out = np.empty_like(x)
+    out[:, expect.layout()] = x
+    return out
+
+
+def to_input_layout(expect: Expect, y: np.ndarray) -> np.ndarray:
+    """An output y (n, head_dim) read back into the input layout: the inverse of :func:`to_output_layout`."""
+    return np.asarray(y)[:, expect.layout()]
+
+
 def per_dim(expect: Expect, per_pair: np.ndarray, passthrough: np.ndarray | float = 0.0) -> np.ndarray:
     """Spread an (n, n_pairs) array onto (n, head_dim): both dims of a pair get the pair's value;
     pass-through dims (at and beyond rotary_dim) get ``passthrough`` (a scalar or an (n, head_dim) array)."""
     out = np.array(np.broadcast_to(passthrough, (per_pair.shape[0], expect.head_dim)), dtype=np.float64)
     out[:, : expect.rotary_dim] = 0.0
-    a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+    a, b = (np.array(ix) for ix in zip(*expect.out_pairs()))
     out[:, a] = per_pair
     out[:, b] = per_pair
     return out
@@ -465,6 +509,8 @@ __all__ = [
     "output_bound",
     "pair_norms",
     "per_dim",
+    "to_input_layout",
+    "to_output_layout",
     "pinned_expects",
     "pinned_positions",
     "rows_cases",

@@ -220,19 +220,54 @@ def explain_low_precision(f, expect: Expect, positions: np.ndarray, *, seed: int
     if not np.isfinite(exact) or exact <= tolerance.rotation_rtol(expect):
         return None  # right at these positions (within a correct rotation's rounding): nothing to explain
     a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+    oa, ob = (np.array(ix) for ix in zip(*expect.out_pairs()))
     best = None
     for what, c, s in _candidates(expect, positions):
         yc = x.copy()
-        yc[:, a] = g * (x[:, a] * c - x[:, b] * s)
-        yc[:, b] = g * (x[:, a] * s + x[:, b] * c)
+        yc[:, oa] = g * (x[:, a] * c - x[:, b] * s)
+        yc[:, ob] = g * (x[:, a] * s + x[:, b] * c)
         err = float(np.max(np.abs(y - yc) / scale))
         # explained: as close to the candidate as a correct rotation in the output dtype can be, and
         # at least 10 times closer than to the exact result
         if err <= tolerance.rotation_rtol(expect) and 10 * err <= exact and (best is None or err < 0.5 * best[1]):
             best = (what, err)
     if best is None:
-        return None
+        return _angle_signature(expect, x, y, positions)
     return f"the output matches a rotation with {best[0]} (error {best[1]:.2g} against it, {exact:.2g} against the exact one)"
+
+
+def _angle_signature(expect: Expect, x: np.ndarray, y: np.ndarray, positions: np.ndarray) -> str | None:
+    """Low precision recognised by the error's signature rather than by one operation order: every pair
+    keeps its norm and turns by the right angle phi = p theta_i up to an error of at most 2 u |phi| for
+    the unit roundoff u of a lower dtype (positions, inverse frequencies or angles rounded to it, in any
+    order), and the error reaches a tenth of that somewhere (the dtype is not far finer than that). The
+    finest dtype that fits is named; entries whose allowance is past 0.5 rad tell nothing and are left out."""
+    a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+    oa, ob = (np.array(ix) for ix in zip(*expect.out_pairs()))
+    g = reference.attention_factor(expect)
+    th = reference.thetas(expect, reference.seq_len_of(positions))
+    phi = np.abs(positions.astype(np.float64)[:, None] * th[None, :])
+    zx = x[:, a] + 1j * x[:, b]
+    want = reference.apply(expect, x, positions)
+    zw, zy = want[:, oa] + 1j * want[:, ob], y[:, oa] + 1j * y[:, ob]
+    if not np.all(np.isfinite(zy)) or np.any(zw == 0):
+        return None
+    rounding = tolerance.rotation_rtol(expect)
+    norm_err = np.abs(np.abs(zy) - g * np.abs(zx)) / (g * np.abs(zx))
+    dphi = np.abs(np.angle(zy / zw))
+    for d in _LOW:
+        u = tolerance.unit_roundoff(d)
+        allowed = 2 * u * phi + 2 * rounding
+        informative = 2 * u * phi <= 0.5
+        if informative.sum() < max(2, informative.size // 2) or np.any(norm_err > 2 * rounding + u):
+            continue
+        ratio = dphi[informative] / (u * phi[informative] + 1e-300)
+        if np.all(dphi[informative] <= allowed[informative]) and np.max(ratio) >= 0.1:
+            k = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+            return (f"every pair keeps its norm and is off its angle by at most {np.max(ratio):.2g} u |p theta| for "
+                    f"u of {d} ({u:.2g}): positions, inverse frequencies or angles rounded to {d} "
+                    f"(worst {float(dphi[informative][k]):.2g} rad)")
+    return None
 
 
 def describe_position(p: int | None) -> str:

@@ -11,9 +11,11 @@ A second row pins the call's length (seq_len), for the types whose table depends
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from spec.expectation import CONVENTIONS, Expect
 
 
 @dataclass
@@ -27,7 +29,7 @@ class Measured:
 def measure(f, expect, *, seq_len: int | None = None, max_position: int | None = None) -> Measured:
     """theta'_i and the attention factor of ``f`` (float64 in and out) under the expected pairing:
     :func:`frequencies` for the angles, the output norm of a unit pair at p = 1 for the factor."""
-    pairs = expect.pairs()
+    pairs = list(zip(expect.pairs(), expect.out_pairs()))
     fr = frequencies(f, expect.head_dim, pairs, max_position=max_position or expect.max_position, seq_len=seq_len)
     _, norms = angles(f, expect.head_dim, pairs, 1, seq_len)
     return Measured(fr.thetas, float(np.mean(norms)), fr.precision, fr.max_position)
@@ -35,44 +37,86 @@ def measure(f, expect, *, seq_len: int | None = None, max_position: int | None =
 
 @dataclass
 class Pairing:
-    pairs: list[tuple[int, int]]  # (a, b) with a < b, in order of a
+    pairs: list[tuple[int, int]]  # input dims (a, b) with a < b that turn together, in order of a
     untouched: list[int]  # dims whose basis vector comes out unchanged
     problem: str | None  # why the map is not a pairing, or None
+    out: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)  # pair -> where (a, b) are written
+
+    def convention(self, head_dim: int, rotary_dim: int) -> str | None:
+        """The convention (:data:`spec.expectation.CONVENTIONS`) whose pairs and layout these are, or None."""
+        for c in CONVENTIONS:
+            ec = Expect(head_dim=head_dim, rotary_dim=rotary_dim, convention=c)
+            if sorted(self.pairs) == ec.pairs() and all(self.out[p] == o for p, o in zip(ec.pairs(), ec.out_pairs())):
+                return c
+        return None
+
+    def laid_out(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+        """((a, b), (oa, ob)) for every pair, in order of a."""
+        return [(p, self.out[p]) for p in sorted(self.pairs)]
 
 
 def pairing(f, head_dim: int, positions=(1, 3)) -> Pairing:
-    """Which dims turn together: the output of each basis vector at a few positions."""
+    """Which dims turn together, and where each pair's result is written: the output of each basis
+    vector at a few positions. Two input dims whose outputs share the same two dims are a pair; the
+    pair is written in place, or elsewhere (``rope_interleave`` writes interleaved pairs in the half
+    layout). The order of the written pair is the one in which e_a's first output equals e_b's second
+    (both cos p theta)."""
     d = head_dim
-    partners: dict[int, set[int]] = {j: set() for j in range(d)}
+    support: dict[int, set[int]] = {j: set() for j in range(d)}
     changed = np.zeros(d, dtype=bool)
+    ys = []
     for p in positions:
         y = f(np.eye(d), np.full(d, p, dtype=np.int64))
-        off = np.abs(y - np.diag(np.diag(y))) > 0
-        changed |= (np.diag(y) != 1.0) | off.any(axis=1)
+        ys.append(y)
+        nz = y != 0
+        changed |= (np.diag(y) != 1.0) | (nz & ~np.eye(d, dtype=bool)).any(axis=1)
         for j in range(d):
-            partners[j].update(int(k) for k in np.flatnonzero(off[j]))
-    pairs, problem = [], None
+            support[j].update(int(k) for k in np.flatnonzero(nz[j]))
+    problem = None
+    groups: dict[frozenset, list[int]] = {}
     for j in range(d):
-        ks = partners[j]
-        if len(ks) > 1:
-            problem = problem or f"dim {j} leaks into dims {sorted(ks)[:6]}: not a rotation of pairs"
-        elif len(ks) == 1:
-            k = next(iter(ks))
-            if partners[k] != {j}:
-                problem = problem or f"dim {j} turns with dim {k}, but dim {k} with {sorted(partners[k])}"
-            elif j < k:
-                pairs.append((j, k))
-    return Pairing(pairs, [j for j in range(d) if not changed[j]], problem)
+        s = support[j]
+        if not changed[j]:
+            continue
+        if len(s) > 2:
+            problem = problem or f"dim {j} leaks into dims {sorted(s - {j})[:6]}: not a rotation of pairs"
+        elif len(s) == 2:
+            groups.setdefault(frozenset(s), []).append(j)
+    pairs, out = [], {}
+    for s, js in groups.items():
+        u, v = sorted(s)
+        if len(js) == 2:
+            a, b = js
+            y = ys[0]
+            straight = abs(y[a, u] - y[b, v]) + abs(y[a, v] + y[b, u])
+            crossed = abs(y[a, v] - y[b, u]) + abs(y[a, u] + y[b, v])
+            pairs.append((a, b))
+            out[(a, b)] = (u, v) if straight <= crossed else (v, u)
+        elif len(js) == 1 and js[0] in s:
+            j = js[0]
+            k = next(iter(s - {j}))
+            problem = problem or f"dim {j} turns with dim {k}, but dim {k} with {sorted(support[k] - {k})}"
+        else:
+            problem = problem or f"dims {sorted(js)} are written to dims {sorted(s)}: not a rotation of pairs"
+    pairs.sort()
+    return Pairing(pairs, [j for j in range(d) if not changed[j]], problem, out)
+
+
+def _split(pairs):
+    """Input and output index arrays of ``pairs``: (a, b) tuples (in place) or ((a, b), (oa, ob))."""
+    pairs = [p if isinstance(p[0], tuple) else (p, p) for p in pairs]
+    a, b, oa, ob = (np.array(ix) for ix in zip(*[(i, j, k, m) for (i, j), (k, m) in pairs]))
+    return a, b, oa, ob
 
 
 def angles(f, head_dim: int, pairs, p: int, seq_len: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The angle each pair turns by at position p, and its output norm (a unit input)."""
+    """The angle each pair turns by at position p, and its output norm (a unit input). ``pairs``:
+    (a, b) turned in place, or ((a, b), (oa, ob)) for a pair written elsewhere."""
     x = np.zeros((2, head_dim))
-    a = np.array([i for i, _ in pairs])
-    b = np.array([j for _, j in pairs])
+    a, _, oa, ob = _split(pairs)
     x[0, a] = 1.0
     y = f(x, np.array([p, max(p, (seq_len or 1) - 1)], dtype=np.int64))
-    return np.arctan2(y[0, b], y[0, a]), np.hypot(y[0, a], y[0, b])
+    return np.arctan2(y[0, ob], y[0, oa]), np.hypot(y[0, oa], y[0, ob])
 
 
 @dataclass

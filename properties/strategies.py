@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from spec.dtypes import round_to
-from spec.expectation import Expect
+from spec.expectation import CONVENTIONS, Expect
 
 
 def head_dims(*, min_value: int = 2, max_value: int = 256) -> st.SearchStrategy[int]:
@@ -56,7 +56,7 @@ def expectations(
     *,
     dtype: str = "float32",
     max_position: int = 131072,
-    conventions: tuple[str, ...] = ("half", "interleaved"),
+    conventions: tuple[str, ...] = CONVENTIONS,
     partial: bool | None = None,
     max_head_dim: int = 256,
 ) -> st.SearchStrategy[Expect]:
@@ -157,7 +157,7 @@ def scaled_expectations(*, rope_types: tuple[str, ...], dtype: str = "float32") 
         return Expect(
             head_dim=hd,
             rope_theta=draw(bases(min_value=100.0), label="rope_theta"),
-            convention=draw(st.sampled_from(("half", "interleaved")), label="convention"),
+            convention=draw(st.sampled_from(CONVENTIONS), label="convention"),
             dtype=dtype,
             max_position=8 * L,
             rope_scaling=scaling,

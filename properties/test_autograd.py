@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import reference
 from implementations.contract import Failure
 from properties.assertions import assert_close
-from properties.framework import expect_strategy, output_bound, pinned_expects, rope_property
+from properties.framework import expect_strategy, output_bound, pinned_expects, rope_property, to_input_layout
 from properties.strategies import make_vectors, positions, vectors
 from spec.scaling import SEQ_LEN_DEPENDENT
 
@@ -41,13 +41,16 @@ def _applies(subject):
 def test_inverse_rotation(bind, case):
     e, pos, x, g = case["expect"], case["positions"], case["x"], case["g"]
     grad = bind(e).grad(x, pos, g)  # NotImplementedError (a rejected case) when f has no autograd
-    want = reference.apply(e, g, -pos)  # R(-p) g, scaled by the attention factor like the forward
-    bound = output_bound(e, g, pos)
+    # f = L R(p) with L where the convention writes each pair (the identity but for rope_interleave): the
+    # gradient is R(-p) L^T g, in the input's layout, scaled by the attention factor like the forward
+    h = to_input_layout(e, g)
+    want = to_input_layout(e, reference.apply(e, h, -pos))
+    bound = to_input_layout(e, output_bound(e, h, pos))
     try:
         return assert_close("d<f(x, p), g>/dx", grad, want, bound,
                             call=f"backward at positions {pos.tolist()}: should be R(-p) g", dtype=e.dtype)
     except Failure as err:
-        if np.all(np.abs(grad - reference.apply(e, g, pos)) <= bound):
+        if np.all(np.abs(grad - to_input_layout(e, reference.apply(e, h, pos))) <= bound):
             raise Failure(f"{err.message} -- direction: the gradient is R(+p) g, the forward rotation, not its "
                           "inverse: the backward forgot the sign", "direction") from None
         raise

@@ -52,8 +52,12 @@ def test_consistency(bind, case):
                 index_names=("row", "dim")))
         except Failure as err:
             stale = _stale_rows(e, x, pos, keys, n0, t)
-            evidence = (f"; every cached key still has the rotation of the length at which it was added "
-                        f"(rows 0..{t - 1}): a stale cache" if stale else "")
+            evidence = ""
+            if stale:
+                j, length = stale[0]
+                evidence = (f"; every cached key still has the rotation of the call that added it: row {j} (p = {j}) "
+                            f"has the table of length {length}, not of length {t + 1}, and so do {len(stale) - 1} more "
+                            f"rows whose rotation changed: a stale cache")
             raise Failure(f"decode diverges from a fresh pass first at length {t + 1} "
                           f"({'prefill' if t == n0 - 1 else f'step {t - n0 + 1}'}; original length "
                           f"{original_length(e)}): {err.message}{evidence}",
@@ -61,12 +65,18 @@ def test_consistency(bind, case):
     return worst
 
 
-def _stale_rows(e, x, pos, keys, n0, t) -> bool:
-    """Do the cached keys (rows before t) equal the rotation at the length each was added with?"""
+def _stale_rows(e, x, pos, keys, n0, t) -> list[tuple[int, int]]:
+    """The evidence of a stale cache: every cached key (rows before t) equals the rotation at the length
+    it was added with, and these rows' rotations changed since ([(row, length it was added at)]; empty
+    when that is not so, or when no row tells the tables apart: row 0 at p = 0 is the same in every table)."""
+    now = reference.apply(e, x[: t + 1], pos[: t + 1])
+    changed = []
     for j in range(t):
         length = n0 if j < n0 else j + 1
         then = reference.apply(e, x[:length], pos[:length])[j]
         bound = output_bound(e, x[:length], pos[:length])[j]
         if not np.all(np.abs(keys[j] - then) <= bound):
-            return False
-    return t > 0
+            return []
+        if not np.all(np.abs(now[j] - then) <= bound):
+            changed.append((j, length))
+    return changed

@@ -30,7 +30,8 @@ def apply(expect: Expect, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     c, s = cos_sin(positions.astype(np.float64)[:, None], hi, lo)
     c, s = g * c, g * s
     a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+    oa, ob = (np.array(ix) for ix in zip(*expect.out_pairs()))
     out = x.copy()
-    out[:, a] = x[:, a] * c - x[:, b] * s
-    out[:, b] = x[:, a] * s + x[:, b] * c
+    out[:, oa] = x[:, a] * c - x[:, b] * s
+    out[:, ob] = x[:, a] * s + x[:, b] * c
     return out

@@ -115,7 +115,7 @@ def apply(expect: Expect, x: np.ndarray, positions: np.ndarray, *, dtype: str = 
         raise ValueError(f"x must be (n, {expect.head_dim}) and positions (n,), got {x.shape} and {positions.shape}")
     key = _freq_key(expect, seq_len_of(positions))
     out = x.copy()
-    pairs = expect.pairs()
+    pairs = list(zip(expect.pairs(), expect.out_pairs()))  # in place but for rope_interleave
     from_float, mul, sub, add, to_float = libmp.from_float, libmp.mpf_mul, libmp.mpf_sub, libmp.mpf_add, libmp.to_float
     bits = MANTISSA_BITS[dtype]
     if dtype != "float64":
@@ -123,12 +123,12 @@ def apply(expect: Expect, x: np.ndarray, positions: np.ndarray, *, dtype: str = 
     for row, pos in enumerate(positions.tolist()):
         cs, ss, prec = _cos_sin_raw(key, int(pos))
         xr = x[row].tolist()
-        for (a, b), c, s in zip(pairs, cs, ss):
+        for ((a, b), (oa, ob)), c, s in zip(pairs, cs, ss):
             xa, xb = from_float(xr[a]), from_float(xr[b])
             ya = sub(mul(xa, c, prec), mul(xb, s, prec), prec, "n")
             yb = add(mul(xa, s, prec), mul(xb, c, prec), prec, "n")
             if bits != 53:
                 ya, yb = libmp.mpf_pos(ya, bits, "n"), libmp.mpf_pos(yb, bits, "n")
-            out[row, a] = to_float(ya, rnd="n")
-            out[row, b] = to_float(yb, rnd="n")
+            out[row, oa] = to_float(ya, rnd="n")
+            out[row, ob] = to_float(yb, rnd="n")
     return out

@@ -27,7 +27,7 @@ _LENGTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 @dataclass
 class Fingerprint:
     head_dim: int
-    pairing: str  # "half" | "interleaved" | "explicit" | "not a pairing"
+    pairing: str  # "half" | "interleaved" | "rope_interleave" | "explicit" | "not a pairing"
     pairs: list[tuple[int, int]]
     rotary_dim: int
     problem: str | None = None
@@ -51,18 +51,12 @@ class Fingerprint:
         return asdict(self)
 
 
-def _convention(pairs, r) -> str:
-    half = [(i, i + r // 2) for i in range(r // 2)]
-    inter = [(2 * i, 2 * i + 1) for i in range(r // 2)]
-    return "half" if sorted(pairs) == half else "interleaved" if sorted(pairs) == inter else "explicit"
-
-
-def _ordered(pairs, conv, r):
-    if conv == "half":
-        return [(i, i + r // 2) for i in range(r // 2)]
-    if conv == "interleaved":
-        return [(2 * i, 2 * i + 1) for i in range(r // 2)]
-    return sorted(pairs)
+def _ordered(pr: probe.Pairing, conv: str, d: int, r: int):
+    """((a, b), (oa, ob)) for every pair in order of frequency: the convention's order, else by a."""
+    if conv == "explicit":
+        return pr.laid_out()
+    e = Expect(head_dim=d, rotary_dim=r, convention=conv)
+    return list(zip(e.pairs(), e.out_pairs()))
 
 
 def _fit_base(theta: np.ndarray, r: int) -> tuple[float, float]:
@@ -116,9 +110,9 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
                      problem=pr.problem)
     if pr.problem or not pr.pairs:
         return fp
-    conv = _convention(pr.pairs, r)
+    conv = pr.convention(d, r) or "explicit"
     fp.pairing = conv
-    pairs = _ordered(pr.pairs, conv, r)
+    pairs = _ordered(pr, conv, d, r)
     # every call pinned to one sequence length, so that a table that depends on it stays put
     fr = probe.frequencies(f, d, pairs, max_position=top, seq_len=top)
     short = probe.frequencies(f, d, pairs, max_position=top, seq_len=min(64, top))

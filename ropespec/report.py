@@ -88,6 +88,14 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
     if failures:
         console.print()
         console.print(f"{len(failures)} failing:", highlight=False)
+        for rep in reports:
+            root = root_cause(rep)
+            if root:
+                word, n, total = root
+                rest = f"; the other {total - n} are listed after them" if n < total else ""
+                console.print(f"{rep.subject.name}: root cause {word} ({n} of {total} failures, listed first{rest})",
+                              highlight=False, markup=False, soft_wrap=True)
+        failures.sort(key=lambda item: _lead(item[0], item[1]))
         for rep, r in failures:
             console.print(r.explain(replay_command(rep.subject, r)), highlight=False, markup=False, soft_wrap=True)
     n = sum(len(_shown(rep)) for rep in reports)
@@ -98,6 +106,24 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         f" ({n} checks on {len(reports)} implementations)",
         highlight=False,
     )
+
+
+def root_cause(rep) -> tuple[str, int, int] | None:
+    """(word, failures carrying it, failures) when an implementation's failures have a structural root
+    cause (properties.diagnose.STRUCTURAL), else None."""
+    from properties.diagnose import STRUCTURAL
+
+    words = [r.diagnosis for r in rep.results if r.status == "fail"]
+    roots = [w for w in dict.fromkeys(words) if w in STRUCTURAL]
+    return (roots[0], words.count(roots[0]), len(words)) if roots else None
+
+
+def _lead(rep, r) -> int:
+    """Order of a failure in the list: the root cause's own failures first, then what follows from it."""
+    root = root_cause(rep)
+    if root is None or r.diagnosis != root[0]:
+        return 2
+    return 1 if "follows from" in (r.message or "") else 0
 
 
 def _indent(text: str, max_lines: int) -> str:

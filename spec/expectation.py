@@ -16,7 +16,11 @@ import types
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-CONVENTIONS = ("half", "interleaved")
+#: how dims pair up and where the results go: "half" rotates (i, i + r/2), "interleaved" (2i, 2i + 1), both
+#: in place; "rope_interleave" reads interleaved pairs (2i, 2i + 1) and writes the rotated pair to (i, i + r/2),
+#: the half layout (transformers' ``rope_interleave`` for DeepSeek-V3 and other MLA models: dot products are
+#: kept because q and k get the same permutation).
+CONVENTIONS = ("half", "interleaved", "rope_interleave")
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 #: dtypes in which an angle or an inverse-frequency table may be formed; "exact" is the strict class.
 ANGLE_DTYPES = ("exact",) + DTYPES
@@ -217,11 +221,26 @@ class Expect:
         return self.rope_scaling["rope_type"]
 
     def pairs(self) -> list[tuple[int, int]]:
-        """Index pairs (a, b) rotated together, pair i turning at theta_i."""
+        """Index pairs (a, b) of the input rotated together, pair i turning at theta_i."""
         r = self.rotary_dim
-        if self.convention == "interleaved":
+        if self.convention in ("interleaved", "rope_interleave"):
             return [(2 * i, 2 * i + 1) for i in range(r // 2)]
         return [(i, i + r // 2) for i in range(r // 2)]
+
+    def out_pairs(self) -> list[tuple[int, int]]:
+        """Where pair i's two results are written: (a, b) of :meth:`pairs` (in place) but for
+        ``rope_interleave``, which writes them to (i, i + r/2), the half layout."""
+        if self.convention == "rope_interleave":
+            return self.replace(convention="half").pairs()
+        return self.pairs()
+
+    def layout(self) -> list[int]:
+        """Where each input dim's result is written: ``layout()[j]`` is the output dim of input dim j
+        (the identity but for ``rope_interleave``)."""
+        perm = list(range(self.head_dim))
+        for (a, b), (oa, ob) in zip(self.pairs(), self.out_pairs()):
+            perm[a], perm[b] = oa, ob
+        return perm
 
     def replace(self, **changes: Any) -> "Expect":
         """A copy with fields changed (validated again). Changing head_dim re-derives rotary_dim

@@ -14,8 +14,11 @@ Keys read (transformers 4.57 and 5.x):
   transformers, and testing goes to factor times it; for yarn and longrope it fills a missing
   ``original_max_position_embeddings``, as 4.57 does; a top-level ``original_max_position_embeddings``, as
   Phi-3 has, is the original length, and the factor is then max_position_embeddings / original);
-* ``model_type`` and ``rope_interleave``: GPT-J, CodeGen and configs with ``rope_interleave: true`` pair
-  interleaved, every other model half.
+* ``model_type`` and ``rope_interleave``: GPT-J, CodeGen and DeepSeek-V2 pair interleaved in place; a config
+  with ``rope_interleave: true`` (DeepSeek-V3, where transformers makes it the default, and other MLA
+  models) reads interleaved pairs and writes the half layout (convention ``rope_interleave``, as
+  transformers' ``apply_rotary_pos_emb_interleave`` and the model repository's own code do); every other
+  model pairs half.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from typing import Any
 
 from spec.expectation import FACTOR_MAX, RANGES, Expect, ExpectationError, _is_number, _short, load_json
 
-INTERLEAVED_MODEL_TYPES = ("gptj", "codegen")
+INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2")
+#: model types whose transformers config defaults ``rope_interleave`` to true
+ROPE_INTERLEAVE_MODEL_TYPES = ("deepseek_v3",)
 _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
 
 
@@ -77,7 +82,10 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
         factor = d.get("partial_rotary_factor", params.get("partial_rotary_factor", d.get("rotary_pct")))
         if factor is not None and factor != 1.0:
             out["partial_rotary_factor"] = factor
-    if d.get("model_type") in INTERLEAVED_MODEL_TYPES or d.get("rope_interleave") is True:
+    interleave = d.get("rope_interleave", d.get("model_type") in ROPE_INTERLEAVE_MODEL_TYPES)
+    if interleave is True:
+        out["convention"] = "rope_interleave"
+    elif d.get("model_type") in INTERLEAVED_MODEL_TYPES:
         out["convention"] = "interleaved"
     pos_key = "max_position_embeddings" if "max_position_embeddings" in d or "n_positions" not in d else "n_positions"
     max_pos = d.get(pos_key)

@@ -27,7 +27,7 @@ _PRESETS: dict[str, dict[str, Any]] = {
         "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
     },
     "deepseek-v3": {
-        "head_dim": 64, "rope_theta": 10000.0, "convention": "interleaved", "max_position": 163840,
+        "head_dim": 64, "rope_theta": 10000.0, "convention": "rope_interleave", "max_position": 163840,
         "rope_scaling": {"rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096,
                          "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0},
     },
@@ -51,7 +51,9 @@ UNVERIFIED: dict[str, str] = {
 #: preset -> note shown by ``ropespec presets``
 NOTES: dict[str, str] = {
     "llama2-7b": "Meta's reference code pairs interleaved; HF's converted weights pair half",
-    "deepseek-v3": "DeepSeek's own inference code pairs interleaved",
+    "deepseek-v3": ("transformers' code (rope_interleave) reads interleaved pairs and writes them in the half layout; "
+                    "DeepSeek's own inference/model.py rotates interleaved pairs in place: check it with convention "
+                    "'interleaved'"),
     "gpt-j-6b": "rotate_every_two: interleaved pairs on the first 64 dims",
     "gpt-neox-20b": "rotary_pct 0.25: 24 of 96 dims rotate",
     "pythia-6.9b": "rotary_pct 0.25: 32 of 128 dims rotate",

@@ -1,13 +1,14 @@
 """config.json files map onto expectations; malformed ones give one line naming the field."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from ropespec.cli import main
 from ropespec.inputs import parse_expect
 from spec import ExpectationError, presets
-from spec.hfconfig import from_hf_config
+from spec.hfconfig import from_hf_config, read
 
 LLAMA31 = {
     "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072,
@@ -82,6 +83,8 @@ def _config(name: str, **changes) -> dict:
     ("Phi3Config", 96, 96, "half", 10000.0),
     ("GemmaConfig", 256, 256, "half", 10000.0),
     ("Gemma3Config", 256, 256, "half", 1000000.0),        # text_config; per-layer-type rope_parameters
+    ("DeepseekV3Config", 64, 64, "rope_interleave", 10000.0),  # qk_rope_head_dim; rope_interleave true
+    ("GptOssConfig", 64, 64, "half", 150000.0),           # yarn in rope_parameters
 ])
 def test_transformers_config_key_sets(name, head_dim, rotary_dim, convention, theta):
     e = from_hf_config(_config(name))
@@ -98,3 +101,44 @@ def test_phi3_keeps_the_original_length_at_the_top_level():
     assert e.rope_scaling["original_max_position_embeddings"] == 4096
     assert e.rope_scaling["factor"] == 32.0
     assert abs(reference.attention_factor(e) - 1.19024) < 1e-5
+
+
+def test_deepseek_layouts():
+    """rope_interleave (DeepSeek-V3's transformers default) reads interleaved pairs and writes half; DeepSeek-V2's
+    transformers code rotates interleaved pairs in place; rope_interleave false is plain half."""
+    base = {"hidden_size": 7168, "num_attention_heads": 128, "qk_rope_head_dim": 64, "max_position_embeddings": 4096}
+    assert from_hf_config({"model_type": "deepseek_v3", **base}).convention == "rope_interleave"
+    assert from_hf_config({"model_type": "deepseek_v3", "rope_interleave": False, **base}).convention == "half"
+    assert from_hf_config({"model_type": "deepseek_v2", **base}).convention == "interleaved"
+    assert from_hf_config({"model_type": "kimi", "rope_interleave": True, **base}).convention == "rope_interleave"
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "configs"
+
+
+@pytest.mark.parametrize("name, want", [
+    ("gpt-j-6b", {"head_dim": 256, "rotary_dim": 64, "convention": "interleaved", "max_position": 2048}),
+    ("gpt-neox-20b", {"head_dim": 96, "rotary_dim": 24, "convention": "half", "max_position": 2048}),
+    ("phi-3-mini-128k", {"head_dim": 96, "convention": "half", "max_position": 131072, "rope_type": "longrope",
+                         "factor": 32.0, "original": 4096}),
+    ("gemma-3-4b", {"head_dim": 256, "rope_theta": 1e6, "rope_type": "linear", "factor": 8.0}),
+    ("deepseek-v3", {"head_dim": 64, "convention": "rope_interleave", "max_position": 163840, "rope_type": "yarn",
+                     "factor": 40.0, "original": 4096}),
+])
+def test_shipped_config_files_read_as_their_models(name, want):
+    e = read(FIXTURES / f"{name}.json")
+    got = {"head_dim": e.head_dim, "rotary_dim": e.rotary_dim, "convention": e.convention, "max_position": e.max_position,
+           "rope_theta": e.rope_theta, "rope_type": e.rope_type, "factor": (e.rope_scaling or {}).get("factor"),
+           "original": (e.rope_scaling or {}).get("original_max_position_embeddings")}
+    assert {k: got[k] for k in want} == want
+
+
+def test_the_deepseek_v3_config_is_its_preset():
+    import numpy as np
+
+    import reference
+
+    e, p = read(FIXTURES / "deepseek-v3.json"), presets.get("deepseek-v3")
+    assert (e.head_dim, e.convention, e.max_position) == (p.head_dim, p.convention, p.max_position)
+    assert np.array_equal(reference.thetas(e), reference.thetas(p))
+    assert reference.attention_factor(e) == reference.attention_factor(p)

@@ -19,7 +19,7 @@ EVIDENCE = {
     "bf16_inv_freq": "inverse frequencies rounded to bfloat16",
     "bf16_cos_sin": "cos/sin tables stored in bfloat16",
     "float32_angles": "angles formed in float32",
-    "fast_sincos": "the error grows like p^",
+    "fast_sincos": "angles rounded to float32 (worst",  # its float32 argument reduction, by its signature
 }
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import reference
+from reference import fast
 from reference import rope as ref_rope
 from spec import Expect
 
@@ -110,3 +111,18 @@ def test_attention_factor_scales_the_output():
     x = np.random.default_rng(0).standard_normal((3, 128))
     y = reference.apply(e, x, np.array([0, 5, 1000]))
     assert np.allclose(y[0], 1.1386294361119891 * x[0], rtol=1e-15)
+
+
+@pytest.mark.parametrize("apply", [reference.apply, fast.apply], ids=["mpmath", "fast"])
+def test_rope_interleave_is_the_interleaved_rotation_written_in_the_half_layout(apply):
+    """DeepSeek-V3's layout (transformers' rope_interleave): pair (2i, 2i + 1) turns at theta_i and lands on
+    (i, i + r/2); pass-through dims stay where they are."""
+    e = Expect(head_dim=12, rotary_dim=8, convention="rope_interleave", dtype="float64")
+    x = np.random.default_rng(3).standard_normal((4, 12))
+    pos = np.array([0, 1, 77, 65521])
+    inter = apply(e.replace(convention="interleaved"), x, pos)
+    got = apply(e, x, pos)
+    r = 8
+    assert np.array_equal(got[:, : r // 2], inter[:, 0:r:2])
+    assert np.array_equal(got[:, r // 2 : r], inter[:, 1:r:2])
+    assert np.array_equal(got[:, r:], x[:, r:])

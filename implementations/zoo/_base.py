@@ -50,6 +50,7 @@ def build(
     r = rotary_dim or expect.rotary_dim
     geometry = expect.replace(rotary_dim=r, convention=convention or expect.convention)
     a, b = (np.array(ix) for ix in zip(*geometry.pairs()))
+    oa, ob = (np.array(ix) for ix in zip(*geometry.out_pairs()))
     theta = (base or expect.rope_theta) ** (-np.arange(0, r, 2, dtype=np.float64) / (exponent_dim or r))
     out_dtype = np.dtype(expect.dtype)
 
@@ -66,9 +67,9 @@ def build(
         out = xf.copy()
         xa, xb = xf[:, a], xf[:, b]
         if rotate is None:
-            out[:, a], out[:, b] = xa * c - xb * s, xa * s + xb * c
+            out[:, oa], out[:, ob] = xa * c - xb * s, xa * s + xb * c
         else:
-            out[:, a], out[:, b] = rotate(xa, xb, c, s)
+            out[:, oa], out[:, ob] = rotate(xa, xb, c, s)
         out = out.astype(out_dtype)
         return post(x, out, np.asarray(positions)) if post is not None else out
 
