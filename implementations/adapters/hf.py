@@ -1,23 +1,66 @@
-"""transformers' own Llama rotary code (LlamaRotaryEmbedding + apply_rotary_pos_emb) as a factory.
+"""transformers' own rotary code, per model type, as factories: the model's rotary embedding class
+(built from a config, no weights) and the model's own apply function, called as the model calls them.
 
     ropespec check implementations.adapters.hf:make --array torch --dtype bfloat16 --expect llama3.1-8b
+    ropespec check implementations.adapters.hf:deepseek_v3 --array torch --expect deepseek-v3
+    ropespec check implementations.adapters.hf:gptj --array torch --expect path/to/gpt-j/config.json
 
-Needs ``transformers`` (``pip install transformers``); without it the factory declines. The
-expectation becomes a LlamaConfig (``rope_parameters`` in transformers 5.x words). Llama pairs
-"half" and rotates every dim, so other expectations are declined. Everything transformers does is
-kept: float32 inverse frequencies and angles, cos/sin cast to x's dtype, and for ``dynamic`` its
-cached, stateful table (the behaviour behind transformers #25104).
+``make`` is Llama's. One factory per model type in :data:`MODEL_TYPES` (``gpt_neox``, ``gptj``,
+``codegen``, ``llama``, ``mistral``, ``qwen2``, ``phi3``, ``gemma``, ``gemma3``, ``deepseek_v3``,
+``gpt_oss``); :func:`factory` builds one for any of them. Needs ``transformers`` (``pip install -e
+'.[hf]'``); without it the factories decline. The expectation becomes the model type's config class
+(``rope_parameters`` in transformers 5.x words). Everything transformers does is kept: float32 inverse
+frequencies and angles, cos/sin cast to x's dtype, and for ``dynamic`` its cached, stateful table (the
+behaviour behind transformers #25104). What a model's code cannot express (another pairing, partial
+rotary where its apply function has none, a base GPT-J hard-codes, ropespec's static ``ntk``) is declined,
+so that a verdict is always about the model's own code.
 """
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
+
 ARRAY = "torch"
 
 
-def config_for(expect):
-    """A transformers LlamaConfig computing ``expect``'s frequencies (raises ImportError without transformers)."""
-    from transformers import LlamaConfig
+@dataclass(frozen=True)
+class Model:
+    """How one model type's rotary code is built and called."""
 
+    config: str  # config class in transformers
+    module: str  # transformers.models.<module>.modeling_<module>
+    rotary: str  # rotary embedding class
+    conventions: tuple[str, ...] = ("half",)
+    partial: bool = False  # its apply function (or, for GPT-J, its attention) rotates only the first rotary dims
+    scaled: bool = True  # reads rope_parameters (every transformers scaling type); False: a fixed table
+    call: str = "qk"  # "qk": apply(q, k, cos, sin), q (b, h, s, d); "gptj": apply(x, sin, cos), x (b, s, h, d)
+    layer_type: str | None = None  # Gemma 3: the layer type whose rope_parameters are checked
+    note: str = ""
+
+
+MODEL_TYPES: dict[str, Model] = {
+    "llama": Model("LlamaConfig", "llama", "LlamaRotaryEmbedding"),
+    "mistral": Model("MistralConfig", "mistral", "MistralRotaryEmbedding"),
+    "qwen2": Model("Qwen2Config", "qwen2", "Qwen2RotaryEmbedding"),
+    "gemma": Model("GemmaConfig", "gemma", "GemmaRotaryEmbedding"),
+    "gemma3": Model("Gemma3TextConfig", "gemma3", "Gemma3RotaryEmbedding", layer_type="full_attention",
+                    note="the full-attention layers' table (sliding layers use the default one)"),
+    "phi3": Model("Phi3Config", "phi3", "Phi3RotaryEmbedding", partial=True),
+    "gpt_neox": Model("GPTNeoXConfig", "gpt_neox", "GPTNeoXRotaryEmbedding", partial=True),
+    "gpt_oss": Model("GptOssConfig", "gpt_oss", "GptOssRotaryEmbedding"),
+    "deepseek_v3": Model("DeepseekV3Config", "deepseek_v3", "DeepseekV3RotaryEmbedding",
+                         conventions=("rope_interleave", "half"),
+                         note="rope_interleave: apply_rotary_pos_emb_interleave; otherwise apply_rotary_pos_emb"),
+    "gptj": Model("GPTJConfig", "gptj", "GPTJRotaryEmbedding", conventions=("interleaved",), partial=True,
+                  scaled=False, call="gptj", note="a sin/cos table of max_position rows, base 10000 hard-coded"),
+    "codegen": Model("CodeGenConfig", "codegen", "CodeGenRotaryEmbedding", conventions=("interleaved",),
+                     partial=True, scaled=False, call="gptj", note="as GPT-J"),
+}
+
+
+def _rope_parameters(expect) -> tuple[dict, int]:
+    """transformers 5.x rope_parameters for ``expect``, and the max_position_embeddings to give it."""
     params = {"rope_type": expect.rope_type, "rope_theta": expect.rope_theta}
     if expect.rope_scaling:
         params.update({k: v for k, v in expect.to_dict()["rope_scaling"].items() if k != "rope_type"})
@@ -27,30 +70,95 @@ def config_for(expect):
         max_pos = params.pop("original_max_position_embeddings")
     if expect.rotary_dim != expect.head_dim:
         params["partial_rotary_factor"] = expect.rotary_dim / expect.head_dim
-    return LlamaConfig(hidden_size=expect.head_dim, num_attention_heads=1, num_key_value_heads=1,
-                       head_dim=expect.head_dim, max_position_embeddings=max_pos, rope_parameters=params)
+    return params, max_pos
 
 
-def make(expect):
-    try:
-        import torch
-        from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
-    except ImportError:
-        raise NotImplementedError("transformers is not installed (pip install transformers)") from None
-    if expect.convention != "half":
-        raise NotImplementedError("transformers' Llama code pairs half, not interleaved")
-    if expect.rotary_dim != expect.head_dim:
-        raise NotImplementedError("transformers' Llama code rotates every dim (no partial rotary)")
+def config_for(expect, model_type: str = "llama"):
+    """The transformers config of ``model_type`` computing ``expect``'s RoPE, one head of head_dim
+    (raises ImportError without transformers)."""
+    import transformers
+
+    m = MODEL_TYPES[model_type]
+    cls = getattr(transformers, m.config)
+    if m.call == "gptj":
+        return cls(n_embd=expect.head_dim, n_head=1, rotary_dim=expect.rotary_dim, n_positions=expect.max_position)
+    params, max_pos = _rope_parameters(expect)
+    common = dict(hidden_size=expect.head_dim, num_attention_heads=1, num_key_value_heads=1,
+                  head_dim=expect.head_dim, max_position_embeddings=max_pos)
+    if m.layer_type:  # per-layer-type parameters (Gemma 3): the sliding layers keep the default table
+        default = {"rope_type": "default", "rope_theta": 10000.0}
+        return cls(**common, rope_parameters={m.layer_type: params, "sliding_attention": default})
+    if model_type == "deepseek_v3":
+        return cls(**common, qk_rope_head_dim=expect.head_dim, qk_nope_head_dim=0,
+                   rope_interleave=expect.convention == "rope_interleave", rope_parameters=params)
+    if model_type == "phi3":  # Phi-3 keeps the original length at the top level too
+        original = params.get("original_max_position_embeddings", max_pos)
+        return cls(**common, original_max_position_embeddings=original, rope_parameters=params)
+    return cls(**common, rope_parameters=params)
+
+
+def _decline(m: Model, model_type: str, expect) -> None:
+    if expect.convention not in m.conventions:
+        raise NotImplementedError(f"transformers' {model_type} code pairs {' or '.join(m.conventions)}, "
+                                  f"not {expect.convention}")
+    if expect.rotary_dim != expect.head_dim and not m.partial:
+        raise NotImplementedError(f"transformers' {model_type} code rotates every dim (no partial rotary)")
+    if not m.scaled and (expect.rope_type != "default" or expect.rope_theta != 10000.0):
+        raise NotImplementedError(f"transformers' {model_type} code has a fixed table: base 10000, no scaling")
     if expect.rope_type == "ntk":
         raise NotImplementedError("transformers has no static 'ntk' rope type")
-    rotary = LlamaRotaryEmbedding(config_for(expect))
 
-    def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
-        rotary.to(x.device)
-        q = x[None, None]  # (batch 1, heads 1, n, head_dim)
-        with torch.no_grad():
-            cos, sin = rotary(q, positions[None])
-            out, _ = apply_rotary_pos_emb(q, q, cos, sin)
-        return out[0, 0]
 
-    return rope
+def factory(model_type: str):
+    """make(expect) running transformers' ``model_type`` rotary code on rows x (n, head_dim)."""
+    if model_type not in MODEL_TYPES:
+        raise ValueError(f"model_type: one of {', '.join(MODEL_TYPES)}, got {model_type!r}")
+    m = MODEL_TYPES[model_type]
+
+    def make(expect):
+        try:
+            import torch
+            modeling = importlib.import_module(f"transformers.models.{m.module}.modeling_{m.module}")
+        except ImportError:
+            raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+        _decline(m, model_type, expect)
+        rotary = getattr(modeling, m.rotary)(config_for(expect, model_type))
+        if model_type == "deepseek_v3" and expect.convention == "rope_interleave":
+            apply = modeling.apply_rotary_pos_emb_interleave
+        else:
+            apply = modeling.apply_rotary_pos_emb
+        extra = (m.layer_type,) if m.layer_type else ()
+        r = expect.rotary_dim
+
+        def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
+            rotary.to(x.device)
+            with torch.no_grad():
+                if m.call == "gptj":  # GPTJAttention: (batch, seq, heads, dim), the first rotary_dim dims
+                    q = x[None, :, None, :]
+                    sin, cos = rotary(q, positions[None])
+                    out = torch.cat([apply(q[..., :r], sin, cos), q[..., r:]], dim=-1)
+                    return out[0, :, 0]
+                q = x[None, None]  # (batch 1, heads 1, n, head_dim)
+                cos, sin = rotary(q, positions[None], *extra)
+                out, _ = apply(q, q, cos, sin)
+                return out[0, 0]
+
+        return rope
+
+    make.__name__ = make.__qualname__ = model_type
+    make.__doc__ = f"transformers' {model_type} rotary code ({m.rotary} + its apply function). {m.note}".strip()
+    return make
+
+
+# one factory per model type, loadable as implementations.adapters.hf:<model_type>
+llama = make = factory("llama")
+mistral = factory("mistral")
+qwen2 = factory("qwen2")
+gemma = factory("gemma")
+gemma3 = factory("gemma3")
+phi3 = factory("phi3")
+gpt_neox = factory("gpt_neox")
+gpt_oss = factory("gpt_oss")
+deepseek_v3 = factory("deepseek_v3")
+gptj = factory("gptj")
+codegen = factory("codegen")
