@@ -59,8 +59,9 @@ def _ordered(pr: probe.Pairing, conv: str, d: int, r: int):
     return list(zip(e.pairs(), e.out_pairs()))
 
 
-def _fit_base(theta: np.ndarray, r: int) -> tuple[float, float]:
-    """Base from the longest ladder prefix theta_i = theta_0 b^(-2i/r); (base, worst residual)."""
+def _fit_base(theta: np.ndarray, r: int, *, prefix: bool = False):
+    """Base from the longest ladder prefix theta_i = theta_0 b^(-2i/r); (base, worst residual), and the
+    prefix's length when ``prefix``."""
     lt = np.log(theta)
     k = min(4, len(theta))
     while True:
@@ -73,7 +74,7 @@ def _fit_base(theta: np.ndarray, r: int) -> tuple[float, float]:
         if nxt > 1e-9 + 10 * resid:
             break
         k += 1
-    return math.exp(-slope * r / 2), resid
+    return (math.exp(-slope * r / 2), resid, k) if prefix else (math.exp(-slope * r / 2), resid)
 
 
 def _candidates(base, head_dim, r, conv, measured, max_position):
@@ -127,27 +128,36 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
     tol = max(1e-9, 100 * fp.precision)
     fp.length_dependent = not np.allclose(np.abs(short.thetas), theta, rtol=tol, atol=0)
     table = np.abs(short.thetas) if fp.length_dependent else theta
-    fp.base, fp.base_precision = _fit_base(table, r)
-    for digits in (6, 8, 10, 12):  # configs use round bases: take the shortest that reproduces the fit
+    fp.base, fp.base_precision, k = _fit_base(table, r, prefix=True)
+    # configs use round bases: take the shortest whose ladder reproduces the measured prefix as closely as
+    # it was measured (a base rounded to 6 digits is off by up to 1e-6, which at p = 1e6 is most of a
+    # float32 class's bound)
+    for digits in (6, 8, 10, 12, 15):
         rounded = float(f"{fp.base:.{digits}g}")
-        if abs(rounded - fp.base) <= max(fp.base_precision, 1e-15) * fp.base * r:
+        ladder = table[0] * rounded ** (-2.0 * np.arange(k) / r)
+        if np.max(np.abs(ladder - table[:k]) / table[:k]) <= max(4 * fp.precision, 4e-16):
             fp.base = rounded
             break
     if conv == "explicit":
         return fp
+    fits = max(tol, 1e-6)
     best = None
     for curve, cand in _candidates(fp.base, d, r, conv, table, top):
         err = float(np.max(np.abs(reference.thetas(cand) - table) / table))
         if best is None or err < best[0] - 1e-12:
             best = (err, curve, cand)
+        if err <= fits:  # the simplest curve that fits (candidates come simplest first): default before a
+            best = (err, curve, cand)  # yarn of factor 1.000001 that fits the float32 rounding a little closer
+            break
     err, curve, cand = best
     if fp.length_dependent:
         dyn = _fit_dynamic(fp, theta, cand.replace(rope_scaling=None), top)
-        if dyn is not None:
+        if dyn is not None and dyn[0] <= fits:
             err, curve, cand = dyn
         else:
-            curve, cand, err = "longrope", cand, None
-    if err is not None and err <= max(tol, 1e-6):
+            found = _fit_longrope(f, d, pairs, conv, r, theta, np.abs(short.thetas), top, fp)
+            err, curve, cand = found if found is not None else (None, "unknown", cand)
+    if err is not None and err <= fits:
         fp.curve, fp.curve_error = ("ntk-or-default" if curve == "default" else curve), err
         fp.scaling = cand.to_dict()["rope_scaling"]
         g = fp.attention_factor
@@ -163,6 +173,38 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
     else:
         fp.curve, fp.curve_error = curve if curve == "longrope" else "unknown", err
     return fp
+
+
+def _fit_longrope(f, d, pairs, conv, r, long_th, short_th, top, fp):
+    """A LongRoPE table: one set of per-pair factors up to an original length L, another beyond it.
+    L is the first sequence length at which the long table is used (found by bisection on seq_len); the
+    factors are stated against the base the ladder fit gives when the short table is a ladder (equal
+    factors), else against base 10000 (the factors and the base cannot be told apart from the table alone)."""
+    def is_long(seq):
+        phi, _ = probe.angles(f, d, pairs, 1, seq)
+        return bool(np.max(np.abs(np.abs(phi) - long_th) / long_th) < np.max(np.abs(np.abs(phi) - short_th) / long_th))
+
+    lo, hi = min(64, top), top  # short at lo, long at hi
+    if is_long(lo) or not is_long(hi):
+        return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if is_long(mid) else (mid, hi)
+    L = lo  # the longest length that still uses the short factors
+    base = fp.base if fp.base_precision is not None and fp.base_precision < 1e-6 else 10000.0
+    plain = Expect(head_dim=d, rotary_dim=r, rope_theta=base, convention=conv, max_position=top)
+    th0 = reference.thetas(plain)
+    scaling = {"rope_type": "longrope", "short_factor": [float(f"{v:.9g}") for v in th0 / short_th],
+               "long_factor": [float(f"{v:.9g}") for v in th0 / long_th], "original_max_position_embeddings": L,
+               "attention_factor": float(f"{fp.attention_factor:.9g}")}
+    try:
+        cand = plain.replace(rope_scaling=scaling)
+    except ExpectationError:
+        return None
+    fp.base = base
+    err = max(float(np.max(np.abs(reference.thetas(cand, L) - short_th) / short_th)),
+              float(np.max(np.abs(reference.thetas(cand, top) - long_th) / long_th)))
+    return err, "longrope", cand
 
 
 def _fit_dynamic(fp, theta, plain, top):

@@ -72,3 +72,33 @@ def test_decode_mode_factory_is_fingerprinted_through_prefill(capsys):
     out, err = capsys.readouterr()
     assert code == 0, out + err
     assert "pairing: half; rotary dim 16 of 16" in out and "base: 10000" in out
+
+
+def test_float32_ntk_code_is_the_default_ladder_of_its_base_in_the_float32_class(tmp_path):
+    """Its frequencies carry float32 rounding: a yarn of factor 1.000001 fitted that rounding a little
+    closer and was reported, and the class was judged against the base rounded to 6 digits (bfloat16)."""
+    out = tmp_path / "fp.json"
+    e = '{"head_dim": 128, "rope_theta": 10000, "max_position": 32768, "rope_scaling": {"rope_type": "ntk", "factor": 4.0}}'
+    assert main(["fingerprint", "implementations.numpy_rope:make", "--expect", e, "--dtype", "float32", "--json", str(out)]) == 0
+    fp = json.loads(out.read_text())
+    assert fp["curve"] == "ntk-or-default" and fp["scaling"] is None
+    assert abs(fp["base"] - 10000 * 4 ** (128 / 126)) <= 1e-6 * fp["base"]
+    assert fp["precision_class"] == "float32"
+
+
+def test_longrope_is_recognised_with_its_switch_length_and_factors(tmp_path):
+    out = tmp_path / "fp.json"
+    short = [round(1.0 + 0.02 * i, 6) for i in range(32)]
+    long = [round(1.0 + 0.9 * i, 6) for i in range(32)]
+    e = json.dumps({"head_dim": 64, "max_position": 32768, "rope_scaling": {
+        "rope_type": "longrope", "original_max_position_embeddings": 4096, "factor": 8.0,
+        "short_factor": short, "long_factor": long}})
+    assert main(["fingerprint", "implementations.numpy_rope:make", "--expect", e, "--dtype", "float64", "--json", str(out)]) == 0
+    fp = json.loads(out.read_text())
+    assert fp["curve"] == "longrope" and fp["base"] == 10000.0
+    s = fp["scaling"]
+    assert s["original_max_position_embeddings"] == 4096
+    assert s["short_factor"] == pytest.approx(short, rel=1e-7) and s["long_factor"] == pytest.approx(long, rel=1e-7)
+    import math
+
+    assert s["attention_factor"] == pytest.approx(math.sqrt(1 + math.log(8.0) / math.log(4096)), rel=1e-7)
