@@ -255,7 +255,7 @@ class CheckResult:
         from ropespec import report
 
         buf = io.StringIO()
-        report.render(self.reports, Console(file=buf, soft_wrap=True, force_terminal=False, width=160),
+        report.render(self.reports, Console(file=buf, soft_wrap=True, force_terminal=False, width=160, emoji=False),
                       seed=self.seed, profile=self.profile)
         if not self.allow_skip:
             for line in self.nothing_checked():

@@ -447,7 +447,7 @@ def _on_sigterm(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    console = Console(soft_wrap=True)
+    console = Console(soft_wrap=True, emoji=False)  # ":llama:" in a TARGET is not an emoji
     saved = None
     if threading_main():  # Ctrl-C and SIGTERM stop the run and print what finished (even when started
         # in the background with SIGINT ignored); the caller's handlers come back afterwards

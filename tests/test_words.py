@@ -143,3 +143,15 @@ def test_a_real_scaling_bug_stays_scaling_under_the_strict_class():
     failed = _failed(result)
     assert failed and {r.diagnosis for r in failed} == {"scaling"}
     assert np.isfinite(failed[0].worst if failed[0].worst is not None else 0.0)
+
+
+def test_names_are_printed_as_they_are_not_as_emoji(tmp_path, capsys):
+    """rich turned 'hf:llama: root cause' into 'hf🦙 root cause'."""
+    (tmp_path / "mod.py").write_text("from implementations.zoo.writes_half_layout import make as llama\n")
+    target = f"{tmp_path / 'mod.py'}:llama"
+    code = main(["check", target, "--expect", '{"head_dim": 64, "convention": "interleaved", "max_position": 8192}',
+                 "--invariant", "rope.identity-at-zero", "--seed", "0"])
+    out = capsys.readouterr().out
+    assert code == 1 and f"{target}: root cause layout" in out and "\N{LLAMA}" not in out
+    assert check(target, expect={"head_dim": 64, "convention": "interleaved", "max_position": 8192},
+                 invariants=["rope.identity-at-zero"], seed=0).report().count(f"{target}: root cause") == 1
