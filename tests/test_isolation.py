@@ -338,8 +338,18 @@ def test_the_transformers_adapter_without_transformers_checks_nothing(tmp_path):
     assert "nothing can be checked on implementations.adapters.hf:make: transformers is not installed" in proc.stderr
 
 
+@pytest.fixture
+def fresh_fork_server():
+    """A fork server of this test's own: a test that kills it must not leave the next tests without one."""
+    from implementations import isolation
+
+    isolation._SERVER.clear()
+    yield
+    isolation._SERVER.clear()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server runs on Linux only")
-def test_the_fork_server_takes_preloads_beside_numpys_thread_pool():
+def test_the_fork_server_takes_preloads_beside_numpys_thread_pool(fresh_fork_server):
     """numpy's OpenBLAS starts threads at import; the fork server counted them as its own and refused every
     preload, and the refusal then killed it."""
     from implementations import isolation
@@ -351,7 +361,7 @@ def test_the_fork_server_takes_preloads_beside_numpys_thread_pool():
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server runs on Linux only")
-def test_a_worker_outlives_the_fork_server_it_came_from(tmp_path):
+def test_a_worker_outlives_the_fork_server_it_came_from(tmp_path, fresh_fork_server):
     """A worker forked by the fork server watches ropespec, not the server: when the server goes away (it
     grew a thread, or timed out) the workers it forked go on answering. Before, a plain function that
     imports transformers died with 'ended the worker process: it ended'."""
@@ -383,7 +393,7 @@ def make(expect):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server runs on Linux only")
-def test_libraries_a_factory_imports_when_called_are_preloaded(tmp_path):
+def test_libraries_a_factory_imports_when_called_are_preloaded(tmp_path, fresh_fork_server):
     """Only the TARGET's import was reported, so transformers' modeling code (imported inside the hf
     adapter's factories) was imported afresh by every worker: 2 s a subject instead of 0.03 s."""
     from implementations import isolation
