@@ -176,6 +176,7 @@ def make_subject(
         device=device,
         kind=kind,
         expected_failures=dict(info["expected_failures"]),
+        promise=dict(info.get("promise") or {}),
         timeout=timeout,
         warmup_timeout=warmup_timeout,
         isolation=isolation,

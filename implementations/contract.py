@@ -227,6 +227,7 @@ class Subject:
     kind: str = "rope"  # rope: f(x, positions); decode: prefill/step; sinusoidal: pe(positions, d);
     # learned: table(positions) with max_len = max_position; attention: attend(q, k, v, positions, causal)
     expected_failures: dict = field(default_factory=dict)  # invariant id -> documented reason
+    promise: dict = field(default_factory=dict)  # a factory's own precision class (make.promise), drawn with
     timeout: float | None = DEFAULT_TIMEOUT
     warmup_timeout: float | None = DEFAULT_WARMUP_TIMEOUT
     isolation: str = "worker process"  # or "in-process (<why>)"

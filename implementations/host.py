@@ -121,6 +121,9 @@ def describe_loaded(obj: Callable, kind: str, label: str) -> dict:
         return info
     ef = getattr(obj, "expected_failures", {})
     info["expected_failures"] = {str(k): str(v) for k, v in dict(ef).items()} if isinstance(ef, dict) else {}
+    promise = getattr(obj, "promise", None)  # the precision class a factory promises: angle/inv_freq dtypes
+    if isinstance(promise, dict):
+        info["promise"] = {k: str(v) for k, v in promise.items() if k in ("angle_dtype", "inv_freq_dtype")}
     if info["mode"] == "plain":
         want = PLAIN_SHAPES.get(kind)
         if want is None:

@@ -41,3 +41,8 @@ def make(expect: Expect):
         return out.astype(out_dtype)
 
     return rope
+
+
+#: the precision class this factory promises and is checked at: angles and frequencies exact (double-double),
+#: one rounding to the output dtype (within 2 ulp of the pair norm, tests/test_accuracy.py)
+make.promise = {"angle_dtype": "exact", "inv_freq_dtype": "exact"}

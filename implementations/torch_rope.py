@@ -42,3 +42,7 @@ def make(expect: Expect):
         return out.to(x.dtype)
 
     return rope
+
+
+#: the precision class this factory promises and is checked at (as numpy_rope's)
+make.promise = {"angle_dtype": "exact", "inv_freq_dtype": "exact"}

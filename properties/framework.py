@@ -119,18 +119,26 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
+def promised(subject: Subject, drawn: st.SearchStrategy[Expect]) -> st.SearchStrategy[Expect]:
+    """Drawn expectations in the precision class a factory promises (``make.promise``, e.g. the shipped
+    numpy and torch factories promise the strict class): shipped code is held to its own promise."""
+    if not subject.promise:
+        return drawn
+    return drawn.map(lambda e: e.replace(**subject.promise))
+
+
 def expect_strategy(subject: Subject, *, partial: bool | None = None) -> st.SearchStrategy[Expect]:
     """The subject's fixed expectation, or drawn ones for a factory without one."""
     if subject.expect is not None:
         return st.just(subject.expect)
-    return expectations(dtype=subject.dtype, max_position=subject.max_position, partial=partial)
+    return promised(subject, expectations(dtype=subject.dtype, max_position=subject.max_position, partial=partial))
 
 
 def pinned_expects(subject: Subject, *, partial: bool | None = None) -> list[Expect]:
     """Expectations every property tries first: the fixed one, or d = 2 (and a partial one)."""
     if subject.expect is not None:
         return [subject.expect]
-    base = Expect(dtype=subject.dtype, max_position=subject.max_position)
+    base = Expect(dtype=subject.dtype, max_position=subject.max_position, **subject.promise)
     if partial:
         return [base.replace(head_dim=8, rotary_dim=4)]
     return [base.replace(head_dim=2), base.replace(head_dim=64, convention="interleaved")]
@@ -513,6 +521,7 @@ __all__ = [
     "to_output_layout",
     "pinned_expects",
     "pinned_positions",
+    "promised",
     "rows_cases",
     "rows_pinned",
     "rope_property",

@@ -258,11 +258,13 @@ def _angle_signature(expect: Expect, x: np.ndarray, y: np.ndarray, positions: np
     for d in _LOW:
         u = tolerance.unit_roundoff(d)
         allowed = 2 * u * phi + 2 * rounding
-        informative = 2 * u * phi <= 0.5
-        if informative.sum() < max(2, informative.size // 2) or np.any(norm_err > 2 * rounding + u):
+        # entries that tell: the allowance is below 0.5 rad, and the dtype's rounding stands above the output's
+        informative = (2 * u * phi <= 0.5) & (u * phi >= 2 * rounding)
+        if informative.sum() < 2 or np.any(norm_err > 2 * rounding + u):
             continue
-        ratio = dphi[informative] / (u * phi[informative] + 1e-300)
-        if np.all(dphi[informative] <= allowed[informative]) and np.max(ratio) >= 0.1:
+        ratio = dphi[informative] / (u * phi[informative])
+        if (np.all(dphi[informative] <= allowed[informative]) and np.max(ratio) >= 0.1
+                and np.max(dphi[informative]) >= 4 * rounding):
             k = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
             return (f"every pair keeps its norm and is off its angle by at most {np.max(ratio):.2g} u |p theta| for "
                     f"u of {d} ({u:.2g}): positions, inverse frequencies or angles rounded to {d} "

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import reference
 from implementations.contract import Failure
 from properties.assertions import assert_close
-from properties.framework import output_bound, rope_property
+from properties.framework import output_bound, promised, rope_property
 from properties.strategies import scaled_expectations, vectors
 from spec.scaling import original_length
 
@@ -20,7 +20,7 @@ def _cases(subject):
         if subject.expect is not None:
             e = subject.expect
         else:
-            e = draw(scaled_expectations(rope_types=("dynamic", "longrope"), dtype=subject.dtype), label="expect")
+            e = draw(promised(subject, scaled_expectations(rope_types=("dynamic", "longrope"), dtype=subject.dtype)), label="expect")
             L = 16  # short sequences keep the exact fresh passes cheap
             scaling = dict(e.to_dict()["rope_scaling"], original_max_position_embeddings=L)
             e = e.replace(head_dim=min(e.head_dim, 16), max_position=4 * L, rope_scaling=None)

@@ -16,7 +16,7 @@ import reference
 from implementations.contract import Failure, Unsupported
 from properties import probe
 from properties.assertions import assert_close
-from properties.framework import output_bound, rope_property
+from properties.framework import output_bound, promised, rope_property
 from properties.strategies import positions, scaled_expectations, vectors
 from spec import tolerance
 from spec.scaling import original_length
@@ -24,7 +24,7 @@ from spec.scaling import original_length
 
 def _cases(types):
     def cases(subject):
-        e = st.just(subject.expect) if subject.expect is not None else scaled_expectations(rope_types=types, dtype=subject.dtype)
+        e = st.just(subject.expect) if subject.expect is not None else promised(subject, scaled_expectations(rope_types=types, dtype=subject.dtype))
         return st.fixed_dictionaries({"expect": e})
 
     return cases
@@ -147,7 +147,7 @@ def _linear_cases(subject):
     @st.composite
     def build(draw):
         e = draw(st.just(subject.expect) if subject.expect is not None
-                 else scaled_expectations(rope_types=("linear",), dtype=subject.dtype), label="expect")
+                 else promised(subject, scaled_expectations(rope_types=("linear",), dtype=subject.dtype)), label="expect")
         s = int(e.rope_scaling["factor"])
         n = draw(st.integers(1, 4), label="n")
         q = draw(st.lists(positions(max_value=max(1, (e.max_position - 1) // s)), min_size=n, max_size=n), label="q")

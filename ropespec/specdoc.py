@@ -30,7 +30,7 @@ def _rows(verdicts: dict[str, str] | None):
     zoo: dict[str, list[str]] = {}
     for m in members():
         for t in m.targets:
-            zoo.setdefault(t, []).append(m.name)
+            zoo.setdefault(t.partition(":")[0], []).append(m.name)
     for section in SECTIONS:
         invs = [inv for inv in REGISTRY.values() if inv.section == section]
         yield section, [

@@ -132,15 +132,48 @@ def pairing_free_norm(x: np.ndarray) -> np.ndarray:
     return math.sqrt(2.0) * np.max(np.abs(x), axis=1, keepdims=True)
 
 
-def attention_bound(expect: Expect, q: np.ndarray, k: np.ndarray, v: np.ndarray, last_position: int) -> float:
-    """Allowed error of an attention output whose scores come from q and k rotated within this model:
-    each rotated component errs by tau = (rotation rtol + angle error at the last position) times the
-    largest |q|, |k|; a score <R q, R k> / sqrt(head_dim) then by at most
-    2 tau (sum |q| + sum |k|) / sqrt(head_dim), and a softmax-weighted mean of v by twice that times max |v|."""
-    th_err = float(angle_error(expect, np.array([int(last_position)]), np.ones(1))[0, 0])
-    tau = (rotation_rtol(expect) + min(2.0, th_err)) * (np.abs(q).max() + np.abs(k).max())
-    dscore = 2 * tau * (np.abs(q).sum(axis=1).max() + np.abs(k).sum(axis=1).max()) / math.sqrt(expect.head_dim)
-    return float(2 * dscore * np.abs(v).max() + 1e-12 + atol(expect))
+def attention_bound(expect: Expect, q: np.ndarray, k: np.ndarray, v: np.ndarray, positions) -> float:
+    """Allowed error of an attention output whose scores come from q and k rotated within this model.
+
+    q (n, n_heads * head_dim), k and v (m, n_kv_heads * head_dim), heads contiguous; ``positions`` the
+    rows' positions (an int: every row at that position, a bound for all of them). A rotated pair of q at
+    position p errs by at most its norm times (rotation rtol + the angle error of that pair at p), so the
+    score of query row i and key row j, <R q_i, R k_j> / sqrt(head_dim), errs by at most
+        ds_ij = sum over pairs |q_i,pair| |k_j,pair| (2 rtol + dphi_pair(p_i) + dphi_pair(p_j)) / sqrt(head_dim)
+    (the largest pair norms over the heads). Scores that move by at most ds move a softmax-weighted mean of v
+    by at most (exp(2 ds) - 1) max |v|. The mean itself, formed and rounded in the output dtype, errs by at
+    most (m + 4) u max |v| (m additions, the exponential, the normalisation and the final rounding)."""
+    d, r = expect.head_dim, expect.rotary_dim
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    n, m = len(q), len(k)
+    pos = np.broadcast_to(np.asarray(positions, dtype=np.int64), (max(n, m),))
+    a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+
+    def pair_norms(x, rows):  # (rows, n_pairs): the largest over heads; pass-through dims as pairs of one
+        heads = x.reshape(rows, -1, d)
+        rot = np.hypot(heads[:, :, a], heads[:, :, b]).max(axis=1)
+        rest = np.abs(heads[:, :, r:]).max(axis=1)
+        return rot, rest
+
+    thetas = _thetas(expect, int(np.max(pos)) + 1)
+    dphi = np.minimum(2.0, angle_error(expect, pos, thetas))  # (rows, n_pairs)
+    rr = rotation_rtol(expect)
+    qn, qrest = pair_norms(q, n)
+    kn, krest = pair_norms(k, m)
+    ds = (qn[:, None, :] * kn[None, :, :] * (2 * rr + dphi[:n, None, :] + dphi[None, :m, :])).sum(axis=2)
+    ds = ds + (qrest[:, None, :] * krest[None, :, :]).sum(axis=2) * 2 * K_ROT * unit_roundoff(expect.dtype)
+    ds = float(np.max(ds)) / math.sqrt(d)
+    vmax = float(np.abs(v).max()) if v.size else 0.0
+    mean = (m + 4) * unit_roundoff(expect.dtype) * vmax
+    return float(math.expm1(2 * ds) * vmax + mean + atol(expect))
+
+
+def _thetas(expect: Expect, seq_len: int) -> np.ndarray:
+    """The expectation's frequencies in float64 (spec.scaling, the definitions), for bounds."""
+    import mpmath
+
+    with mpmath.workprec(64):
+        return np.array([float(t) for t in scaling.frequencies(expect, scaling.table_variant(expect, seq_len))])
 
 
 def class_name(expect: Expect) -> str:

@@ -30,12 +30,16 @@ def _inputs(e, positions, seed=0):
     return x, np.array(positions, dtype=np.int64)
 
 
-@pytest.mark.parametrize("convention", ["half", "interleaved"])
+@pytest.mark.parametrize("target, array", [("implementations.numpy_rope:make", "numpy"),
+                                           ("implementations.torch_rope:make", "torch")])
+@pytest.mark.parametrize("convention", ["half", "interleaved", "rope_interleave"])
 @pytest.mark.parametrize("base", [1e4, 5e5, 1e6])
-def test_numpy_float64_within_2_ulp_to_2_40(convention, base):
+def test_float64_within_2_ulp_to_2_40(target, array, convention, base):
+    if array == "torch":
+        pytest.importorskip("torch")
     e = Expect(head_dim=64, rope_theta=base, convention=convention, dtype="float64")
     x, pos = _inputs(e, POS_40)
-    f = make_subject("implementations.numpy_rope:make", dtype="float64").bind(e)
+    f = make_subject(target, array=array, dtype="float64").bind(e)
     assert _ulps_of_pair_norm(e, x, f(x, pos), pos) <= 2.0
 
 
@@ -54,6 +58,38 @@ def test_reference_fast_agrees_with_mpmath_to_2_53():
     e = Expect(head_dim=32, rotary_dim=24, rope_theta=1e6, dtype="float64")
     x, pos = _inputs(e, POS_40 + [2**50 + 7, 2**53 - 1], seed=2)
     assert _ulps_of_pair_norm(e, x, reference.fast.apply(e, x, pos), pos) <= 2.0
+
+
+_SCALED = {
+    "linear": {"rope_type": "linear", "factor": 4.0},
+    "ntk": {"rope_type": "ntk", "factor": 8.0},
+    "dynamic": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 4096},
+    "yarn": {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 4096},
+    "yarn-mscale": {"rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096, "mscale": 1.0,
+                    "mscale_all_dim": 0.707},
+    "yarn-attention-factor": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 4096,
+                              "attention_factor": 0.8, "truncate": False},
+    "llama3": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 8192},
+    "longrope": {"rope_type": "longrope", "original_max_position_embeddings": 4096, "factor": 16.0,
+                 "short_factor": [1.0 + i / 32 for i in range(12)], "long_factor": [1.0 + i for i in range(12)]},
+}
+
+
+@pytest.mark.parametrize("name", list(_SCALED))
+def test_reference_fast_agrees_with_mpmath_for_every_scaling_type(name):
+    """reference.fast is README's oracle for users' tests: every scaling type, its attention factor, and the
+    sequence length (max(positions) + 1) of dynamic and longrope, on both sides of the original length and
+    out to 2^53. Each call is one sequence, as in the implementations."""
+    e = Expect(head_dim=32, rotary_dim=24, rope_theta=5e5, dtype="float64", max_position=2**53,
+               rope_scaling=_SCALED[name])
+    g = reference.attention_factor(e)
+    for calls in ([0, 1, 999, 4095], [0, 1, 999, 4096], [0, 4097, 65521], POS_40, [5, 2**50 + 7, 2**53 - 1]):
+        x, pos = _inputs(e, calls, seed=3)
+        exact = reference.apply(e, x, pos)
+        eps = 2.0**-52
+        scale = per_dim(e, g * pair_norms(e, x), passthrough=np.abs(x)) * eps
+        assert float(np.max(np.abs(reference.fast.apply(e, x, pos) - exact) / scale)) <= 2.0, (name, calls)
 
 
 def test_naive_float64_angle_is_not_accurate_at_2_40():

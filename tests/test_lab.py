@@ -22,6 +22,11 @@ def test_shipped_lab_module_passes(capsys, tmp_path):
     assert "7 passed, 0 failed" in capsys.readouterr().out
 
 
+def test_a_failing_lab_module_exits_1(capsys):
+    assert main(["check", "--module", str(ROOT / "implementations" / "zoo" / "lab" / "backwards.py")]) == 1
+    assert "fail" in capsys.readouterr().out
+
+
 def test_shipped_lab_module_imports_no_numpy():
     text = (ROOT / "implementations" / "stdlib_lab.py").read_text()
     assert "numpy" not in text.replace("numpy or", "") and "import math" in text

@@ -124,3 +124,20 @@ def test_attention_factor_names_the_root_cause(tmp_path, body, word):
     result = check(f"{p}:rope", "qwen2.5-7b-yarn", seed=1, invariants=["scaling.attention-factor"])
     [r] = result.results
     assert r.status == "fail" and r.diagnosis == word and f"follows from {word}" in r.message, (r.diagnosis, r.message)
+
+
+def test_composition_holds_for_a_correct_implementation_with_an_attention_factor():
+    """f(f(x, a), b) = g f(x, a + b) when the attention factor g != 1 (yarn): the property divides it out once.
+    Without that correction the correct numpy implementation failed composition under qwen2.5-7b-yarn."""
+    from properties.framework import PROPERTIES, all_properties, run_property
+    from implementations import make_subject
+    from spec import presets
+
+    all_properties()
+    e = presets.get("qwen2.5-7b-yarn")
+    import reference
+
+    assert reference.attention_factor(e) != 1.0
+    subject = make_subject("implementations.numpy_rope:make", dtype="float32", expect=e)
+    r = run_property(PROPERTIES["composition"], subject, profile="ci", seed_value=0)
+    assert r.status == "pass", r.message

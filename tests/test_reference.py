@@ -106,6 +106,32 @@ def test_llama3_bands():
     assert list(range(29, 35)) == sorted(set(range(64)) - set(unchanged) - set(divided))
 
 
+def test_llama3_smoothing_band_matches_metas_formula():
+    """The band's values, not only its size: Meta's apply_scaling (llama-models, reference code), written out
+    here independently of spec/scaling.py, in float64."""
+    import math
+
+    s = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+         "original_max_position_embeddings": 8192}
+    e = Expect(rope_theta=5e5, rope_scaling=s)
+    freqs = 5e5 ** (-np.arange(0, 128, 2) / 128)
+    low_wavelen, high_wavelen = 8192 / 1.0, 8192 / 4.0
+    want = []
+    for f in freqs:
+        wavelen = 2 * math.pi / f
+        if wavelen < high_wavelen:
+            want.append(f)
+        elif wavelen > low_wavelen:
+            want.append(f / 8.0)
+        else:
+            smooth = (8192 / wavelen - 1.0) / (4.0 - 1.0)
+            want.append((1 - smooth) * f / 8.0 + smooth * f)
+    got = reference.thetas(e)
+    band = slice(29, 35)
+    assert np.allclose(got[band], np.array(want)[band], rtol=1e-13, atol=0)
+    assert np.allclose(got, want, rtol=1e-13, atol=0)
+
+
 def test_attention_factor_scales_the_output():
     e = _scaled({"rope_type": "yarn", "factor": 4.0})
     x = np.random.default_rng(0).standard_normal((3, 128))

@@ -4,7 +4,8 @@ Each member is a module here with a factory ``make(expect)``, ``TARGETS`` (the i
 must fail), ``DIAGNOSIS`` (the word a correct diagnosis names) and ``SOURCE`` (where the bug was
 seen). Its docstring's first line says what it does wrong. A member may carry ``EXPECT``, a dict of
 expectation fields it is checked under (the precision class it claims, say); otherwise the suite draws
-expectations. ``ARRAY`` is the array kind it takes; ``TIMEOUT`` and ``WARMUP_TIMEOUT`` (seconds) are
+expectations. ``NEAR = True`` marks a near-threshold member: its worst error is 2 to 10 times the bound of
+the property it targets, so that a bound 10 times too loose would let it pass. ``ARRAY`` is the array kind it takes; ``TIMEOUT`` and ``WARMUP_TIMEOUT`` (seconds) are
 short limits for members that hang. Members that crash their process are safe to check: every
 implementation runs in its own worker process.
 """
@@ -29,6 +30,7 @@ class Member:
     family: str = "rope"
     timeout: float | None = None  # seconds per call (None: the default), for members that hang
     warmup_timeout: float | None = None
+    near: bool = False  # a near-threshold member: its worst error is 2 to 10 times the bound it breaks
 
 
     def subject(self, dtype: str | None = None):
@@ -66,6 +68,7 @@ def members() -> list[Member]:
                 family=getattr(mod, "FAMILY", "rope"),
                 timeout=getattr(mod, "TIMEOUT", None),
                 warmup_timeout=getattr(mod, "WARMUP_TIMEOUT", None),
+                near=bool(getattr(mod, "NEAR", False)),
             )
         )
     return out
