@@ -23,7 +23,12 @@ from spec.scaling import original_length
 VOCABULARY = (
     "convention", "layout", "base", "double-rotation", "position-offset", "direction", "scaling", "attention-factor",
     "rotary-dim", "not-a-rotation", "angle-precision", "non-finite", "shape", "exception", "timeout",
-    "crash", "input-mutated", "nondeterministic", "unknown",
+    "crash", "input-mutated", "nondeterministic",
+    # the other families: an additive encoding plus a constant, times a constant, or depending on the
+    # call's other positions; attention that ignores the causal mask, rotates the values, or adds its
+    # encoding (scores that depend on absolute positions)
+    "bias", "scale", "length-leak", "causal-mask", "values-rotated", "absolute-position",
+    "unknown",
 )
 
 

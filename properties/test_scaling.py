@@ -64,7 +64,7 @@ def _rel_tol(e, m: probe.Measured, seq_len=None) -> np.ndarray:
     """Relative error allowed on each measured frequency (see module docstring)."""
     th = reference.thetas(e, seq_len)
     p = np.array([m.max_position])
-    return tolerance.angle_error(e, p, th)[0] / (p[0] * th) + tolerance.rotation_rtol(e) / (p[0] * th) + 2.0**-50
+    return tolerance.angle_error(e, p, th)[0] / (p[0] * th) + tolerance.rotation_rtol(e) / (p[0] * th) + tolerance.PROBE_RTOL
 
 
 _STRICTER_THAN_FLOAT32 = ("exact", "float64")
@@ -248,7 +248,7 @@ def test_attention_factor(bind, case):
     e = case["expect"]
     m = probe.measure(bind(e), e, max_position=2)
     g = reference.attention_factor(e)
-    allowed = g * (2 * tolerance.rotation_rtol(e)) + tolerance.atol(e)
+    allowed = float(tolerance.norm_bound(e, np.array(g)))  # the norm of a unit pair, scaled by g, as rope.norm-per-pair
     if not abs(m.attention_factor - g) <= allowed:
         # a norm read along the expected pairs is only an attention factor when the structure is right: NaN
         # output, another pairing, or no rotation at all is the root cause, and the framework names it

@@ -57,6 +57,19 @@ def _explain(f, e) -> tuple[str, str] | None:
     ang = pos[:, None] * th[None, :]
     if close(sinusoidal_layout(np.sin(ang), np.cos(ang), e.convention)):
         return "base", "the frequencies are fairseq's exp(-k ln b / (d/2 - 1)), not b^(-2i/d)"
+    diff = y - ex
+    c = float(np.median(diff))
+    if abs(c) > float(tau.max()) and close(ex + c):
+        return "bias", f"PE(p) is the encoding plus a constant {c:.6g} at every position and dim: an affine map"
+    nz = np.abs(ex) > 0.25
+    if nz.any():
+        g = float(np.median(y[nz] / ex[nz]))
+        if abs(g - 1) > float(tau.max()) and bool(np.all(np.abs(y - g * ex) <= g * tau)):
+            return "scale", f"PE(p) is the encoding times {g:.6g} (norm {np.sqrt(e.head_dim / 2) * g:.6g}, expected {np.sqrt(e.head_dim / 2):.6g})"
+    alone = f.pe(pos[:1])
+    if not bool(np.all(np.abs(alone - y[:1]) <= tau[:1])):
+        return "length-leak", (f"PE({pos[0]}) differs when the call has {len(pos)} positions up to {pos[-1]} "
+                               f"(by {float(np.max(np.abs(alone - y[:1]))):.3g}): the encoding of p depends on the others")
     return None
 
 
@@ -83,8 +96,11 @@ def test_sinusoidal_norm(bind, case):
     y, tau = bind(e).pe(pos), _tau(e, pos)
     sq = np.sum(y * y, axis=1)
     bound = np.sum(2 * (np.abs(y) + tau) * tau, axis=1) + e.head_dim * 2.0**-52
-    return assert_close("||PE(p)||^2", sq, np.full(len(pos), e.head_dim / 2), bound,
-                        call=f"positions={pos.tolist()}, d={e.head_dim}", index_names=("row",))
+    try:
+        return assert_close("||PE(p)||^2", sq, np.full(len(pos), e.head_dim / 2), bound,
+                            call=f"positions={pos.tolist()}, d={e.head_dim}", index_names=("row",))
+    except Failure as err:
+        raise _named(err, bind(e), e) from None
 
 
 def _pairs_cases(subject):
@@ -147,8 +163,11 @@ def test_sinusoidal_shift_matrix(bind, case):
     tau = max(float(_tau(e, fit + k).max()), float(_tau(e, test + k).max()))
     cond = float(np.linalg.cond(sinusoidal_fast(e, fit)))
     bound = (1 + cond) * tau * np.sqrt(d) + 1e-12
-    return assert_close("PE(p + k)", pred, got, bound, call=f"M_{k} fitted on {len(fit)} positions, "
-                        f"checked on {len(test)} others (condition number {cond:.3g})", dtype=e.dtype)
+    try:
+        return assert_close("PE(p + k)", pred, got, bound, call=f"M_{k} fitted on {len(fit)} positions, "
+                            f"checked on {len(test)} others (condition number {cond:.3g})", dtype=e.dtype)
+    except Failure as err:
+        raise _named(err, f, e) from None
 
 
 def _distinct_cases(subject):
@@ -185,8 +204,12 @@ def test_sinusoidal_length_independent(bind, case):
     f = bind(e)
     alone = f.pe(pos)
     longer = f.pe(np.append(pos, e.max_position - 1))[: len(pos)]
-    return assert_close("PE(p) in a longer sequence", longer, alone, 2 * _tau(e, pos),
-                        call=f"positions={pos.tolist()} alone and with {e.max_position - 1} appended", dtype=e.dtype)
+    try:
+        return assert_close("PE(p) in a longer sequence", longer, alone, 2 * _tau(e, pos),
+                            call=f"positions={pos.tolist()} alone and with {e.max_position - 1} appended", dtype=e.dtype)
+    except Failure as err:
+        raise Failure(f"{err.message} -- length-leak: the encoding of a position depends on the other positions "
+                      f"of the call", "length-leak", err.ratio) from None
 
 
 @rope_property("additive.cross-term-leakage", cases=lambda subject: st.fixed_dictionaries(
@@ -210,6 +233,6 @@ def test_additive_cross_term_leakage(bind, case):
     bound = 4 * tau * np.sqrt(d) * scale + 1e-12
     spread = float(scores.max() - scores.min())
     if spread > bound:
-        raise Failure(f"the gap-2 score is {', '.join(f'{s:.4g}' for s in scores)} at starts {starts.tolist()}: "
-                      f"spread {spread:.3g} (seed {case['seed']}, W_Q, W_K standard normal / sqrt(d))", None)
+        raise _named(Failure(f"the gap-2 score is {', '.join(f'{s:.4g}' for s in scores)} at starts {starts.tolist()}: "
+                             f"spread {spread:.3g} (seed {case['seed']}, W_Q, W_K standard normal / sqrt(d))", None), f, e)
     return spread / bound

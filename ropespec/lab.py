@@ -16,6 +16,7 @@ import reference
 from reference.encodings import sinusoidal_fast
 from implementations.contract import Failure
 from properties.framework import Result, output_bound
+from spec import tolerance
 from spec.expectation import Expect
 
 FUNCTIONS = {
@@ -40,12 +41,37 @@ def _check_thetas(fn, rng):
     for d in DIMS:
         for base in BASES:
             got = np.asarray(fn(d, base), dtype=np.float64)
-            want = reference.thetas(_LAB(d, base))
-            if got.shape != want.shape or not np.allclose(got, want, rtol=1e-13, atol=0):
-                i = 0 if got.shape != want.shape else int(np.argmax(np.abs(got - want) / want))
+            e = _LAB(d, base)
+            want = reference.thetas(e)
+            # a float64 table: the tolerance model's inverse-frequency error in float64
+            rel = tolerance.inv_freq_relative_error(e.replace(inv_freq_dtype="float64"))
+            if got.shape != want.shape:
+                raise Failure(f"thetas({d}, {base:g}) has {got.size} values, but should have d/2 = {want.size}", "shape")
+            if not np.all(np.abs(got - want) <= rel * want):
+                i = int(np.argmax(np.abs(got - want) / want))
                 raise Failure(f"thetas({d}, {base:g}) = {got[:4].tolist()}..., but should be {want[:4].tolist()}... "
-                              f"(pair {i})", "base")
+                              f"(pair {i}){_thetas_evidence(got, d, base)}", _thetas_word(got, d, base))
     return None
+
+
+def _ladder_base(got: np.ndarray, d: int) -> float | None:
+    """The base b' of got when it is a ladder b'^(-2i/d) (to 1e-9), else None."""
+    if got.size < 2 or np.any(got <= 0) or abs(got[0] - 1.0) > 1e-9:
+        return None
+    i = np.arange(got.size)
+    slope = np.polyfit(i, np.log(got), 1)[0]
+    if np.max(np.abs(np.log(got) - slope * i)) > 1e-9:
+        return None
+    return float(np.exp(-slope * d / 2))
+
+
+def _thetas_word(got, d, base) -> str:
+    return "base" if _ladder_base(got, d) is not None else "unknown"
+
+
+def _thetas_evidence(got, d, base) -> str:
+    b = _ladder_base(got, d)
+    return f" -- base: the values are the ladder of base {b:.9g}, not {base:g}" if b is not None else ""
 
 
 def _check_rotate_pair(fn, rng):
@@ -53,7 +79,9 @@ def _check_rotate_pair(fn, rng):
         x0, x1, a = rng.standard_normal(), rng.standard_normal(), rng.uniform(-10, 10)
         y = fn(x0, x1, a)
         want = (x0 * math.cos(a) - x1 * math.sin(a), x0 * math.sin(a) + x1 * math.cos(a))
-        if abs(y[0] - want[0]) > 1e-12 * math.hypot(x0, x1) or abs(y[1] - want[1]) > 1e-12 * math.hypot(x0, x1):
+        # a float64 rotation by an angle known exactly: the tolerance model's rotation error in float64
+        tol = tolerance.rotation_rtol(_LAB(2, 1e4).replace(angle_dtype="float64")) * math.hypot(x0, x1)
+        if abs(y[0] - want[0]) > tol or abs(y[1] - want[1]) > tol:
             diag = "direction" if abs(y[0] - (x0 * math.cos(a) + x1 * math.sin(a))) < 1e-9 else "not-a-rotation"
             raise Failure(f"rotate_pair({x0:.6g}, {x1:.6g}, {a:.6g}) = {tuple(y)}, but should be {want}", diag)
     return None

@@ -217,8 +217,8 @@ _ENTRIES += [
     ),
 ]
 
-# where each invariant comes from: the paper, the seed tutorials (shared/seeds), or the bug reports
-# (REFERENCE.md section 6) that motivated checking it
+# where each invariant comes from: the paper, the seed tutorials (shared/seeds), or the public bug reports
+# and code that motivated checking it
 _SOURCES = {
     "rope.conformance": "RoFormer (Su et al., arXiv 2104.09864), eq. 34; seed tutorial 004",
     "rope.norm-per-pair": "RoFormer section 3.4.2; seed tutorial 004 (rotations keep lengths)",
@@ -252,7 +252,8 @@ _SOURCES = {
     "learned.parameter-count": "seed tutorial 000 (1024 x 768 = 786432)",
     "attention.shift-invariance": "RoFormer; seed tutorial 004",
     "attention.permutation-equivariance": "attention without positions is permutation-equivariant (Vaswani et al. 2017)",
-    "attention.values-unrotated": "REFERENCE.md section 2: V is never rotated; flash-attention's tests",
+    "attention.values-unrotated": ("RoFormer (arXiv 2104.09864) eq. 16: only q and k are rotated; transformers' "
+                                   "apply_rotary_pos_emb(q, k, cos, sin); flash-attention's rotary tests"),
     "attention.causal": "the causal mask of decoder attention",
     "attention.grouped-query": "GQA (Ainslie et al. 2023); transformers' repeat_kv",
     "decode.attention-consistency": "executorch PR #2010 (frequencies not sliced to start_pos); rotary-embedding-torch #11 "

@@ -76,7 +76,7 @@ def _scaled(rope_scaling, **kw):
 
 
 def test_scaling_oracle_values_from_transformers_tests():
-    """REFERENCE.md section 3: values reproduced from HF's own tests (LlamaConfig defaults)."""
+    """Values from transformers' own tests (tests/utils/test_modeling_rope_utils.py, LlamaConfig defaults)."""
     th = reference.thetas(_scaled({"rope_type": "dynamic", "factor": 10.0}), seq_len=16384)
     assert math.isclose(th[1], 8.0931e-1, rel_tol=1e-4) and math.isclose(th[63], 1.6265e-6, rel_tol=1e-4)
     assert np.array_equal(reference.thetas(_scaled({"rope_type": "dynamic", "factor": 10.0}), seq_len=2048),

@@ -13,7 +13,9 @@ def test_strict_class_is_position_independent():
     norms = np.ones((2, e.n_pairs))
     b = tolerance.component_bound(e, np.array([1, 2**30 + 1]), th, norms)
     assert np.array_equal(b[0], b[1])
-    assert np.allclose(b[0], tolerance.K_ROT * unit_roundoff("float32"), rtol=1e-6)
+    # the derivation in spec/tolerance.py, counted here on its own: a rotated component is x_a c - x_b s with
+    # exact c, s; two products, one difference and the final rounding, each within u of the pair norm: 4 u
+    assert np.allclose(b[0], 4 * 2.0**-24, rtol=1e-6)
 
 
 def test_float32_angle_class_grows_with_position():
@@ -22,7 +24,7 @@ def test_float32_angle_class_grows_with_position():
     b = tolerance.component_bound(e, np.array([999, 1048573]), th, np.ones((2, e.n_pairs)))
     # pair 0 (theta = 1): the angle term |phi| (u_A + rel_theta) dominates at large p
     assert b[1, 0] / b[0, 0] > 500
-    # and it is of the size REFERENCE.md section 5 measures for float32 code at p ~ 1e6 (5e-2 rad)
+    # and it is of the size float32 code reaches at p ~ 1e6: p * u32 = 1e6 * 6e-8 = 6e-2 rad
     assert 0.05 < b[1, 0] < 0.5
 
 
@@ -47,3 +49,15 @@ def test_model_covers_float32_transformers_style_computation():
     assert np.all(err <= bound)
     ang_bf16 = round_to(pos[:, None] * round_to(th, "bfloat16")[None, :], "bfloat16")
     assert np.any(np.abs(ang_bf16 - exact) > bound)
+
+
+def test_attention_bound_stays_finite_when_the_scores_can_move_far():
+    """Large q and k at large positions under a float32-angle class: the score error bound is huge, and
+    exp of it overflowed (OverflowError in decode.attention-consistency). A weighted mean moves by 2 max|v| at most."""
+    import numpy as np
+
+    e = Expect(head_dim=16, dtype="float64", max_position=1 << 30)
+    rng = np.random.default_rng(0)
+    q, k, v = 1e3 * rng.standard_normal((4, 16)), 1e3 * rng.standard_normal((4, 16)), rng.standard_normal((4, 16))
+    b = tolerance.attention_bound(e, q, k, v, np.array([2**29, 2**29 + 1, 2**29 + 2, 2**29 + 3]))
+    assert np.isfinite(b) and b <= 2.0 * np.abs(v).max() * (1 + 1e-12) + 1e-12

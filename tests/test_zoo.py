@@ -56,3 +56,9 @@ def test_zoo_metadata():
 def test_near_threshold_members_exist_for_the_main_bounds():
     near = {t for m in MEMBERS if m.near for t in m.targets}
     assert {"rope.conformance", "rope.norm-per-pair"} <= near
+
+
+def test_sources_cite_what_a_reader_can_open():
+    """A design note outside the repository is not a source a user can follow."""
+    for m in MEMBERS:
+        assert "REFERENCE.md" not in m.source, m.name

@@ -3,7 +3,7 @@
 from implementations.zoo._encodings import attend
 
 TARGETS = ("attention.shift-invariance",)
-DIAGNOSIS = "unknown"
+DIAGNOSIS = "absolute-position"
 SOURCE = "seed tutorial 004 (additive cross terms); a model converted to RoPE that kept its additive table"
 FAMILY = "attention"
 EXPECT = {"head_dim": 16, "max_position": 8192, "dtype": "float64"}

@@ -3,7 +3,7 @@
 from implementations.zoo._encodings import attend
 
 TARGETS = ("attention.causal",)
-DIAGNOSIS = "unknown"
+DIAGNOSIS = "causal-mask"
 SOURCE = "is_causal dropped on a code path (a mask passed as None)"
 FAMILY = "attention"
 EXPECT = {"head_dim": 16, "max_position": 8192, "dtype": "float64"}

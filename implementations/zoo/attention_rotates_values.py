@@ -3,8 +3,9 @@
 from implementations.zoo._encodings import attend
 
 TARGETS = ("attention.values-unrotated",)
-DIAGNOSIS = "unknown"
-SOURCE = "REFERENCE.md section 2 (V is never rotated); rotary applied to the fused qkv tensor"
+DIAGNOSIS = "values-rotated"
+SOURCE = ("RoFormer (arXiv 2104.09864) eq. 16: V is never rotated; rotary applied to a fused qkv tensor "
+          "instead of its q and k slices")
 FAMILY = "attention"
 EXPECT = {"head_dim": 16, "max_position": 8192, "dtype": "float64"}
 

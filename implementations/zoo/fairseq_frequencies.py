@@ -6,7 +6,7 @@ from implementations.zoo._encodings import pe
 
 TARGETS = ("sinusoidal.conformance",)
 DIAGNOSIS = "base"
-SOURCE = "fairseq's SinusoidalPositionalEmbedding (REFERENCE.md section 1)"
+SOURCE = "fairseq/modules/sinusoidal_positional_embedding.py, get_embedding: exp(-k ln b / (d/2 - 1))"
 FAMILY = "sinusoidal"
 
 

@@ -4,7 +4,8 @@ from implementations.zoo._base import build, spec_table
 
 TARGETS = ("scaling.ntk-endpoints", "rope.conformance")
 DIAGNOSIS = "scaling"
-SOURCE = "the common simplification base' = base * s (REFERENCE.md section 3: wrong by a little)"
+SOURCE = ("NTK-aware scaling is base * s^(d/(d-2)) (transformers' _compute_dynamic_ntk_parameters); "
+          "base' = base * s is the common simplification, wrong by a little")
 EXPECT = {"head_dim": 64, "max_position": 16384, "rope_scaling": {"rope_type": "ntk", "factor": 8.0}}
 
 

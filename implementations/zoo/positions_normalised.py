@@ -5,7 +5,7 @@ import numpy as np
 from implementations.zoo._encodings import pe
 
 TARGETS = ("sinusoidal.length-independent",)
-DIAGNOSIS = "unknown"
+DIAGNOSIS = "length-leak"
 SOURCE = "seed tutorial 000: the length-normalised index (slot 3 is 0.43 in 8 tokens, 0.05 in 64)"
 FAMILY = "sinusoidal"
 

@@ -4,7 +4,8 @@ from implementations.zoo._encodings import pe
 
 TARGETS = ("sinusoidal.conformance",)
 DIAGNOSIS = "convention"
-SOURCE = "tensor2tensor's [sin | cos] vs other codebases' [cos | sin] and interleaved layouts (REFERENCE.md section 1)"
+SOURCE = ("tensor2tensor's get_timing_signal_1d ([sin | cos]) vs other codebases' [cos | sin] and the "
+          "paper's interleaved layout (Vaswani et al. 2017, section 3.5)")
 FAMILY = "sinusoidal"
 
 

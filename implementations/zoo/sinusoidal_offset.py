@@ -3,7 +3,7 @@
 from implementations.zoo._encodings import pe
 
 TARGETS = ("sinusoidal.shift-matrix", "sinusoidal.norm", "additive.cross-term-leakage")
-DIAGNOSIS = "unknown"
+DIAGNOSIS = "bias"
 SOURCE = "a bias left in a position-embedding layer"
 FAMILY = "sinusoidal"
 

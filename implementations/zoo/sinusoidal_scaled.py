@@ -5,7 +5,7 @@ import numpy as np
 from implementations.zoo._encodings import pe
 
 TARGETS = ("sinusoidal.norm", "sinusoidal.conformance")
-DIAGNOSIS = "unknown"
+DIAGNOSIS = "scale"
 SOURCE = "x * sqrt(d) + PE written as (x + PE) * sqrt(d)"
 FAMILY = "sinusoidal"
 
