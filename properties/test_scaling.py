@@ -208,8 +208,9 @@ def test_band_edges(bind, case):
         i = _first_bad(~mask | (np.abs(m.thetas - want) <= tol * want))
         if i is not None:
             word, note = _word(e, m, np.where(below | above, _miss(m.thetas, np.where(below, th, th / s)), 0.0))
+            ratio = float(np.max(np.where(mask, np.abs(m.thetas - want) / (tol * want), 0.0)))
             raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r}, but should be {float(want[i])!r}, {what} "
-                          f"[{e.rope_type}, factor {s:g}]{note}", word)
+                          f"[{e.rope_type}, factor {s:g}]{note}", word, ratio)
     ratio = m.thetas / th
     i = _first_bad(np.concatenate([ratio[1:] <= ratio[:-1] * (1 + tol[1:] + tol[:-1]), [True]]))
     if i is not None:
