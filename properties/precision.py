@@ -263,8 +263,11 @@ def _angle_signature(expect: Expect, x: np.ndarray, y: np.ndarray, positions: np
         if informative.sum() < 2 or np.any(norm_err > 2 * rounding + u):
             continue
         ratio = dphi[informative] / (u * phi[informative])
+        # proportional to the angle: the largest angles (top quarter) carry errors as large, in units of
+        # u |phi|, as any (an error of fixed size, which is no rounding of the angle, fades there as 1/|phi|)
+        large = phi[informative] >= np.quantile(phi[informative], 0.75)
         if (np.all(dphi[informative] <= allowed[informative]) and np.max(ratio) >= 0.1
-                and np.max(dphi[informative]) >= 4 * rounding):
+                and np.max(ratio[large]) >= 0.25 * np.max(ratio) and np.max(dphi[informative]) >= 4 * rounding):
             k = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
             return (f"every pair keeps its norm and is off its angle by at most {np.max(ratio):.2g} u |p theta| for "
                     f"u of {d} ({u:.2g}): positions, inverse frequencies or angles rounded to {d} "

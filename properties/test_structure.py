@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import reference
+from implementations.contract import Failure
 from properties.assertions import assert_close, assert_equal
 from properties.framework import (
     expect_strategy, per_dim, pinned_expects, pinned_positions, rope_property, rows_cases, rows_pinned,
@@ -64,8 +65,17 @@ def test_linearity(bind, case):
         + same(z) + abs(al) * same(x) + abs(be) * same(y)
         + 2 * _U64 * (np.abs(al * fx) + np.abs(be * fy))
     )
-    return assert_close("f(alpha x + beta y, p)", fz, combo, bound, call=f"alpha={al}, beta={be}, positions={pos.tolist()}",
-                        dtype=e.dtype)
+    try:
+        return assert_close("f(alpha x + beta y, p)", fz, combo, bound, call=f"alpha={al}, beta={be}, positions={pos.tolist()}",
+                            dtype=e.dtype)
+    except Failure as err:
+        from properties.diagnose import diagnose
+
+        found = diagnose(bind(e), e)  # a cause the probes can name (a bias, NaN, another pairing) comes first
+        if found is not None:
+            raise Failure(f"{err.message} -- {found[0]}: {found[1]}", found[0], err.ratio) from None
+        raise Failure(f"{err.message} -- not-a-rotation: f is not linear in x (by {err.ratio:.3g} times the rounding "
+                      f"linearity allows), and a rotation is", "not-a-rotation", err.ratio) from None
 
 
 def _locality_cases(subject):

@@ -155,3 +155,20 @@ def test_names_are_printed_as_they_are_not_as_emoji(tmp_path, capsys):
     assert code == 1 and f"{target}: root cause layout" in out and "\N{LLAMA}" not in out
     assert check(target, expect={"head_dim": 64, "convention": "interleaved", "max_position": 8192},
                  invariants=["rope.identity-at-zero"], seed=0).report().count(f"{target}: root cause") == 1
+
+
+def test_a_fixed_size_angle_error_is_not_a_rounding_of_the_angles():
+    """Every pair off by the same 1.8e-6 rad whatever its angle: within what bfloat16 rounding would allow
+    at the informative entries, but not proportional to the angle, so not precision."""
+    from properties.precision import explain_low_precision
+
+    e = Expect(head_dim=64, dtype="float32", max_position=4096)
+    th = 10000.0 ** (-np.arange(0, 64, 2) / 64)
+
+    def f(x, positions):
+        phi = np.asarray(positions, dtype=np.float64)[:, None] * th[None, :] + 1.8e-6
+        c, s = np.cos(phi), np.sin(phi)
+        a, b = x[:, :32], x[:, 32:]
+        return np.concatenate([a * c - b * s, a * s + b * c], axis=1).astype(np.float32).astype(np.float64)
+
+    assert explain_low_precision(f, e, np.array([1, 3, 5, 33, 257, 999])) is None
