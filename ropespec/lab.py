@@ -118,14 +118,18 @@ def _check_score(fn, rng, additive: bool):
             q, k = rng.standard_normal(d), rng.standard_normal(d)
             for m, n in ((3, 5), (10, 12), (100, 102), (4000, 4002), (7, 1)):
                 got = fn(q.tolist(), k.tolist(), m, n, base)
-                if additive:
-                    want = (q + _pe(m, d, base)) @ (k + _pe(n, d, base))
-                else:
-                    e = _LAB(d, base)
+                e = _LAB(d, base)
+                if additive:  # each PE component within the bound of a unit pair at its position
+                    a, b = q + _pe(m, d, base), k + _pe(n, d, base)
+                    ta, tb = (output_bound(e, np.ones((1, d)) / math.sqrt(2), np.array([p]))[0] for p in (m, n))
+                else:  # each rotated component within the model's bound at its position
                     y = reference.apply(e, np.stack([q, k]), np.array([m, n]))
-                    want = y[0] @ y[1]
-                scale = (np.linalg.norm(q) + math.sqrt(d)) * (np.linalg.norm(k) + math.sqrt(d))
-                if not abs(got - want) <= 1e-9 * scale:
+                    a, b = y
+                    ta, tb = output_bound(e, q[None], np.array([m]))[0], output_bound(e, k[None], np.array([n]))[0]
+                want = a @ b
+                # first-order error of a dot product of two vectors within (ta, tb), plus its own float64 sum
+                bound = float(np.sum(np.abs(a) * tb + np.abs(b) * ta + ta * tb) + 2 * d * 2.0**-53 * np.sum(np.abs(a * b)))
+                if not abs(got - want) <= bound:
                     name = "additive_score" if additive else "rope_score"
                     raise Failure(f"{name}(q, k, {m}, {n}, {base:g}) = {got!r}, but should be {float(want)!r} (d = {d})",
                                   "unknown")
@@ -137,7 +141,9 @@ def _check_turns(fn, rng):
         for delta in (1, 10, 100, 1000, 10000):
             got = np.asarray(fn(delta, d, 10000.0), dtype=np.float64)
             want = delta * reference.thetas(_LAB(d, 10000.0)) / (2 * math.pi)
-            if got.shape != want.shape or not np.allclose(got, want, rtol=1e-12):
+            # delta theta_i / 2 pi in float64: the float64 table's error, the product and the division
+            rel = tolerance.inv_freq_relative_error(_LAB(d, 10000.0)) + 3 * 2.0**-53
+            if got.shape != want.shape or not np.all(np.abs(got - want) <= rel * np.abs(want)):
                 raise Failure(f"turns({delta}, {d}, 10000) = {got[:3].tolist()}..., but should be {want[:3].tolist()}...",
                               "unknown")
     return None
