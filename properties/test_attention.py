@@ -59,7 +59,9 @@ def test_shift_invariance(bind, case):
         if e.n_heads == e.n_kv_heads == 1 and np.all(np.abs(a - _additive(e, q, k, v, pos)) <= 4 * bound + 1e-9 * np.abs(v).max()):
             raise Failure(f"{err.message} -- absolute-position: the output is attention with the sinusoidal encoding "
                           f"added to q and k (its scores carry absolute positions)", "absolute-position", err.ratio) from None
-        raise
+        raise Failure(f"{err.message} -- absolute-position: the same sequence started {c} positions later gives "
+                      f"another output (by {float(np.max(np.abs(b - a))):.3g}): it depends on where it starts",
+                      "absolute-position", err.ratio) from None
 
 
 def _additive(e, q, k, v, pos):

@@ -93,3 +93,48 @@ def test_attention_bound_is_not_vacuous(dtype, top):
         err = float(np.max(np.abs(got - attention(e, q, k, v, pos, True))))
         worst = max(worst, err / tolerance.attention_bound(e, q, k, v, pos))
     assert 1 / LOOSE_ATTENTION <= worst <= 1.0, worst
+
+
+@pytest.mark.parametrize("d", [16, 64])
+def test_sinusoidal_bound_is_tight(d):
+    """sinusoidal.*'s per-component bound (a unit pair's component bound) against a float32-class encoding:
+    positions, frequencies, angles and sin/cos rounded to float32. Measured 0.46."""
+    from properties.framework import per_dim
+    from reference.encodings import sinusoidal
+    from spec.angles import sinusoidal_layout
+
+    e = Expect(head_dim=d, dtype="float64", max_position=1 << 20, convention="interleaved")
+    pos = np.random.default_rng(0).integers(0, 1 << 20, 2000)
+    th = round_to(reference.thetas(e), "float32")
+    ang = round_to(round_to(pos.astype(np.float64), "float32")[:, None] * th[None], "float32")
+    y = sinusoidal_layout(round_to(np.sin(ang), "float32"), round_to(np.cos(ang), "float32"), e.convention)
+    tau = per_dim(e, tolerance.component_bound(e, pos, reference.thetas(e), np.ones((len(pos), e.n_pairs))))
+    ratio = float(np.max(np.abs(y - sinusoidal(e, pos)) / tau))
+    assert 1 / LOOSE <= ratio <= 1.0, ratio
+
+
+LOOSE_SCALING = 8.0  # measured 0.15 (d = 64) and 0.20 (d = 128)
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_scaling_frequency_tolerance_is_tight(d):
+    """The scaling properties' allowance on a measured frequency, against a float32 llama3 table used the
+    float32 way (positions, table and angles rounded to float32), read off by the probe."""
+    from properties import probe
+    from properties.test_scaling import _rel_tol
+
+    s = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+         "original_max_position_embeddings": 8192}
+    e = Expect(head_dim=d, rope_theta=5e5, dtype="float64", max_position=131072, rope_scaling=s)
+    th32 = round_to(reference.thetas(e), "float32")
+
+    def f(x, positions):
+        ang = round_to(round_to(np.asarray(positions, dtype=np.float64), "float32")[:, None] * th32[None], "float32")
+        c, sn = np.cos(ang), np.sin(ang)
+        a, b = x[:, : d // 2], x[:, d // 2 :]
+        return np.concatenate([a * c - b * sn, a * sn + b * c], axis=1)
+
+    m = probe.measure(f, e)
+    exact = reference.thetas(e)
+    ratio = float(np.max(np.abs(m.thetas - exact) / (_rel_tol(e, m) * exact)))
+    assert 1 / LOOSE_SCALING <= ratio <= 1.0, ratio
