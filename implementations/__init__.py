@@ -38,7 +38,7 @@ class Shipped:
 SHIPPED = (
     Shipped("stdlib", "implementations.stdlib_rope:make", "list", ("float64",)),
     Shipped("numpy", "implementations.numpy_rope:make", "numpy", ("float64", "float32")),
-    Shipped("torch", "implementations.torch_rope:make", "torch", ("float32", "float16", "bfloat16")),
+    Shipped("torch", "implementations.torch_rope:make", "torch", ("float64", "float32", "float16", "bfloat16")),
     Shipped("numpy-decode", "implementations.numpy_decode:make", "numpy", ("float64",)),
     Shipped("sinusoidal", "implementations.sinusoidal:make", "numpy", ("float64",), "sinusoidal"),
     Shipped("integer-index", "implementations.toy_encodings:integer_index", "numpy", ("float64",), "sinusoidal"),

@@ -55,7 +55,7 @@ def test_shipped_implementations_pass(capsys, tmp_path):
     assert code == 0, out
     assert data["passed"] is True
     names = [i["name"] for i in data["implementations"]]
-    assert names == ["stdlib-float64", "numpy-float64", "numpy-float32", "torch-float32", "torch-float16",
+    assert names == ["stdlib-float64", "numpy-float64", "numpy-float32", "torch-float64", "torch-float32", "torch-float16",
                      "torch-bfloat16", "numpy-decode-float64", "sinusoidal-float64", "integer-index-float64",
                      "length-normalised-float64", "binary-float64", "learned-float64", "attention-float64",
                      "attention-decode-float64"]
