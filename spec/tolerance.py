@@ -95,6 +95,19 @@ def angle_error(expect: Expect, positions: np.ndarray, thetas: np.ndarray) -> np
     return phi * rel
 
 
+#: the error of ``reference.fast`` (double-double angles, float64 cos/sin and products), relative to the pair
+#: norm: within 2 ulp of float64 to 2^53 (tests/test_accuracy.py, against mpmath)
+FAST_REFERENCE_ERROR = 2 * 2.0**-52
+
+
+def fast_reference_suffices(expect: Expect) -> bool:
+    """Whether a property may compare with ``reference.fast`` instead of the mpmath reference: when the
+    fast reference's own error is at most 1/100 of the smallest bound of ``expect``'s class (its
+    rotation error, which no position lowers). Not so for the strict float64 class (4 ulp against 2):
+    there the mpmath reference stays the oracle. Where the fast one is used, its error is added to the bound."""
+    return rotation_rtol(expect) >= 100 * FAST_REFERENCE_ERROR
+
+
 #: relative error of a frequency the black-box probe reads off (properties/probe.py) from exact float64
 #: outputs: arctan2 (1 ulp), the unwrapping sum and the division by p (1 ulp each), with margin: 8 ulp
 PROBE_RTOL = 8 * unit_roundoff("float64")

@@ -61,3 +61,11 @@ def test_attention_bound_stays_finite_when_the_scores_can_move_far():
     q, k, v = 1e3 * rng.standard_normal((4, 16)), 1e3 * rng.standard_normal((4, 16)), rng.standard_normal((4, 16))
     b = tolerance.attention_bound(e, q, k, v, np.array([2**29, 2**29 + 1, 2**29 + 2, 2**29 + 3]))
     assert np.isfinite(b) and b <= 2.0 * np.abs(v).max() * (1 + 1e-12) + 1e-12
+
+
+def test_the_fast_reference_is_used_only_where_its_error_is_far_below_the_bound():
+    assert tolerance.fast_reference_suffices(Expect(dtype="float32"))
+    assert tolerance.fast_reference_suffices(Expect(dtype="float64"))  # float32 angles: 2 u32 >> 2 ulp of float64
+    assert tolerance.fast_reference_suffices(Expect(dtype="bfloat16", angle_dtype="exact", inv_freq_dtype="exact"))
+    assert not tolerance.fast_reference_suffices(Expect(dtype="float64", angle_dtype="exact", inv_freq_dtype="exact"))
+    assert not tolerance.fast_reference_suffices(Expect(dtype="float64", angle_dtype="float64", inv_freq_dtype="float64"))
