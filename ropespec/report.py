@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from implementations.contract import clean
 from ropespec.api import SubjectReport, replay_command
@@ -65,8 +66,9 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         table.add_column("detail", no_wrap=True, overflow="ellipsis", ratio=1)
         for rep in reports:
             for r in _shown(rep):
-                table.add_row(rep.subject.name, _label(r), f"[{_STYLE[r.status]}]{r.status}[/]", _worst(r),
-                              _detail(r), style=None)
+                # Text, not markup: '[scaling]' and '[row 1, dim 5]' in a message are text, not styles
+                table.add_row(Text(rep.subject.name), Text(_label(r)), Text(r.status, style=_STYLE[r.status]),
+                              Text(_worst(r)), Text(_detail(r)), style=None)
         console.print(table)
     else:
         w_name = max([len(rep.subject.name) for rep in reports] + [14])

@@ -172,3 +172,20 @@ def test_a_fixed_size_angle_error_is_not_a_rounding_of_the_angles():
         return np.concatenate([a * c - b * s, a * s + b * c], axis=1).astype(np.float32).astype(np.float64)
 
     assert explain_low_precision(f, e, np.array([1, 3, 5, 33, 257, 999])) is None
+
+
+def test_the_terminal_table_prints_bracketed_text_as_text():
+    """rich read '[layout]' and '[row 1, dim 5]' as markup and deleted them from the table (issue 15)."""
+    import io
+
+    from rich.console import Console
+
+    from ropespec import report
+
+    result = check("implementations.zoo.writes_half_layout:make", invariants=["rope.identity-at-zero"], seed=0,
+                   expect={"head_dim": 64, "convention": "interleaved", "max_position": 8192})
+    buf = io.StringIO()
+    report.render(result.reports, Console(file=buf, force_terminal=True, width=250, emoji=False, color_system=None),
+                  seed=0, profile="dev")
+    table = buf.getvalue().split("failing:")[0]
+    assert "[layout]" in table and "[row " in table, table
