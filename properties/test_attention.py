@@ -56,23 +56,13 @@ def test_shift_invariance(bind, case):
         return assert_close("attend(..., positions + c)", b, a, bound, call=f"positions {pos.tolist()} shifted by {c}",
                             dtype=e.dtype)
     except Failure as err:
-        if e.n_heads == e.n_kv_heads == 1 and np.all(np.abs(a - _additive(e, q, k, v, pos)) <= 4 * bound + 1e-9 * np.abs(v).max()):
+        if e.n_heads == e.n_kv_heads == 1 and np.all(np.abs(a - attention(e, q, k, v, pos, True, additive=True)) <= 4 * bound + 1e-9 * np.abs(v).max()):
             raise Failure(f"{err.message} -- absolute-position: the output is attention with the sinusoidal encoding "
                           f"added to q and k (its scores carry absolute positions)", "absolute-position", err.ratio) from None
         raise Failure(f"{err.message} -- absolute-position: the same sequence started {c} positions later gives "
                       f"another output (by {float(np.max(np.abs(b - a))):.3g}): it depends on where it starts",
                       "absolute-position", err.ratio) from None
 
-
-def _additive(e, q, k, v, pos):
-    """Causal attention with the sinusoidal encoding added to q and k (one head), in float64."""
-    from reference.encodings import sinusoidal
-
-    pe = sinusoidal(e.replace(dtype="float64"), pos)
-    s = (q + pe) @ (k + pe).T / np.sqrt(e.head_dim)
-    s = np.where(np.tril(np.ones(s.shape, dtype=bool)), s, -np.inf)
-    w = np.exp(s - s.max(axis=1, keepdims=True))
-    return (w / w.sum(axis=1, keepdims=True)) @ v
 
 
 @rope_property("attention.permutation-equivariance", cases=_cases)

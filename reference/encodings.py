@@ -33,15 +33,20 @@ def sinusoidal_fast(expect: Expect, positions) -> np.ndarray:
     return sinusoidal_layout(s, c, expect.convention)
 
 
-def attention(expect: Expect, q, k, v, positions, causal: bool) -> np.ndarray:
+def attention(expect: Expect, q, k, v, positions, causal: bool, *, additive: bool = False) -> np.ndarray:
     """softmax((R q)(R k)^T / sqrt(d)) v with the exact RoPE, in float64, per head: q holds n_heads
-    heads of head_dim (contiguous), k and v n_kv_heads; query head h reads kv head h // group."""
+    heads of head_dim (contiguous), k and v n_kv_heads; query head h reads kv head h // group.
+    ``additive``: the sinusoidal encoding added to q and k instead of the rotation."""
     d, H, KV = expect.head_dim, expect.n_heads, expect.n_kv_heads
+    pe = sinusoidal(expect.replace(dtype="float64"), positions) if additive else None
     out = []
     for h in range(H):
         j = h // (H // KV)
         qh, kh, vh = q[:, h * d : (h + 1) * d], k[:, j * d : (j + 1) * d], v[:, j * d : (j + 1) * d]
-        qr, kr = apply(expect, qh, positions), apply(expect, kh, positions)
+        if additive:
+            qr, kr = qh + pe, kh + pe
+        else:
+            qr, kr = apply(expect, qh, positions), apply(expect, kh, positions)
         scores = qr @ kr.T / np.sqrt(d)
         if causal:
             scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores, -np.inf)

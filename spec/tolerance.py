@@ -44,6 +44,7 @@ import math
 import numpy as np
 
 from spec import scaling
+from spec.angles import theta_hi_lo
 from spec.dtypes import TINY, exact_integer_limit, round_to, unit_roundoff
 from spec.expectation import Expect
 
@@ -173,7 +174,8 @@ def attention_bound(expect: Expect, q: np.ndarray, k: np.ndarray, v: np.ndarray,
         rest = np.abs(heads[:, :, r:]).max(axis=1)
         return rot, rest
 
-    thetas = _thetas(expect, int(np.max(pos)) + 1)
+    hi, lo, _ = theta_hi_lo(expect, int(np.max(pos)) + 1)  # the definitions' table, cached per length
+    thetas = hi + lo
     dphi = np.minimum(2.0, angle_error(expect, pos, thetas))  # (rows, n_pairs)
     rr = rotation_rtol(expect)
     qn, qrest = pair_norms(q, n)
@@ -185,14 +187,6 @@ def attention_bound(expect: Expect, q: np.ndarray, k: np.ndarray, v: np.ndarray,
     mean = (m + 4) * unit_roundoff(expect.dtype) * vmax
     # two weighted means of the same values differ by at most 2 max |v|, however far the scores moved
     return float(min(2.0, math.expm1(min(2 * ds, 2.0))) * vmax + mean + atol(expect))
-
-
-def _thetas(expect: Expect, seq_len: int) -> np.ndarray:
-    """The expectation's frequencies in float64 (spec.scaling, the definitions), for bounds."""
-    import mpmath
-
-    with mpmath.workprec(64):
-        return np.array([float(t) for t in scaling.frequencies(expect, scaling.table_variant(expect, seq_len))])
 
 
 def class_name(expect: Expect) -> str:
