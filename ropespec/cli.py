@@ -120,6 +120,15 @@ def _parser() -> argparse.ArgumentParser:
     sp_.add_argument("--seed", type=int, default=0, help="seed of the --impl check (default: 0)")
     sp_.add_argument("--out", metavar="PATH", help="write here instead of standard output")
 
+    pf = sub.add_parser("proofs", help="run every proof of the spec: kind, result, time, mutations it fails under",
+                        description="Run every proof in spec/proofs.py on the code's own definitions, and each proven one "
+                                    "under the mutations of what it is about (it must fail under every one). Prints "
+                                    "invariant, kind, result, seconds and mutations failed; exit 0 when every proof "
+                                    "verifies and fails under all its mutations, 1 otherwise.")
+    pf.add_argument("--record", metavar="PATH", help="also write the results, date and commit as JSON (ropespec spec "
+                                                     "renders docs/proofs.json)")
+    pf.add_argument("--no-mutants", action="store_true", help="skip the mutations (faster)")
+
     sub.add_parser("invariants", help="list the invariants with their statements",
                    description="List every invariant of the registry (spec/invariants.py) with its statement.")
 
@@ -405,6 +414,64 @@ def _spec(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _git_commit() -> str:
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "spec"], cwd=root, capture_output=True,
+                               text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head or "unknown") + (" with uncommitted changes to spec/" if dirty else "")
+
+
+def _proofs(args: argparse.Namespace) -> int:
+    import datetime
+    import json
+    import time
+    from pathlib import Path
+
+    import sympy
+
+    from spec import proofs
+
+    t0 = time.perf_counter()
+    results, failed = {}, 0
+    print(f"{'proof':<36} {'kind':<18} {'result':<9} {'seconds':>7}  mutations failed under")
+    for o in proofs.run_all():
+        pr = proofs.ALL[o.id]
+        killed = None
+        if pr.fn is not None and pr.about and not args.no_mutants and o.ok:
+            survived = [mu for mu in pr.about if proofs.holds_under(o.id, mu)]
+            killed = [len(pr.about) - len(survived), len(pr.about)]
+            if survived:
+                o.ok, o.account = False, f"still verifies with {', '.join(survived)}: it does not prove what it claims"
+        result = ("verified" if o.ok else "FAILED") if pr.fn is not None else "-"
+        failed += not o.ok
+        muts = f"{killed[0]}/{killed[1]}" if killed else ("-" if pr.fn is None or args.no_mutants else "")
+        print(f"{o.id:<36} {o.kind:<18} {result:<9} {o.seconds:7.2f}  {muts}", flush=True)
+        if not o.ok:
+            print(f"    {o.account}")
+        results[o.id] = {"kind": o.kind, "ok": o.ok, "account": o.account, "seconds": round(o.seconds, 3),
+                         **({"mutants": killed} if killed else {})}
+    total = time.perf_counter() - t0
+    proven = sum(1 for pr in proofs.ALL.values() if pr.fn is not None)
+    print(f"{len(results)} entries, {proven} proofs: {proven - failed} verified, {failed} failed; "
+          f"{len(results) - proven} definition or tested only; {total:.1f} s")
+    if args.record:
+        if args.no_mutants:
+            raise UsageError("--record: run with the mutations (drop --no-mutants), the record states them")
+        record = {"verified_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                  "commit": _git_commit(), "sympy": sympy.__version__, "seconds": round(total, 1), "results": results}
+        Path(args.record).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+        print(f"wrote {args.record}")
+    return 1 if failed else 0
+
+
 def _golden(args: argparse.Namespace, console: Console) -> int:
     from reference import golden
 
@@ -474,6 +541,8 @@ def _command(args: argparse.Namespace, console: Console) -> int:
             return _fingerprint(args, console)
         if args.command == "spec":
             return _spec(args, console)
+        if args.command == "proofs":
+            return _proofs(args)
         if args.command == "invariants":
             from spec.invariants import REGISTRY
 

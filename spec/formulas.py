@@ -1,63 +1,204 @@
-"""Each invariant's formula as a sympy expression: rendered to LaTeX (Markdown) and to MathML (HTML)
-by sympy's own printers, so no formula is written twice."""
+"""Each invariant's formula as a sympy expression, rendered to LaTeX (Markdown) and to MathML (HTML) by
+sympy's printers, so no formula is written twice; the frequency formulas are built by calling
+:mod:`spec.scaling`'s own functions on symbols, so what is shown is what the code computes and what
+:mod:`spec.proofs` proved. Letters: s a scale factor, c a shift of positions, ℓ a sequence length,
+L the original (trained) length, r the rotary dim, d the head dim, b the base."""
 
 from __future__ import annotations
 
+import html
+from dataclasses import dataclass
+
 import sympy as sp
+from sympy.printing.mathml import MathMLPresentationPrinter
+
+from spec import definitions, proofs, scaling
 
 f, R, dot, norm, PE = (sp.Function(n) for n in ("f", "R", "dot", "norm", "PE"))
-x, y, q, k, p, m, n, s, a, b, i, r, L = sp.symbols("x y q k p m n s a b i r L")
+x, y, q, k, p, m, n, c, a, b, i, r, L, d = sp.symbols("x y q k p m n c a b i r L d")
+s = sp.Symbol("s", positive=True)
 alpha, beta, theta, g = sp.symbols("alpha beta theta g")
-theta_i, theta_p = sp.Symbol("theta_i"), sp.Symbol("theta^s_i")  # theta^s: the scaled frequency
-base, ell = sp.symbols("b ell")
-pair = sp.Function("pair")
+theta_i, theta_p = sp.Symbol("theta_i"), sp.Symbol("θ'_i")  # theta': the scaled frequency
+base = sp.Symbol("b", positive=True)
+ell = sp.Symbol("ℓ")
+G = sp.Symbol("g", commutative=False)  # an upstream gradient: written after the matrix that acts on it
+pair, tail = sp.Function("pair"), sp.Function("tail_r")
+j = sp.Symbol("j")
 
-FORMULAS: dict[str, sp.Basic] = {
-    "rope.conformance": sp.Eq(pair(f(x, p), i), R(p * theta_i) * pair(x, i)),
-    "rope.norm-per-pair": sp.Eq(norm(pair(f(x, p), i)), norm(pair(x, i))),
-    "rope.relative-position": sp.Eq(dot(f(q, m), f(k, n)), dot(f(q, m + s), f(k, n + s))),
-    "rope.identity-at-zero": sp.Eq(f(x, 0), x),
-    "rope.composition": sp.Eq(f(f(x, a), b), f(x, a + b)),
-    "rope.linearity": sp.Eq(f(alpha * x + beta * y, p), alpha * f(x, p) + beta * f(y, p)),
-    "rope.locality": sp.Eq(sp.Derivative(pair(f(x, p), i), sp.Symbol("x_j")), 0),
-    "rope.partial-passthrough": sp.Eq(sp.Function("tail_r")(f(x, p)), sp.Function("tail_r")(x)),
-    "contract.input-unmodified": sp.Eq(sp.Symbol("x_after"), sp.Symbol("x_before")),
-    "contract.deterministic": sp.Eq(sp.Function("first_call")(x, p), sp.Function("second_call")(x, p)),
-    "contract.shape-finite": sp.Eq(sp.Function("shape")(f(x, p)), sp.Function("shape")(x)),
-    "scaling.bounded": sp.And(sp.Le(theta_i / s, theta_p), sp.Le(theta_p, theta_i)),
-    "scaling.linear-positions": sp.Eq(sp.Function("f_linear")(x, s * p), f(x, p)),
-    "scaling.ntk-endpoints": sp.Eq((base * s ** (r / (r - 2))) ** (-(r - 2) / r), base ** (-(r - 2) / r) / s),
-    "scaling.band-edges": sp.Eq(theta_p, sp.Symbol("m_i") * theta_i / s + (1 - sp.Symbol("m_i")) * theta_i),
-    "scaling.dynamic-length": sp.Eq(sp.Symbol("b'"), base * (s * ell / L - (s - 1)) ** (r / (r - 2))),
-    "scaling.attention-factor": sp.Eq(norm(pair(f(x, p), i)), g * norm(pair(x, i))),
-    "scaling.longrope-switch": sp.Eq(theta_p, sp.Piecewise((theta_i / sp.Symbol("long_i"), ell > L),
-                                                           (theta_i / sp.Symbol("short_i"), True))),
-    "decode.consistency": sp.Eq(sp.Function("cache")(ell), sp.Function("fresh")(ell)),
-    "autograd.inverse-rotation": sp.Eq(sp.Function("grad_x")(dot(f(x, p), sp.Symbol("g"))), R(-p * theta) * sp.Symbol("g")),
-    "sinusoidal.conformance": sp.Eq(pair(PE(p), i), sp.Matrix([sp.sin(p * theta_i), sp.cos(p * theta_i)])),
-    "sinusoidal.norm": sp.Eq(norm(PE(p)) ** 2, sp.Symbol("d") / 2),
-    "sinusoidal.relative-dot": sp.Eq(dot(PE(m), PE(n)), sp.Sum(sp.cos((m - n) * theta_i), (i, 0, sp.Symbol("d") / 2 - 1))),
-    "sinusoidal.shift-matrix": sp.Eq(PE(p + k), sp.Symbol("M_k") * PE(p)),
-    "sinusoidal.distinct": sp.Ne(PE(m), PE(n)),
-    "sinusoidal.length-independent": sp.Eq(sp.Function("PE_ell")(p, ell), PE(p)),
-    "additive.cross-term-leakage": sp.Ne(dot(sp.Symbol("W_Q") * (x + PE(m)), sp.Symbol("W_K") * (y + PE(m + 2))),
-                                         dot(sp.Symbol("W_Q") * (x + PE(n)), sp.Symbol("W_K") * (y + PE(n + 2)))),
-    "learned.in-range": sp.Eq(sp.Function("table")(p), sp.Function("row")(p)),
-    "learned.out-of-range-raises": sp.Eq(sp.Function("table")(L), sp.Symbol("IndexError")),
-    "learned.parameter-count": sp.Eq(sp.Symbol("parameters"), L * sp.Symbol("d")),
-    "attention.shift-invariance": sp.Eq(sp.Function("attend")(q, k, sp.Symbol("v"), p + s), sp.Function("attend")(q, k, sp.Symbol("v"), p)),
-    "attention.permutation-equivariance": sp.Eq(sp.Function("attend")(sp.Symbol("P") * q, sp.Symbol("P") * k, sp.Symbol("P") * sp.Symbol("v"), sp.Symbol("P") * p),
-                                                sp.Symbol("P") * sp.Function("attend")(q, k, sp.Symbol("v"), p)),
-    "attention.values-unrotated": sp.Eq(sp.Function("attend")(0, k, sp.Symbol("v"), p), sp.Function("mean")(sp.Symbol("v"))),
-    "decode.attention-consistency": sp.Eq(sp.Function("step")(sp.Symbol("t")), sp.Function("row_t")(sp.Function("attend_causal")(q, k, sp.Symbol("v"), p))),
-    "attention.grouped-query": sp.Eq(sp.Function("kv_head")(sp.Symbol("h")), sp.floor(sp.Symbol("h") / (sp.Symbol("H") / sp.Symbol("KV")))),
-    "attention.causal": sp.Eq(sp.Derivative(sp.Function("out_i")(sp.Symbol("v_j")), sp.Symbol("v_j")), 0),
+
+@dataclass(frozen=True)
+class Formula:
+    expr: sp.Basic
+    where: tuple[str, str] | None = None  # (LaTeX, plain text) of the condition under which it holds
+
+
+def _eq(lhs, rhs):
+    return sp.Eq(lhs, rhs, evaluate=False)
+
+
+def _ladder(bb, ii):
+    return scaling.ladder(bb, ii, r)
+
+
+def _lowest(bb):
+    return _ladder(bb, r / 2 - 1)
+
+
+FORMULAS: dict[str, Formula] = {
+    "rope.conformance": Formula(_eq(pair(f(x, p), i), R(p * theta_i) * pair(x, i)),
+                                (r"\theta_i = " + sp.latex(_ladder(base, i)), "θ_i = " + str(_ladder(base, i)).replace("**", "^"))),
+    "rope.norm-per-pair": Formula(_eq(norm(pair(f(x, p), i)), norm(pair(x, i)))),
+    "rope.relative-position": Formula(_eq(dot(f(q, m), f(k, n)), dot(f(q, m + c), f(k, n + c)))),
+    "rope.identity-at-zero": Formula(_eq(f(x, 0), x)),
+    "rope.composition": Formula(_eq(f(f(x, a), b), f(x, a + b))),
+    "rope.linearity": Formula(_eq(f(alpha * x + beta * y, p), alpha * f(x, p) + beta * f(y, p))),
+    "rope.locality": Formula(_eq(sp.Derivative(pair(f(x, p), i), sp.Symbol("x_j")), 0),
+                             (r"j \notin \mathrm{pair}(i)", "j ∉ pair(i)")),
+    "rope.partial-passthrough": Formula(_eq(tail(f(x, p)), tail(x)), (r"\mathrm{tail}_r = \text{dims } r \ldots d-1",
+                                                                     "tail_r = dims r … d−1")),
+    "contract.input-unmodified": Formula(_eq(sp.Symbol("x_after"), sp.Symbol("x_before"))),
+    "contract.deterministic": Formula(_eq(sp.Function("call_1")(x, p), sp.Function("call_2")(x, p))),
+    "contract.shape-finite": Formula(_eq(sp.Function("shape")(f(x, p)), sp.Function("shape")(x))),
+    "scaling.bounded": Formula(sp.And(sp.Le(theta_i / s, theta_p), sp.Le(theta_p, theta_i)), (r"s \ge 1", "s ≥ 1")),
+    "scaling.linear-positions": Formula(_eq(sp.Function("f_linear")(x, s * p), f(x, p))),
+    "scaling.ntk-endpoints": Formula(_eq(_lowest(scaling.ntk_base(base, s, r)), _lowest(base) / s)),
+    "scaling.band-edges": Formula(_eq(theta_p, scaling.mix(theta_i, sp.Symbol("m_i"), s)),
+                                  (r"m_i \in [0, 1] \text{ rising with } i", "m_i ∈ [0, 1], rising with i")),
+    "scaling.dynamic-length": Formula(_eq(sp.Symbol("b'"), scaling.dynamic_base(base, s, sp.Max(ell, L), L, r))),
+    "scaling.attention-factor": Formula(_eq(norm(pair(f(x, p), i)), g * norm(pair(x, i)))),
+    "scaling.longrope-switch": Formula(_eq(theta_p, sp.Piecewise((theta_i / sp.Symbol("long_i"), sp.StrictGreaterThan(ell, L)),
+                                                                 (theta_i / sp.Symbol("short_i"), True)))),
+    "decode.consistency": Formula(_eq(sp.Function("cached")(ell), sp.Function("fresh")(ell))),
+    "autograd.inverse-rotation": Formula(_eq(sp.Function("grad_x")(dot(f(x, p), G)), R(-p * theta) * G)),
+    "sinusoidal.conformance": Formula(_eq(pair(PE(p), i), sp.Tuple(*definitions.pe_pair(p * theta_i, sp.cos, sp.sin)))),
+    "sinusoidal.norm": Formula(_eq(norm(PE(p)) ** 2, d / 2)),
+    "sinusoidal.relative-dot": Formula(_eq(dot(PE(m), PE(n)), sp.Sum(sp.cos((m - n) * theta_i), (i, 0, d / 2 - 1)))),
+    "sinusoidal.shift-matrix": Formula(_eq(PE(p + k), sp.Symbol("M_k") * PE(p))),
+    "sinusoidal.distinct": Formula(sp.Ne(PE(m), PE(n)), (r"m \ne n,\ 0 \le m, n < \text{max\_position}",
+                                                         "m ≠ n, 0 ≤ m, n < max_position")),
+    "sinusoidal.length-independent": Formula(_eq(sp.Function("PE_ℓ")(p), PE(p))),
+    "additive.cross-term-leakage": Formula(sp.Ne(dot(sp.Symbol("W_Q") * (x + PE(m)), sp.Symbol("W_K") * (y + PE(m + 2))),
+                                                 dot(sp.Symbol("W_Q") * (x + PE(n)), sp.Symbol("W_K") * (y + PE(n + 2)))),
+                                           (r"\text{for some } m \ne n", "for some m ≠ n")),
+    "learned.in-range": Formula(_eq(sp.Function("table")(p), sp.Function("row")(p)), (r"0 \le p < L", "0 ≤ p < L")),
+    "learned.out-of-range-raises": Formula(_eq(sp.Function("table")(p), sp.Symbol("IndexError")), (r"p \ge L", "p ≥ L")),
+    "learned.parameter-count": Formula(_eq(sp.Symbol("parameters"), L * d)),
+    "attention.shift-invariance": Formula(_eq(sp.Function("attend")(q, k, sp.Symbol("v"), p + c),
+                                              sp.Function("attend")(q, k, sp.Symbol("v"), p))),
+    "attention.permutation-equivariance": Formula(_eq(sp.Function("attend")(sp.Symbol("P") * q, sp.Symbol("P") * k,
+                                                                            sp.Symbol("P") * sp.Symbol("v"), sp.Symbol("P") * p),
+                                                      sp.Symbol("P") * sp.Function("attend")(q, k, sp.Symbol("v"), p))),
+    "attention.values-unrotated": Formula(_eq(sp.Function("attend")(0, k, sp.Symbol("v"), p), sp.Function("mean")(sp.Symbol("v")))),
+    "decode.attention-consistency": Formula(_eq(sp.Function("step")(sp.Symbol("t")),
+                                                sp.Function("row_t")(sp.Function("attend_causal")(q, k, sp.Symbol("v"), p)))),
+    "attention.grouped-query": Formula(_eq(sp.Function("kv_head")(sp.Symbol("h")),
+                                           sp.floor(sp.Symbol("h") / (sp.Symbol("H") / sp.Symbol("KV"))))),
+    "attention.causal": Formula(_eq(sp.Derivative(sp.Function("out_i")(sp.Symbol("v_j")), sp.Symbol("v_j")), 0),
+                                (r"j > i", "j > i")),
+}
+
+#: the definitions the invariants are about, each built from the code that defines it
+_phi, _xa, _xb = sp.symbols("phi x_a x_b")
+DEFINITIONS: dict[str, tuple[sp.Basic, str]] = {
+    "rotation": (_eq(R(_phi), proofs.R(_phi)), "spec.definitions.rotate: (x_a, x_b) -> (x_a cos φ − x_b sin φ, x_a sin φ + "
+                 "x_b cos φ), counter-clockwise; pair i at position p turns by φ = p θ'_i, then is scaled by the attention factor g"),
+    "frequencies": (_eq(theta_i, _ladder(base, i)), "spec.scaling.ladder, i = 0 … r/2 − 1; every scaling method changes θ_i below"),
+    "linear": (_eq(theta_p, scaling.linear(theta_i, s)), "spec.scaling.linear (position interpolation)"),
+    "ntk": (_eq(sp.Symbol("b'"), scaling.ntk_base(base, s, r)), "spec.scaling.ntk_base (static NTK-aware; not an HF type)"),
+    "dynamic": (_eq(sp.Symbol("b'"), scaling.dynamic_base(base, s, sp.Max(ell, L), L, r)),
+                "spec.scaling.dynamic_base with ℓ = seq_len: the default table while ℓ ≤ L"),
+    "yarn": (_eq(theta_p, scaling.mix(theta_i, sp.Symbol("ramp_i"), s)),
+             "spec.scaling.mix with ramp_i = clamp((i − low)/(high − low), 0, 1) (yarn_ramp), low/high from yarn_bounds: "
+             "r ln(L/(2π β))/(2 ln b) at β_fast (32) and β_slow (1), floored/ceiled when truncate"),
+    "yarn attention factor": (_eq(g, scaling.yarn_mscale(s, 1, proofs.SYM)), "spec.scaling.yarn_mscale, for s > 1 (1 otherwise); "
+                              "g(s, mscale)/g(s, mscale_all_dim) when both are given"),
+    "llama3": (_eq(theta_p, scaling.mix(theta_i, 1 - scaling.llama3_gamma(L, sp.Symbol("lambda_i"), sp.Symbol("lo"),
+                                                                           sp.Symbol("hi")), s)),
+               "spec.scaling.llama3_gamma, inside the band L/hi ≤ λ_i = 2π/θ_i ≤ L/lo; θ_i below it (λ < L/hi), θ_i/s above it"),
+    "longrope": (_eq(theta_p, sp.Piecewise((theta_i / sp.Symbol("long_i"), sp.StrictGreaterThan(ell, L)),
+                                           (theta_i / sp.Symbol("short_i"), True))),
+                 "spec.scaling.linear per pair with LongRoPE's factor lists; attention factor "
+                 "sqrt(1 + ln s / ln L) (longrope_mscale)"),
 }
 
 
+class _MathML(MathMLPresentationPrinter):
+    """sympy's presentation printer, keeping function names' case (R is not r), escaping relations and
+    printing Piecewise as cases."""
+
+    _REL = {"<": "&lt;", ">": "&gt;", "<=": "&#8804;", ">=": "&#8805;", "!=": "&#8800;", "==": "=", "=": "="}
+
+    def _mi(self, text):
+        el = self.dom.createElement("mi")
+        el.appendChild(self.dom.createTextNode(text))
+        return el
+
+    def _mo(self, text):
+        el = self.dom.createElement("mo")
+        el.appendChild(self.dom.createTextNode(text))
+        return el
+
+    def _print_Function(self, e):
+        mrow = self.dom.createElement("mrow")
+        name = type(e).__name__
+        if "_" in name:  # tail_r, PE_ℓ, call_1: a subscript
+            head, sub = name.split("_", 1)
+            msub = self.dom.createElement("msub")
+            msub.appendChild(self._mi(head))
+            msub.appendChild(self._mi(sub))
+            mrow.appendChild(msub)
+        else:
+            mrow.appendChild(self._mi(name))
+        mrow.appendChild(self._paren_comma_separated(*e.args))
+        return mrow
+
+    def _print_Relational(self, e):
+        mrow = self.dom.createElement("mrow")
+        mrow.appendChild(self._print(e.lhs))
+        mrow.appendChild(self._mo(self._REL[e.rel_op]))
+        mrow.appendChild(self._print(e.rhs))
+        return mrow
+
+    def _print_Piecewise(self, e):
+        mrow = self.dom.createElement("mrow")
+        mrow.appendChild(self._mo("{"))
+        table = self.dom.createElement("mtable")
+        for expr, cond in e.args:
+            tr = self.dom.createElement("mtr")
+            for cell in (self._print(expr), self._mi("otherwise") if cond is sp.true else self._print(cond)):
+                td = self.dom.createElement("mtd")
+                td.appendChild(cell)
+                tr.appendChild(td)
+            table.appendChild(tr)
+        mrow.appendChild(table)
+        return mrow
+
+
+def _latex(expr) -> str:
+    return sp.latex(expr, symbol_names={ell: r"\ell", theta_p: r"\theta'_{i}"})
+
+
+def _mathml(expr) -> str:
+    # numeric references for the two named ones sympy writes, so the output is XML as well as HTML
+    return _MathML().doprint(expr).replace("&InvisibleTimes;", "&#8290;").replace("&dd;", "&#8518;")
+
+
 def latex(invariant_id: str) -> str:
-    return sp.latex(FORMULAS[invariant_id])
+    fm = FORMULAS[invariant_id]
+    return _latex(fm.expr) + (rf" \quad \text{{for }} {fm.where[0]}" if fm.where else "")
 
 
 def mathml(invariant_id: str) -> str:
-    return sp.mathml(FORMULAS[invariant_id], printer="presentation")
+    fm = FORMULAS[invariant_id]
+    out = _mathml(fm.expr)
+    if fm.where:
+        out = f"<mrow>{out}<mspace width='1em'/><mtext>for {html.escape(fm.where[1])}</mtext></mrow>"
+    return out
+
+
+def definition_latex(name: str) -> str:
+    return _latex(DEFINITIONS[name][0])
+
+
+def definition_mathml(name: str) -> str:
+    return _mathml(DEFINITIONS[name][0])

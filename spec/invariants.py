@@ -232,9 +232,9 @@ _SOURCES = {
     "contract.deterministic": "fla PR #967 (uninitialised output)",
     "contract.shape-finite": "nanochat PR #520, pegainfer #220 (positions beyond the table)",
     "scaling.bounded": "Position Interpolation (arXiv 2306.15595); transformers' rope tests (bounds for yarn and llama3)",
-    "scaling.linear-positions": "Position Interpolation (arXiv 2306.15595); seed tutorial 004 (pair 4: 204.8 rad, not 819.2)",
-    "scaling.ntk-endpoints": "bloc97's NTK-aware scaling (2023); seed tutorial 004 (base 40000 vs 40890)",
-    "scaling.band-edges": "YaRN (arXiv 2309.00071); Meta's Llama 3.1 apply_scaling; transformers PR #32330; torchtitan PR #3787",
+    "scaling.linear-positions": "Position Interpolation (arXiv 2306.15595); seed tutorial 000 (pair 4: 204.8 rad, not 819.2); seed tutorial 001 (position 4096 read as 1024)",
+    "scaling.ntk-endpoints": "bloc97's NTK-aware scaling (2023); seed tutorial 001 (base 40000, the simplification of 40890)",
+    "scaling.band-edges": "YaRN (arXiv 2309.00071); seed tutorial 001 (YaRN's bands, corrected); Meta's Llama 3.1 apply_scaling; transformers PR #32330; torchtitan PR #3787",
     "scaling.dynamic-length": "transformers dynamic NTK; vLLM #3488 and #41236",
     "scaling.attention-factor": "YaRN eq. 22; sglang PR #33558, TensorRT-LLM PR #16379, exllamav3 #259",
     "scaling.longrope-switch": "LongRoPE (Phi-3); transformers PR #33129",
@@ -252,7 +252,8 @@ _SOURCES = {
     "learned.parameter-count": "seed tutorial 000 (1024 x 768 = 786432)",
     "attention.shift-invariance": "RoFormer; seed tutorial 004",
     "attention.permutation-equivariance": "attention without positions is permutation-equivariant (Vaswani et al. 2017)",
-    "attention.values-unrotated": ("RoFormer (arXiv 2104.09864) eq. 16: only q and k are rotated; transformers' "
+    "attention.values-unrotated": ("RoFormer (arXiv 2104.09864) eq. 16: only q and k are rotated; seed tutorial 004 "
+                                   "(V is not rotated); transformers' "
                                    "apply_rotary_pos_emb(q, k, cos, sin); flash-attention's rotary tests"),
     "attention.causal": "the causal mask of decoder attention",
     "attention.grouped-query": "GQA (Ainslie et al. 2023); transformers' repeat_kv",

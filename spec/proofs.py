@@ -1,153 +1,553 @@
-"""Symbolic proofs of the invariants, in sympy (not numeric sampling).
+"""Proofs of the invariants, in sympy, on the project's own definitions.
 
-Each proof is a function of no arguments that returns a one-line account of what it established and
-raises :class:`ProofError` when sympy cannot establish it. :data:`PROOFS` maps invariant ids (and the
-facts of the tutorials' derivations, keyed ``lemma.*``) to their proofs; :func:`verify` runs one and
-caches the outcome, so a test session pays for each proof once.
+Every proof builds its objects from :mod:`spec.definitions` (the rotation, its sign, the pairings,
+the pass-through dims, the attention factor, the sinusoidal pair, softmax) and :mod:`spec.scaling` (the
+frequency ladder and every scaling method), evaluated on sympy symbols, so a change to a definition
+that breaks an invariant fails its proof. :data:`MUTATIONS` are such changes; each symbolic proof
+names, in ``about``, the mutations of what it is about, and ``tests/test_proofs.py`` checks that it
+fails under every one of them.
 
-The d-dimensional RoPE is block-diagonal in 2x2 rotations; statements about it are proved for the
-2x2 block symbolically and for the full block-diagonal matrix for every even d up to 16 (said so in
-each account), since sympy has no symbolic-dimension block matrices that simplify reliably.
+Each invariant has one proof with an honest kind:
+
+* ``symbolic``: for all values of its symbols;
+* ``symbolic, d <= 16`` (or ``n = 3``): for all values of its symbols, for every even head dim (or
+  sequence length) up to the bound said;
+* ``definition``: the invariant is what the definition says; no proof is needed and none is claimed;
+* ``tested only``: a property of code (its memory, its state, its errors) that the mathematics does not
+  speak to: the property tests it, nothing proves it.
+
+A proof is a function of no arguments that returns a one-line account and raises :class:`ProofError`
+when sympy does not establish the statement; :func:`verify` runs one and caches the outcome.
 """
 
 from __future__ import annotations
 
+import contextlib
+import random
+import time
+import types
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Callable
 
 import sympy as sp
 
+from spec import definitions, scaling
+from spec.expectation import CONVENTIONS, Expect
+
 MAX_D = 16
+SYMBOLIC, BOUNDED, BOUNDED_N, DEFINITION, TESTED = (
+    "symbolic", f"symbolic, d <= {MAX_D}", "symbolic, n = 3", "definition", "tested only")
+KINDS = (SYMBOLIC, BOUNDED, BOUNDED_N, DEFINITION, TESTED)
+PROVEN_KINDS = (SYMBOLIC, BOUNDED, BOUNDED_N)
+
+SYM = types.SimpleNamespace(num=sp.Rational, log=sp.log, sqrt=sp.sqrt, pi=sp.pi)
 
 
 class ProofError(AssertionError):
     pass
 
 
+def _witness(e) -> sp.Basic | None:
+    """A value of ``e`` at a random point (30 digits) that is clearly not zero, or None: a non-zero
+    value at one point disproves an identity, and costs far less than sympy's simplify."""
+    free = sorted(e.free_symbols, key=str)
+    rng = random.Random(len(free))
+    point = {v: sp.Rational(rng.randint(1, 997), 331) for v in free}  # positive: fits every assumption used
+    val = e.evalf(30, subs=point)
+    return val if val.is_number and abs(val) > sp.Float("1e-20") else None
+
+
 def _zero(expr, what: str) -> None:
-    e = sp.simplify(sp.expand_trig(sp.expand(expr)))
-    if isinstance(e, sp.MatrixBase):
-        if not e.is_zero_matrix:
-            raise ProofError(f"{what}: residual {e}")
-    elif e != 0:
-        raise ProofError(f"{what}: residual {e}")
+    """Raise unless ``expr`` (an expression, a matrix or a list) is identically zero: expand products
+    and sums of angles, use sin^2 = 1 - cos^2 (polynomial arithmetic, fast), and if something is left,
+    refute it at a random point or hand it to sympy's simplify."""
+    items = list(expr) if isinstance(expr, (list, tuple, sp.MatrixBase)) else [expr]
+    for e in items:
+        e = sp.expand(sp.expand_trig(sp.expand(e)))
+        if e == 0:
+            continue
+        sines = e.atoms(sp.sin)
+        if sines:
+            e = sp.expand(e.subs({s_**2: 1 - sp.cos(s_.args[0]) ** 2 for s_ in sines}))
+            if e == 0:
+                continue
+        w = _witness(e)
+        if w is not None:
+            raise ProofError(f"{what}: {w:.6g} at a random point")
+        r = sp.simplify(e)
+        if r != 0:
+            raise ProofError(f"{what}: residual {r}")
 
 
-def R(a):
-    return sp.Matrix([[sp.cos(a), -sp.sin(a)], [sp.sin(a), sp.cos(a)]])
+def _sign(expr, want: str, what: str) -> None:
+    """Raise unless sympy finds ``expr`` positive / negative / nonnegative from its symbols' assumptions."""
+    e = sp.factor(sp.simplify(expr))
+    if getattr(e, f"is_{want}") is not True:
+        raise ProofError(f"{what}: {e} is not shown {want}")
 
 
-def block(d: int, angle_of_pair) -> sp.Matrix:
-    return sp.diag(*[R(angle_of_pair(i)) for i in range(d // 2)])
+# -- the objects, built from the definitions --------------------------------------------------------
+p, m, n, c, a, b_ = sp.symbols("p m n c a b", real=True)
+s = sp.Symbol("s", positive=True)  # a scale factor (> 0; >= 1 where said)
+u = sp.Symbol("u", nonnegative=True)  # s = 1 + u: a factor >= 1
+g = sp.Symbol("g", positive=True)
+base, r_, L = sp.symbols("b r L", positive=True)
 
 
-a, b, m, n, s, th, p, k = sp.symbols("a b m n s theta p k", real=True)
-base, r, L, lo, hi, g = sp.symbols("b r L lo hi g", positive=True)
-q0, q1, k0, k1 = sp.symbols("q0 q1 k0 k1", real=True)
-q, kk = sp.Matrix([q0, q1]), sp.Matrix([k0, k1])
+def thetas(k: int) -> list[sp.Symbol]:
+    return [sp.Symbol(f"theta_{i}", positive=True) for i in range(k)]
 
 
-def _theta(i, d):
-    return sp.Symbol(f"theta_{i}", positive=True)
+def vec(name: str, d: int) -> list[sp.Symbol]:
+    return list(sp.symbols(f"{name}0:{d}", real=True))
 
 
-def lemma_transpose_product():
-    _zero(R(a).T * R(b) - R(b - a), "R(a)^T R(b) = R(b - a)")
-    return "R(a)^T R(b) = R(b - a) for symbolic a, b"
+def f(expect: Expect, x, pos, th, gain=1) -> list:
+    """The RoPE map of spec.definitions on symbols: pair i turns by pos * th[i]."""
+    return definitions.encode(expect, x, [pos * t for t in th], sp.cos, sp.sin, gain)
+
+
+def R(phi) -> sp.Matrix:
+    """The 2x2 matrix of definitions.rotate at angle phi (its Jacobian)."""
+    x0, x1 = sp.symbols("xi0 xi1", real=True)
+    return sp.Matrix(definitions.rotate(x0, x1, sp.cos(phi), sp.sin(phi))).jacobian([x0, x1])
+
+
+def dot(u_, v_):
+    return sum(x * y for x, y in zip(u_, v_))
+
+
+def expects(max_d: int = MAX_D, conventions=CONVENTIONS, partial: bool = False):
+    """Every expectation with even head dim up to max_d in every convention (with rotary dim r < d
+    as well when ``partial``)."""
+    for d in range(2, max_d + 1, 2):
+        for conv in conventions:
+            yield Expect(head_dim=d, convention=conv)
+            if partial and d >= 4:
+                yield Expect(head_dim=d, rotary_dim=d - 2, convention=conv)
+
+
+# -- rope ---------------------------------------------------------------------------------------------
+def conformance():
+    b = base
+    for e in expects(partial=True):
+        d, r = e.head_dim, e.rotary_dim
+        x = vec("x", d)
+        th = [scaling.ladder(base, sp.Integer(i), sp.Integer(r)) for i in range(r // 2)]
+        y = f(e, x, p, th)
+        # the paper's formula (RoFormer eq. 34, transformers' rotate_half), written out per convention
+        want = list(x)
+        for i in range(r // 2):
+            t = b ** sp.Rational(-2 * i, r)
+            src = (2 * i, 2 * i + 1) if e.convention in ("interleaved", "rope_interleave") else (i, i + r // 2)
+            dst = (i, i + r // 2) if e.convention != "interleaved" else src
+            xa, xb = x[src[0]], x[src[1]]
+            want[dst[0]] = xa * sp.cos(p * t) - xb * sp.sin(p * t)
+            want[dst[1]] = xa * sp.sin(p * t) + xb * sp.cos(p * t)
+        _zero([yy - ww for yy, ww in zip(y, want)], f"{e.convention}, d = {d}, r = {r}")
+    return (f"f(x, p) of the definitions equals the paper's formula written out: pair i (interleaved (2i, 2i+1); half "
+            f"(i, i + r/2); rope_interleave reads (2i, 2i+1), writes (i, i + r/2)) turns to (x_a cos - x_b sin, "
+            f"x_a sin + x_b cos) at p b^(-2i/r), dims >= r unchanged; symbolic x, p, b; every even d <= {MAX_D}, r = d and d - 2")
 
 
 def norm_per_pair():
-    _zero(R(a).T * R(a) - sp.eye(2), "R^T R = I")
-    _zero((R(a) * q).dot(R(a) * q) - q.dot(q), "||R q|| = ||q||")
-    return "R(a)^T R(a) = I, so ||R(a) q|| = ||q|| for a symbolic pair q"
+    xa, xb, phi = sp.symbols("x_a x_b phi", real=True)
+    ya, yb = definitions.rotate(xa, xb, sp.cos(phi), sp.sin(phi))
+    _zero(ya**2 + yb**2 - xa**2 - xb**2, "||R x||^2 = ||x||^2")
+    return "the rotation of the definitions keeps the pair's norm: (x_a c - x_b s)^2 + (x_a s + x_b c)^2 = x_a^2 + x_b^2 for every angle"
+
+
+def _relative(th_of_e, what):
+    for e in expects():
+        d = e.head_dim
+        q, k, th = vec("q", d), vec("k", d), th_of_e(e)
+        fq, fk, fq2, fk2 = f(e, q, m, th), f(e, k, n, th), f(e, q, m + c, th), f(e, k, n + c, th)
+        # the score is a sum over the output pairs: each pair's share is shown shift-invariant
+        for oa, ob in e.out_pairs():
+            _zero(fq[oa] * fk[oa] + fq[ob] * fk[ob] - fq2[oa] * fk2[oa] - fq2[ob] * fk2[ob],
+                  f"{what}: {e.convention}, d = {d}, pair ({oa}, {ob})")
 
 
 def relative_position():
-    _zero((R(m * th) * q).dot(R(n * th) * kk) - q.dot(R((n - m) * th) * kk), "pair")
-    for d in range(2, MAX_D + 1, 2):
-        qs = sp.Matrix(sp.symbols(f"x0:{d}", real=True))
-        ks = sp.Matrix(sp.symbols(f"y0:{d}", real=True))
-        Rm, Rn = block(d, lambda i: m * _theta(i, d)), block(d, lambda i: n * _theta(i, d))
-        _zero((Rm * qs).dot(Rn * ks) - qs.dot(block(d, lambda i: (n - m) * _theta(i, d)) * ks), f"d = {d}")
-    return (f"<R_m q, R_n k> = <q, R_(n-m) k> for a symbolic pair (q, k, m, n, theta) and for the block-diagonal "
-            f"d-dim RoPE with symbolic theta_i, every even d up to {MAX_D}")
+    _relative(lambda e: thetas(e.n_pairs), "relative position")
+    return (f"<f(q, m), f(k, n)> = <f(q, m + c), f(k, n + c)> with the definitions' f for symbolic q, k, m, n, c and "
+            f"theta_i, every convention, every even d <= {MAX_D}")
 
 
 def identity_at_zero():
-    _zero(R(0 * th) - sp.eye(2), "R(0) = I")
-    return "R(0 theta) = I"
+    for e in expects(partial=True):
+        x = vec("x", e.head_dim)
+        _zero([yy - xx for yy, xx in zip(f(e, x, 0, thetas(e.n_pairs)), x)] if e.convention != "rope_interleave"
+              else [f(e, x, 0, thetas(e.n_pairs))[e.layout()[j]] - x[j] for j in range(e.head_dim)],
+              f"{e.convention}, d = {e.head_dim}")
+    return f"f(x, 0) = x (rope_interleave: x in its output layout) for symbolic x, theta_i; every even d <= {MAX_D}"
 
 
 def composition():
-    _zero(R(a) * R(b) - R(a + b), "R(a) R(b) = R(a + b)")
-    return "R(a) R(b) = R(a + b), so f(f(x, a), b) = f(x, a + b)"
+    for e in expects(conventions=("half", "interleaved"), partial=True):
+        x, th = vec("x", e.head_dim), thetas(e.n_pairs)
+        _zero([l_ - r__ for l_, r__ in zip(f(e, f(e, x, a, th), b_, th), f(e, x, a + b_, th))],
+              f"{e.convention}, d = {e.head_dim}")
+    return (f"f(f(x, a), b) = f(x, a + b) for symbolic x, a, b, theta_i (in-place conventions; rope_interleave is "
+            f"the half layout of the interleaved map, lemma.pairing-conjugacy); every even d <= {MAX_D}")
 
 
 def linearity():
-    x0, x1, y0, y1, al, be = sp.symbols("x0 x1 y0 y1 alpha beta", real=True)
-    X, Y = sp.Matrix([x0, x1]), sp.Matrix([y0, y1])
-    _zero(R(a) * (al * X + be * Y) - (al * R(a) * X + be * R(a) * Y), "linear")
-    return "R(a)(alpha x + beta y) = alpha R(a) x + beta R(a) y"
+    al, be = sp.symbols("alpha beta", real=True)
+    for e in expects(partial=True):
+        d = e.head_dim
+        x, y, th = vec("x", d), vec("y", d), thetas(e.n_pairs)
+        lhs = f(e, [al * xx + be * yy for xx, yy in zip(x, y)], p, th)
+        rhs = [al * u1 + be * u2 for u1, u2 in zip(f(e, x, p, th), f(e, y, p, th))]
+        _zero([l_ - r__ for l_, r__ in zip(lhs, rhs)], f"{e.convention}, d = {d}")
+    return f"f(alpha x + beta y, p) = alpha f(x, p) + beta f(y, p) for symbolic x, y, alpha, beta, p, theta_i; every even d <= {MAX_D}"
+
+
+def _documented_inputs(e: Expect, out: int) -> set[int]:
+    """The input dims output dim ``out`` may read, as the pairings are documented (not from Expect)."""
+    r = e.rotary_dim
+    if out >= r:
+        return {out}
+    if e.convention == "interleaved":
+        return {out - out % 2, out - out % 2 + 1}
+    i = out % (r // 2)
+    return {2 * i, 2 * i + 1} if e.convention == "rope_interleave" else {i, i + r // 2}
 
 
 def locality():
-    d = 8
-    M = block(d, lambda i: p * _theta(i, d))
-    for i in range(d):
-        for j in range(d):
-            if i // 2 != j // 2 and M[i, j] != 0:
-                raise ProofError(f"entry ({i}, {j}) couples two pairs")
-    return "the RoPE matrix is block-diagonal: entry (i, j) is 0 unless i and j are in one pair (checked for d = 8 blocks of 2)"
-
-
-def conformance():
-    # the definition itself: the exponent of pair i is normalised by the rotary dim r
-    i = sp.Symbol("i", nonnegative=True, integer=True)
-    t = base ** (-2 * i / r)
-    _zero(t.subs(i, 0) - 1, "theta_0 = 1")
-    if sp.simplify(t.subs(i, i + 1) / t - base ** (-2 / r)) != 0:
-        raise ProofError("not a geometric ladder")
-    return "theta_i = b^(-2i/r) is a geometric ladder from theta_0 = 1 with ratio b^(-2/r)"
+    for e in expects(partial=True):
+        d = e.head_dim
+        x = vec("x", d)
+        J = sp.Matrix(f(e, x, p, thetas(e.n_pairs))).jacobian(x)
+        for o in range(d):
+            allowed = _documented_inputs(e, o)
+            for j in range(d):
+                if (j in allowed) != (J[o, j] != 0):
+                    raise ProofError(f"{e.convention}, d = {d}, r = {e.rotary_dim}: output {o} "
+                                     f"{'reads' if J[o, j] != 0 else 'does not read'} input {j}")
+    return (f"the Jacobian of the definitions' f is non-zero exactly on the documented pairs (interleaved (2i, 2i+1), "
+            f"half (i, i + r/2), rope_interleave (2i, 2i+1) -> (i, i + r/2), dims >= r the identity); every even d <= {MAX_D}")
 
 
 def partial_passthrough():
-    M = sp.diag(R(a), sp.eye(2))
-    _zero(M[2:, 2:] - sp.eye(2), "pass-through")
-    return "the RoPE matrix with rotary dim r < d is diag(R, I): the last d - r dims are the identity"
+    for e in expects(partial=True):
+        if e.rotary_dim == e.head_dim:
+            continue
+        x = vec("x", e.head_dim)
+        y = f(e, x, p, thetas(e.n_pairs), gain=g)
+        for j in range(e.rotary_dim, e.head_dim):
+            if y[j] != x[j]:
+                raise ProofError(f"{e.convention}, d = {e.head_dim}, r = {e.rotary_dim}: dim {j} is {y[j]}")
+    return f"dims r .. d-1 of f(x, p) are x's own, untouched by angle or attention factor; every even d <= {MAX_D}, r = d - 2"
 
 
-def input_unmodified():
-    x0, x1 = sp.symbols("x0 x1", real=True)
-    out = R(a) * sp.Matrix([x0, x1])
-    if not out.free_symbols <= {a, x0, x1}:
-        raise ProofError("the output depends on more than x and the angle")
-    return "f(x, p) is a new vector R(p theta) x: the definition writes nothing into x"
+# -- scaling ------------------------------------------------------------------------------------------
+def _mix_sides(theta, mm, sf):
+    """theta' - theta/s and theta - theta' for theta' = scaling.mix(theta, m, s)."""
+    tp = scaling.mix(theta, mm, sf)
+    return tp - theta / sf, theta - tp
 
 
-def deterministic():
-    x0, x1 = sp.symbols("x0 x1", real=True)
-    out = R(p * th) * sp.Matrix([x0, x1])
-    if out.free_symbols != {p, th, x0, x1}:
-        raise ProofError(f"free symbols {out.free_symbols}")
-    return "f(x, p) is a function of (x, p, theta) alone: no state, no randomness"
+def scaling_bounded():
+    th = sp.Symbol("theta", positive=True)
+    sf = 1 + u
+    # the mixing methods (yarn: m = the clamped ramp; llama3: m = 1 - gamma, 0 or 1 outside the band)
+    w0, w1 = sp.symbols("w0 w1", nonnegative=True)
+    mm = w0 / (w0 + w1 + sp.Symbol("eps", positive=True))  # any m in [0, 1)
+    for mval, what in ((mm, "m in [0, 1)"), (sp.Integer(1), "m = 1"), (sp.Integer(0), "m = 0")):
+        lo_side, hi_side = _mix_sides(th, mval, sf)
+        _sign(lo_side, "nonnegative", f"mix, {what}: theta' >= theta/s")
+        _sign(hi_side, "nonnegative", f"mix, {what}: theta' <= theta")
+    _zero(scaling.mix(th, mm, 1) - th, "mix at s = 1")
+    # linear
+    _zero(scaling.linear(th, sf) - th / sf, "linear is theta/s")
+    _zero(scaling.linear(th, 1) - th, "linear at s = 1")
+    # ntk and dynamic: ln theta'_i = ln theta_i - t ln s' with t = 2i/(r-2) in [0, 1]
+    t0, t1 = sp.symbols("t0 t1", nonnegative=True)
+    tt = t0 / (t0 + t1 + sp.Symbol("eps", positive=True))  # any t in [0, 1)
+    i = tt * (r_ - 2) / 2  # pair index i = t (r-2)/2 in [0, r/2 - 1]
+    lam = sp.Symbol("lambda", nonnegative=True)  # ln s' >= 0
+    for name, new_base, s_eff in (
+        ("ntk", scaling.ntk_base(base, sf, r_), sf),
+        ("dynamic", scaling.dynamic_base(base, s, L * (1 + u), L, r_), scaling.dynamic_factor(s, L * (1 + u), L)),
+    ):
+        log_t = sp.expand_log(sp.log(scaling.ladder(new_base, i, r_)), force=True)
+        log_theta = sp.expand_log(sp.log(scaling.ladder(base, i, r_)), force=True)
+        drop = sp.simplify((log_theta - log_t).subs(sp.log(s_eff), lam) if name == "ntk" else
+                           sp.expand_log(log_theta - log_t, force=True))
+        if name == "dynamic":  # s' = s l/L - (s - 1) = 1 + s u >= 1 at l = L(1 + u)
+            _zero(s_eff - (1 + s * u), "dynamic's effective factor")
+            drop = sp.simplify(drop.subs(sp.log(1 + s * u), lam))
+        _zero(drop - tt * lam, f"{name}: ln theta_i - ln theta'_i = t ln s'")
+        _sign(tt * lam, "nonnegative", f"{name}: theta' <= theta")
+        _sign((1 - tt) * lam, "nonnegative", f"{name}: theta' >= theta/s' for t <= 1")
+    _zero(scaling.ntk_base(base, 1, r_) - base, "ntk at s = 1")
+    return ("theta' between theta/s and theta for s >= 1: mix (yarn, llama3) theta' - theta/s = (1 - m) theta (s-1)/s >= 0 and "
+            "theta - theta' = m theta (s-1)/s >= 0 for m in [0, 1]; linear theta/s; ntk and dynamic (effective s' = s l/L - (s-1) "
+            "= 1 + s(l-L)/L >= 1 for l >= L) ln theta_i - ln theta'_i = t ln s' with t = 2i/(r-2) in [0, 1]; s = 1 gives theta "
+            "(mix, linear, ntk). Symbolic theta, s, m, b, r, L, l")
 
 
-def shape_finite():
-    x0, x1 = sp.symbols("x0 x1", real=True)
-    out = R(a) * sp.Matrix([x0, x1])
-    if out.shape != (2, 1):
-        raise ProofError("shape")
-    # |y_j| <= |x0| + |x1|: each entry is a combination of x with coefficients in [-1, 1]
-    return "R(a) x has the shape of x and |y_j| <= |x_0| + |x_1|: finite for finite x"
+def linear_positions():
+    for e in expects(partial=True):
+        x, th = vec("x", e.head_dim), thetas(e.n_pairs)
+        scaled = [scaling.linear(t, s) for t in th]
+        _zero([l_ - r__ for l_, r__ in zip(f(e, x, s * p, scaled), f(e, x, p, th))], f"{e.convention}, d = {e.head_dim}")
+    return f"f with theta_i/s at position s p equals f with theta_i at p, symbolic x, p, s, theta_i; every even d <= {MAX_D}"
+
+
+def ntk_endpoints():
+    new = scaling.ntk_base(base, s, r_)
+    _zero(scaling.ladder(new, 0, r_) - 1, "theta'_0 = 1")
+    last = r_ / 2 - 1
+    ratio = sp.powsimp(sp.powdenest(sp.expand_power_base(
+        scaling.ladder(new, last, r_) / scaling.ladder(base, last, r_), force=True), force=True), force=True)
+    _zero(sp.simplify(ratio) - 1 / s, "theta'_(r/2-1) = theta_(r/2-1) / s")
+    return "with scaling.ntk_base b' = b s^(r/(r-2)): theta'_0 = 1 and theta'_(r/2-1) = theta_(r/2-1) / s, symbolic b, s, r"
+
+
+def band_edges():
+    th = sp.Symbol("theta", positive=True)
+    sf = 1 + u
+    # the share kept moves from theta (m = 0) to theta/s (m = 1), monotonically in m
+    _zero(scaling.mix(th, 0, sf) - th, "m = 0 keeps theta")
+    _zero(scaling.mix(th, 1, sf) - th / sf, "m = 1 divides by s")
+    mm = sp.Symbol("m", real=True)
+    _sign(-sp.diff(scaling.mix(th, mm, sf), mm), "nonnegative", "theta' decreases as m grows")
+    # yarn: low < high (beta_fast > beta_slow, b > 1), the ramp is 0 at low, 1 at high and grows with i
+    bs, gap, lb = sp.Symbol("beta_slow", positive=True), sp.Symbol("k", positive=True), sp.Symbol("ln_b", positive=True)
+    low, high = scaling.yarn_bounds(r_, L, base, bs * sp.exp(gap), bs, SYM)
+    width = sp.expand_log(high - low, force=True).subs(sp.log(base), lb)
+    _sign(width, "positive", "yarn: high - low > 0 for beta_fast > beta_slow")
+    lo_, w = sp.Symbol("low", real=True), sp.Symbol("w", positive=True)
+    i = sp.Symbol("i", real=True)
+    _zero(scaling.yarn_ramp(lo_, lo_, lo_ + w), "yarn ramp at low")
+    _zero(scaling.yarn_ramp(lo_ + w, lo_, lo_ + w) - 1, "yarn ramp at high")
+    _sign(sp.diff(scaling.yarn_ramp(i, lo_, lo_ + w), i), "positive", "yarn ramp grows with i")
+    # llama3: the share divided, 1 - gamma, is 0 at wavelength L/hi and 1 at L/lo, and grows with the wavelength
+    lo, dh, lam = sp.Symbol("lo", positive=True), sp.Symbol("dh", positive=True), sp.Symbol("lambda", positive=True)
+    hi = lo + dh
+    share = 1 - scaling.llama3_gamma(L, lam, lo, hi)
+    _zero(share.subs(lam, L / hi), "llama3: nothing divided at wavelength L/hi")
+    _zero(share.subs(lam, L / lo) - 1, "llama3: all divided at wavelength L/lo")
+    _sign(sp.diff(share, lam), "positive", "llama3: the share divided grows with the wavelength")
+    _zero(scaling.wavelength(th, SYM) - 2 * sp.pi / th, "wavelength")
+    return ("theta' = mix(theta, m, s) is theta at m = 0, theta/s at m = 1 and decreasing in m (s >= 1); yarn: high - low = "
+            "r ln(beta_fast/beta_slow)/(2 ln b) > 0 and m = the ramp, 0 at low, 1 at high, increasing in i; llama3: m = 1 - gamma, "
+            "0 at wavelength L/hi, 1 at L/lo, increasing in the wavelength (so in i). Symbolic theta, s, b, r, L, betas, lo, hi")
+
+
+def dynamic_length():
+    l_ = sp.Symbol("l", positive=True)
+    _zero(scaling.dynamic_factor(s, L, L) - 1, "s' = 1 at l = L")
+    _zero(scaling.dynamic_base(base, s, L, L, r_) - base, "b' = b at l = L")
+    _sign(sp.diff(scaling.dynamic_factor(s, l_, L), l_), "positive", "s' grows with l")
+    # theta_i = b'^(-2i/r): ln theta_i = -(2i/r) ln b', decreasing in b' for i > 0; b' = b s'^(r/(r-2)) grows with s'
+    i, lb = sp.Symbol("i", positive=True), sp.Symbol("ln_bp", positive=True)
+    bp = sp.Symbol("bp", positive=True)
+    _sign(-sp.diff(sp.expand_log(sp.log(scaling.ladder(bp, i, r_ + 2)), force=True), bp), "positive",
+          "theta_i decreases as the base grows")
+    sp_ = sp.Symbol("sp", positive=True)
+    _sign(sp.diff(scaling.ntk_base(base, sp_, r_ + 2), sp_), "positive", "the base grows with s' (r > 2)")
+    return ("dynamic: s' = s l/L - (s - 1) is 1 at l = L (b' = b: the default table; below L the type uses it by definition) "
+            "and d s'/dl = s/L > 0; b' = b s'^(r/(r-2)) grows with s' and theta_i = b'^(-2i/r) falls as b' grows, so every "
+            "theta_i only decreases with the length. Symbolic s, l, L, b, r > 2, i > 0")
+
+
+def attention_factor():
+    for e in expects(partial=True):
+        x, th = vec("x", e.head_dim), thetas(e.n_pairs)
+        y = f(e, x, p, th, gain=g)
+        for (aa, bb), (oa, ob) in zip(e.pairs(), e.out_pairs()):
+            _zero(y[oa] ** 2 + y[ob] ** 2 - g**2 * (x[aa] ** 2 + x[bb] ** 2), f"{e.convention}, d = {e.head_dim}")
+    q, k = vec("q", 2), vec("k", 2)
+    e2 = Expect(head_dim=2)
+    _zero(dot(f(e2, q, m, [th := sp.Symbol("theta", positive=True)], g), f(e2, k, n, [th], g))
+          - g**2 * dot(q, f(e2, k, n - m, [th])), "logits")
+    return (f"||f(x, p)_pair|| = g ||x_pair|| for every pair with the factor g of the definitions, and <f_g(q, m), f_g(k, n)> = "
+            f"g^2 <q, f(k, n - m)>: logits carry g^2; symbolic x, p, g, theta_i; every even d <= {MAX_D}")
+
+
+def autograd_inverse_rotation():
+    for e in expects(partial=True):
+        d = e.head_dim
+        x, gv, th = vec("x", d), vec("g", d), thetas(e.n_pairs)
+        J = sp.Matrix(f(e, x, p, th)).jacobian(x)
+        back = f(e, gv, -p, th)  # the inverse rotation
+        if e.convention == "rope_interleave":  # y = P f_interleaved(x): J^T g = f_interleaved(P^T g, -p)
+            back = f(e.replace(convention="interleaved"), [gv[e.layout()[j]] for j in range(d)], -p, th)
+        _zero(list(J.T * sp.Matrix(gv) - sp.Matrix(back)), f"{e.convention}, d = {d}, r = {e.rotary_dim}")
+    return ("the gradient of <f(x, p), g> is J^T g = f(g, -p), the inverse rotation, with pass-through dims getting g "
+            f"unchanged (rope_interleave: read back in the input layout); symbolic x, g, p, theta_i; every even d <= {MAX_D}")
+
+
+# -- sinusoidal ---------------------------------------------------------------------------------------
+def pe(pos, th) -> list:
+    out = []
+    for t in th:
+        out += list(definitions.pe_pair(pos * t, sp.cos, sp.sin))
+    return out
+
+
+def sinusoidal_norm():
+    for d in range(2, MAX_D + 1, 2):
+        _zero(dot(pe(p, thetas(d // 2)), pe(p, thetas(d // 2))) - sp.Rational(d, 2), f"d = {d}")
+    return f"||PE(p)||^2 = d/2 with the definitions' pair (sin p theta_i, cos p theta_i); symbolic p, theta_i; every even d <= {MAX_D}"
+
+
+def sinusoidal_relative_dot():
+    for d in range(2, MAX_D + 1, 2):
+        th = thetas(d // 2)
+        _zero(dot(pe(m, th), pe(n, th)) - sum(sp.cos((m - n) * t) for t in th), f"d = {d}")
+    return f"PE(m) . PE(n) = sum_i cos((m - n) theta_i): a function of m - n; symbolic m, n, theta_i; every even d <= {MAX_D}"
+
+
+def sinusoidal_shift_matrix():
+    k = sp.Symbol("k", real=True)
+    for d in range(2, MAX_D + 1, 2):
+        th = thetas(d // 2)
+        Mk = sp.diag(*[sp.Matrix([[sp.cos(k * t), sp.sin(k * t)], [-sp.sin(k * t), sp.cos(k * t)]]) for t in th])
+        _zero(list(sp.Matrix(pe(p + k, th)) - Mk * sp.Matrix(pe(p, th))), f"d = {d}")
+    return (f"PE(p + k) = M_k PE(p) with M_k = diag([[cos k theta_i, sin k theta_i], [-sin k theta_i, cos k theta_i]]), free of p; "
+            f"symbolic p, k, theta_i; every even d <= {MAX_D}")
+
+
+def sinusoidal_distinct():
+    gap, th = sp.Symbol("k", real=True), sp.Symbol("theta", positive=True)
+    diff = [x - y for x, y in zip(pe(p + gap, [th]), pe(p, [th]))]
+    _zero(dot(diff, diff) - 4 * sp.sin(gap * th / 2) ** 2, "pair distance")
+    return ("||PE_i(p + k) - PE_i(p)||^2 = 4 sin^2(k theta_i / 2): zero only when k theta_i is a multiple of 2 pi, so positions "
+            "closer than the slowest pair's period 2 pi / theta_min never coincide; symbolic p, k, theta")
+
+
+def additive_leakage():
+    th = [sp.Symbol("theta", positive=True)]
+    xq, xk = vec("u", 2), vec("v", 2)
+    W1, W2 = sp.Matrix(2, 2, sp.symbols("w0:4", real=True)), sp.Matrix(2, 2, sp.symbols("z0:4", real=True))
+
+    def additive(mm, nn):
+        return dot(W1 * (sp.Matrix(xq) + sp.Matrix(pe(mm, th))), W2 * (sp.Matrix(xk) + sp.Matrix(pe(nn, th))))
+
+    # a witness: the additive score at the same gap differs between two starts
+    witness = {sp.Symbol("theta", positive=True): 1, **{v: 1 for v in xq + xk}, **dict(zip(W1, (1, 0, 0, 1))),
+               **dict(zip(W2, (1, 0, 0, 1)))}
+    delta = (additive(0, 2) - additive(1, 3)).subs(witness)
+    if sp.simplify(delta) == 0 or not sp.N(delta, 30).is_nonzero:
+        raise ProofError("the additive score did not change with the start")
+    e2 = Expect(head_dim=2)
+
+    def rope(mm, nn):
+        return dot(f(e2, list(W1 * sp.Matrix(xq)), mm, th), f(e2, list(W2 * sp.Matrix(xk)), nn, th))
+
+    _zero(rope(m, n) - rope(m + c, n + c), "RoPE's score")
+    return (f"additive: with W_Q = W_K = I, x = (1, 1), theta = 1 the score at gap 2 is {sp.N(additive(0, 2).subs(witness), 6)} at "
+            f"start 0 and {sp.N(additive(1, 3).subs(witness), 6)} at start 1 (a witness that it leaks); RoPE's <f(W q, m), f(W k, n)> "
+            f"equals its value at (m + c, n + c) for symbolic W, q, k, m, n, c, theta")
+
+
+# -- attention ----------------------------------------------------------------------------------------
+def attention_shift_invariance():
+    _relative(lambda e: thetas(e.n_pairs), "scores")
+    return (f"every score <f(q_i, p_i), f(k_j, p_j)> is unchanged when all positions shift by c (as rope.relative-position, "
+            f"every even d <= {MAX_D}); the output softmax(S) V is a function of the scores and V, so it is unchanged")
+
+
+def attention_permutation():
+    N = 3
+    S = [[sp.Symbol(f"s_{i}{j}", real=True) for j in range(N)] for i in range(N)]
+    V = sp.Matrix(N, 2, lambda i, j: sp.Symbol(f"v_{i}{j}", real=True))
+    P = sp.Matrix([[0, 1, 0], [0, 0, 1], [1, 0, 0]])
+    PS = P * sp.Matrix(S) * P.T
+    lhs = sp.Matrix(definitions.attention_weights(PS.tolist(), sp.exp)) * (P * V)
+    rhs = P * (sp.Matrix(definitions.attention_weights(S, sp.exp)) * V)
+    _zero(list(lhs - rhs), "equivariance")
+    return ("softmax(P S P^T) P V = P softmax(S) V with the definitions' softmax, for the cyclic permutation P of n = 3 rows "
+            "(symbolic scores, which move with their rows and positions, and values)")
+
+
+# -- the registry -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Proof:
+    kind: str
+    fn: Callable[[], str] | None = None  # None for definition and tested only
+    about: tuple[str, ...] = ()  # the MUTATIONS under which a proven kind must fail
+    note: str = ""  # for definition and tested only: why no proof, and what checks it instead
+
+
+def _definition(note):
+    return Proof(DEFINITION, note=note)
+
+
+def _tested(note):
+    return Proof(TESTED, note=note)
+
+
+ROT = ("R: reflection", "R: doubled", "R: shear", "R: transposed", "R: plus a bias")
+PROOFS: dict[str, Proof] = {
+    "rope.conformance": Proof(BOUNDED, conformance, ROT + ("pairing: swapped", "ladder: b^(-i/r)")),
+    "rope.norm-per-pair": Proof(SYMBOLIC, norm_per_pair, ("R: doubled", "R: shear", "R: plus a bias")),
+    "rope.relative-position": Proof(BOUNDED, relative_position, ("R: shear", "R: plus a bias")),
+    "rope.identity-at-zero": Proof(BOUNDED, identity_at_zero, ("R: reflection", "R: doubled")),
+    "rope.composition": Proof(BOUNDED, composition, ("R: reflection", "R: doubled", "R: shear", "R: plus a bias")),
+    "rope.linearity": Proof(BOUNDED, linearity, ("R: plus a bias",)),
+    "rope.locality": Proof(BOUNDED, locality, ("pairing: swapped",)),
+    "rope.partial-passthrough": Proof(BOUNDED, partial_passthrough, ("pairing: over head_dim",)),
+    "contract.input-unmodified": _tested("a property of code (does it write into the caller's array?); the definition "
+                                         "returns a new vector and cannot say what code writes"),
+    "contract.deterministic": _tested("a property of code (state, uninitialised memory, nondeterministic reductions); "
+                                      "the definition is a function"),
+    "contract.shape-finite": _tested("a property of code (what it returns, whether it returns); the definition's values "
+                                     "are finite for finite x since |y_j| <= |x_a| + |x_b|"),
+    "scaling.bounded": Proof(SYMBOLIC, scaling_bounded, ("linear: theta * s", "mix: divides by s^2", "ntk: exponent r/(r-4)")),
+    "scaling.linear-positions": Proof(BOUNDED, linear_positions, ("linear: theta * s",)),
+    "scaling.ntk-endpoints": Proof(SYMBOLIC, ntk_endpoints, ("ntk: b s", "ntk: exponent r/(r-4)", "ladder: b^(-i/r)")),
+    "scaling.band-edges": Proof(SYMBOLIC, band_edges, ("mix: inverted", "yarn: betas swapped", "llama3: lo and hi swapped")),
+    "scaling.dynamic-length": Proof(SYMBOLIC, dynamic_length, ("dynamic: factor s l/L",)),
+    "scaling.attention-factor": Proof(BOUNDED, attention_factor, ("R: doubled", "R: shear", "R: plus a bias",
+                                                                 "factor: applied twice")),
+    "scaling.longrope-switch": _definition("LongRoPE's rule is the definition: short factors for seq_len <= L, long beyond "
+                                           "(spec.scaling.table_variant); the property checks the implementation at L and L + 1"),
+    "decode.consistency": _tested("a property of a decoder's cache: the definition has no cache. dynamic NTK's tables differ "
+                                  "between lengths (scaling.dynamic-length), which is why cached keys can go stale"),
+    "autograd.inverse-rotation": Proof(BOUNDED, autograd_inverse_rotation, ("R: reflection", "R: shear", "R: plus a bias")),
+    "sinusoidal.conformance": _definition("PE(p) is defined by these values (spec.definitions.pe_pair); the property checks "
+                                          "the implementation against them"),
+    "sinusoidal.norm": Proof(BOUNDED, sinusoidal_norm, ("PE: sin twice",)),
+    "sinusoidal.relative-dot": Proof(BOUNDED, sinusoidal_relative_dot, ("PE: sin twice",)),
+    "sinusoidal.shift-matrix": Proof(BOUNDED, sinusoidal_shift_matrix, ("PE: sin twice",)),
+    "sinusoidal.distinct": Proof(SYMBOLIC, sinusoidal_distinct, ("PE: sin twice",)),
+    "sinusoidal.length-independent": _definition("PE(p) = (sin p theta_i, cos p theta_i) has no term in the sequence "
+                                                 "length; the property checks code that might normalise by it"),
+    "additive.cross-term-leakage": Proof(SYMBOLIC, additive_leakage, ("R: shear", "R: plus a bias")),
+    "learned.in-range": _tested("a property of the table's code: every row below max_len is answered and finite"),
+    "learned.out-of-range-raises": _tested("a property of the table's code: what it does past its last row"),
+    "learned.parameter-count": _definition("a table of max_len rows of d parameters holds max_len x d of them"),
+    "attention.shift-invariance": Proof(BOUNDED, attention_shift_invariance, ("R: shear", "R: plus a bias")),
+    "attention.permutation-equivariance": Proof(BOUNDED_N, attention_permutation, ("softmax: causal mask always",)),
+    "attention.values-unrotated": _definition("attention rotates q and k only (RoFormer eq. 16); the property checks that "
+                                              "code does not rotate V"),
+    "attention.causal": _definition("the causal mask is out_i = sum over j <= i; the property checks code's mask"),
+    "decode.attention-consistency": _definition("a step over the cached rows 0..t computes row t of the causal pass by "
+                                                "definition; the property checks a decoder's cache and offsets"),
+    "attention.grouped-query": _definition("query head h reads kv head h // (n_heads / n_kv_heads): the layout of "
+                                           "transformers' repeat_kv, a convention"),
+}
+
+
+# -- lemmas: facts the error model and the diagnoses rest on -------------------------------------------
+def lemma_transpose_product():
+    _zero(list(R(a).T * R(b_) - R(b_ - a)), "R(a)^T R(b) = R(b - a)")
+    return "R(a)^T R(b) = R(b - a) for the definitions' R and symbolic a, b"
 
 
 def lemma_cauchy_schwarz_rotation():
-    xa, xb, c, sn = sp.symbols("x_a x_b c s", real=True)
-    lhs = (sp.Abs(xa) * sp.Abs(c) + sp.Abs(xb) * sp.Abs(sn)) ** 2
-    rhs = (xa**2 + xb**2) * (c**2 + sn**2)
-    gap = sp.expand(rhs - lhs)
-    square = sp.expand((sp.Abs(xa) * sp.Abs(sn) - sp.Abs(xb) * sp.Abs(c)) ** 2)
-    _zero(gap - square, "Cauchy-Schwarz")
-    return "(|x_a c| + |x_b s|)^2 = (x_a^2 + x_b^2)(c^2 + s^2) - (|x_a s| - |x_b c|)^2 <= ||x||^2: the K_ROT = 4 bound's key step"
+    xa, xb, cc, sn = sp.symbols("x_a x_b c s", real=True)
+    lhs = (sp.Abs(xa) * sp.Abs(cc) + sp.Abs(xb) * sp.Abs(sn)) ** 2
+    gap = sp.expand((xa**2 + xb**2) * (cc**2 + sn**2) - lhs)
+    _zero(gap - sp.expand((sp.Abs(xa) * sp.Abs(sn) - sp.Abs(xb) * sp.Abs(cc)) ** 2), "Cauchy-Schwarz")
+    return ("(|x_a c| + |x_b s|)^2 = (x_a^2 + x_b^2)(c^2 + s^2) - (|x_a s| - |x_b c|)^2 <= ||x||^2 (c^2 + s^2): the "
+            "K_ROT = 4 bound's key step (algebra about numbers, not about a definition)")
 
 
 def lemma_angle_error():
@@ -155,289 +555,135 @@ def lemma_angle_error():
     X = sp.Matrix([x0, x1])
     diff = R(a + dl) * X - R(a) * X
     _zero(diff.dot(diff) - 4 * sp.sin(dl / 2) ** 2 * X.dot(X), "angle error")
-    return "||R(a + delta) x - R(a) x|| = 2 |sin(delta/2)| ||x|| <= |delta| ||x||: a wrong angle moves a pair by at most |delta| ||x||"
+    return "||R(a + delta) x - R(a) x|| = 2 |sin(delta/2)| ||x|| <= |delta| ||x|| for the definitions' R"
 
 
 def lemma_pairing_conjugacy():
-    out = []
-    for d in range(2, MAX_D + 1, 2):
-        thetas = [_theta(i, d) for i in range(d // 2)]
-        Ri = sp.diag(*[R(p * t) for t in thetas])  # interleaved: pairs (2i, 2i+1)
-        Rh = sp.zeros(d)
-        for i, t in enumerate(thetas):  # half: pairs (i, i + d/2)
-            c, sn = sp.cos(p * t), sp.sin(p * t)
-            Rh[i, i], Rh[i, i + d // 2], Rh[i + d // 2, i], Rh[i + d // 2, i + d // 2] = c, -sn, sn, c
+    for d in range(4, MAX_D + 1, 2):
+        th = thetas(d // 2)
+        x = vec("x", d)
+        Ri = sp.Matrix(f(Expect(head_dim=d, convention="interleaved"), x, p, th)).jacobian(x)
+        Rh = sp.Matrix(f(Expect(head_dim=d, convention="half"), x, p, th)).jacobian(x)
         P = sp.zeros(d)
-        for i in range(d // 2):  # interleaved index 2i + c -> half index c * d/2 + i
+        for i in range(d // 2):  # interleaved index 2i + c -> half index c d/2 + i
             P[i, 2 * i], P[i + d // 2, 2 * i + 1] = 1, 1
-        _zero(Rh - P * Ri * P.T, f"d = {d}")
-        _zero(P.T * P - sp.eye(d), f"P orthogonal, d = {d}")
-        out.append(d)
-    return (f"R_half = P R_interleaved P^T with P the fixed permutation 2i + c -> c d/2 + i, P^T P = I, so scores "
-            f"<P q, P k> are unchanged; every even d up to {MAX_D}")
+        _zero(list(Rh - P * Ri * P.T), f"d = {d}")
+        _zero(list(P.T * P - sp.eye(d)), f"P orthogonal, d = {d}")
+    return (f"R_half = P R_interleaved P^T for the definitions' two pairings, P the permutation 2i + c -> c d/2 + i, P^T P = I: "
+            f"scores <P q, P k> are unchanged; every even d from 4 to {MAX_D}")
 
 
-def lemma_sinusoidal():
-    d = 8
-    thetas = [_theta(i, d) for i in range(d // 2)]
-    pe = lambda pos: sp.Matrix([f(pos * t) for t in thetas for f in (sp.sin, sp.cos)])
-    _zero(pe(p).dot(pe(p)) - sp.Rational(d, 2), "||PE||^2 = d/2")
-    Mk = sp.diag(*[sp.Matrix([[sp.cos(k * t), sp.sin(k * t)], [-sp.sin(k * t), sp.cos(k * t)]]) for t in thetas])
-    _zero(pe(p + k) - Mk * pe(p), "PE(p + k) = M_k PE(p)")
-    _zero(pe(p).dot(pe(n)) - sum(sp.cos((p - n) * t) for t in thetas), "PE(p).PE(q)")
-    return "for d = 8 with symbolic theta_i: ||PE(p)||^2 = d/2; PE(p + k) = M_k PE(p), M_k free of p; PE(p).PE(q) = sum cos((p - q) theta_i)"
-
-
-def lemma_additive_leakage():
-    qv, kv, Pm, Pn = (sp.Matrix(sp.symbols(f"{c}0:2", real=True)) for c in ("u", "v", "P", "Q"))
-    W1, W2 = sp.Matrix(2, 2, sp.symbols("w0:4", real=True)), sp.Matrix(2, 2, sp.symbols("z0:4", real=True))
-    full = (W1 * (qv + Pm)).dot(W2 * (kv + Pn))
-    terms = (W1 * qv).dot(W2 * kv) + (W1 * qv).dot(W2 * Pn) + (W1 * Pm).dot(W2 * kv) + (W1 * Pm).dot(W2 * Pn)
-    _zero(full - terms, "four terms")
-    rope = (R(m * th) * W1 * qv).dot(R(n * th) * W2 * kv)
-    _zero(rope - (W1 * qv).dot(R((n - m) * th) * W2 * kv), "RoPE score")
-    return ("(q + P_m)W_Q . (k + P_n)W_K = qk + q P_n + P_m k + P_m P_n: the cross terms depend on absolute m, n; "
-            "RoPE's score <R_m W q, R_n W k> = <W q, R_(n-m) W k> depends on n - m only")
-
-
-def scaling_bounded():
-    mm = sp.Symbol("mix", nonnegative=True)
-    sf = sp.Symbol("s", positive=True)
-    t = sp.Symbol("theta", positive=True)
-    tp = mm * t / sf + (1 - mm) * t
-    low = sp.factor(tp - t / sf)  # = (1 - mix) theta (1 - 1/s)
-    high = sp.factor(t - tp)  # = mix theta (1 - 1/s)
-    _zero(low - (1 - mm) * t * (sf - 1) / sf, "lower")
-    _zero(high - mm * t * (sf - 1) / sf, "upper")
-    _zero(tp.subs(sf, 1) - t, "factor 1")
-    return ("theta' = m theta/s + (1 - m) theta with m in [0, 1] (linear m = 1; yarn's ramp; llama3's 1 - gamma): "
-            "theta' - theta/s = (1 - m) theta (s - 1)/s >= 0 and theta - theta' = m theta (s - 1)/s >= 0 for s >= 1; s = 1 gives theta")
-
-
-def linear_positions():
-    sf = sp.Symbol("s", positive=True)
-    _zero(R(p * (th / sf)) - R((p / sf) * th), "linear")
-    return "R(p theta / s) = R((p / s) theta): dividing frequencies by s is dividing positions by s"
-
-
-def ntk_endpoints():
-    sf = sp.Symbol("s", positive=True)
-    rr = sp.Symbol("r", positive=True)
-    newb = base * sf ** (rr / (rr - 2))
-    lowest = lambda bb: bb ** (-(rr - 2) / rr)
-    ratio = sp.powdenest(sp.expand_power_base(lowest(newb) / lowest(base), force=True), force=True)
-    _zero(sp.simplify(ratio) - 1 / sf, "lowest / s")
-    _zero(newb ** 0 - 1, "theta_0")
-    return "with b' = b s^(r/(r-2)): theta'_0 = b'^0 = 1 and theta'_(r/2-1) = b'^(-(r-2)/r) = b^(-(r-2)/r) / s exactly"
-
-
-def band_edges():
-    t, sf, Lv = sp.symbols("theta s L", positive=True)
-    lam = 2 * sp.pi / t
-    gamma = (Lv / lam - lo) / (hi - lo)
-    smooth = (1 - gamma) * t / sf + gamma * t
-    _zero(smooth.subs(t, 2 * sp.pi * hi / Lv) - 2 * sp.pi * hi / Lv, "llama3 high edge: unchanged")
-    _zero(smooth.subs(t, 2 * sp.pi * lo / Lv) - 2 * sp.pi * lo / Lv / sf, "llama3 low edge: divided by s")
-    i, low, high = sp.symbols("i low high", real=True)
-    ramp = (i - low) / (high - low)
-    yarn = ramp * t / sf + (1 - ramp) * t
-    _zero(yarn.subs(i, low) - t, "yarn low edge")
-    _zero(yarn.subs(i, high) - t / sf, "yarn high edge")
-    return ("llama3: at lambda = L/hi the smoothed theta' is theta, at lambda = L/lo it is theta/s; yarn: at i = low the ramp "
-            "gives theta, at i = high theta/s: both curves are continuous at their band edges")
-
-
-def dynamic_length():
-    sf, Lv, l = sp.symbols("s L l", positive=True)
-    rr = sp.Symbol("r", positive=True)
-    grown = base * (sf * l / Lv - (sf - 1)) ** (rr / (rr - 2))
-    _zero(grown.subs(l, Lv) - base, "l = L")
-    deriv = sp.diff(sf * l / Lv - (sf - 1), l)
-    if sp.simplify(deriv - sf / Lv) != 0:
-        raise ProofError("derivative")
-    return ("base'(l) = b (s l/L - (s - 1))^(r/(r-2)) equals b at l = L (and below, where l = max(seq_len, L) = L) and "
-            "grows with l (d/dl of the inner term is s/L > 0), so every theta_i only decreases")
-
-
-def attention_factor():
-    _zero((g * R(a) * q).dot(g * R(a) * q) - g**2 * q.dot(q), "norm")
-    _zero((g * R(m * th) * q).dot(g * R(n * th) * kk) - g**2 * q.dot(R((n - m) * th) * kk), "logits")
-    return "||g R q|| = g ||q||, and <g R_m q, g R_n k> = g^2 <q, R_(n-m) k>: logits carry the square"
-
-
-def longrope_switch():
-    seq, Lv = sp.symbols("seq L", positive=True)
-    short, long = sp.symbols("short long", positive=True)
-    ext = sp.Piecewise((long, seq > Lv), (short, True))
-    if ext.subs({seq: 4096, Lv: 4096}) != short or ext.subs({seq: 4097, Lv: 4096}) != long:
-        raise ProofError("switch")
-    return "ext = long if seq_len > L else short: at seq_len = L the short factors, at L + 1 the long ones"
-
-
-def decode_consistency():
-    sf, Lv, l1, l2 = sp.symbols("s L l1 l2", positive=True)
-    rr = sp.Symbol("r", positive=True)
-    b1 = base * (sf * l1 / Lv - (sf - 1)) ** (rr / (rr - 2))
-    b2 = base * (sf * l2 / Lv - (sf - 1)) ** (rr / (rr - 2))
-    if sp.simplify(b1.subs({l1: 2 * Lv, sf: 2, rr: 4}) - b2.subs({l2: 3 * Lv, sf: 2, rr: 4})) == 0:
-        raise ProofError("tables equal")
-    return ("the key of row j at length l is R(p_j theta(l)) x_j; dynamic NTK's base differs between lengths beyond L "
-            "(e.g. 2L and 3L), so keys cached at one length are not the fresh pass's at another unless recomputed")
-
-
-def autograd_inverse_rotation():
-    x0, x1, g0, g1 = sp.symbols("x0 x1 g0 g1", real=True)
-    X, G = sp.Matrix([x0, x1]), sp.Matrix([g0, g1])
-    J = (R(a) * X).jacobian(X)
-    _zero(J - R(a), "Jacobian")
-    _zero(J.T * G - R(-a) * G, "gradient")
-    return "d(R(a) x)/dx = R(a), so the gradient of <R(a) x, g> is R(a)^T g = R(-a) g"
-
-
-def sinusoidal_conformance():
-    _zero(sp.Matrix([sp.sin(a), sp.cos(a)]) - R(-a) * sp.Matrix([0, 1]), "pair")
-    return "a sinusoidal pair (sin p theta, cos p theta) is R(-p theta) (0, 1): the encoding is the rotation of a fixed vector"
-
-
-def sinusoidal_distinct():
-    gap = sp.Symbol("g", real=True)
-    diff = sp.Matrix([sp.sin((p + gap) * th) - sp.sin(p * th), sp.cos((p + gap) * th) - sp.cos(p * th)])
-    _zero(diff.dot(diff) - 4 * sp.sin(gap * th / 2) ** 2, "distance")
-    return ("||PE_i(p + g) - PE_i(p)||^2 = 4 sin^2(g theta_i / 2) for each pair: positions closer than the slowest "
-            "pair's period 2 pi / theta_min never coincide")
-
-
-def sinusoidal_length_independent():
-    ell = sp.Symbol("ell", positive=True)
-    pe = sp.Matrix([sp.sin(p * th), sp.cos(p * th)])
-    if ell in pe.free_symbols:
-        raise ProofError("depends on the length")
-    return "PE(p) = (sin p theta_i, cos p theta_i) has no term in the sequence length"
-
-
-def learned_table():
-    max_len, dd = 5, 3
-    W = sp.Matrix(max_len, dd, lambda i, j: sp.Symbol(f"w_{i}_{j}"))
-    if len(W.free_symbols) != max_len * dd:
-        raise ProofError("count")
-    try:
-        W[max_len, 0]
-    except IndexError:
-        return "a table of max_len rows of d parameters holds max_len x d of them, and has no row max_len (indexing it raises)"
-    raise ProofError("row max_len exists")
-
-
-def _softmax_rows(S):
-    n = S.shape[0]
-    return sp.Matrix(n, S.shape[1], lambda i, j: sp.exp(S[i, j]) / sum(sp.exp(S[i, c]) for c in range(S.shape[1])))
-
-
-def attention_permutation():
-    n = 3
-    S = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"s_{i}{j}", real=True))
-    V = sp.Matrix(n, 2, lambda i, j: sp.Symbol(f"v_{i}{j}", real=True))
-    P = sp.Matrix([[0, 1, 0], [0, 0, 1], [1, 0, 0]])
-    _zero(_softmax_rows(P * S * P.T) * (P * V) - P * (_softmax_rows(S) * V), "equivariance")
-    return "softmax(P S P^T) P V = P softmax(S) V for a permutation P (n = 3, symbolic scores and values)"
-
-
-def attention_values():
-    n = 3
-    S = sp.zeros(n, n)
-    V = sp.Matrix(n, 2, lambda i, j: sp.Symbol(f"v_{i}{j}", real=True))
-    W = _softmax_rows(S)
-    _zero(W * V - sp.ones(n, n) * V / n, "mean")
-    return "with q = 0 every score is 0 and softmax(0) V is the mean of V: V enters unrotated, weighted by a row-stochastic matrix"
-
-
-def attention_causal():
-    n = 3
-    S = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"s_{i}{j}", real=True) if j <= i else -sp.oo)
-    V = sp.Matrix(n, 1, lambda i, j: sp.Symbol(f"v_{i}", real=True))
-    W = sp.Matrix(n, n, lambda i, j: 0 if j > i else sp.exp(S[i, j]) / sum(sp.exp(S[i, c]) for c in range(i + 1)))
-    out = W * V
-    for i in range(n):
-        for j in range(i + 1, n):
-            if sp.diff(out[i], V[j]) != 0:
-                raise ProofError("row depends on a later value")
-    return "with scores -inf above the diagonal, out_i = sum_(j <= i) w_ij v_j: d out_i / d v_j = 0 for j > i"
-
-
-def decode_attention():
-    n = 3
-    S = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"s_{i}{j}", real=True))
-    V = sp.Matrix(n, 1, lambda i, j: sp.Symbol(f"v_{i}", real=True))
-    full = [sum(sp.exp(S[i, j]) * V[j] for j in range(i + 1)) / sum(sp.exp(S[i, j]) for j in range(i + 1)) for i in range(n)]
-    step = [sum(sp.exp(S[t, j]) * V[j] for j in range(t + 1)) / sum(sp.exp(S[t, j]) for j in range(t + 1)) for t in range(n)]
-    for a_, b_ in zip(full, step):
-        _zero(a_ - b_, "step")
-    return ("row t of the causal pass, sum_(j <= t) softmax_j(s_tj) v_j, uses only keys and values 0..t with scores "
-            "s_tj = <R_t q_t, R_j k_j>: a step that attends over the cached rows 0..t gives it exactly (n = 3)")
-
-
-def attention_grouped_query():
-    H, KV = 8, 2
-    group = H // KV
-    served = {j: [h for h in range(H) if h // group == j] for j in range(KV)}
-    if any(len(hs) != group or hs != list(range(j * group, (j + 1) * group)) for j, hs in served.items()):
-        raise ProofError("grouping")
-    hh = sp.Symbol("h", integer=True, nonnegative=True)
-    if sp.floor((hh * 0 + 5) / group) != 1:
-        raise ProofError("floor")
-    return ("kv head j serves the query heads j g .. j g + g - 1 (g = n_heads / n_kv_heads), contiguous blocks of "
-            "g, as repeat_kv lays them out (checked for 8 query and 2 kv heads)")
-
-
-PROOFS = {
-    "rope.conformance": conformance,
-    "rope.norm-per-pair": norm_per_pair,
-    "rope.relative-position": relative_position,
-    "rope.identity-at-zero": identity_at_zero,
-    "rope.composition": composition,
-    "rope.linearity": linearity,
-    "rope.locality": locality,
-    "rope.partial-passthrough": partial_passthrough,
-    "contract.input-unmodified": input_unmodified,
-    "contract.deterministic": deterministic,
-    "contract.shape-finite": shape_finite,
-    "scaling.bounded": scaling_bounded,
-    "scaling.linear-positions": linear_positions,
-    "scaling.ntk-endpoints": ntk_endpoints,
-    "scaling.band-edges": band_edges,
-    "scaling.dynamic-length": dynamic_length,
-    "scaling.attention-factor": attention_factor,
-    "scaling.longrope-switch": longrope_switch,
-    "decode.consistency": decode_consistency,
-    "autograd.inverse-rotation": autograd_inverse_rotation,
-    "sinusoidal.conformance": sinusoidal_conformance,
-    "sinusoidal.norm": lemma_sinusoidal,
-    "sinusoidal.relative-dot": lemma_sinusoidal,
-    "sinusoidal.shift-matrix": lemma_sinusoidal,
-    "sinusoidal.distinct": sinusoidal_distinct,
-    "sinusoidal.length-independent": sinusoidal_length_independent,
-    "additive.cross-term-leakage": lemma_additive_leakage,
-    "learned.in-range": learned_table,
-    "learned.out-of-range-raises": learned_table,
-    "learned.parameter-count": learned_table,
-    "attention.shift-invariance": relative_position,
-    "attention.permutation-equivariance": attention_permutation,
-    "attention.values-unrotated": attention_values,
-    "attention.causal": attention_causal,
-    "decode.attention-consistency": decode_attention,
-    "attention.grouped-query": attention_grouped_query,
-    "lemma.transpose-product": lemma_transpose_product,
-    "lemma.cauchy-schwarz-rotation": lemma_cauchy_schwarz_rotation,
-    "lemma.angle-error": lemma_angle_error,
-    "lemma.pairing-conjugacy": lemma_pairing_conjugacy,
-    "lemma.sinusoidal": lemma_sinusoidal,
-    "lemma.additive-leakage": lemma_additive_leakage,
+LEMMAS: dict[str, Proof] = {
+    "lemma.transpose-product": Proof(SYMBOLIC, lemma_transpose_product, ("R: reflection", "R: shear")),
+    "lemma.cauchy-schwarz-rotation": Proof(SYMBOLIC, lemma_cauchy_schwarz_rotation),
+    "lemma.angle-error": Proof(SYMBOLIC, lemma_angle_error, ("R: doubled", "R: shear")),
+    "lemma.pairing-conjugacy": Proof(BOUNDED, lemma_pairing_conjugacy, ("pairing: swapped",)),
 }
+ALL: dict[str, Proof] = {**PROOFS, **LEMMAS}
+
+
+# -- mutations: changes to the definitions that each break something ----------------------------------
+def _pairs_swapped(self):
+    r = self.rotary_dim
+    if self.convention in ("interleaved", "rope_interleave"):
+        return [(i, i + r // 2) for i in range(r // 2)]
+    return [(2 * i, 2 * i + 1) for i in range(r // 2)]
+
+
+def _pairs_head_dim(self):
+    r = self.head_dim
+    if self.convention in ("interleaved", "rope_interleave"):
+        return [(2 * i, 2 * i + 1) for i in range(r // 2)]
+    return [(i, i + r // 2) for i in range(r // 2)]
+
+
+def _encode_gain_twice(expect, x, angles, cos, sin, gain=1, _orig=definitions.encode):
+    return _orig(expect, x, angles, cos, sin, gain * gain) if gain != 1 else _orig(expect, x, angles, cos, sin, gain)
+
+
+_yarn_bounds, _llama3_gamma, _mix = scaling.yarn_bounds, scaling.llama3_gamma, scaling.mix
+#: name -> (object, attribute, replacement)
+MUTATIONS: dict[str, tuple[object, str, object]] = {
+    "R: reflection": (definitions, "rotate", lambda xa, xb, c_, s_: (xa * c_ + xb * s_, xa * s_ - xb * c_)),
+    "R: doubled": (definitions, "rotate", lambda xa, xb, c_, s_: (2 * (xa * c_ - xb * s_), 2 * (xa * s_ + xb * c_))),
+    "R: shear": (definitions, "rotate", lambda xa, xb, c_, s_: (xa + xb * s_, xb)),
+    "R: transposed": (definitions, "rotate", lambda xa, xb, c_, s_: (xa * c_ + xb * s_, -xa * s_ + xb * c_)),
+    "R: plus a bias": (definitions, "rotate", lambda xa, xb, c_, s_: (xa * c_ - xb * s_ + s_, xa * s_ + xb * c_)),
+    "pairing: swapped": (Expect, "pairs", _pairs_swapped),
+    "pairing: over head_dim": (Expect, "pairs", _pairs_head_dim),
+    "factor: applied twice": (definitions, "encode", _encode_gain_twice),
+    "ladder: b^(-i/r)": (scaling, "ladder", lambda b, i, r: b ** (-i / r)),
+    "linear: theta * s": (scaling, "linear", lambda theta, s_: theta * s_),
+    "ntk: b s": (scaling, "ntk_base", lambda b, s_, r: b * s_),
+    "ntk: exponent r/(r-4)": (scaling, "ntk_base", lambda b, s_, r: b * s_ ** (r / (r - 4))),
+    "mix: inverted": (scaling, "mix", lambda theta, m_, s_: m_ * theta + (1 - m_) * theta / s_),
+    "mix: divides by s^2": (scaling, "mix", lambda theta, m_, s_: m_ * theta / s_**2 + (1 - m_) * theta),
+    "yarn: betas swapped": (scaling, "yarn_bounds", lambda r, L_, b, bf, bs, M=scaling.MP: _yarn_bounds(r, L_, b, bs, bf, M)),
+    "llama3: lo and hi swapped": (scaling, "llama3_gamma", lambda L_, w, lo, hi: _llama3_gamma(L_, w, hi, lo)),
+    "dynamic: factor s l/L": (scaling, "dynamic_factor", lambda s_, l, L_: s_ * l / L_),
+    "PE: sin twice": (definitions, "pe_pair", lambda phi, cos, sin: (sin(phi), sin(phi))),
+    "softmax: causal mask always": (definitions, "attention_weights",
+                                    lambda scores, exp, causal=False, _o=definitions.attention_weights: _o(scores, exp, True)),
+}
+
+
+@contextlib.contextmanager
+def mutated(name: str):
+    """The definitions with one mutation applied (restored on exit)."""
+    obj, attr, new = MUTATIONS[name]
+    old = obj.__dict__[attr]
+    setattr(obj, attr, new)
+    try:
+        yield
+    finally:
+        setattr(obj, attr, old)
+
+
+def holds_under(proof_id: str, mutation: str) -> bool:
+    """Whether the proof still verifies with the mutation applied (uncached)."""
+    with mutated(mutation):
+        try:
+            ALL[proof_id].fn()
+        except (ProofError, ZeroDivisionError, TypeError, ValueError):
+            return False
+    return True
 
 
 @lru_cache(maxsize=None)
 def verify(proof_id: str) -> tuple[bool, str]:
-    """(verified, account or the reason it failed); cached per process."""
+    """(holds, account): a proven kind runs its proof (cached per process); definition and tested only
+    return their note and hold by construction (there is nothing to fail)."""
+    pr = ALL[proof_id]
+    if pr.fn is None:
+        return True, pr.note
     try:
-        return True, PROOFS[proof_id]()
+        return True, pr.fn()
     except ProofError as e:
         return False, str(e)
+
+
+@dataclass
+class Outcome:
+    id: str
+    kind: str
+    ok: bool
+    account: str
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+def run_all(ids=None) -> list[Outcome]:
+    """Run every proof (uncached), timing each."""
+    out = []
+    for pid in ids or ALL:
+        t0 = time.perf_counter()
+        pr = ALL[pid]
+        if pr.fn is None:
+            out.append(Outcome(pid, pr.kind, True, pr.note))
+            continue
+        try:
+            ok, account = True, pr.fn()
+        except ProofError as e:
+            ok, account = False, str(e)
+        out.append(Outcome(pid, pr.kind, ok, account, time.perf_counter() - t0))
+    return out

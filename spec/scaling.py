@@ -32,6 +32,7 @@ follows 5.x.
 from __future__ import annotations
 
 import json
+import types
 from functools import lru_cache
 
 import mpmath
@@ -75,8 +76,79 @@ def expect_of_key(key: tuple) -> Expect:
                   rope_scaling=None if scaling is None else json.loads(scaling))
 
 
+# -- the formulas, written once -------------------------------------------------------------------
+# Each is plain arithmetic on its arguments plus the functions of ``M`` (log, sqrt, pi, num): mpmath
+# numbers with :data:`MP` here and in the reference, sympy symbols in :mod:`spec.proofs`, which
+# proves its statements on these very functions (a change here that breaks an invariant fails a proof).
+
+MP = types.SimpleNamespace(num=mpmath.mpf, log=mpmath.log, sqrt=mpmath.sqrt, pi=mpmath.pi)
+
+
+def ladder(b, i, r):
+    """The default frequency of pair i: theta_i = b^(-2i/r)."""
+    return b ** (-2 * i / r)
+
+
+def linear(theta, s):
+    """Position interpolation: theta / s."""
+    return theta / s
+
+
+def ntk_base(b, s, r):
+    """NTK-aware scaling's base: b s^(r/(r-2))."""
+    return b * s ** (r / (r - 2))
+
+
+def dynamic_factor(s, l, L):
+    """Dynamic NTK's effective factor at length l > L: s l/L - (s - 1) (1 at l = L, growing by s/L per token)."""
+    return s * l / L - (s - 1)
+
+
+def dynamic_base(b, s, l, L, r):
+    """Dynamic NTK's base at length l > L: NTK's base for the effective factor,
+    b (s l/L - (s - 1))^(r/(r-2))."""
+    return ntk_base(b, dynamic_factor(s, l, L), r)
+
+
+def mix(theta, m, s):
+    """theta' = m theta / s + (1 - m) theta: the share m of the frequency is divided by s."""
+    return m * theta / s + (1 - m) * theta
+
+
+def yarn_bounds(r, L, b, beta_fast, beta_slow, M=MP):
+    """YaRN's (low, high) before truncation: the pair index at which the rotation count over L is
+    beta_fast (low: below it unchanged) and beta_slow (high: above it divided by s)."""
+    def corr(beta):
+        return r * M.log(L / (beta * 2 * M.pi)) / (2 * M.log(b))
+    return corr(beta_fast), corr(beta_slow)
+
+
+def yarn_ramp(i, low, high):
+    """YaRN's share of pair i divided by s, before clamping to [0, 1]."""
+    return (i - low) / (high - low)
+
+
+def wavelength(theta, M=MP):
+    return 2 * M.pi / theta
+
+
+def llama3_gamma(L, wavelen, lo, hi):
+    """Llama 3's smoothing inside its band: the share of theta kept (1 - gamma is divided by s)."""
+    return (L / wavelen - lo) / (hi - lo)
+
+
+def yarn_mscale(s, m=1, M=MP):
+    """YaRN's g(s, m) = 0.1 m ln s + 1 (for s > 1)."""
+    return M.num("0.1") * m * M.log(s) + 1
+
+
+def longrope_mscale(s, L, M=MP):
+    """LongRoPE's attention factor sqrt(1 + ln s / ln L) (for s > 1)."""
+    return M.sqrt(1 + M.log(s) / M.log(L))
+
+
 def _g(s, m=1):
-    return mpmath.mpf(1) if s <= 1 else mpmath.mpf("0.1") * m * mpmath.log(s) + 1
+    return mpmath.mpf(1) if s <= 1 else yarn_mscale(s, m)
 
 
 def attention_factor(expect: Expect) -> mpmath.mpf:
@@ -95,7 +167,7 @@ def attention_factor(expect: Expect) -> mpmath.mpf:
         f = mpmath.mpf(s.get("factor") or mpmath.mpf(expect.max_position) / original_length(expect))
         if f <= 1:
             return mpmath.mpf(1)
-        return mpmath.sqrt(1 + mpmath.log(f) / mpmath.log(original_length(expect)))
+        return longrope_mscale(f, mpmath.mpf(original_length(expect)))
     return mpmath.mpf(1)
 
 
@@ -104,10 +176,7 @@ def yarn_range(expect: Expect) -> tuple[mpmath.mpf, mpmath.mpf]:
     s = expect.rope_scaling
     r, base, L = expect.rotary_dim, mpmath.mpf(expect.rope_theta), original_length(expect)
 
-    def corr(beta):
-        return r * mpmath.log(L / (beta * 2 * mpmath.pi)) / (2 * mpmath.log(base))
-
-    low, high = corr(mpmath.mpf(s.get("beta_fast") or 32)), corr(mpmath.mpf(s.get("beta_slow") or 1))
+    low, high = yarn_bounds(r, L, base, mpmath.mpf(s.get("beta_fast") or 32), mpmath.mpf(s.get("beta_slow") or 1))
     if s.get("truncate", True):
         low, high = mpmath.floor(low), mpmath.ceil(high)
     low, high = max(low, mpmath.mpf(0)), min(high, mpmath.mpf(r - 1))
@@ -160,51 +229,45 @@ def _mixing_error(key: tuple) -> tuple[float, ...]:
 def frequencies(expect: Expect, variant: object = None) -> list[mpmath.mpf]:
     """theta'_i for every pair at the current mpmath precision (call inside ``mpmath.workprec``).
     ``variant`` is :func:`table_variant`'s answer for the call."""
-    r = expect.rotary_dim
+    r = mpmath.mpf(expect.rotary_dim)
     base = mpmath.mpf(expect.rope_theta)
     s = expect.rope_scaling or {}
     rt = expect.rope_type
-    idx = range(r // 2)
+    idx = [mpmath.mpf(i) for i in range(expect.rotary_dim // 2)]
 
-    def ladder(b):
-        return [mpmath.power(b, mpmath.mpf(-2 * i) / r) for i in idx]
+    def table(b):
+        return [ladder(b, i, r) for i in idx]
 
-    theta = ladder(base)
+    theta = table(base)
     if rt == "default":
         return theta
     f = mpmath.mpf(s["factor"]) if "factor" in s else None
     if rt == "linear":
-        return [t / f for t in theta]
+        return [linear(t, f) for t in theta]
     if rt == "ntk":
-        return ladder(base * mpmath.power(f, mpmath.mpf(r) / (r - 2)))
+        return table(ntk_base(base, f, r))
     if rt == "dynamic":
         L = original_length(expect)
         if variant is None or variant <= L:
             return theta
-        grown = base * mpmath.power(f * variant / L - (f - 1), mpmath.mpf(r) / (r - 2))
-        return ladder(grown)
+        return table(dynamic_base(base, f, mpmath.mpf(variant), mpmath.mpf(L), r))
     if rt == "yarn":
         low, high = yarn_range(expect)
-        out = []
-        for i, t in zip(idx, theta):
-            ramp = min(max((i - low) / (high - low), mpmath.mpf(0)), mpmath.mpf(1))
-            out.append(ramp * t / f + (1 - ramp) * t)
-        return out
+        return [mix(t, min(max(yarn_ramp(i, low, high), mpmath.mpf(0)), mpmath.mpf(1)), f) for i, t in zip(idx, theta)]
     if rt == "llama3":
         L = mpmath.mpf(s["original_max_position_embeddings"])
         lo, hi = mpmath.mpf(s["low_freq_factor"]), mpmath.mpf(s["high_freq_factor"])
         out = []
         for t in theta:
-            wavelen = 2 * mpmath.pi / t
-            if wavelen < L / hi:
+            lam = wavelength(t)
+            if lam < L / hi:
                 out.append(t)
-            elif wavelen > L / lo:
-                out.append(t / f)
+            elif lam > L / lo:
+                out.append(linear(t, f))
             else:
-                gamma = (L / wavelen - lo) / (hi - lo)
-                out.append((1 - gamma) * t / f + gamma * t)
+                out.append(mix(t, 1 - llama3_gamma(L, lam, lo, hi), f))
         return out
     if rt == "longrope":
         ext = s["long_factor"] if variant == "long" else s["short_factor"]
-        return [t / mpmath.mpf(e) for t, e in zip(theta, ext)]
+        return [linear(t, mpmath.mpf(e)) for t, e in zip(theta, ext)]
     raise NotImplementedError(f"rope_type {rt!r}")

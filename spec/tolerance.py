@@ -194,3 +194,52 @@ def class_name(expect: Expect) -> str:
     if expect.angle_dtype == "exact" and expect.inv_freq_dtype == "exact":
         return f"strict {expect.dtype} (exact angles)"
     return f"{expect.dtype} output, angles in {expect.angle_dtype}, inv_freq in {expect.inv_freq_dtype}"
+
+
+#: how far each invariant's check lets a correct implementation be off, and why: the rule each property
+#: applies (its bound function above) in a sentence. Rendered by ``ropespec spec``; ``exact`` means bit for bit.
+BY_INVARIANT: dict[str, str] = {
+    "rope.conformance": "component_bound: atol + ||x_pair|| (K_ROT u_out + 2 u_A + min(2, |dphi|)), |dphi| from the angle and "
+                        "frequency dtypes of the class at that position (the module's error model)",
+    "rope.norm-per-pair": "norm_bound: sqrt(2) (atol + ||x_pair|| rotation_rtol); a wrong angle keeps the norm, so only the "
+                          "rotation's rounding counts",
+    "rope.relative-position": "each side's score error from component_bound per pair (|<a, b> - <a*, b*>| <= sum |a| tau_b + "
+                              "|b| tau_a + tau_a tau_b), plus float64 rounding of the two dot products",
+    "rope.identity-at-zero": "component_bound at p = 0: the rotation's rounding only (no angle error at angle 0)",
+    "rope.composition": "component_bound of each of the three calls, the first propagated through the second (a rotation "
+                        "keeps norms): sqrt(2) g tau(x, a) + tau(f(x, a), b) + g tau(x, a + b)",
+    "rope.linearity": "same_angle_bound: K_ROT u_out per unit of the pair's norm; the angle error is common to both sides and cancels",
+    "rope.locality": "atol: a basis vector's leak into another pair must be below the output dtype's K_ROT smallest normals",
+    "rope.partial-passthrough": "exact: dims at and beyond rotary_dim come back bit for bit",
+    "contract.input-unmodified": "exact: the input array compared bit for bit before and after",
+    "contract.deterministic": "exact: two calls compared bit for bit",
+    "contract.shape-finite": "exact: kind, shape and dtype equal; every value finite",
+    "scaling.bounded": "the frequency read off the output (PROBE_RTOL, 8 float64 ulp) plus the class's angle and rotation error "
+                       "divided by p theta, relative to theta_i / s and theta_i",
+    "scaling.linear-positions": "component_bound of both calls (f_linear at s p and f at p), added",
+    "scaling.ntk-endpoints": "as scaling.bounded, at pair 0 and pair r/2 - 1",
+    "scaling.band-edges": "as scaling.bounded, per pair below, inside and above the band",
+    "scaling.dynamic-length": "as scaling.bounded, at lengths L and beyond",
+    "scaling.attention-factor": "norm_bound of a pair of norm g, as rope.norm-per-pair",
+    "scaling.longrope-switch": "as scaling.bounded, at seq_len L and L + 1",
+    "decode.consistency": "component_bound of the cached and the fresh key, plus the reference's own error "
+                          "(FAST_REFERENCE_ERROR where fast_reference_suffices)",
+    "autograd.inverse-rotation": "component_bound of the upstream gradient rotated back, in the input layout",
+    "sinusoidal.conformance": "component_bound of a unit pair at that position",
+    "sinusoidal.norm": "sum over pairs of 2 (|y| + tau) tau from component_bound, plus d float64 ulp for the sum",
+    "sinusoidal.relative-dot": "as rope.relative-position, with unit pairs",
+    "sinusoidal.shift-matrix": "(1 + cond) tau sqrt(d) + cond d ulp: the fitted M_k's conditioning cond times the per-component bound",
+    "sinusoidal.distinct": "two encodings count as distinct where the exact ones differ by more than twice component_bound",
+    "sinusoidal.length-independent": "exact: the same position in calls of different lengths, bit for bit",
+    "additive.cross-term-leakage": "a spread above 4 tau sqrt(d) times the score scale counts as leakage (an expected failure)",
+    "learned.in-range": "exact: finite rows",
+    "learned.out-of-range-raises": "exact: an exception, not a value",
+    "learned.parameter-count": "exact: the count",
+    "attention.shift-invariance": "attention_bound: each score's error from the rotated q and k (rotation rtol + angle error), "
+                                  "through softmax (the output moves by at most 2 max|v| times the score error) and the sum",
+    "attention.permutation-equivariance": "attention_bound, as attention.shift-invariance",
+    "attention.values-unrotated": "attention_bound with q = 0 (no score error): the mean's own rounding",
+    "attention.causal": "attention_bound, as attention.shift-invariance",
+    "attention.grouped-query": "attention_bound per head",
+    "decode.attention-consistency": "attention_bound of the step and the full pass",
+}

@@ -152,3 +152,24 @@ def test_rope_interleave_is_the_interleaved_rotation_written_in_the_half_layout(
     assert np.array_equal(got[:, : r // 2], inter[:, 0:r:2])
     assert np.array_equal(got[:, r // 2 : r], inter[:, 1:r:2])
     assert np.array_equal(got[:, r:], x[:, r:])
+
+
+@pytest.mark.parametrize("convention", ["half", "interleaved", "rope_interleave"])
+@pytest.mark.parametrize("rope_scaling", [None, {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64},
+                                          {"rope_type": "ntk", "factor": 2.0}])
+def test_references_are_the_definitions(convention, rope_scaling):
+    """spec.definitions.encode, the object the proofs are about, evaluated in mpmath at 120 bits with
+    spec.scaling's frequencies, is what both references compute: one definition, proven and used."""
+    from spec import definitions, scaling
+
+    e = Expect(head_dim=12, rotary_dim=8, convention=convention, rope_scaling=rope_scaling, max_position=256)
+    rng = np.random.default_rng(3)
+    x, pos = rng.standard_normal((6, 12)), np.array([0, 1, 7, 100, 255, 3])
+    with mpmath.workprec(120):
+        th, gain = scaling.frequencies(e), scaling.attention_factor(e)
+        want = np.array([[float(v) for v in definitions.encode(e, [mpmath.mpf(float(v)) for v in row],
+                                                               [int(p) * t for t in th], mpmath.cos, mpmath.sin, gain)]
+                         for row, p in zip(x, pos)])
+    scale = np.abs(x).max()
+    assert np.max(np.abs(ref_rope.apply(e, x, pos) - want)) <= 2.0**-52 * scale
+    assert np.max(np.abs(fast.apply(e, x, pos) - want)) <= 4 * 2.0**-52 * scale

@@ -1,0 +1,85 @@
+"""The proofs prove: each runs on the project's own definitions, has an honest kind, and fails when
+what it is about is broken (spec/proofs.py MUTATIONS, and edits of spec/scaling.py's source)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from spec import proofs
+from spec.invariants import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[1]
+#: symbolic proofs that use no definition (algebra about numbers), so no mutation of one can touch them
+ABOUT_NOTHING = {"lemma.cauchy-schwarz-rotation"}
+
+
+def test_every_invariant_has_a_proof_of_an_honest_kind():
+    assert set(proofs.PROOFS) == set(REGISTRY)
+    for pid, pr in proofs.ALL.items():
+        assert pr.kind in proofs.KINDS, pid
+        assert (pr.fn is None) == (pr.kind not in proofs.PROVEN_KINDS), pid
+        if pr.fn is None:
+            assert pr.note and not pr.about, pid
+
+
+@pytest.mark.parametrize("proof_id", [k for k, v in proofs.ALL.items() if v.fn is not None])
+def test_proof_verifies(proof_id):
+    ok, account = proofs.verify(proof_id)
+    assert ok, account
+
+
+CASES = [(pid, mu) for pid, pr in proofs.ALL.items() for mu in pr.about]
+
+
+@pytest.mark.parametrize("proof_id, mutation", CASES, ids=[f"{p}|{m}" for p, m in CASES])
+def test_proof_fails_when_what_it_is_about_is_broken(proof_id, mutation):
+    assert not proofs.holds_under(proof_id, mutation), f"{proof_id} still verifies with {mutation!r}"
+    assert proofs.verify.__wrapped__(proof_id)[0], "the mutation was not undone"
+
+
+def test_every_proof_is_about_something_and_every_mutation_breaks_a_proof():
+    for pid, pr in proofs.ALL.items():
+        if pr.fn is not None and pid not in ABOUT_NOTHING:
+            assert pr.about, f"{pid}: a proof that no mutation of a definition can fail"
+    used = {mu for pr in proofs.ALL.values() for mu in pr.about}
+    assert used == set(proofs.MUTATIONS), set(proofs.MUTATIONS) - used
+
+
+def test_every_rotation_mutant_fails_conformance():
+    """The mutants the issue names: reflection, 2R, shear, transposed R (and a bias)."""
+    for mu in ("R: reflection", "R: doubled", "R: shear", "R: transposed", "R: plus a bias"):
+        assert not proofs.holds_under("rope.conformance", mu), mu
+
+
+def _load_mutated_scaling(old: str, new: str):
+    src = (ROOT / "spec" / "scaling.py").read_text()
+    assert src.count(old) == 1, old
+    spec = importlib.util.spec_from_loader("scaling_mutant", loader=None)
+    mod = importlib.util.module_from_spec(spec)
+    exec(compile(src.replace(old, new), "spec/scaling.py (mutated)", "exec"), mod.__dict__)
+    return mod
+
+
+@pytest.mark.parametrize("old, new, proof_id", [
+    ("    return b * s ** (r / (r - 2))", "    return b * s", "scaling.ntk-endpoints"),
+    ("    return corr(beta_fast), corr(beta_slow)", "    return corr(beta_slow), corr(beta_fast)", "scaling.band-edges"),
+    ("    return s * l / L - (s - 1)", "    return s * l / L", "scaling.dynamic-length"),
+    ("    return m * theta / s + (1 - m) * theta", "    return m * theta / s**2 + (1 - m) * theta", "scaling.bounded"),
+])
+def test_an_edit_of_scaling_py_fails_its_proof(monkeypatch, old, new, proof_id):
+    """The proofs read spec/scaling.py's code: the file edited (not a function patched) fails them,
+    and the same file unedited passes (the control)."""
+    monkeypatch.setattr(proofs, "scaling", _load_mutated_scaling(old, old))
+    proofs.ALL[proof_id].fn()
+    monkeypatch.setattr(proofs, "scaling", _load_mutated_scaling(old, new))
+    with pytest.raises(proofs.ProofError):
+        proofs.ALL[proof_id].fn()
+
+
+def test_a_false_statement_is_not_proven():
+    with pytest.raises(proofs.ProofError):
+        proofs._zero(proofs.R(proofs.a) * proofs.R(proofs.b_) - proofs.R(proofs.a - proofs.b_), "false")
+    with pytest.raises(proofs.ProofError):
+        proofs._sign(proofs.s - 1, "nonnegative", "s >= 1 is not known of a positive s")
