@@ -34,7 +34,7 @@ _ENTRIES = [
     Invariant(
         "rope.relative-position",
         "rotation",
-        "Scores depend only on the position difference: <f(q, m), f(k, n)> = <f(q, m + s), f(k, n + s)>.",
+        "Scores depend only on the position difference: <f(q, m), f(k, n)> = <f(q, m + c), f(k, n + c)> for every shift c.",
     ),
     Invariant(
         "rope.identity-at-zero",
@@ -143,7 +143,7 @@ _ENTRIES += [
     Invariant(
         "sinusoidal.relative-dot",
         "sinusoidal",
-        "PE(p) . PE(q) depends only on p - q: PE(p) . PE(q) = PE(p + s) . PE(q + s).",
+        "PE(p) . PE(q) depends only on p - q: PE(p) . PE(q) = PE(p + c) . PE(q + c) for every shift c.",
         ("sinusoidal",),
     ),
     Invariant(
