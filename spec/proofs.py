@@ -361,12 +361,16 @@ def attention_factor():
         y = f(e, x, p, th, gain=g)
         for (aa, bb), (oa, ob) in zip(e.pairs(), e.out_pairs()):
             _zero(y[oa] ** 2 + y[ob] ** 2 - g**2 * (x[aa] ** 2 + x[bb] ** 2), f"{e.convention}, d = {e.head_dim}")
+    # the factors are 1 without scaling (s = 1), so an unscaled table is the default one
+    _zero(scaling.yarn_mscale(1, sp.Symbol("mscale", positive=True), SYM) - 1, "yarn's g(1) = 1")
+    _zero(scaling.longrope_mscale(1, L, SYM) - 1, "longrope's factor at s = 1")
     q, k = vec("q", 2), vec("k", 2)
     e2 = Expect(head_dim=2)
     _zero(dot(f(e2, q, m, [th := sp.Symbol("theta", positive=True)], g), f(e2, k, n, [th], g))
           - g**2 * dot(q, f(e2, k, n - m, [th])), "logits")
     return (f"||f(x, p)_pair|| = g ||x_pair|| for every pair with the factor g of the definitions, and <f_g(q, m), f_g(k, n)> = "
-            f"g^2 <q, f(k, n - m)>: logits carry g^2; symbolic x, p, g, theta_i; every even d <= {MAX_D}")
+            f"g^2 <q, f(k, n - m)>: logits carry g^2; yarn's g and longrope's factor are 1 at s = 1; symbolic x, p, g, "
+            f"theta_i, mscale, L; every even d <= {MAX_D}")
 
 
 def autograd_inverse_rotation():
@@ -502,10 +506,11 @@ PROOFS: dict[str, Proof] = {
     "scaling.bounded": Proof(SYMBOLIC, scaling_bounded, ("linear: theta * s", "mix: divides by s^2", "ntk: exponent r/(r-4)")),
     "scaling.linear-positions": Proof(BOUNDED, linear_positions, ("linear: theta * s",)),
     "scaling.ntk-endpoints": Proof(SYMBOLIC, ntk_endpoints, ("ntk: b s", "ntk: exponent r/(r-4)", "ladder: b^(-i/r)")),
-    "scaling.band-edges": Proof(SYMBOLIC, band_edges, ("mix: inverted", "yarn: betas swapped", "llama3: lo and hi swapped")),
+    "scaling.band-edges": Proof(SYMBOLIC, band_edges, ("mix: inverted", "yarn: betas swapped", "yarn: ramp (i - low)/high",
+                                                       "llama3: lo and hi swapped")),
     "scaling.dynamic-length": Proof(SYMBOLIC, dynamic_length, ("dynamic: factor s l/L",)),
     "scaling.attention-factor": Proof(BOUNDED, attention_factor, ("R: doubled", "R: shear", "R: plus a bias",
-                                                                 "factor: applied twice")),
+                                                                 "factor: applied twice", "yarn mscale: 0.1 ln s + 1.1")),
     "scaling.longrope-switch": _definition("LongRoPE's rule is the definition: short factors for seq_len <= L, long beyond "
                                            "(spec.scaling.table_variant); the property checks the implementation at L and L + 1"),
     "decode.consistency": _tested("a property of a decoder's cache: the definition has no cache. dynamic NTK's tables differ "
@@ -619,6 +624,8 @@ MUTATIONS: dict[str, tuple[object, str, object]] = {
     "mix: inverted": (scaling, "mix", lambda theta, m_, s_: m_ * theta + (1 - m_) * theta / s_),
     "mix: divides by s^2": (scaling, "mix", lambda theta, m_, s_: m_ * theta / s_**2 + (1 - m_) * theta),
     "yarn: betas swapped": (scaling, "yarn_bounds", lambda r, L_, b, bf, bs, M=scaling.MP: _yarn_bounds(r, L_, b, bs, bf, M)),
+    "yarn: ramp (i - low)/high": (scaling, "yarn_ramp", lambda i, low, high: (i - low) / high),
+    "yarn mscale: 0.1 ln s + 1.1": (scaling, "yarn_mscale", lambda s_, m_=1, M=scaling.MP: M.num("0.1") * m_ * M.log(s_) + M.num("1.1")),
     "llama3: lo and hi swapped": (scaling, "llama3_gamma", lambda L_, w, lo, hi: _llama3_gamma(L_, w, hi, lo)),
     "dynamic: factor s l/L": (scaling, "dynamic_factor", lambda s_, l, L_: s_ * l / L_),
     "PE: sin twice": (definitions, "pe_pair", lambda phi, cos, sin: (sin(phi), sin(phi))),
