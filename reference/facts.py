@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from reference.encodings import sinusoidal_fast
-from reference.rope import apply, thetas
+from reference.rope import apply, attention_factor, thetas
 from spec.expectation import Expect
 
 SEEDS = {
@@ -214,7 +214,7 @@ FACTS = [
                     "them; NTK-aware scaling changes the base instead"),
     Fact("rope.yarn-attention-factor", "001", "方法3：YaRN（Yet another RoPE extensioN）",
          "YaRN's attention factor at s = 4: 0.1 ln 4 + 1", "s = 4", None, 3,
-         lambda: float(__import__("reference").rope.attention_factor(_yarn())), expected=1.139,
+         lambda: attention_factor(_yarn()), expected=1.139,
          assumed="d = 128, L = 2048"),
     # -- seed 004 -----------------------------------------------------------------------------------------
     *(Fact(f"rope.first-turn-gap-{g}", "004",

@@ -26,7 +26,7 @@ import contextlib
 import random
 import time
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
@@ -676,7 +676,6 @@ class Outcome:
     ok: bool
     account: str
     seconds: float = 0.0
-    extra: dict = field(default_factory=dict)
 
 
 def run_all(ids=None) -> list[Outcome]:
