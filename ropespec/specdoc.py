@@ -50,7 +50,8 @@ _REPOS = {
     "nanotron": "huggingface/nanotron", "maxtext": "AI-Hypercomputer/maxtext", "sglang": "sgl-project/sglang",
     "TensorRT-LLM": "NVIDIA/TensorRT-LLM", "exllamav3": "turboderp-org/exllamav3", "torchtitan": "pytorch/torchtitan",
     "executorch": "pytorch/executorch", "rotary-embedding-torch": "lucidrains/rotary-embedding-torch",
-    "nanochat": "karpathy/nanochat", "fla": "fla-org/flash-linear-attention",
+    "nanochat": "karpathy/nanochat", "fla": "fla-org/flash-linear-attention", "pie": "pie-project/pie",
+    "pegainfer": "pegainfer-project/pegainfer",
 }
 
 
@@ -59,13 +60,16 @@ def link_sources(text: str) -> str:
     (later bare '#n' in the same clause belong to the same project), seed tutorials to docs/seeds."""
     text = re.sub(r"arXiv (\d{4}\.\d{4,5})", r"[arXiv \1](https://arxiv.org/abs/\1)", text)
     text = re.sub(r"seed tutorial (\d{3})", lambda mm: f"[seed tutorial {mm[1]}](seeds/{_seed_file(mm[1])})", text)
-    out = []
+    out, repo = [], None
     for clause in re.split(r"(; |, (?=[A-Za-z]))", text):
-        repo = None
-        for name, full in _REPOS.items():
-            if re.search(rf"(^|[\s(']){re.escape(name)}('s)?\s", clause + " "):
-                repo = full
-                break
+        if clause in ("; ", ", "):  # a '; ' starts a new source; a ', ' may go on with the same project
+            repo = None if clause == "; " else repo
+            out.append(clause)
+            continue
+        named = next((full for name, full in _REPOS.items()
+                      if re.search(rf"(^|[\s(']){re.escape(name)}('s)?\s", clause + " ")), None)
+        if named or not re.match(r"(PR )?#\d", clause):
+            repo = named
         if repo:
             clause = re.sub(r"(PR )?#(\d+)", lambda mm: f"[{mm[0]}](https://github.com/{repo}/"
                             f"{'pull' if mm[1] else 'issues'}/{mm[2]})", clause)

@@ -105,3 +105,14 @@ def test_spec_with_an_implementation_shows_verdicts(tmp_path):
     text = out.read_text()
     assert "verdict: **fail (direction)**" in text
     assert "verdict: **pass**" in text
+
+
+def test_sources_are_links_a_reader_can_open():
+    """Every '#n' of a source is a link to its repository; seeds link to docs/seeds, which exist."""
+    md = specdoc.markdown()
+    for line in (x for x in md.splitlines() if "sources: " in x):
+        bare = re.findall(r"(?<!\[)(?<!\[PR )#\d+", re.sub(r"\[[^\]]*\]\([^)]*\)", "", line))
+        assert not bare, line
+    for path in set(re.findall(r"\]\((seeds/[^)]+)\)", md)):
+        assert (ROOT / "docs" / path).is_file(), path
+    assert specdoc.link_sources("transformers #25104, PR #33129").count("huggingface/transformers") == 2
