@@ -403,7 +403,7 @@ def _spec(args: argparse.Namespace, console: Console) -> int:
             word = r.status if r.status != "fail" else f"fail ({r.diagnosis})"
             verdicts[r.invariant] = word if verdicts.get(r.invariant, "pass") == "pass" else verdicts[r.invariant]
         subject = args.impl + (f" --expect {args.expect}" if args.expect else "")
-    text = (specdoc.html_doc if args.format == "html" else specdoc.markdown)(verdicts, subject)
+    text = (specdoc.html_doc if args.format == "html" else specdoc.markdown)(verdicts, subject, specdoc.seeds_link(args.out))
     if args.out:
         from pathlib import Path
 

@@ -198,7 +198,16 @@ def _md_cell(text: str) -> str:
     return text.replace("|", r"\|").replace("\n", " ")
 
 
-def markdown(verdicts: dict[str, str] | None = None, subject: str | None = None) -> str:
+def seeds_link(out_path: str | None) -> str:
+    """The seeds folder as a link from where the document is written (stdout: the working directory)."""
+    import os
+
+    where = Path(out_path).resolve().parent if out_path else Path.cwd()
+    return Path(os.path.relpath(ROOT / "docs" / "seeds", where)).as_posix()
+
+
+def markdown(verdicts: dict[str, str] | None = None, subject: str | None = None, seeds: str = "seeds") -> str:
+    """``seeds``: the link to docs/seeds from where the file goes (docs/SPEC.md: "seeds")."""
     out = []
     for blk in blocks(verdicts, subject):
         kind = blk[0]
@@ -217,7 +226,7 @@ def markdown(verdicts: dict[str, str] | None = None, subject: str | None = None)
             out.append("|" + "---|" * len(blk[1]))
             out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in blk[2]]
             out.append("")
-    return "\n".join(out)
+    return "\n".join(out).replace("](seeds/", f"]({seeds}/")
 
 
 # -- HTML -----------------------------------------------------------------------------------------------
@@ -240,7 +249,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.\-]+", "-", text.lower().strip("`")).strip("-")
 
 
-def html_doc(verdicts: dict[str, str] | None = None, subject: str | None = None) -> str:
+def html_doc(verdicts: dict[str, str] | None = None, subject: str | None = None, seeds: str = "seeds") -> str:
     out = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>", f"<title>{html.escape(TITLE)}</title>",
            f"<style>{_CSS}</style></head><body>"]
     for blk in blocks(verdicts, subject):
@@ -260,4 +269,4 @@ def html_doc(verdicts: dict[str, str] | None = None, subject: str | None = None)
             out += ["<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in blk[2]]
             out.append("</table>")
     out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    return "\n".join(out).replace("href='seeds/", f"href='{seeds}/") + "\n"

@@ -83,3 +83,36 @@ def test_a_false_statement_is_not_proven():
         proofs._zero(proofs.R(proofs.a) * proofs.R(proofs.b_) - proofs.R(proofs.a - proofs.b_), "false")
     with pytest.raises(proofs.ProofError):
         proofs._sign(proofs.s - 1, "nonnegative", "s >= 1 is not known of a positive s")
+
+
+def test_ropespec_proofs_lists_every_entry_and_exits_0(capsys):
+    from ropespec.cli import main
+
+    assert main(["proofs"]) == 0
+    out = capsys.readouterr().out
+    for pid, pr in proofs.ALL.items():
+        line = next(x for x in out.splitlines() if x.startswith(pid + " "))
+        assert pr.kind in line
+        assert ("verified" in line) == (pr.fn is not None), line
+        if pr.about:
+            assert f"{len(pr.about)}/{len(pr.about)}" in line, line
+
+
+def test_ropespec_proofs_exits_1_when_a_proof_fails_or_survives_its_mutations(monkeypatch, capsys):
+    from ropespec.cli import main
+
+    monkeypatch.setattr(proofs, "holds_under", lambda pid, mu: pid == "rope.norm-per-pair")
+    assert main(["proofs"]) == 1
+    out = capsys.readouterr().out
+    assert "still verifies with R: doubled" in out and "rope.norm-per-pair" in out
+    monkeypatch.undo()
+    with proofs.mutated("R: shear"):
+        assert main(["proofs", "--no-mutants"]) == 1
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_record_needs_the_mutations(tmp_path, capsys):
+    from ropespec.cli import main
+
+    assert main(["proofs", "--no-mutants", "--record", str(tmp_path / "r.json")]) == 2
+    assert "--record" in capsys.readouterr().err

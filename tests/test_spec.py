@@ -116,3 +116,12 @@ def test_sources_are_links_a_reader_can_open():
     for path in set(re.findall(r"\]\((seeds/[^)]+)\)", md)):
         assert (ROOT / "docs" / path).is_file(), path
     assert specdoc.link_sources("transformers #25104, PR #33129").count("huggingface/transformers") == 2
+
+
+def test_seed_links_follow_the_file(tmp_path):
+    """Written elsewhere than docs/, the document's seed links still open."""
+    out = tmp_path / "sub" / "spec.html"
+    out.parent.mkdir()
+    assert main(["spec", "--format", "html", "--out", str(out)]) == 0
+    links = set(re.findall(r"href='([^h'][^']*)'", out.read_text()))
+    assert links and all((out.parent / x).resolve().is_file() for x in links), links
