@@ -44,10 +44,72 @@ def _detail(r) -> str:
     return r.message
 
 
+_PIPED_DETAIL = 160
+#: names longer than this get a one-letter alias in the terminal table (with a legend above it)
+_ALIAS_OVER = 16
+
+
+def table_mode(console: Console) -> bool:
+    """The table on a terminal; plain lines when piped, with NO_COLOR set, or on a dumb terminal."""
+    import os
+
+    return console.is_terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def _alias(n: int) -> str:
+    letters = ""
+    n += 1
+    while n:
+        n, rem = divmod(n - 1, 26)
+        letters = chr(65 + rem) + letters
+    return letters
+
+
+def _table(reports, console: Console, failing: int) -> None:
+    """Implementation (or its alias), invariant, status, diagnosis word and worst ratio: columns that
+    fold rather than vanish, so every row stays readable at 80 columns. Details go below the table:
+    failures under 'N failing', other notes (skips, expected failures, errors' first lines) in a list."""
+    from rich import box
+
+    long = any(len(rep.subject.name) > _ALIAS_OVER for rep in reports)
+    names = {id(rep): (_alias(i) if long else rep.subject.name) for i, rep in enumerate(reports)}
+    if long:
+        for rep in reports:
+            console.print(Text(f"{names[id(rep)]} = {rep.subject.name}"), soft_wrap=True)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table.add_column("impl" if long else "implementation", overflow="fold")
+    table.add_column("invariant", overflow="fold", min_width=16, ratio=3)
+    table.add_column("status", no_wrap=True, min_width=5)
+    table.add_column("word", overflow="fold", min_width=6, ratio=1)
+    table.add_column("worst/bound", overflow="fold", min_width=7)
+    notes = []
+    for rep in reports:
+        for r in _shown(rep):
+            # Text, not markup: '[scaling]' and '[row 1, dim 5]' in a message are text, not styles
+            table.add_row(Text(names[id(rep)]), Text(_label(r)), Text(r.status, style=_STYLE[r.status]),
+                          Text(r.diagnosis or ""), Text(_ratio(r)))
+            if r.status not in ("fail", "error", "pass") and r.message:
+                notes.append(Text(f"{names[id(rep)]} {_label(r)}: {r.status}: {r.message}"))
+            elif r.status == "pass" and r.message and r.worst is None:
+                notes.append(Text(f"{names[id(rep)]} {_label(r)}: {r.message}"))
+    console.print(table)
+    if notes:
+        console.print(Text("notes:"))
+        for n in notes:
+            console.print(Text("  ") + n, soft_wrap=False)
+
+
+def _ratio(r) -> str:
+    if r.worst is None:
+        return ""
+    return "inf" if r.worst == float("inf") else f"{r.worst:.2g}"
+
+
 def render(reports: list[SubjectReport], console: Console, *, seed: int, profile: str) -> None:
     """Print the implementation x invariant table, then every failure with its replay command."""
+    wrap = not table_mode(console)  # on a terminal rich wraps at words; piped lines stay whole
     console.print(f"ropespec check: profile {profile}, seed {seed} (rerun the same run with --seed {seed})",
-                  highlight=False)
+                  highlight=False, soft_wrap=wrap)
     for rep in reports:
         s = rep.subject
         line = s.describe()
@@ -56,28 +118,20 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         line += f"; runs {s.isolation}" if s.isolation.startswith("in-process") else f"; runs in a {s.isolation}"
         if s.warmup_seconds is not None:
             line += f", warm-up {s.warmup_seconds:.2g} s"
-        console.print(line, highlight=False, markup=False)
-    if console.is_terminal:
-        table = Table(show_lines=False)
-        table.add_column("implementation", overflow="fold", max_width=28)
-        table.add_column("invariant", no_wrap=True)
-        table.add_column("status", no_wrap=True)
-        table.add_column("worst", no_wrap=True)
-        table.add_column("detail", no_wrap=True, overflow="ellipsis", ratio=1)
-        for rep in reports:
-            for r in _shown(rep):
-                # Text, not markup: '[scaling]' and '[row 1, dim 5]' in a message are text, not styles
-                table.add_row(Text(rep.subject.name), Text(_label(r)), Text(r.status, style=_STYLE[r.status]),
-                              Text(_worst(r)), Text(_detail(r)), style=None)
-        console.print(table)
+        console.print(line, highlight=False, markup=False, soft_wrap=wrap)
+    failing = sum(r.status in ("fail", "error") for rep in reports for r in rep.results)
+    if table_mode(console):
+        _table(reports, console, failing)
     else:
         w_name = max([len(rep.subject.name) for rep in reports] + [14])
         w_inv = max([len(_label(r)) for rep in reports for r in _shown(rep)] + [9])
         for rep in reports:
             for r in _shown(rep):
                 detail = _detail(r)
+                if r.status in ("fail", "error") and len(detail) > _PIPED_DETAIL:  # said in full below
+                    detail = detail[:_PIPED_DETAIL] + f" [... cut: in full under '{failing} failing' below]"
                 console.print(
-                    f"{rep.subject.name:<{w_name}}  {_label(r):<{w_inv}}  {r.status:<5}  {_worst(r):<14}  {detail[:160]}".rstrip(),
+                    f"{rep.subject.name:<{w_name}}  {_label(r):<{w_inv}}  {r.status:<5}  {_worst(r):<14}  {detail}".rstrip(),
                     highlight=False, markup=False, soft_wrap=True,
                 )
     for rep in reports:

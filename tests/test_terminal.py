@@ -1,0 +1,77 @@
+"""ropespec check as a person sees it: in a real pseudo-terminal (tmux), at 80, 120 and 200 columns.
+Skipped, with the reason, where tmux is absent (.ci/run installs it)."""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+TMUX = shutil.which("tmux")
+pytestmark = pytest.mark.skipif(TMUX is None, reason="no tmux on PATH (Debian: apt-get install tmux)")
+INVARIANTS = ("rope.conformance", "rope.identity-at-zero", "rope.norm-per-pair", "scaling.bounded")
+TARGET = "implementations.zoo.off_by_one:make"
+
+
+def _run_in_tmux(width: int, socket: str, env: dict | None = None) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "ropespec", "check", TARGET, "--expect", "llama2-7b", "--seed", "1"]
+    for inv in INVARIANTS:
+        cmd += ["--invariant", inv]
+    done = f"ROPESPEC-DONE-{width}"
+    shell = " ".join(shlex.quote(c) for c in cmd) + f"; echo {done}=$?"
+    envs = " ".join(f"-e {k}={v}" for k, v in (env or {}).items())
+    subprocess.run(f"{TMUX} -L {socket} new-session -d -s w{width} -x {width} -y 200 {envs} "
+                   f"{shlex.quote('cd ' + shlex.quote(os.getcwd()) + ' && ' + shell + '; sleep 60')}",
+                   shell=True, check=True)
+    return done
+
+
+def _capture(width: int, socket: str) -> str:
+    return subprocess.run([TMUX, "-L", socket, "capture-pane", "-p", "-J", "-t", f"w{width}", "-S", "-500"],
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def screens(tmp_path_factory):
+    socket = f"ropespec-{uuid.uuid4().hex[:8]}"
+    widths = (80, 120, 200)
+    try:
+        dones = {w: _run_in_tmux(w, socket) for w in widths}
+        out, deadline = {}, time.monotonic() + 240
+        while len(out) < len(widths) and time.monotonic() < deadline:
+            time.sleep(1)
+            for w in widths:
+                text = _capture(w, socket)
+                if w not in out and re.search(rf"{dones[w]}=\d", text):
+                    out[w] = text
+        assert len(out) == len(widths), {w: _capture(w, socket)[-2000:] for w in widths if w not in out}
+        return out
+    finally:
+        subprocess.run([TMUX, "-L", socket, "kill-server"], capture_output=True)
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_every_row_shows_invariant_status_word_and_ratio(screens, width):
+    """The table's rows, as the terminal shows them: invariant id, status, the diagnosis word for a
+    failure and the worst ratio, each row on one line at every width; no '[...]' eaten as markup."""
+    screen = screens[width]
+    assert re.search(rf"ROPESPEC-DONE-{width}=1", screen), screen[-1500:]
+    rows = {}
+    for line in screen.splitlines():
+        m = re.match(r"\s*A\s+(\S+)\s+(pass|fail|skip|error|xfail)\b(.*)$", line)
+        if m:
+            rows[m[1]] = (m[2], m[3].split())
+    assert set(INVARIANTS) <= set(rows), (width, rows, screen[:3000])
+    for inv in ("rope.conformance", "rope.identity-at-zero"):
+        status, rest = rows[inv]
+        assert status == "fail" and rest[0] == "position-offset" and float(rest[1]) > 1, (inv, rest)
+    assert rows["rope.norm-per-pair"][0] == "pass" and float(rows["rope.norm-per-pair"][1][0]) < 1
+    assert rows["scaling.bounded"][0] == "skip"
+    assert "A = implementations.zoo.off_by_one:make" in screen
+    assert "[position-offset]" in screen  # the failures below keep their brackets: text, not markup
+    assert "scaling.bounded: skip: the expectation's rope_type is 'default'" in screen  # the note the table has no room for
