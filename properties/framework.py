@@ -30,6 +30,9 @@ from spec.expectation import Expect
 
 PROPERTIES: dict[str, "Property"] = {}
 
+#: how to print a replay command for a failure inside pytest (set by ropespec's plugin: the command line
+#: is ropespec's, and properties import nothing of ropespec)
+REPLAY: Callable[[Subject, "Result"], str | None] | None = None
 _BLOB = re.compile(r"@reproduce_failure\('([^']+)', b'([^']*)'\)")
 
 
@@ -82,13 +85,14 @@ class Result:
             "examples": self.examples,
         }
 
-    def explain(self, replay_command: str | None = None) -> str:
-        """The failure as text: message, minimal counterexample, and the command that replays it."""
+    def explain(self, replay_command: str | None = None, values: str = "the replay command with --json PATH") -> str:
+        """The failure as text: message, minimal counterexample, and the command that replays it.
+        ``values``: where the counterexample's full values are (a --json file, or how to get one)."""
         lines = [f"{self.implementation} :: {self.invariant} ({self.property}): {self.status}"
                  + (f" [{self.diagnosis}]" if self.diagnosis else "")]
         lines.append(f"  {self.message}")
         if self.counterexample:
-            lines.append("  counterexample (full values in --json):")
+            lines.append(f"  counterexample (full values: {values}):")
             for k, v in self.counterexample.items():
                 lines.append(f"    {k} = {_brief(v)}")
         if replay_command:
@@ -208,7 +212,7 @@ def rope_property(invariant: str, *, cases, pinned=None, applies=None, max_examp
             if result.status == "xfail":
                 pytest.xfail(f"{invariant}: {result.message}")
             if not result.passed:
-                pytest.fail(result.explain(), pytrace=False)
+                pytest.fail(result.explain(REPLAY(rope_subject, result) if REPLAY else None), pytrace=False)
 
         test.__name__ = f"test_{name}"
         test.__doc__ = f"{invariant}: {prop.statement}"

@@ -62,14 +62,25 @@ class SubjectReport:
 
 
 def select_properties(invariant_ids: list[str] | None = None) -> list[Property]:
+    """The properties of these invariants; ``ID:property`` picks one property of an invariant that has
+    several (``rope.conformance:large_positions``), as replay commands do."""
     props = all_properties()
     if invariant_ids:
-        known = {p.invariant for p in props}
+        known = {p.invariant for p in props} | {f"{p.invariant}:{p.name}" for p in props}
         unknown = [i for i in invariant_ids if i not in known]
         if unknown:
-            raise ValueError(f"--invariant: unknown {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-        props = [p for p in props if p.invariant in invariant_ids]
+            raise ValueError(f"--invariant: unknown {', '.join(unknown)} (known: "
+                             f"{', '.join(sorted(p.invariant for p in props if ':' not in p.invariant))}; "
+                             f"ID:property picks one property)")
+        props = [p for p in props if p.invariant in invariant_ids or f"{p.invariant}:{p.name}" in invariant_ids]
     return props
+
+
+def property_id(result: Result) -> str:
+    """What --invariant takes to run exactly the property a result came from: the invariant id, or
+    ``ID:property`` when the invariant has more than one property."""
+    siblings = [p for p in all_properties() if p.invariant == result.invariant]
+    return result.invariant if len(siblings) <= 1 else f"{result.invariant}:{result.property}"
 
 
 def check_subjects(
@@ -197,7 +208,7 @@ def replay_command(subject: Subject, result: Result) -> str | None:
         parts += ["--expect", subject.expect.to_json()]
     else:
         parts += ["--max-position", str(subject.max_position)]
-    parts += ["--invariant", result.invariant]
+    parts += ["--invariant", property_id(result)]
     if result.profile:
         parts += ["--profile", result.profile]
     if result.seed is not None:

@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--max-position", type=int, metavar="N", help="largest position tested is N-1 (default: 131072)")
     c.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE, help=f"hypothesis profile (default: {DEFAULT_PROFILE})")
     c.add_argument("--seed", type=int, help="seed for a reproducible run (default: random, printed)")
-    c.add_argument("--invariant", action="append", metavar="ID", help="check only this invariant (repeatable)")
+    c.add_argument("--invariant", action="append", metavar="ID", help="check only this invariant (repeatable); ID:property runs one of its properties (rope.conformance:large_positions), as replay commands do")
     c.add_argument("--replay", metavar="VERSION:BLOB", help="replay one failing case printed by an earlier run")
     c.add_argument("--device", default="cpu", help="torch device for --array torch, e.g. cuda (default: cpu)")
     c.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
@@ -217,7 +217,7 @@ def _check(args: argparse.Namespace, console: Console) -> int:
         advance = lambda r: progress.update(task, advance=1, description=f"{r.implementation} {r.invariant}")
         try:
             if jobs > 1:
-                ids = sorted({p.invariant for p in props}) if args.invariant else None
+                ids = list(args.invariant) if args.invariant else None
                 api.check_in_processes(specs, ids, profile=args.profile, seed=seed, replay=replay, jobs=jobs,
                                        on_result=advance, on_subject=finished, into=reports)
             else:  # each implementation is loaded just before it is checked, and stopped after
@@ -230,7 +230,8 @@ def _check(args: argparse.Namespace, console: Console) -> int:
             interrupted = e
     for note in notes:
         console.print(note, highlight=False, markup=False)
-    report.render(reports, console, seed=seed, profile=args.profile)
+    report.render(reports, console, seed=seed, profile=args.profile,
+                  values=f"in {json_path}" if json_path else "rerun with --json PATH")
     result = api.CheckResult(reports, seed, args.profile, allow_skip=args.allow_skip, explicit=bool(args.targets))
     if json_path:
         report.write_json(json_path, reports, seed=seed, profile=args.profile)

@@ -50,6 +50,20 @@ def pytest_configure(config: pytest.Config) -> None:
     if not chosen and hyp.startswith("ropespec-"):
         chosen = hyp.removeprefix("ropespec-")
     profiles.set_active(chosen)
+    from properties import framework
+    from ropespec.api import replay_command
+
+    framework.REPLAY = replay_command  # property failures in pytest print the command that replays them
+    if config.getoption("rope_expect", None):  # bad usage is said before anything runs (exit 4, one line)
+        from ropespec.inputs import UsageError, parse_expect
+        from spec.expectation import ExpectationError
+
+        try:
+            parse_expect(config.getoption("rope_expect"))
+        except ExpectationError as e:
+            raise pytest.UsageError(f"--rope-expect: {e}") from None
+        except UsageError as e:
+            raise pytest.UsageError(str(e)) from None
 
 
 def _subjects(config: pytest.Config) -> list:
@@ -77,7 +91,11 @@ def _subjects(config: pytest.Config) -> list:
     return config.stash[_KEY]
 
 
-def pytest_report_header(config: pytest.Config) -> list[str]:
+def pytest_report_collectionfinish(config: pytest.Config, items: list) -> list[str]:
+    """What ropespec's properties test in this run, after collection: nothing when the run collected
+    none of them (an unrelated project's tests, or only rope_check tests, which name what they check)."""
+    if not any("rope_subject" in getattr(item, "fixturenames", ()) for item in items):
+        return []
     from properties import profiles
 
     lines = [f"ropespec: profile {profiles.active()!r}; under test:"]

@@ -105,7 +105,8 @@ def _ratio(r) -> str:
     return "inf" if r.worst == float("inf") else f"{r.worst:.2g}"
 
 
-def render(reports: list[SubjectReport], console: Console, *, seed: int, profile: str) -> None:
+def render(reports: list[SubjectReport], console: Console, *, seed: int, profile: str,
+           values: str = "the replay command with --json PATH") -> None:
     """Print the implementation x invariant table, then every failure with its replay command."""
     wrap = not table_mode(console)  # on a terminal rich wraps at words; piped lines stay whole
     console.print(f"ropespec check: profile {profile}, seed {seed} (rerun the same run with --seed {seed})",
@@ -153,7 +154,7 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
                               highlight=False, markup=False, soft_wrap=True)
         failures.sort(key=lambda item: _lead(item[0], item[1]))
         for rep, r in failures:
-            console.print(r.explain(replay_command(rep.subject, r)), highlight=False, markup=False, soft_wrap=True)
+            console.print(r.explain(replay_command(rep.subject, r), values), highlight=False, markup=False, soft_wrap=True)
     n = sum(len(_shown(rep)) for rep in reports)
     counts = {k: sum(r.status == k for rep in reports for r in _shown(rep)) for k in ("pass", "fail", "skip", "error", "xfail")}
     xfail = f", {counts['xfail']} expected failures" if counts["xfail"] else ""
@@ -186,7 +187,7 @@ def _indent(text: str, max_lines: int) -> str:
     lines = text.splitlines()
     if len(lines) > max_lines:
         half = max_lines // 2
-        lines = lines[:half] + [f"[... {len(lines) - 2 * half} lines not shown; all of it in --json ...]"] + lines[-half:]
+        lines = lines[:half] + [f"[... {len(lines) - 2 * half} lines not shown; all of it in the --json report ...]"] + lines[-half:]
     return "\n".join("  | " + ln for ln in lines)
 
 

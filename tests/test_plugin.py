@@ -22,6 +22,19 @@ def test_rope_impl_option_runs_properties_on_a_zoo_member():
     assert "implementations.zoo.wrong_pairing:make (factory, numpy arrays)" in proc.stdout  # header
     assert "test_locality[implementations.zoo.wrong_pairing:make]" in proc.stdout
     assert "f(e_j, p)" in proc.stdout and "counterexample" in proc.stdout
+    # the failure in pytest prints the command that replays it, and says where the full values are
+    assert "replay: ropespec check implementations.zoo.wrong_pairing:make " in proc.stdout
+    assert "--invariant rope.locality" in proc.stdout and "--json PATH" in proc.stdout
+
+
+def test_an_unrelated_project_lists_nothing_under_test(tmp_path):
+    """The plugin is installed for every pytest run: a project that collects none of ropespec's
+    properties sees no 'under test' list of the shipped implementations."""
+    (tmp_path / "test_other.py").write_text("def test_other():\n    assert 1 + 1 == 2\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_other.py"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout
+    assert "under test" not in proc.stdout and "numpy_rope" not in proc.stdout
 
 
 def test_env_variable_and_expectation():
