@@ -149,7 +149,11 @@ def guarded(what: str, fn: Callable, *args, in_worker: bool = True):
     except (Unsupported, TargetError):
         raise
     except Exception as e:
-        raise Fault(f"{what} raised {type(e).__name__}: {e}{where(e)}", "exception") from None
+        hint = ""
+        if what == "factory" and "Expect" in str(e):  # a one-argument function handed an expectation
+            hint = (" (it has one required argument, so it was called as a factory, make(expect): a plain function "
+                    "takes (x, positions), a factory takes (expect) and returns such a function)")
+        raise Fault(f"{what} raised {type(e).__name__}: {e}{where(e)}{hint}", "exception") from None
     except SystemExit as e:
         raise Fault(f"{what} {describe_exit(e)}: it tried to end the process{where(e)}", "crash") from None
     except KeyboardInterrupt as e:
@@ -203,7 +207,9 @@ class Host:
 
             fn = self._call("factory", build, expect)
             if not is_decoder(fn) and not callable(fn):
-                raise Fault(f"factory returned {type(fn).__name__}, not a function", "shape")
+                raise Fault(f"it has one required argument, so it was called as a factory, make(expect), and returned "
+                            f"{type(fn).__name__}, not a function: a plain function takes (x, positions), a factory "
+                            f"takes (expect) and returns such a function", "shape")
         self.fns[hid] = fn
         self.expects[hid] = expect
         return {"decoder": is_decoder(fn)}

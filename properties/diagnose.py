@@ -191,7 +191,7 @@ def _structure(pr: probe.Pairing, e: Expect) -> tuple[str, str] | None:
                           f"{how}, expected {e.convention} ({_SAYS[e.convention]}); {len(wrong)} of {len(want)} pairs moved")
     touched = e.head_dim - len(pr.untouched)
     if touched != r:
-        return "rotary-dim", f"{touched} dims rotate (dims {pr.untouched[:3]}... pass through), expected rotary_dim {r}"
+        return "rotary-dim", _rotary_dim_evidence(e.head_dim, pr.untouched, r)
     got = dict(pr.pairs)
     a = next(a for a, b in want if got.get(a) != b)
     found = pr.convention(e.head_dim, e.rotary_dim)
@@ -256,3 +256,15 @@ def _wrap(f, e: Expect) -> tuple[str, str] | None:
             if np.allclose(y, reference.apply(e, x, np.array([p % T])), rtol=1e-4, atol=1e-6):
                 return "position-offset", f"positions wrap modulo {T}: f(x, {p}) equals the exact rotation at {p % T}"
     return None
+
+
+def _rotary_dim_evidence(d: int, untouched: list[int], r: int) -> str:
+    """'6 of 8 dims rotate and 2 pass through (dims 6, 7), expected rotary_dim 4: ...' as a sentence."""
+    touched = d - len(untouched)
+    if untouched:
+        shown = ", ".join(str(j) for j in untouched[:4]) + (", ..." if len(untouched) > 4 else "")
+        what = f"{touched} of {d} dims rotate and {len(untouched)} pass through (dims {shown})"
+    else:
+        what = f"all {d} dims rotate and none passes through"
+    want = (f"{r} rotating and dims {r}..{d - 1} passing through" if r < d else "every dim rotating")
+    return f"{what}, expected rotary_dim {r} ({want})"

@@ -369,7 +369,7 @@ def run_property(
         if rec.unsupported and rec.examples:
             res.message = "; ".join(filter(None, [res.message, f"some cases unsupported: {rec.unsupported}"]))
     res.examples = rec.examples
-    declared = subject.expected_failures.get(prop.invariant)
+    declared = subject.expected_failures.get(prop.invariant) or invariants.get(prop.invariant).expected_to_fail or None
     if declared is not None:
         if res.status == "fail":
             res.status = "xfail"
@@ -435,10 +435,14 @@ def _diagnose(res: Result, subject: Subject) -> None:
         res.diagnosis = "unknown"
 
 
+#: numpy 2's scalar repr, np.float64(0.5), in a message reads as code: the number is what is meant
+_NUMPY_REPR = re.compile(r"np\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
+
+
 def _fail(res: Result, e: Failure, rec: _Recorder) -> None:
     res.status = "fail"
     res.diagnosis = e.diagnosis
-    res.message = e.message
+    res.message = _NUMPY_REPR.sub(r"\1", e.message)
     res.worst = e.ratio
     res.counterexample = {k: _jsonable(v) for k, v in (rec.case or {}).items()}
     for note in getattr(e, "__notes__", []):

@@ -276,4 +276,15 @@ def _angle_signature(expect: Expect, x: np.ndarray, y: np.ndarray, positions: np
 
 
 def describe_position(p: int | None) -> str:
-    return "nowhere" if p is None else f"p ~ {p:.2g}" if p >= 1e4 else f"p = {p}"
+    return "no position" if p is None else f"p ~ {p:.2g}" if p >= 1e4 else f"p = {p}"
+
+
+def holds(p: int | None, past: bool = False) -> str:
+    """'holds up to p = 1023', or 'holds at no position swept' when even the first position fails."""
+    verb = "held" if past else "holds"
+    return f"{verb} at no position swept" if p is None else f"{verb} up to {describe_position(p)}"
+
+
+def times(ratio: float) -> str:
+    """'2.5 times the bound'; a non-finite ratio says so."""
+    return f"{ratio:.3g} times the bound" if np.isfinite(ratio) else "beyond any bound (not finite)"

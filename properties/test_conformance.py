@@ -43,7 +43,7 @@ def test_large_positions(bind, case):
     sw = precision.measure(bind(e), e, precision.sweep_positions(e.max_position, per_octave=2), vectors=2,
                            seed=case["seed"])
     declared = precision.class_of(e)
-    strict = f"strict {e.dtype} held up to {precision.describe_position(sw.safe_position('exact'))}"
+    strict = f"strict {e.dtype} {precision.holds(sw.safe_position('exact'), past=True)}"
     if sw.nonfinite.any():
         p = int(sw.positions[np.flatnonzero(sw.nonfinite)[0]])
         raise Failure(f"f(x, p) is non-finite from p = {p} on [{len(sw.positions)} odd positions up to "
@@ -64,9 +64,8 @@ def test_large_positions(bind, case):
     elif growth is not None and growth >= 0.5 and sw.ratio[declared][0] <= 1.0:
         evidence, diagnosis = f"; the error grows like p^{growth:.2f} from within the bound at p = 1", "angle-precision"
     raise Failure(
-        f"error {sw.max_error[i]:.3g} x ||x_pair|| at p = {fail_at} exceeds the bound {sw.ratio[declared][i]:.3g}x over "
-        f"({tolerance.class_name(e)}); the class holds up to "
-        f"{precision.describe_position(sw.safe_position(declared))}{evidence}; {strict} "
+        f"error {sw.max_error[i]:.3g} x ||x_pair|| at p = {fail_at}, {precision.times(sw.ratio[declared][i])} "
+        f"({tolerance.class_name(e)}); the class {precision.holds(sw.safe_position(declared))}{evidence}; {strict} "
         f"[{len(sw.positions)} odd positions up to {e.max_position - 1}]",
         diagnosis,
         float(sw.ratio[declared][i]),

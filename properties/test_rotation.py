@@ -80,7 +80,7 @@ def test_relative_position(bind, case):
     bound = side(0, 1) + side(2, 3) + rounding + tolerance.atol(e)
     return assert_close(
         "<f(q, m+s), f(k, n+s)>", scores[1:], scores[:1], bound,
-        call=f"<f(q, {m}), f(k, {n})> = {scores[0]!r} vs shift {s}", index_names=("score",),
+        call=f"<f(q, {m}), f(k, {n})> = {float(scores[0])!r} vs shift {s}", index_names=("score",), dtype=e.dtype,
     )
 
 

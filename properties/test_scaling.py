@@ -253,7 +253,7 @@ def test_attention_factor(bind, case):
     if not abs(m.attention_factor - g) <= allowed:
         # a norm read along the expected pairs is only an attention factor when the structure is right: NaN
         # output, another pairing, or no rotation at all is the root cause, and the framework names it
-        raise Failure(f"||f(x, 1)_pair|| / ||x_pair||={m.attention_factor!r}, but should be the attention factor "
+        raise Failure(f"||f(x, 1)_pair|| / ||x_pair||={float(m.attention_factor)!r}, but should be the attention factor "
                       f"{g!r} ({m.attention_factor / g:.4g} times it) [{e.rope_type}]", "attention-factor")
     return float(abs(m.attention_factor - g) / allowed)
 

@@ -126,7 +126,7 @@ def test_sinusoidal_relative_dot(bind, case):
     side = lambda i, j: np.sum((np.abs(y[i]) + tau[i]) * tau[j] + (np.abs(y[j]) + tau[j]) * tau[i] + tau[i] * tau[j])
     bound = side(0, 1) + side(2, 3) + 2 * e.head_dim * 2.0**-53 * (np.abs(y[0] * y[1]).sum() + np.abs(y[2] * y[3]).sum())
     try:
-        return assert_close("PE(p + s).PE(q + s)", dots[1:], dots[:1], bound, call=f"PE({p}).PE({q}) = {dots[0]!r}, shift {s}",
+        return assert_close("PE(p + s).PE(q + s)", dots[1:], dots[:1], bound, call=f"PE({p}).PE({q}) = {float(dots[0])!r}, shift {s}",
                             index_names=("dot",))
     except Failure as err:
         raise _named(err, bind(e), e) from None
@@ -230,11 +230,19 @@ def test_additive_cross_term_leakage(bind, case):
     P, Q = f.pe(starts), f.pe(starts + 2)
     scores = np.array([((xq + P[i]) @ wq) @ ((xk + Q[i]) @ wk) for i in range(len(starts))])
     tau = float(max(_tau(e, starts).max(), _tau(e, starts + 2).max()))
-    scale = (np.linalg.norm(xq) + np.sqrt(d)) * (np.linalg.norm(xk) + np.sqrt(d)) * np.linalg.norm(wq, 2) * np.linalg.norm(wk, 2)
-    # plus the score's own float64 evaluation: two d-term dot products of the scaled vectors, d ulp each
-    bound = 4 * tau * np.sqrt(d) * scale + 2 * d * 2.0**-53 * scale
+    # Rounding alone moves a score a . b, a = (x_q + P) W_Q, b = (x_k + Q) W_K, by at most
+    # ||da|| ||b|| + ||a|| ||db|| + ||da|| ||db||, with ||dP|| <= tau sqrt(d) and ||P|| = sqrt(d/2);
+    # the spread of four scores by twice that, plus their own float64 evaluation (2d + 1 ulp of the
+    # products of absolute values, bounded with Frobenius norms). A larger spread is the exact scores'.
+    dP, nP = tau * np.sqrt(d), np.sqrt(d / 2)
+    w2 = np.linalg.norm(wq, 2) * np.linalg.norm(wk, 2)
+    per_score = w2 * (dP * (np.linalg.norm(xk) + nP) + (np.linalg.norm(xq) + nP) * dP + dP * dP)
+    evaluation = (2 * d + 1) * 2.0**-53 * (np.linalg.norm(xq) + nP + dP) * (np.linalg.norm(xk) + nP + dP) \
+        * np.linalg.norm(wq) * np.linalg.norm(wk)
+    bound = 2 * (per_score + evaluation)
     spread = float(scores.max() - scores.min())
     if spread > bound:
         raise _named(Failure(f"the gap-2 score is {', '.join(f'{s:.4g}' for s in scores)} at starts {starts.tolist()}: "
-                             f"spread {spread:.3g} (seed {case['seed']}, W_Q, W_K standard normal / sqrt(d))", None), f, e)
+                             f"spread {spread:.3g}, {spread / bound:.3g} times what rounding allows (seed {case['seed']}, "
+                             f"W_Q, W_K standard normal / sqrt(d))", None, spread / bound), f, e)
     return spread / bound

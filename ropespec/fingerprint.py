@@ -45,6 +45,7 @@ class Fingerprint:
     precision_class: str | None = None
     max_errors: dict[str, float] = field(default_factory=dict)  # position -> max error / pair norm
     presets: list[str] = field(default_factory=list)  # every preset with the same RoPE (several can share one)
+    same_frequencies: dict[str, str] = field(default_factory=dict)  # preset -> its pairing, where only that differs
     expect: dict | None = None  # the expectation that reproduces what was measured
 
     def to_json(self) -> dict:
@@ -170,6 +171,10 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
         fp.expect = cand.replace(dtype=expect.dtype).to_dict()
         fp.precision_class, fp.max_errors = _precision(f, cand.replace(dtype=expect.dtype), top)
         fp.presets = _presets(cand, g, tol)
+        if not fp.presets:  # the frequencies of a preset in another pairing (Meta's interleaved Llama 2 code)
+            for conv in ("half", "interleaved", "rope_interleave"):
+                if conv != cand.convention:
+                    fp.same_frequencies.update({n: conv for n in _presets(cand.replace(convention=conv), g, tol)})
     else:
         fp.curve, fp.curve_error = curve if curve == "longrope" else "unknown", err
     return fp
@@ -276,8 +281,16 @@ def describe(fp: Fingerprint) -> list[str]:
         errs = ", ".join(f"p={p}: {v:.2g}" for p, v in fp.max_errors.items())
         out.append(f"precision: {('strict' if fp.precision_class == 'exact' else (fp.precision_class or 'none') + ' angles')} "
                    f"class holds; max error / pair norm {errs}")
-    out.append(f"matches preset{'s' if len(fp.presets) > 1 else ''} {', '.join(fp.presets)}" if fp.presets
-               else "matches no preset")
+    if fp.presets:
+        out.append(f"matches preset{'s' if len(fp.presets) > 1 else ''} {', '.join(fp.presets)}")
+    elif fp.same_frequencies:
+        names = ", ".join(fp.same_frequencies)
+        theirs = " / ".join(sorted(set(fp.same_frequencies.values())))
+        out.append(f"matches no preset as it is: it has the frequencies of {names}, but pairs {fp.pairing} where "
+                   f"{'that preset pairs' if len(fp.same_frequencies) == 1 else 'those presets pair'} {theirs} "
+                   f"(the same model's weights need the other pairing, or permuted q/k weights)")
+    else:
+        out.append("matches no preset")
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from properties.precision import Sweep, class_of, describe_position
+from properties.precision import Sweep, class_of, holds
 
 _COLORS = {"exact": "tab:green", "float64": "tab:olive", "float32": "tab:blue", "bfloat16": "tab:red", "float16": "tab:purple"}
 
@@ -28,7 +28,7 @@ def precision_plot(sweep: Sweep, path: str, title: str) -> None:
         style = "-" if c == declared else "--"
         ax.loglog(p, np.maximum(b, floor), style, color=_COLORS.get(c, "tab:gray"), lw=1,
                   label=f"bound: {'strict' if c == 'exact' else c + ' angles'}"
-                        f"{' (declared)' if c == declared else ''}; holds to {describe_position(sweep.safe_position(c))}")
+                        f"{' (declared)' if c == declared else ''}; {holds(sweep.safe_position(c))}")
         fail = sweep.first_failure(c)
         if fail is not None:
             i = int(np.flatnonzero(p == fail)[0])

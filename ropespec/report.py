@@ -160,9 +160,13 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
     xfail = f", {counts['xfail']} expected failures" if counts["xfail"] else ""
     console.print(
         f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, {counts['error']} errors{xfail}"
-        f" ({n} checks on {len(reports)} implementations)",
+        f" ({_count(n, 'check')} on {_count(len(reports), 'implementation')})",
         highlight=False,
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def root_cause(rep) -> tuple[str, int, int] | None:
@@ -193,7 +197,7 @@ def _indent(text: str, max_lines: int) -> str:
 
 def render_precision(sw, console: Console, target: str) -> None:
     """The precision sweep as a table of positions, then the safe position of every class."""
-    from properties.precision import class_of, describe_position
+    from properties.precision import class_of, describe_position, holds
 
     e = sw.expect
     declared = class_of(e)
@@ -222,7 +226,7 @@ def render_precision(sw, console: Console, target: str) -> None:
             limit = ", beyond which it promises nothing (its bound reaches twice the pair norm)"
         else:
             limit = f"; it promises nothing beyond {describe_position(until)} (its bound reaches twice the pair norm)"
-        console.print(f"{name}{mark} holds up to {describe_position(safe)}{limit}", highlight=False)
+        console.print(f"{name}{mark} {holds(safe)}{limit}", highlight=False)
 
 
 def strict(v):

@@ -231,7 +231,9 @@ BY_INVARIANT: dict[str, str] = {
     "sinusoidal.shift-matrix": "(1 + cond) tau sqrt(d) + cond d ulp: the fitted M_k's conditioning cond times the per-component bound",
     "sinusoidal.distinct": "two encodings count as distinct where the exact ones differ by more than twice component_bound",
     "sinusoidal.length-independent": "exact: the same position in calls of different lengths, bit for bit",
-    "additive.cross-term-leakage": "a spread above 4 tau sqrt(d) times the score scale counts as leakage (an expected failure)",
+    "additive.cross-term-leakage": "leakage is shown when the scores spread by more than twice what rounding moves one score: "
+                                   "||W_Q|| ||W_K|| (||dP|| (||x_k|| + ||P||) + (||x_q|| + ||P||) ||dP|| + ||dP||^2), ||dP|| <= "
+                                   "tau sqrt(d), ||P|| = sqrt(d/2), plus the scores' float64 evaluation (an expected failure)",
     "learned.in-range": "exact: finite rows",
     "learned.out-of-range-raises": "exact: an exception, not a value",
     "learned.parameter-count": "exact: the count",

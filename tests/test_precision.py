@@ -44,7 +44,7 @@ def test_low_precision_zoo_is_diagnosed_with_its_crossing(member):
     e = subject.expect
     sw = precision.measure(subject.bind(e), e, precision.sweep_positions(e.max_position, per_octave=2), vectors=2)
     reported = sw.first_failure(precision.class_of(e))
-    assert f"at p = {reported} " in result.message
+    assert f"at p = {reported}, " in result.message
     true = _first_crossing_dense(subject.bind(e), e)
     assert true is not None and true <= reported <= 2 * true, (true, reported)
 

@@ -187,5 +187,7 @@ def test_the_terminal_table_prints_bracketed_text_as_text():
     buf = io.StringIO()
     report.render(result.reports, Console(file=buf, force_terminal=True, width=250, emoji=False, color_system=None),
                   seed=0, profile="dev")
-    table = buf.getvalue().split("failing:")[0]
-    assert "[layout]" in table and "[row " in table, table
+    table, _, failing = buf.getvalue().partition("failing:")
+    row = next(line for line in table.splitlines() if "rope.identity-at-zero" in line)
+    assert "fail" in row and "layout" in row, table  # the word has a column of its own
+    assert "[layout]" in failing and "[row " in failing, failing  # and the detail below keeps its brackets

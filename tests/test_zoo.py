@@ -27,7 +27,10 @@ def test_zoo_member_fails_its_target(member, invariant):
         pytest.importorskip("torch")
     prop = target_property(invariant)
     r = run_property(prop, member.subject(), profile="ci", seed_value=0)
-    assert r.status == "fail", f"{member.name} was not caught by {prop.name} ({invariant}): {r.status} {r.message}"
+    # a documented non-invariant (additive.cross-term-leakage) fails on every implementation of its family,
+    # reported as an expected failure: that it fails is what the member shows
+    want = "xfail" if REGISTRY[prop.invariant].expected_to_fail else "fail"
+    assert r.status == want, f"{member.name} was not caught by {prop.name} ({invariant}): {r.status} {r.message}"
     assert r.counterexample, "a failure must come with its counterexample"
     # and it is named: its own diagnosis, with the evidence in the message
     assert r.diagnosis == member.diagnosis, (r.diagnosis, r.message[-300:])
