@@ -35,6 +35,11 @@ examples:
 """
 
 
+#: what --expect takes, said once for every command that has it
+EXPECT_HELP = ("a preset name (ropespec presets lists them, e.g. llama3.1-8b), inline JSON ('{\"head_dim\": 128, "
+               "\"rope_theta\": 500000}'), a JSON file, or a Hugging Face config.json (path)")
+
+
 def _timeouts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=10.0, metavar="S",
                    help="seconds one call of the implementation may take (0: no limit; default: 10)")
@@ -66,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--module", metavar="PATH",
                    help="grade the tutorial lab module at PATH (thetas, rotate_pair, rope, rope_score, additive_score, "
                         "turns, pairs_within_first_turn) instead of a TARGET")
-    c.add_argument("--expect", metavar="PRESET|JSON", help="the expectation: a preset (ropespec presets), inline JSON or a JSON file (default: drawn for factories)")
+    c.add_argument("--expect", metavar="PRESET|JSON|FILE", help=f"the expectation: {EXPECT_HELP} (default: drawn for factories)")
     c.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
     c.add_argument("--family", choices=("rope", "sinusoidal", "learned", "attention"), default="rope",
                    help="what TARGET computes: rope f(x, positions) (default), sinusoidal pe(positions, d), learned "
@@ -91,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("golden", help="write inputs and exact outputs at chosen positions (for tests in any language)",
                        description="Write a golden file: inputs (exact in bfloat16) and the exact outputs rounded "
                                    "correctly to float64, float32 and bfloat16, as hex floats (format in README).")
-    g.add_argument("--expect", metavar="PRESET|JSON", required=True, help="the expectation")
+    g.add_argument("--expect", metavar="PRESET|JSON|FILE", required=True, help=f"the expectation: {EXPECT_HELP}")
     g.add_argument("--positions", required=True, metavar="LIST", help="comma-separated positions, e.g. 1,999,65521")
     g.add_argument("--seed", type=int, default=0, help="seed of the input vectors (default: 0)")
     g.add_argument("--out", required=True, metavar="FILE", help="where to write the JSON")
@@ -114,7 +119,7 @@ def _parser() -> argparse.ArgumentParser:
                                      "that check it and the zoo members that fail it, plus the tutorial facts.")
     sp_.add_argument("--format", choices=("md", "html"), default="md")
     sp_.add_argument("--impl", metavar="TARGET", help="also show this implementation's verdict per invariant")
-    sp_.add_argument("--expect", metavar="PRESET|JSON", help="the expectation for --impl")
+    sp_.add_argument("--expect", metavar="PRESET|JSON|FILE", help=f"the expectation for --impl: {EXPECT_HELP}")
     sp_.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to --impl")
     sp_.add_argument("--dtype", choices=DTYPES, help="dtype for --impl")
     sp_.add_argument("--seed", type=int, default=0, help="seed of the --impl check (default: 0)")
@@ -139,7 +144,7 @@ def _parser() -> argparse.ArgumentParser:
                         description="Sweep odd positions log-spaced up to --max-position; measure the error against "
                                     "the exact reference; report up to which position each tolerance class holds.")
     pr.add_argument("target", nargs="?", metavar="TARGET", help="default: the shipped numpy implementation")
-    pr.add_argument("--expect", metavar="PRESET|JSON", help="the expectation (default: head_dim 128, theta 1e4, half)")
+    pr.add_argument("--expect", metavar="PRESET|JSON|FILE", help=f"the expectation: {EXPECT_HELP} (default: head_dim 128, theta 1e4, half)")
     pr.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
     pr.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: float32)")
     pr.add_argument("--max-position", type=int, default=2**31, metavar="N", help="sweep up to N-1 (default: 2^31)")

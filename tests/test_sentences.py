@@ -95,3 +95,16 @@ def test_fingerprint_of_metas_interleaved_llama2_names_the_preset_and_the_pairin
             return np.stack([z.real, z.imag], axis=-1).reshape(x.shape).astype(x.dtype)
         """, "fingerprint", "meta.py:rope", "--expect", '{"head_dim": 128, "dtype": "float64"}')
     assert "it has the frequencies of llama2-7b" in proc.stdout and "but pairs interleaved" in proc.stdout, proc.stdout
+
+
+def test_check_help_lists_exit_codes_examples_and_what_expect_takes():
+    proc = subprocess.run([sys.executable, "-m", "ropespec", "check", "--help"], capture_output=True, text=True, timeout=60)
+    text = proc.stdout
+    assert proc.returncode == 0 and "exit codes:" in text
+    for code in ("0 ", "1 ", "2 ", "130"):
+        assert re.search(rf"^\s+{code}", text, re.M), code
+    assert "143 terminated" in text
+    assert len(re.findall(r"^\s+ropespec check \S+", text, re.M)) >= 2
+    flat = " ".join(text.split())
+    for what in ("a preset name", "inline JSON", "a JSON file", "config.json"):
+        assert what in flat, what
