@@ -88,10 +88,8 @@ def _table(reports, console: Console, failing: int) -> None:
             # Text, not markup: '[scaling]' and '[row 1, dim 5]' in a message are text, not styles
             table.add_row(Text(names[id(rep)]), Text(_label(r)), Text(r.status, style=_STYLE[r.status]),
                           Text(r.diagnosis or ""), Text(_ratio(r)))
-            if r.status not in ("fail", "error", "pass") and r.message:
+            if r.status not in ("fail", "error") and r.message:  # failures are explained under 'N failing'
                 notes.append(Text(f"{names[id(rep)]} {_label(r)}: {r.status}: {r.message}"))
-            elif r.status == "pass" and r.message and r.worst is None:
-                notes.append(Text(f"{names[id(rep)]} {_label(r)}: {r.message}"))
     console.print(table)
     if notes:
         console.print(Text("notes:"))

@@ -1,0 +1,115 @@
+"""How long a user waits: the time to a verdict, as a user runs each command, and README's other timings.
+
+    python benchmarks/verdict_time.py [--repeats 3] [--only NAME ...] [--pytest]
+
+Each case is a fresh process (``python -m ropespec ...``), wall clock, imports included; the runs of all
+cases are interleaved (case 1, case 2, ..., then again) so a noisy machine hurts every case alike. The
+import time of ``ropespec``'s command line is measured the same way and subtracted for the "after
+imports" column. Prints one Markdown table (median of ``--repeats`` and every run) with the date and
+the machine, ready for README. ``--pytest`` also times the README's test command, ``pytest``, which
+takes minutes.
+
+Cases and targets (issue 16, dev profile, 2 cores): a plain numpy function <= 3 s after imports, the
+numpy factory <= 10 s, the torch factory <= 12 s, the transformers adapter <= 12 s; ``ropespec spec``
+< 3 s; ``pytest`` <= 2.5 min.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MY_ROPE = "# my_rope.py" + (ROOT / "README.md").read_text().split("```python\n# my_rope.py", 1)[1].split("```", 1)[0]
+PY = [sys.executable, "-m", "ropespec"]
+
+#: name -> (argv after ``python -m ropespec``, target in seconds or None)
+CASES = {
+    # what every check imports before it checks anything (numpy, sympy-free spec, hypothesis, rich, the properties)
+    "imports": (["-c", "import ropespec.cli, ropespec.api, properties.framework, reference"], None),
+    "plain function (README's my_rope.py)": (["check", "my_rope.py:apply", "--expect",
+                                              '{"head_dim": 128, "rope_theta": 500000}', "--seed", "1"], 3.0),
+    "numpy factory": (["check", "implementations.numpy_rope:make", "--seed", "1"], 10.0),
+    "torch factory": (["check", "implementations.torch_rope:make", "--array", "torch", "--seed", "1"], 12.0),
+    "transformers adapter": (["check", "implementations.adapters.hf:make", "--array", "torch", "--dtype", "bfloat16",
+                              "--expect", "llama3.1-8b", "--seed", "1"], 12.0),
+    "every shipped implementation": (["check", "--seed", "1"], None),
+    "spec (Markdown)": (["spec", "--out", "spec.md"], 3.0),
+    "spec (HTML)": (["spec", "--format", "html", "--out", "spec.html"], 3.0),
+    "proofs": (["proofs"], None),
+}
+AFTER_IMPORTS = ("plain function (README's my_rope.py)",)  # targets stated after imports
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+
+
+def run(argv: list[str], cwd: Path) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(cwd)})
+    return time.perf_counter() - t0, proc.returncode
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", nargs="*", help="substrings of case names to run (imports always run)")
+    ap.add_argument("--pytest", action="store_true", help="also time `pytest` in the repository (minutes)")
+    args = ap.parse_args()
+    cases = {k: v for k, v in CASES.items() if k == "imports" or not args.only or any(s in k for s in args.only)}
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    codes: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = Path(tmp)
+        (cwd / "my_rope.py").write_text(MY_ROPE)
+        for name in ("implementations",):
+            (cwd / name).symlink_to(ROOT / name)
+        for _ in range(args.repeats):
+            for name, (argv, _) in cases.items():
+                t, code = run((PY[:1] if argv[0] == "-c" else PY) + argv, cwd)
+                times[name].append(t)
+                codes[name] = code
+                print(f"  {name}: {t:.2f} s (exit {code})", file=sys.stderr, flush=True)
+            if args.pytest:
+                t, code = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], ROOT)
+                times.setdefault("pytest (README's test command)", []).append(t)
+                codes["pytest (README's test command)"] = code
+                print(f"  pytest: {t:.1f} s (exit {code})", file=sys.stderr, flush=True)
+    imports = statistics.median(times["imports"])
+    print(f"`python benchmarks/verdict_time.py --repeats {args.repeats}{' --pytest' if args.pytest else ''}`, "
+          f"{date.today().isoformat()}, {machine()}; median of {args.repeats} fresh runs, wall clock, imports "
+          f"included (imports alone: {imports:.2f} s):\n")
+    print("| command | median | runs | exit | target |")
+    print("|---|---|---|---|---|")
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        target = CASES.get(name, (None, 150.0 if name.startswith("pytest") else None))[1]
+        after = f" ({med - imports:.2f} s after imports)" if name in AFTER_IMPORTS else ""
+        verdict = ""
+        if target is not None:
+            measured = med - imports if name in AFTER_IMPORTS else med
+            verdict = f"{'met' if measured <= target else 'NOT met'} (<= {target:g} s)"
+        print(f"| {name} | {med:.2f} s{after} | {', '.join(f'{t:.2f}' for t in ts)} | {codes[name]} | {verdict} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
