@@ -109,6 +109,14 @@ def fast_reference_suffices(expect: Expect) -> bool:
     return rotation_rtol(expect) >= 100 * FAST_REFERENCE_ERROR
 
 
+def norm_readoff_error(n_pairs: int) -> float:
+    """Relative error, in float64, of an attention factor read off exact float64 outputs as the mean of
+    n pair norms (properties/probe.py): hypot (1 ulp), the mean's pairwise sum (ceil(log2 n) ulp) and
+    the division by n, plus the reference factor's own rounding to float64 (half an ulp): (2.5 +
+    ceil(log2 n)) u of float64. Without it a correct float64 implementation failed at 6 u (issue 15)."""
+    return (2.5 + math.ceil(math.log2(max(n_pairs, 1)))) * unit_roundoff("float64")
+
+
 #: relative error of a frequency the black-box probe reads off (properties/probe.py) from exact float64
 #: outputs: arctan2 (1 ulp), the unwrapping sum and the division by p (1 ulp each), with margin: 8 ulp
 PROBE_RTOL = 8 * unit_roundoff("float64")
@@ -220,7 +228,8 @@ BY_INVARIANT: dict[str, str] = {
     "scaling.ntk-endpoints": "as scaling.bounded, at pair 0 and pair r/2 - 1",
     "scaling.band-edges": "as scaling.bounded, per pair below, inside and above the band",
     "scaling.dynamic-length": "as scaling.bounded, at lengths L and beyond",
-    "scaling.attention-factor": "norm_bound of a pair of norm g, as rope.norm-per-pair",
+    "scaling.attention-factor": "norm_bound of a pair of norm g, as rope.norm-per-pair, plus g norm_readoff_error(n): the "
+                                "factor is read off as the mean of n pair norms in float64",
     "scaling.longrope-switch": "as scaling.bounded, at seq_len L and L + 1",
     "decode.consistency": "component_bound of the cached and the fresh key, plus the reference's own error "
                           "(FAST_REFERENCE_ERROR where fast_reference_suffices)",

@@ -69,3 +69,16 @@ def test_the_fast_reference_is_used_only_where_its_error_is_far_below_the_bound(
     assert tolerance.fast_reference_suffices(Expect(dtype="bfloat16", angle_dtype="exact", inv_freq_dtype="exact"))
     assert not tolerance.fast_reference_suffices(Expect(dtype="float64", angle_dtype="exact", inv_freq_dtype="exact"))
     assert not tolerance.fast_reference_suffices(Expect(dtype="float64", angle_dtype="float64", inv_freq_dtype="float64"))
+
+
+def test_the_attention_factor_read_off_a_correct_float64_implementation_passes():
+    """Seed 11 drew yarn with factor 40 at d = 110: the shipped float64 numpy implementation's factor,
+    read off as a mean of 55 pair norms, was 6 u from the reference and failed against a bound without
+    the read-off's own rounding (tolerance.norm_readoff_error)."""
+    from implementations import make_subject
+    from properties.framework import all_properties, run_property
+
+    prop = next(p for p in all_properties() if p.name == "attention_factor")
+    subject = make_subject(target="implementations.numpy_rope:make", array="numpy", dtype="float64", name="numpy")
+    r = run_property(prop, subject, profile="dev", seed_value=11)
+    assert r.status == "pass", r.message
