@@ -18,38 +18,39 @@ INVARIANTS = ("rope.conformance", "rope.identity-at-zero", "rope.norm-per-pair",
 TARGET = "implementations.zoo.off_by_one:make"
 
 
-def _run_in_tmux(width: int, socket: str, env: dict | None = None) -> subprocess.Popen:
+def _run_in_tmux(width: int, socket: str, env: dict | None = None, name: str | None = None) -> str:
     cmd = [sys.executable, "-m", "ropespec", "check", TARGET, "--expect", "llama2-7b", "--seed", "1"]
     for inv in INVARIANTS:
         cmd += ["--invariant", inv]
-    done = f"ROPESPEC-DONE-{width}"
+    name = name or f"w{width}"
+    done = f"ROPESPEC-DONE-{name}"
     shell = " ".join(shlex.quote(c) for c in cmd) + f"; echo {done}=$?"
     envs = " ".join(f"-e {k}={v}" for k, v in (env or {}).items())
-    subprocess.run(f"{TMUX} -L {socket} new-session -d -s w{width} -x {width} -y 200 {envs} "
+    subprocess.run(f"{TMUX} -L {socket} new-session -d -s {name} -x {width} -y 200 {envs} "
                    f"{shlex.quote('cd ' + shlex.quote(os.getcwd()) + ' && ' + shell + '; sleep 60')}",
                    shell=True, check=True)
     return done
 
 
-def _capture(width: int, socket: str) -> str:
-    return subprocess.run([TMUX, "-L", socket, "capture-pane", "-p", "-J", "-t", f"w{width}", "-S", "-500"],
+def _capture(name: str, socket: str) -> str:
+    return subprocess.run([TMUX, "-L", socket, "capture-pane", "-p", "-J", "-t", name, "-S", "-500"],
                           capture_output=True, text=True).stdout
 
 
 @pytest.fixture(scope="module")
 def screens(tmp_path_factory):
     socket = f"ropespec-{uuid.uuid4().hex[:8]}"
-    widths = (80, 120, 200)
+    sessions = {"w80": (80, None), "w120": (120, None), "w200": (200, None), "nocolor": (120, {"NO_COLOR": "1"})}
     try:
-        dones = {w: _run_in_tmux(w, socket) for w in widths}
+        dones = {n: _run_in_tmux(w, socket, env, n) for n, (w, env) in sessions.items()}
         out, deadline = {}, time.monotonic() + 240
-        while len(out) < len(widths) and time.monotonic() < deadline:
+        while len(out) < len(sessions) and time.monotonic() < deadline:
             time.sleep(1)
-            for w in widths:
-                text = _capture(w, socket)
-                if w not in out and re.search(rf"{dones[w]}=\d", text):
-                    out[w] = text
-        assert len(out) == len(widths), {w: _capture(w, socket)[-2000:] for w in widths if w not in out}
+            for n in sessions:
+                text = _capture(n, socket)
+                if n not in out and re.search(rf"{dones[n]}=\d", text):
+                    out[n] = text
+        assert len(out) == len(sessions), {n: _capture(n, socket)[-2000:] for n in sessions if n not in out}
         return out
     finally:
         subprocess.run([TMUX, "-L", socket, "kill-server"], capture_output=True)
@@ -59,8 +60,8 @@ def screens(tmp_path_factory):
 def test_every_row_shows_invariant_status_word_and_ratio(screens, width):
     """The table's rows, as the terminal shows them: invariant id, status, the diagnosis word for a
     failure and the worst ratio, each row on one line at every width; no '[...]' eaten as markup."""
-    screen = screens[width]
-    assert re.search(rf"ROPESPEC-DONE-{width}=1", screen), screen[-1500:]
+    screen = screens[f"w{width}"]
+    assert re.search(rf"ROPESPEC-DONE-w{width}=1", screen), screen[-1500:]
     rows = {}
     for line in screen.splitlines():
         m = re.match(r"\s*A\s+(\S+)\s+(pass|fail|skip|error|xfail)\b(.*)$", line)
@@ -75,3 +76,10 @@ def test_every_row_shows_invariant_status_word_and_ratio(screens, width):
     assert "A = implementations.zoo.off_by_one:make" in screen
     assert "[position-offset]" in screen  # the failures below keep their brackets: text, not markup
     assert "scaling.bounded: skip: the expectation's rope_type is 'default'" in screen  # the note the table has no room for
+
+
+def test_no_color_gets_plain_lines(screens):
+    """NO_COLOR (and a pipe) get one plain line per check: the full names, no table rules."""
+    screen = screens["nocolor"]
+    assert "─" not in screen and "A = " not in screen
+    assert re.search(r"^implementations\.zoo\.off_by_one:make\s+rope\.identity-at-zero\s+fail", screen, re.M), screen[:2000]
