@@ -445,6 +445,8 @@ def _proofs(args: argparse.Namespace) -> int:
 
     from spec import proofs
 
+    if args.record and args.no_mutants:
+        raise UsageError("--record: run with the mutations (drop --no-mutants), the record states them")
     t0 = time.perf_counter()
     results, failed = {}, 0
     print(f"{'proof':<36} {'kind':<18} {'result':<9} {'seconds':>7}  mutations failed under")
@@ -469,8 +471,6 @@ def _proofs(args: argparse.Namespace) -> int:
     print(f"{len(results)} entries, {proven} proofs: {proven - failed} verified, {failed} failed; "
           f"{len(results) - proven} definition or tested only; {total:.1f} s")
     if args.record:
-        if args.no_mutants:
-            raise UsageError("--record: run with the mutations (drop --no-mutants), the record states them")
         record = {"verified_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                   "commit": _git_commit(), "sympy": sympy.__version__, "seconds": round(total, 1), "results": results}
         Path(args.record).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
