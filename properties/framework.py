@@ -491,6 +491,19 @@ def output_bound(expect: Expect, x: np.ndarray, positions: np.ndarray, *, pairin
     return per_dim(expect, tolerance.component_bound(expect, positions, th, g * norms))
 
 
+def exact(expect: Expect, x: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The exact rotation of rows ``x`` to compare an output with, and a bound on that reference's own
+    error per component (shape (n, head_dim)): ``reference.fast`` (double-double, 2 ulp of the pair
+    norm) where ``tolerance.fast_reference_suffices``, which the bound then carries; the mpmath
+    reference, exact to half an ulp of float64, otherwise (0)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    if tolerance.fast_reference_suffices(expect):
+        g = reference.attention_factor(expect)
+        own = per_dim(expect, tolerance.FAST_REFERENCE_ERROR * g * pair_norms(expect, x))
+        return reference.fast.apply(expect, x, positions), own
+    return reference.apply(expect, x, positions), np.zeros((len(x), expect.head_dim))
+
+
 def to_output_layout(expect: Expect, x: np.ndarray) -> np.ndarray:
     """x (n, head_dim) with each dim moved to where the convention writes it (a copy)."""
     out = np.empty_like(x)

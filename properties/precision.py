@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 import reference
-from properties.framework import pair_norms, per_dim
+from properties.framework import exact, pair_norms, per_dim
 from spec import tolerance
 from spec.dtypes import round_to
 from spec.expectation import Expect
@@ -153,11 +153,11 @@ def measure(
         pos = np.repeat(pos_chunk, vectors)
         x = round_to(rng.standard_normal((len(pos), expect.head_dim)), expect.dtype)
         y = f(x, pos)
-        exact = reference.apply(expect, x, pos)
+        want, own = exact(expect, x, pos)  # the fast reference where it suffices; every bound carries its error
         norms = g * pair_norms(expect, x)
         scale = per_dim(expect, norms, passthrough=np.abs(x))
         th = reference.thetas(expect, reference.seq_len_of(pos))
-        err = np.abs(y - exact)
+        err = np.abs(y - want)
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(scale > 0, err / scale, np.where(err > 0, np.inf, 0.0))
         rel = np.where(np.isnan(rel), np.inf, rel)
@@ -166,7 +166,7 @@ def measure(
         med_err[start : start + len(pos_chunk)] = np.median(rel.reshape(len(pos_chunk), vectors, -1).max(axis=2), axis=1)
         nonfinite[start : start + len(pos_chunk)] = ~np.isfinite(y).reshape(len(pos_chunk), -1).all(axis=1)
         for c in classes:
-            b = per_dim(expect, tolerance.component_bound(class_expects[c], pos, th, norms))
+            b = per_dim(expect, tolerance.component_bound(class_expects[c], pos, th, norms)) + own
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = np.where(b > 0, err / b, np.where(err > 0, np.inf, 0.0))
             r = np.where(np.isnan(r), np.inf, r)
@@ -216,8 +216,8 @@ def explain_low_precision(f, expect: Expect, positions: np.ndarray, *, seed: int
     y = f(x, positions)
     g = reference.attention_factor(expect)
     scale = per_dim(expect, g * pair_norms(expect, x), passthrough=np.abs(x))
-    exact = float(np.max(np.abs(y - reference.apply(expect, x, positions)) / scale))
-    if not np.isfinite(exact) or exact <= tolerance.rotation_rtol(expect):
+    off = float(np.max(np.abs(y - reference.apply(expect, x, positions)) / scale))
+    if not np.isfinite(off) or off <= tolerance.rotation_rtol(expect):
         return None  # right at these positions (within a correct rotation's rounding): nothing to explain
     a, b = (np.array(ix) for ix in zip(*expect.pairs()))
     oa, ob = (np.array(ix) for ix in zip(*expect.out_pairs()))
@@ -229,11 +229,11 @@ def explain_low_precision(f, expect: Expect, positions: np.ndarray, *, seed: int
         err = float(np.max(np.abs(y - yc) / scale))
         # explained: as close to the candidate as a correct rotation in the output dtype can be, and
         # at least 10 times closer than to the exact result
-        if err <= tolerance.rotation_rtol(expect) and 10 * err <= exact and (best is None or err < 0.5 * best[1]):
+        if err <= tolerance.rotation_rtol(expect) and 10 * err <= off and (best is None or err < 0.5 * best[1]):
             best = (what, err)
     if best is None:
         return _angle_signature(expect, x, y, positions)
-    return f"the output matches a rotation with {best[0]} (error {best[1]:.2g} against it, {exact:.2g} against the exact one)"
+    return f"the output matches a rotation with {best[0]} (error {best[1]:.2g} against it, {off:.2g} against the exact one)"
 
 
 def _angle_signature(expect: Expect, x: np.ndarray, y: np.ndarray, positions: np.ndarray) -> str | None:
