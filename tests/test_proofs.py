@@ -85,19 +85,6 @@ def test_a_false_statement_is_not_proven():
         proofs._sign(proofs.s - 1, "nonnegative", "s >= 1 is not known of a positive s")
 
 
-def test_ropespec_proofs_lists_every_entry_and_exits_0(capsys):
-    from ropespec.cli import main
-
-    assert main(["proofs"]) == 0
-    out = capsys.readouterr().out
-    for pid, pr in proofs.ALL.items():
-        line = next(x for x in out.splitlines() if x.startswith(pid + " "))
-        assert pr.kind in line
-        assert ("verified" in line) == (pr.fn is not None), line
-        if pr.about:
-            assert f"{len(pr.about)}/{len(pr.about)}" in line, line
-
-
 def test_ropespec_proofs_exits_1_when_a_proof_fails_or_survives_its_mutations(monkeypatch, capsys):
     from ropespec.cli import main
 

@@ -49,6 +49,38 @@ def _why_not(command: str) -> str | None:
 
 COMMANDS = readme_commands()
 
+SHIPPED = ["stdlib-float64", "numpy-float64", "numpy-float32", "torch-float64", "torch-float32", "torch-float16",
+           "torch-bfloat16", "numpy-decode-float64", "sinusoidal-float64", "integer-index-float64",
+           "length-normalised-float64", "binary-float64", "learned-float64", "attention-float64", "attention-decode-float64"]
+
+
+def _shipped_all_checked(proc):
+    """Every shipped implementation, each with checks that ran and none failed (stderr has a line per
+    implementation as it finishes, stdout the summary)."""
+    import importlib.util
+
+    names = [ln.removeprefix("ropespec: ").split(":")[0] for ln in proc.stderr.splitlines() if ln.startswith("ropespec: ")]
+    want = SHIPPED if importlib.util.find_spec("torch") else [n for n in SHIPPED if not n.startswith("torch")]
+    assert names == want, names
+    assert re.search(r"\b0 failed, \d+ skipped, 0 errors", proc.stdout), proc.stdout[-500:]
+    for line in proc.stdout.splitlines():  # what is skipped is skipped for a stated reason
+        m = re.match(r"^\S+\s+\S+(?: \(\w+\))?\s+skip\s*(.*)$", line)
+        assert m is None or m[1].strip(), line
+
+
+def _every_proof_listed(proc):
+    from spec import proofs
+
+    for pid, pr in proofs.ALL.items():
+        line = next(x for x in proc.stdout.splitlines() if x.startswith(pid + " "))
+        assert pr.kind in line and (("verified" in line) == (pr.fn is not None)), line
+        if pr.about:
+            assert f"{len(pr.about)}/{len(pr.about)}" in line, line
+
+
+#: what a command's output must also show, beyond its exit code
+EXTRA = {"ropespec check": _shipped_all_checked, "ropespec proofs": _every_proof_listed}
+
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
@@ -88,3 +120,5 @@ def test_readme_command(command, exit_code, scratch):
                           timeout=600, env={**os.environ, "PYTHONPATH": str(scratch)})
     assert proc.returncode == exit_code, (f"README says exit {exit_code}, got {proc.returncode} after "
                                           f"{time.monotonic() - t0:.0f} s:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    if command in EXTRA:
+        EXTRA[command](proc)
