@@ -52,6 +52,26 @@ def positions(*, min_value: int = 0, max_value: int) -> st.SearchStrategy[int]:
     )
 
 
+@st.composite
+def _expectations(draw, dtype, max_position, conventions, partial, max_head_dim):
+    min_hd = 4 if partial else 2
+    hd = draw(head_dims(min_value=min_hd, max_value=max_head_dim), label="head_dim")
+    if partial is False:
+        rd = hd
+    elif partial:
+        rd = draw(head_dims(min_value=2, max_value=hd - 2), label="rotary_dim")
+    else:
+        rd = draw(st.one_of(st.just(hd), head_dims(min_value=2, max_value=hd)), label="rotary_dim")
+    return Expect(
+        head_dim=hd,
+        rotary_dim=rd,
+        rope_theta=draw(bases(), label="rope_theta"),
+        convention=draw(st.sampled_from(conventions), label="convention"),
+        dtype=dtype,
+        max_position=max_position,
+    )
+
+
 def expectations(
     *,
     dtype: str = "float32",
@@ -61,45 +81,26 @@ def expectations(
     max_head_dim: int = 256,
 ) -> st.SearchStrategy[Expect]:
     """Expectations of default RoPE. ``partial``: True forces rotary_dim < head_dim, False forces
-    full rotary, None draws both."""
-
-    @st.composite
-    def build(draw):
-        min_hd = 4 if partial else 2
-        hd = draw(head_dims(min_value=min_hd, max_value=max_head_dim), label="head_dim")
-        if partial is False:
-            rd = hd
-        elif partial:
-            rd = draw(head_dims(min_value=2, max_value=hd - 2), label="rotary_dim")
-        else:
-            rd = draw(st.one_of(st.just(hd), head_dims(min_value=2, max_value=hd)), label="rotary_dim")
-        return Expect(
-            head_dim=hd,
-            rotary_dim=rd,
-            rope_theta=draw(bases(), label="rope_theta"),
-            convention=draw(st.sampled_from(conventions), label="convention"),
-            dtype=dtype,
-            max_position=max_position,
-        )
-
-    return build()
+    full rotary, None draws both. (The composites here are decorated once, at import: Hypothesis reads
+    a composite's source each time ``st.composite`` is applied, which drawing per case paid for.)"""
+    return _expectations(dtype, max_position, tuple(conventions), partial, max_head_dim)
 
 
 KINDS = ("normal", "uniform", "basis", "small-integers")
 
 
+@st.composite
+def _vectors(draw, expect, n):
+    seed = draw(st.integers(0, 2**32 - 1), label="seed")
+    scale = 2.0 ** draw(st.integers(-8, 8), label="log2 scale")
+    kind = draw(st.sampled_from(KINDS), label="kind")
+    return make_vectors(expect, n, seed=seed, scale=scale, kind=kind)
+
+
 def vectors(expect: Expect, n: int) -> st.SearchStrategy[np.ndarray]:
     """(n, head_dim) float64 arrays whose values are exactly representable in ``expect.dtype``,
     at scales 2**-8 ... 2**8."""
-
-    @st.composite
-    def build(draw):
-        seed = draw(st.integers(0, 2**32 - 1), label="seed")
-        scale = 2.0 ** draw(st.integers(-8, 8), label="log2 scale")
-        kind = draw(st.sampled_from(KINDS), label="kind")
-        return make_vectors(expect, n, seed=seed, scale=scale, kind=kind)
-
-    return build()
+    return _vectors(expect, n)
 
 
 def make_vectors(expect: Expect, n: int, *, seed: int = 0, scale: float = 1.0, kind: str = "normal") -> np.ndarray:
