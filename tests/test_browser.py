@@ -1,7 +1,12 @@
 """The HTML spec in a real browser: headless Chromium parses and renders it (skipped, with the reason,
-where Chromium is absent; .ci/run installs it). Screenshots of every section land in
-$ROPESPEC_SCREENSHOTS (default: pytest's tmp dir) for a person to look at."""
+where Chromium is absent; .ci/run installs it). One browser, driven over the DevTools protocol on a
+pipe, loads the page and every section; screenshots of each section land in $ROPESPEC_SCREENSHOTS
+(default: pytest's tmp dir) for a person to look at."""
 
+from __future__ import annotations
+
+import base64
+import json
 import os
 import re
 import shutil
@@ -11,23 +16,96 @@ from pathlib import Path
 import pytest
 
 from ropespec import specdoc
+from spec import formulas
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH (Debian: apt-get install chromium)")
 
 
-def _chromium(*args: str) -> str:
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
+class Browser:
+    """Headless Chromium over --remote-debugging-pipe: commands on fd 3, answers and events on fd 4,
+    each a JSON message ended by a NUL byte."""
+
+    def __init__(self):
+        to_child, self._w = os.pipe()
+        self._r, from_child = os.pipe()
+
+        def fds():  # in the child: the pipe ends at fds 3 and 4 (via high numbers, so neither clobbers the other)
+            a, b = 100, 101
+            os.dup2(to_child, a)
+            os.dup2(from_child, b)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        self.proc = subprocess.Popen(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+             "--remote-debugging-pipe", "about:blank"],
+            pass_fds=(3, 4), preexec_fn=fds, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_child)
+        os.close(from_child)
+        self._buf, self._id = b"", 0
+        target = self.send("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.send("Page.enable", session=True)
+        self.send("Emulation.setDeviceMetricsOverride", session=True, width=1100, height=1400, deviceScaleFactor=1,
+                  mobile=False)
+
+    def _message(self) -> dict:
+        while b"\0" not in self._buf:
+            chunk = os.read(self._r, 1 << 20)
+            if not chunk:
+                raise RuntimeError("Chromium closed its pipe")
+            self._buf += chunk
+        raw, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(raw)
+
+    def send(self, method: str, session: bool = False, **params) -> dict:
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = self.session
+        os.write(self._w, json.dumps(msg).encode() + b"\0")
+        while True:
+            m = self._message()
+            if m.get("id") == self._id:
+                if "error" in m:
+                    raise RuntimeError(f"{method}: {m['error']}")
+                return m.get("result", {})
+
+    def load(self, path: Path) -> None:
+        self.send("Page.navigate", session=True, url=path.as_uri())
+        while self.send("Runtime.evaluate", session=True, expression="document.readyState")["result"]["value"] != "complete":
+            pass
+
+    def evaluate(self, js: str):
+        return self.send("Runtime.evaluate", session=True, expression=js, returnByValue=True)["result"]["value"]
+
+    def screenshot(self, out: Path) -> None:
+        out.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", session=True, format="png")["data"]))
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+        os.close(self._w)
+        os.close(self._r)
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    out = tmp_path_factory.mktemp("spec")
+def browser():
+    b = Browser()
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def page(browser, tmp_path_factory):
     html = specdoc.html_doc()
-    path = out / "spec.html"
+    path = tmp_path_factory.mktemp("spec") / "spec.html"
     path.write_text(html)
-    return html, path, _chromium("--dump-dom", path.as_uri())
+    browser.load(path)
+    return html, path, browser.evaluate("document.documentElement.outerHTML")
 
 
 def _count(tag: str, text: str) -> int:
@@ -42,29 +120,31 @@ def test_the_browser_parses_the_page_as_written(page):
         assert _count(tag, dom) == _count(tag, html), tag
 
 
-def test_no_raw_sympy_and_every_formula_is_mathml(page):
-    html, _, dom = page
+def test_every_formula_is_rendered_mathml(page, browser):
+    """One <math> per formula and definition, each a MathMLElement the browser laid out (a box of its
+    own, not raw text), and no raw sympy text anywhere."""
+    _, _, dom = page
     text = re.sub(r"<[^>]+>", " ", dom)
     for bad in ("piecewise", "Piecewise", "False", "True", "\\frac", "\\left", "ell)"):
         assert bad not in text, bad
-    # one <math> per formula: every invariant, every definition
-    from spec import formulas
-
-    assert _count("math", dom) == len(formulas.FORMULAS) + len(formulas.DEFINITIONS)
+    n = len(formulas.FORMULAS) + len(formulas.DEFINITIONS)
+    assert browser.evaluate("document.querySelectorAll('math').length") == n
+    laid_out = browser.evaluate("Array.from(document.querySelectorAll('math')).filter(m => m instanceof MathMLElement"
+                                " && m.getBoundingClientRect().width > 10 && m.getBoundingClientRect().height > 5).length")
+    assert laid_out == n
 
 
 def test_the_same_sections_as_the_markdown(page):
     _, _, dom = page
-    md = specdoc.markdown()
-    want = [line[3:] for line in md.splitlines() if line.startswith("## ")]
+    want = [line[3:] for line in specdoc.markdown().splitlines() if line.startswith("## ")]
     got = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<h2[^>]*>(.*?)</h2>", dom)]
     assert got == want
     for heading in ("definitions", "tolerances", "lemmas", "tutorial figures"):
         assert heading in got
 
 
-def test_every_section_renders(page, tmp_path):
-    """One screenshot per section (the page cut at each <h2>): each has ink on it, and keeps it."""
+def test_every_section_renders(page, browser, tmp_path):
+    """One screenshot per section (the page cut at each <h2>): each has ink on it."""
     from PIL import Image
 
     html, _, _ = page
@@ -77,8 +157,9 @@ def test_every_section_renders(page, tmp_path):
         name = re.sub(r"<[^>]+>", "", re.search(r"<h2[^>]*>(.*?)</h2>", part)[1])
         f = tmp_path / f"section-{n}.html"
         f.write_text(head + "<body>" + part.replace("</body></html>", "") + "</body></html>")
+        browser.load(f)
         png = shots / f"section-{n:02d}-{re.sub(r'[^a-z0-9]+', '-', name.lower())}.png"
-        _chromium(f"--screenshot={png}", "--window-size=1100,1400", f.as_uri())
+        browser.screenshot(png)
         img = Image.open(png).convert("L")
         dark = sum(img.histogram()[:128]) / (img.width * img.height)
         assert dark > 0.003, f"{name}: the screenshot is blank ({dark:.4f} dark)"
