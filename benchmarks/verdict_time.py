@@ -11,7 +11,7 @@ takes minutes.
 
 Cases and targets (issue 16, dev profile, 2 cores): a plain numpy function <= 3 s after imports, the
 numpy factory <= 10 s, the torch factory <= 12 s, the transformers adapter <= 12 s; ``ropespec spec``
-< 3 s; ``pytest`` <= 2.5 min.
+< 3 s; ``precision --exhaustive`` over 2^20 positions at head_dim 128 <= 60 s; ``pytest`` <= 2.5 min.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ CASES = {
     "spec (Markdown)": (["spec", "--out", "spec.md"], 3.0),
     "spec (HTML)": (["spec", "--format", "html", "--out", "spec.html"], 3.0),
     "proofs": (["proofs"], None),
+    "precision --exhaustive, 2^20 positions (my_rope.py)": (
+        ["precision", "my_rope.py:apply", "--exhaustive", "--max-position", "1048576", "--expect",
+         '{"head_dim": 128, "rope_theta": 500000, "max_position": 1048576}'], 60.0),
 }
 AFTER_IMPORTS = ("plain function (README's my_rope.py)",)  # targets stated after imports
 

@@ -288,3 +288,72 @@ def holds(p: int | None, past: bool = False) -> str:
 def times(ratio: float) -> str:
     """'2.5 times the bound'; a non-finite ratio says so."""
     return f"{ratio:.3g} times the bound" if np.isfinite(ratio) else "beyond any bound (not finite)"
+
+
+@dataclass
+class Exhaustive:
+    """Every position 0 .. n-1, one random vector each, against ``reference.fast``: per class the first
+    position where the class's bound (plus the reference's own 2-ulp error) is exceeded, and the worst
+    ratio with its position; the largest error relative to the pair norm with its position."""
+
+    expect: Expect
+    n: int
+    first_failure: dict[str, int | None]
+    worst: dict[str, tuple[float, int]]
+    max_error: tuple[float, int]
+    nonfinite_at: int | None
+    reference_error: float = tolerance.FAST_REFERENCE_ERROR
+
+    def to_json(self) -> dict:
+        return {"expect": self.expect.to_dict(), "positions": self.n, "reference": "reference.fast",
+                "reference_error": self.reference_error, "first_failure": self.first_failure,
+                "worst": {c: {"ratio": r, "position": p} for c, (r, p) in self.worst.items()},
+                "max_error": {"value": self.max_error[0], "position": self.max_error[1]},
+                "nonfinite_at": self.nonfinite_at}
+
+
+def exhaustive(f: Callable[[np.ndarray, np.ndarray], np.ndarray], expect: Expect, n: int, *, chunk: int = 8192,
+               seed: int = 0, progress: Callable[[int], None] | None = None) -> Exhaustive:
+    """Call ``f`` on every position below ``n``, ``chunk`` rows per call (memory is bounded by the chunk), and
+    compare every output with ``reference.fast`` (the mpmath reference cannot keep up with millions of
+    positions; its error, 2 ulp of the pair norm, is added to every class's bound)."""
+    from reference import fast
+
+    classes = tuple(dict.fromkeys(("exact", class_of(expect)) + tuple(CLASSES)))
+    class_expects = {c: (with_class(expect, c) if c in CLASSES else expect) for c in classes}
+    rng = np.random.default_rng(seed)
+    g = reference.attention_factor(expect)
+    first: dict[str, int | None] = {c: None for c in classes}
+    worst = {c: (0.0, 0) for c in classes}
+    max_err, nonfinite_at = (0.0, 0), None
+    for start in range(0, n, chunk):
+        pos = np.arange(start, min(n, start + chunk), dtype=np.int64)
+        x = round_to(rng.standard_normal((len(pos), expect.head_dim)), expect.dtype)
+        y = np.asarray(f(x, pos), dtype=np.float64)
+        want = fast.apply(expect, x, pos)
+        norms = g * pair_norms(expect, x)
+        scale = per_dim(expect, norms, passthrough=np.abs(x))
+        own = per_dim(expect, tolerance.FAST_REFERENCE_ERROR * norms)
+        err = np.abs(y - want)
+        bad = ~np.isfinite(y).all(axis=1)
+        if nonfinite_at is None and bad.any():
+            nonfinite_at = int(pos[np.flatnonzero(bad)[0]])
+        err = np.where(np.isfinite(err), err, np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(scale > 0, err / scale, np.where(err > 0, np.inf, 0.0)).max(axis=1)
+        i = int(np.argmax(rel))
+        if rel[i] > max_err[0]:
+            max_err = (float(rel[i]), int(pos[i]))
+        th = reference.thetas(expect, reference.seq_len_of(pos))
+        for c in classes:
+            b = per_dim(expect, tolerance.component_bound(class_expects[c], pos, th, norms)) + own
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(b > 0, err / b, np.where(err > 0, np.inf, 0.0)).max(axis=1)
+            j = int(np.argmax(r))
+            if r[j] > worst[c][0]:
+                worst[c] = (float(r[j]), int(pos[j]))
+            if first[c] is None and r[j] > 1.0:
+                first[c] = int(pos[np.flatnonzero(r > 1.0)[0]])
+        if progress:
+            progress(len(pos))
+    return Exhaustive(expect, n, first, worst, max_err, nonfinite_at)

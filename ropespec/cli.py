@@ -153,6 +153,12 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("--seed", type=int, default=0, help="seed of the random vectors (default: 0)")
     pr.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
     _timeouts(pr)
+    pr.add_argument("--exhaustive", action="store_true",
+                    help="call TARGET on every position 0 .. N-1 (--max-position N, at most 2^27), a random vector "
+                         "each, and compare every output with reference.fast: the exact first position where each "
+                         "class fails, and the worst one")
+    pr.add_argument("--chunk", type=int, default=8192, metavar="K",
+                    help="with --exhaustive: positions per call (default 8192; memory grows with it)")
     pr.add_argument("--plot", metavar="PATH.png", help="draw error vs position with the bounds (needs matplotlib)")
     pr.add_argument("--json", metavar="PATH", help="write the sweep as JSON (schema in README)")
     return ap
@@ -308,6 +314,14 @@ def _precision(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"--max-position: must be >= 2, got {args.max_position}")
     if args.per_octave < 1 or args.vectors < 1:
         raise UsageError("--per-octave and --vectors must be >= 1")
+    if args.exhaustive:
+        if args.max_position > EXHAUSTIVE_MAX:
+            raise UsageError(f"--max-position: with --exhaustive at most 2^27 = {EXHAUSTIVE_MAX} positions (every one "
+                             f"is called and compared), got {args.max_position}")
+        if not 1 <= args.chunk <= 1 << 20:
+            raise UsageError(f"--chunk: must be between 1 and 1048576, got {args.chunk}")
+        if args.plot:
+            raise UsageError("--plot: draws the sampled sweep; drop it with --exhaustive")
     target = args.target or "implementations.numpy_rope:make"
     json_path = writable("--json", args.json)
     [subject] = build_subjects([target], expect=expect or DEFAULT, array=args.array, dtype=args.dtype,
@@ -341,6 +355,8 @@ def _precision_of(subject, target: str, args, console: Console, json_path: str |
         console.print(f"{target}: {ex.message}" + (f" [{ex.diagnosis}]" if ex.diagnosis else ""),
                       highlight=False, markup=False)
         return 1
+    if args.exhaustive:
+        return _exhaustive(f, e, target, args, console, json_path)
     positions = precision.sweep_positions(e.max_position, per_octave=args.per_octave)
     with Progress(TextColumn("sweeping positions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=not console.is_terminal) as progress:
@@ -365,6 +381,31 @@ def _precision_of(subject, target: str, args, console: Console, json_path: str |
         import json
 
         Path(json_path).write_text(json.dumps(sw.to_json(), indent=2, allow_nan=False) + "\n")
+    return 0
+
+
+EXHAUSTIVE_MAX = 1 << 27
+
+
+def _exhaustive(f, e, target: str, args, console: Console, json_path: str | None) -> int:
+    from properties import precision
+
+    n = e.max_position
+    with Progress(TextColumn("every position"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True, disable=not console.is_terminal) as progress:
+        task = progress.add_task("exhaustive", total=n)
+        try:
+            ex = precision.exhaustive(f, e, n, chunk=args.chunk, seed=args.seed,
+                                      progress=lambda k: progress.update(task, advance=k))
+        except Failure as exc:
+            console.print(f"{target}: {exc.message}" + (f" [{exc.diagnosis}]" if exc.diagnosis else ""),
+                          highlight=False, markup=False)
+            return 1
+    report.render_exhaustive(ex, console, target)
+    if json_path:
+        import json
+
+        Path(json_path).write_text(json.dumps(ex.to_json(), indent=2, allow_nan=False) + "\n")
     return 0
 
 

@@ -227,6 +227,29 @@ def render_precision(sw, console: Console, target: str) -> None:
         console.print(f"{name}{mark} {holds(safe)}{limit}", highlight=False)
 
 
+def render_exhaustive(ex, console: Console, target: str) -> None:
+    """Every class: holds at every position, or the first position where it fails; the worst ratio."""
+    from properties.precision import class_of
+
+    e = ex.expect
+    declared = class_of(e)
+    say = lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True)
+    say(f"ropespec precision --exhaustive: {target}: {e.describe()}; declared class: {tolerance.class_name(e)}")
+    say(f"every position 0 .. {ex.n - 1}, one random vector each, against reference.fast (its own error, "
+        f"{ex.reference_error:.1e} of the pair norm, is added to every bound)")
+    if ex.nonfinite_at is not None:
+        say(f"non-finite output first at p = {ex.nonfinite_at}")
+    say(f"largest error: {ex.max_error[0]:.3g} x ||x_pair|| at p = {ex.max_error[1]}")
+    for c, first in ex.first_failure.items():
+        name = f"strict {e.dtype}" if c == "exact" else f"{c} angles"
+        mark = " (declared)" if c == declared else ""
+        ratio, at = ex.worst[c]
+        if first is None:
+            say(f"{name}{mark}: holds at every position below {ex.n} (worst {ratio:.3g} of the bound, at p = {at})")
+        else:
+            say(f"{name}{mark}: first fails at p = {first}; worst {ratio:.3g} times the bound, at p = {at}")
+
+
 def strict(v):
     """JSON without Infinity/NaN tokens: a non-finite number is written as the string "Infinity",
     "-Infinity" or "NaN"."""

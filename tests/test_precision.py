@@ -120,3 +120,30 @@ def test_a_saturated_bound_is_never_counted_as_holding(tmp_path, capsys):
     assert data["safe_position"]["float32"] <= until
     assert max(data["max_error"]) > 1.0  # the error it would have been said to hold at
     assert "float32 angles (declared) holds up to" in text and "promises nothing" in text
+
+
+def test_exhaustive_names_the_exact_first_failing_position(tmp_path, capsys):
+    """fp16_positions rounds positions to float16, exact up to 2048: position 2049 is the first one off
+    (it becomes 2048), and the exhaustive sweep says exactly that, not a sampled estimate."""
+    js = tmp_path / "ex.json"
+    code = main(["precision", "implementations.zoo.fp16_positions:make", "--exhaustive", "--max-position", "4096",
+                 "--chunk", "1000", "--expect", '{"max_position": 4096}', "--json", str(js)])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    data = json.loads(js.read_text())
+    assert data["positions"] == 4096 and data["reference"] == "reference.fast"
+    assert data["first_failure"]["float32"] == 2049, data["first_failure"]
+    assert data["worst"]["float32"]["ratio"] > 1 and data["worst"]["float16"]["ratio"] <= 1
+    assert "float32 angles (declared): first fails at p = 2049" in text
+    assert "float16 angles: holds at every position below 4096" in text
+
+
+@pytest.mark.parametrize("args, field", [
+    (["--exhaustive", "--max-position", str(2**28)], "--max-position"),
+    (["--exhaustive", "--max-position", "64", "--chunk", "0"], "--chunk"),
+    (["--exhaustive", "--max-position", "64", "--plot", "x.png"], "--plot"),
+])
+def test_exhaustive_bad_usage_is_one_line(capsys, args, field):
+    assert main(["precision", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and field in err[0], err
