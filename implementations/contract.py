@@ -116,6 +116,18 @@ def mode_of(obj: Callable) -> str:
 
 
 @dataclass
+class Keys:
+    """Some of the keys a decoder returned: how many it returned, which rows these are, and their values."""
+
+    length: int
+    rows: np.ndarray
+    values: np.ndarray
+
+    def __len__(self) -> int:
+        return self.length
+
+
+@dataclass
 class Call:
     """What one call of the implementation produced."""
 
@@ -168,13 +180,18 @@ class Bound:
     def __call__(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
         return self.call(x, positions).out
 
-    def prefill(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """Decode mode: the keys the decoder attends over after prefilling rows x at positions."""
-        return self._op("prefill", np.asarray(x, dtype=np.float64), np.asarray(positions, dtype=np.int64))
+    def prefill(self, x: np.ndarray, positions: np.ndarray, rows: np.ndarray | None = None):
+        """Decode mode: the keys the decoder attends over after prefilling rows x at positions (with
+        ``rows``: only those rows come back, as :class:`Keys`)."""
+        return self._op("prefill", np.asarray(x, dtype=np.float64), np.asarray(positions, dtype=np.int64),
+                        None if rows is None else np.asarray(rows, dtype=np.int64))
 
-    def step(self, x: np.ndarray, position: int) -> np.ndarray:
-        """Decode mode: the keys after one more row x (shape (1, head_dim)) at ``position``."""
-        return self._op("step", np.asarray(x, dtype=np.float64), int(position))
+    def step(self, x: np.ndarray, position: int, rows: np.ndarray | None = None):
+        """Decode mode: the keys after one more row x (shape (1, head_dim)) at ``position`` (with ``rows``:
+        only those rows come back, as :class:`Keys`: a decoder returns every key at every step, and
+        sending all of them across the process boundary made a 4096-token decode cost O(n^2) bytes)."""
+        return self._op("step", np.asarray(x, dtype=np.float64), int(position),
+                        None if rows is None else np.asarray(rows, dtype=np.int64))
 
     def pe(self, positions: np.ndarray) -> np.ndarray:
         """Sinusoidal family: pe(positions, d) as float64 (n, d)."""

@@ -275,13 +275,13 @@ class Host:
         arr = self._rows(out, e, tuple(np.shape(x)))
         return arr, arrays.native_dtype(out, self.array), mutated
 
-    def op_prefill(self, fn, e, x, positions):
+    def op_prefill(self, fn, e, x, positions, rows=None):
         nx, npos = self._native(x, positions, e)
-        return self._rows(self._call("prefill", fn.prefill, nx, npos), e, (len(x), e.head_dim))
+        return _some(self._rows(self._call("prefill", fn.prefill, nx, npos), e, (len(x), e.head_dim)), rows)
 
-    def op_step(self, fn, e, x, position):
+    def op_step(self, fn, e, x, position, rows=None):
         nx, _ = self._native(x, np.array([position]), e)
-        return self._rows(self._call("step", fn.step, nx, int(position)), e, (position + 1, e.head_dim))
+        return _some(self._rows(self._call("step", fn.step, nx, int(position)), e, (position + 1, e.head_dim)), rows)
 
     def op_pe(self, fn, e, positions):
         out = self._call("pe(positions, d)", fn, self._positions(positions, e), e.head_dim)
@@ -334,6 +334,15 @@ class Host:
 
 
 #: how each operation's call reads in a message
+def _some(keys: np.ndarray, rows):
+    """Every key (rows None), or only ``rows`` of them as contract.Keys (checked and converted in full first)."""
+    if rows is None:
+        return keys
+    from implementations.contract import Keys
+
+    return Keys(len(keys), rows, keys[rows])
+
+
 OP_NAMES = {"call": "f(x, positions)", "prefill": "prefill", "step": "step", "pe": "pe(positions, d)",
             "lookup": "table(positions)", "attend": "attend(q, k, v, positions, causal)",
             "attend_prefill": "prefill", "attend_step": "step", "grad": "f(x, positions) with autograd",
