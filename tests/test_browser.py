@@ -9,8 +9,10 @@ import base64
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,8 @@ class Browser:
 
     def _message(self) -> dict:
         while b"\0" not in self._buf:
+            if not select.select([self._r], [], [], 60)[0]:  # a browser that stops answering fails the test
+                raise RuntimeError("Chromium did not answer within 60 s")
             chunk = os.read(self._r, 1 << 20)
             if not chunk:
                 raise RuntimeError("Chromium closed its pipe")
@@ -74,8 +78,10 @@ class Browser:
 
     def load(self, path: Path) -> None:
         self.send("Page.navigate", session=True, url=path.as_uri())
+        deadline = time.monotonic() + 60
         while self.send("Runtime.evaluate", session=True, expression="document.readyState")["result"]["value"] != "complete":
-            pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{path.name} did not finish loading within 60 s")
 
     def evaluate(self, js: str):
         return self.send("Runtime.evaluate", session=True, expression=js, returnByValue=True)["result"]["value"]
