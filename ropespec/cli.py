@@ -358,16 +358,10 @@ def _precision_of(subject, target: str, args, console: Console, json_path: str |
     if args.exhaustive:
         return _exhaustive(f, e, target, args, console, json_path)
     positions = precision.sweep_positions(e.max_position, per_octave=args.per_octave)
-    with Progress(TextColumn("sweeping positions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True, disable=not console.is_terminal) as progress:
-        task = progress.add_task("sweep", total=len(positions))
-        try:
-            sw = precision.measure(f, e, positions, vectors=args.vectors, seed=args.seed,
-                                   progress=lambda k: progress.update(task, advance=k))
-        except Failure as ex:
-            console.print(f"{target}: {ex.message}" + (f" [{ex.diagnosis}]" if ex.diagnosis else ""),
-                          highlight=False, markup=False)
-            return 1
+    sw = _with_progress(console, target, "sweeping positions", len(positions), lambda progress: precision.measure(
+        f, e, positions, vectors=args.vectors, seed=args.seed, progress=progress))
+    if sw is None:
+        return 1
     report.render_precision(sw, console, target)
     if args.plot:
         from ropespec.plots import precision_plot
@@ -377,11 +371,29 @@ def _precision_of(subject, target: str, args, console: Console, json_path: str |
         except RuntimeError as ex:
             raise UsageError(str(ex)) from None
         console.print(f"plot written to {args.plot}", highlight=False)
-    if json_path:
+    _write_json(json_path, sw.to_json())
+    return 0
+
+
+def _with_progress(console: Console, target: str, label: str, total: int, run):
+    """``run(progress)`` under a progress bar (on a terminal only); a Failure of the target is printed as
+    one line and gives None."""
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(label, total=total)
+        try:
+            return run(lambda k: bar.update(task, advance=k))
+        except Failure as ex:
+            console.print(f"{target}: {ex.message}" + (f" [{ex.diagnosis}]" if ex.diagnosis else ""),
+                          highlight=False, markup=False)
+            return None
+
+
+def _write_json(path: str | None, data: dict) -> None:
+    if path:
         import json
 
-        Path(json_path).write_text(json.dumps(sw.to_json(), indent=2, allow_nan=False) + "\n")
-    return 0
+        Path(path).write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
 
 
 EXHAUSTIVE_MAX = 1 << 27
@@ -390,22 +402,12 @@ EXHAUSTIVE_MAX = 1 << 27
 def _exhaustive(f, e, target: str, args, console: Console, json_path: str | None) -> int:
     from properties import precision
 
-    n = e.max_position
-    with Progress(TextColumn("every position"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True, disable=not console.is_terminal) as progress:
-        task = progress.add_task("exhaustive", total=n)
-        try:
-            ex = precision.exhaustive(f, e, n, chunk=args.chunk, seed=args.seed,
-                                      progress=lambda k: progress.update(task, advance=k))
-        except Failure as exc:
-            console.print(f"{target}: {exc.message}" + (f" [{exc.diagnosis}]" if exc.diagnosis else ""),
-                          highlight=False, markup=False)
-            return 1
+    ex = _with_progress(console, target, "every position", e.max_position, lambda progress: precision.exhaustive(
+        f, e, e.max_position, chunk=args.chunk, seed=args.seed, progress=progress))
+    if ex is None:
+        return 1
     report.render_exhaustive(ex, console, target)
-    if json_path:
-        import json
-
-        Path(json_path).write_text(json.dumps(ex.to_json(), indent=2, allow_nan=False) + "\n")
+    _write_json(json_path, ex.to_json())
     return 0
 
 

@@ -11,11 +11,13 @@ test that takes the ``rope_subject`` fixture runs once per subject, with ids lik
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
 
 _KEY = pytest.StashKey[list]()
+_EXPECT_KEY = pytest.StashKey[object]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -54,40 +56,50 @@ def pytest_configure(config: pytest.Config) -> None:
     from ropespec.api import replay_command
 
     framework.REPLAY = replay_command  # property failures in pytest print the command that replays them
-    if config.getoption("rope_expect", None):  # bad usage is said before anything runs (exit 4, one line)
-        from ropespec.inputs import UsageError, parse_expect
-        from spec.expectation import ExpectationError
+    _expect(config)  # bad usage is said before anything runs (exit 4, one line)
 
-        try:
-            parse_expect(config.getoption("rope_expect"))
-        except ExpectationError as e:
-            raise pytest.UsageError(f"--rope-expect: {e}") from None
-        except UsageError as e:
-            raise pytest.UsageError(str(e)) from None
+
+@contextlib.contextmanager
+def _usage_errors():
+    """A bad --rope-* option as pytest's usage error: one line, exit 4."""
+    from ropespec.inputs import UsageError
+    from spec.expectation import ExpectationError
+
+    try:
+        yield
+    except ExpectationError as e:
+        raise pytest.UsageError(f"--rope-expect: {e}") from None
+    except UsageError as e:
+        raise pytest.UsageError(str(e)) from None
+
+
+def _expect(config: pytest.Config):
+    """--rope-expect, parsed once."""
+    if _EXPECT_KEY not in config.stash:
+        from ropespec.inputs import parse_expect
+
+        with _usage_errors():
+            config.stash[_EXPECT_KEY] = parse_expect(config.getoption("rope_expect", None))
+    return config.stash[_EXPECT_KEY]
 
 
 def _subjects(config: pytest.Config) -> list:
     if _KEY not in config.stash:
-        from ropespec.inputs import UsageError, build_subjects, parse_expect
-        from spec.expectation import ExpectationError
+        from ropespec.inputs import build_subjects
 
         targets = list(config.getoption("rope_impl"))
         if not targets and os.environ.get("ROPESPEC_IMPL"):
             targets = [t.strip() for t in os.environ["ROPESPEC_IMPL"].split(",") if t.strip()]
-        try:
+        with _usage_errors():
             config.stash[_KEY] = build_subjects(
                 targets,
-                expect=parse_expect(config.getoption("rope_expect")),
+                expect=_expect(config),
                 array=config.getoption("rope_array"),
                 dtype=config.getoption("rope_dtype"),
                 max_position=config.getoption("rope_max_position"),
                 timeout=config.getoption("rope_timeout"),
                 warmup_timeout=config.getoption("rope_warmup_timeout"),
             )
-        except ExpectationError as e:
-            raise pytest.UsageError(f"--rope-expect: {e}") from None
-        except UsageError as e:
-            raise pytest.UsageError(str(e)) from None
     return config.stash[_KEY]
 
 

@@ -19,11 +19,7 @@ _STYLE = {"pass": "green", "fail": "bold red", "skip": "yellow", "error": "bold 
 
 
 def _worst(r) -> str:
-    if r.worst is None:
-        return ""
-    if r.worst == float("inf"):
-        return "inf"
-    return f"{r.worst:.2g} of bound"
+    return f"{_ratio(r)} of bound" if r.worst is not None and r.worst != float("inf") else _ratio(r)
 
 
 def _shown(rep):

@@ -158,10 +158,10 @@ def norm_per_pair():
     return "the rotation of the definitions keeps the pair's norm: (x_a c - x_b s)^2 + (x_a s + x_b c)^2 = x_a^2 + x_b^2 for every angle"
 
 
-def _relative(th_of_e, what):
+def _relative(what):
     for e in expects():
         d = e.head_dim
-        q, k, th = vec("q", d), vec("k", d), th_of_e(e)
+        q, k, th = vec("q", d), vec("k", d), thetas(e.n_pairs)
         fq, fk, fq2, fk2 = f(e, q, m, th), f(e, k, n, th), f(e, q, m + c, th), f(e, k, n + c, th)
         # the score is a sum over the output pairs: each pair's share is shown shift-invariant
         for oa, ob in e.out_pairs():
@@ -170,7 +170,7 @@ def _relative(th_of_e, what):
 
 
 def relative_position():
-    _relative(lambda e: thetas(e.n_pairs), "relative position")
+    _relative("relative position")
     return (f"<f(q, m), f(k, n)> = <f(q, m + c), f(k, n + c)> with the definitions' f for symbolic q, k, m, n, c and "
             f"theta_i, every convention, every even d <= {MAX_D}")
 
@@ -452,7 +452,7 @@ def additive_leakage():
 
 # -- attention ----------------------------------------------------------------------------------------
 def attention_shift_invariance():
-    _relative(lambda e: thetas(e.n_pairs), "scores")
+    _relative("scores")
     return (f"every score <f(q_i, p_i), f(k_j, p_j)> is unchanged when all positions shift by c (as rope.relative-position, "
             f"every even d <= {MAX_D}); the output softmax(S) V is a function of the scores and V, so it is unchanged")
 
