@@ -176,12 +176,12 @@ FACTS = [
          lambda: 100 * 3 * (4096 + 1024) / (2 * (4096 * 4096 * 2 + 4096 * 1024 * 2)),
          assumed="projections counted as 2 operations per weight (83.9M)"),
     # -- seed 001 -----------------------------------------------------------------------------------------
-    Fact("sinusoidal.fastest-pair", "001", "秒针：转得很快，频率高（对应高维度，2i很大）",
+    Fact("sinusoidal.fastest-pair", "001", "秒针：转得很快，频率高（对应高维度，$2i$很大）",
          "which pair turns fastest (the index i of the largest theta_i)", "theta_i = 10000^(-2i/d_model)", None, 0,
          lambda: float(np.argmax(_th(16))), expected=0.0, assumed="d_model = 16",
          correction="reversed: theta_i falls with i, so dims 0 and 1 (2i = 0) turn fastest, the 'second hand'; large 2i "
                     "is the slow 'hour hand'"),
-    Fact("sinusoidal.dmodel-4", "001", "假设 d_model=4（简化），我们计算前3个位置的位置编码",
+    Fact("sinusoidal.dmodel-4", "001", "假设 $d_{\\text{model}}=4$（简化），我们计算前3个位置的位置编码",
          "PE(1) at d_model = 4: (sin 1, cos 1, sin 0.01, cos 0.01) (PE(0) = (0, 1, 0, 1); the tutorial's values were "
          "formulas not kept in its text)", "d_model = 4, base 10000, pos = 1", None, 4,
          lambda: tuple(_pe(1, 4)), expected=(0.8415, 0.5403, 0.0100, 1.0000)),
@@ -192,7 +192,7 @@ FACTS = [
          lambda: math.degrees(1 * _th(4)[0]), expected=57.30, correction="1 rad is 57.30 degrees, not about 54"),
     Fact("rope.worked-slow", "001", "第2-3维（低频）：只旋转了约0.57度，几乎不变", "and the slow pair 0.57 degrees",
          "d = 4, base 1e4, position 1", 0.57, 2, lambda: math.degrees(1 * _th(4)[1])),
-    Fact("rope.pi-4096", "001", "推理时位置4096 → 压缩为 4096×(2048/8192)=1024",
+    Fact("rope.pi-4096", "001", "推理时位置4096 → 压缩为 $4096\\times (2048\\mathrm{/}8192)=1024$",
          "with position interpolation at scale 4, position 4096 turns every pair as position 1024 did", "trained 2048, "
          "asked 8192 (scale 4)", 1024, 6, lambda: 4096 * thetas(Expect(head_dim=32, rope_scaling={"rope_type": "linear",
                                                                                                      "factor": 4.0}))[3] / _th(32)[3],
@@ -207,7 +207,7 @@ FACTS = [
                     "4^(126/128) = 3.91 x, the pairs between less"),
     Fact("rope.base-pair-0", "001", "基数从10000变为40000", "changing the base leaves pair 0 alone: it turns 1 rad per token "
          "at base 10000 and 40000", "theta_0 = base^0", None, 6, lambda: _ntk_slowdown(0), expected=1.0, assumed="d = 128"),
-    Fact("rope.yarn-low-band", "001", "低频分量（θ小）：捕捉长距离依赖，使用NTK插值",
+    Fact("rope.yarn-low-band", "001", "低频分量（$\\theta$小）：捕捉长距离依赖，使用NTK插值",
          "YaRN divides the low-frequency pairs by s (linear interpolation), not by NTK", "s = 4", None, 6,
          lambda: float(_th(128)[63] / thetas(_yarn())[63]), expected=4.0, assumed="d = 128, L = 2048",
          correction="YaRN interpolates the low band linearly (theta / s), keeps the high band unchanged and ramps between "

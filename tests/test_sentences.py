@@ -128,3 +128,22 @@ def test_the_terminal_table_keeps_the_notes_it_has_no_room_for():
     note = text.split("notes:", 1)[1]
     assert "additive.cross-term-leakage" in note
     assert "expected failure" in note or "declared to fail" in note, note
+
+
+def test_piped_lines_are_cut_only_where_they_say_so():
+    """Piped, a failure's detail was cut at 160 characters with nothing to say so."""
+    import io
+
+    from rich.console import Console
+
+    from ropespec import check, report
+
+    result = check("implementations.zoo.off_by_one:make", invariants=["rope.identity-at-zero"], seed=0,
+                   expect={"head_dim": 64, "max_position": 8192})
+    buf = io.StringIO()
+    report.render(result.reports, Console(file=buf, force_terminal=False, width=80, emoji=False), seed=0, profile="dev")
+    row = next(line for line in buf.getvalue().splitlines() if "rope.identity-at-zero  " in line)
+    message = result.failures[0].message
+    assert message in buf.getvalue()  # in full, under "N failing"
+    if len(row) < len(message):
+        assert row.endswith("[... cut: in full under '1 failing' below]"), row

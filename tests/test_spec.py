@@ -7,7 +7,7 @@ import pytest
 
 from implementations.zoo import members
 from properties.framework import all_properties
-from reference.facts import FACTS
+from reference.facts import FACTS, SEEDS
 from ropespec import specdoc
 from ropespec.cli import main
 from spec import formulas, proofs
@@ -125,3 +125,25 @@ def test_seed_links_follow_the_file(tmp_path):
     assert main(["spec", "--format", "html", "--out", str(out)]) == 0
     links = set(re.findall(r"href='([^h'][^']*)'", out.read_text()))
     assert links and all((out.parent / x).resolve().is_file() for x in links), links
+
+
+def test_every_fact_quotes_its_own_seed_verbatim():
+    """Facts were tagged with the wrong tutorial and numbers the project computed were listed as stated:
+    each quote must be found, word for word, in the seed it is tagged with, and a stated number must be
+    one the quote gives."""
+    seeds = {k: (ROOT / "docs" / "seeds" / v.split(" ")[0]).read_text() for k, v in SEEDS.items()}
+    digits = {5: "五", 30: "三十", 63: "六十三"}
+    for f in FACTS:
+        assert f.quote in seeds[f.seed], f"{f.id}: not in seed {f.seed}: {f.quote!r}"
+        if f.stated is not None and not f.demo_specific:
+            shown = {f"{f.stated:g}", f"{f.stated:.{f.decimals}f}", digits.get(f.stated, "\0")}
+            assert any(s in f.quote for s in shown), f"{f.id}: {f.stated} is not what the quote says"
+
+
+def test_html_has_the_markdowns_seed_column_and_legend_and_cites_only_what_opens():
+    html, md = specdoc.html_doc(), specdoc.markdown()
+    for text in (html, md):
+        assert "the tutorial says" in text and "tutorial's value" in text
+        assert "seeds/000_e099704d4a35ee33.txt" in text
+        for unopenable in ("REFERENCE.md", "ARCHITECTURE.md", "shared/design", "design note"):
+            assert unopenable not in text, unopenable
