@@ -129,26 +129,26 @@ def _numpy_kind(dtype: np.dtype) -> str:
             "O": "object"}.get(dtype.kind, dtype.kind)
 
 
-def from_native(out: Any, array: str, shape: tuple[int, ...], dtype: str | None = None) -> np.ndarray:
+def from_native(out: Any, array: str, shape: tuple[int, ...], dtype: str | None = None, rows=None) -> np.ndarray:
     """Convert an implementation's result back to float64 numpy, after checking its kind (a real
     floating-point array, not meta, complex, integer, boolean, string or object), its dtype (not less
-    precise than the promised ``dtype``) and its shape."""
+    precise than the promised ``dtype``) and its shape. ``rows``: convert only these rows (the checks
+    still see the whole result), so that a long KV cache costs what the rows checked cost."""
     problem = _kind_error(out, array)
     if problem:
         raise ArrayError(problem)
     got = native_dtype(out, array)
     if dtype is not None and _PRECISION.get(got, 99) < _PRECISION[dtype]:
         raise ArrayError(f"returned {got}, less precise than the promised {dtype}")
-    if array == "numpy":
-        arr = out
-    elif array == "list":
+    if array == "list":
         try:
-            arr = np.asarray(out, dtype=np.float64)
+            out = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError) as e:
             raise ArrayError(f"returned a list that is not a rectangular list of numbers ({e})") from None
-    else:
-        torch = torch_module()
-        arr = out.detach().to(device="cpu", dtype=torch.float64).numpy()
-    if arr.shape != shape:
-        raise ArrayError(f"returned shape {tuple(arr.shape)}, expected {shape}")
-    return np.asarray(arr, dtype=np.float64)
+    if tuple(out.shape) != shape:
+        raise ArrayError(f"returned shape {tuple(out.shape)}, expected {shape}")
+    if rows is not None:
+        out = out[rows if array != "torch" else torch_module().as_tensor(rows, device=out.device)]
+    if array == "torch":
+        out = out.detach().to(device="cpu", dtype=torch_module().float64).numpy()
+    return np.asarray(out, dtype=np.float64)

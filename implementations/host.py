@@ -255,9 +255,9 @@ class Host:
     def _positions(self, positions, e: Expect):
         return self._native(np.zeros((len(positions), 1)), positions, e)[1]
 
-    def _rows(self, out, e: Expect, shape: tuple[int, int]) -> np.ndarray:
+    def _rows(self, out, e: Expect, shape: tuple[int, int], rows=None) -> np.ndarray:
         try:
-            return arrays.from_native(out, self.array, shape, e.dtype)
+            return arrays.from_native(out, self.array, shape, e.dtype, rows)
         except arrays.ArrayError as err:
             raise Fault(str(err), "shape") from None
 
@@ -277,11 +277,12 @@ class Host:
 
     def op_prefill(self, fn, e, x, positions, rows=None):
         nx, npos = self._native(x, positions, e)
-        return _some(self._rows(self._call("prefill", fn.prefill, nx, npos), e, (len(x), e.head_dim)), rows)
+        return _some(self._call("prefill", fn.prefill, nx, npos), rows, lambda out, r: self._rows(out, e, (len(x), e.head_dim), r))
 
     def op_step(self, fn, e, x, position, rows=None):
         nx, _ = self._native(x, np.array([position]), e)
-        return _some(self._rows(self._call("step", fn.step, nx, int(position)), e, (position + 1, e.head_dim)), rows)
+        return _some(self._call("step", fn.step, nx, int(position)), rows,
+                     lambda out, r: self._rows(out, e, (position + 1, e.head_dim), r))
 
     def op_pe(self, fn, e, positions):
         out = self._call("pe(positions, d)", fn, self._positions(positions, e), e.head_dim)
@@ -334,13 +335,15 @@ class Host:
 
 
 #: how each operation's call reads in a message
-def _some(keys: np.ndarray, rows):
-    """Every key (rows None), or only ``rows`` of them as contract.Keys (checked and converted in full first)."""
+def _some(out, rows, convert):
+    """Every key (rows None), or only ``rows`` of them as contract.Keys; ``convert(out, rows)`` checks the whole
+    result (kind, dtype, shape) and converts the rows asked for."""
     if rows is None:
-        return keys
+        return convert(out, None)
     from implementations.contract import Keys
 
-    return Keys(len(keys), rows, keys[rows])
+    values = convert(out, rows)  # raises a Fault unless the shape is the one expected
+    return Keys(len(out), rows, values)
 
 
 OP_NAMES = {"call": "f(x, positions)", "prefill": "prefill", "step": "step", "pe": "pe(positions, d)",

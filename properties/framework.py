@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -34,6 +35,25 @@ PROPERTIES: dict[str, "Property"] = {}
 #: is ropespec's, and properties import nothing of ropespec)
 REPLAY: Callable[[Subject, "Result"], str | None] | None = None
 _BLOB = re.compile(r"@reproduce_failure\('([^']+)', b'([^']*)'\)")
+
+#: told how far the running property has got, at most every PROGRESS_EVERY seconds:
+#: ``PROGRESS(implementation, invariant, text, seconds it has run)`` (set by ropespec's command line)
+PROGRESS: Callable[[str, str, str, float], None] | None = None
+PROGRESS_EVERY = 0.25
+_running: dict = {}
+
+
+def progress(text: str = "") -> None:
+    """Say how far the running property has got (its example number, and ``text`` such as "length 2400 of
+    4096"). Cheap enough to call at every step of a loop: it passes on at most every PROGRESS_EVERY s."""
+    if PROGRESS is None or not _running:
+        return
+    now = time.monotonic()
+    if now - _running["said"] < PROGRESS_EVERY:
+        return
+    _running["said"] = now
+    where = f"example {_running['example']}" + (f", {text}" if text else "")
+    PROGRESS(_running["implementation"], _running["invariant"], where, now - _running["started"])
 
 
 @dataclass(frozen=True)
@@ -320,6 +340,8 @@ def run_property(
     def inner(case: dict) -> None:
         rec.case = case
         rec.examples += 1
+        _running["example"] = rec.examples
+        progress()
         try:
             ratio = prop.check(bind, case)
         except NotImplementedError as e:  # the reference or the check cannot handle this case
@@ -345,6 +367,8 @@ def run_property(
         test = seed(seed_value)(test)
     if replay is not None:
         test = reproduce_failure(replay[0], replay[1].encode("ascii"))(test)
+    now = time.monotonic()
+    _running.update(implementation=subject.name, invariant=prop.invariant, started=now, said=now, example=0)
     try:
         with _storage():
             test()
@@ -368,6 +392,7 @@ def run_property(
         res.message = rec.note or ""
         if rec.unsupported and rec.examples:
             res.message = "; ".join(filter(None, [res.message, f"some cases unsupported: {rec.unsupported}"]))
+    _running.clear()
     res.examples = rec.examples
     declared = subject.expected_failures.get(prop.invariant) or invariants.get(prop.invariant).expected_to_fail or None
     if declared is not None:

@@ -8,34 +8,76 @@ from hypothesis import strategies as st
 
 from implementations.contract import Failure
 from properties.assertions import assert_close
-from properties.framework import exact, output_bound, promised, rope_property
-from properties.strategies import scaled_expectations, vectors
-from spec.scaling import original_length
+from properties.framework import exact, output_bound, progress, promised, rope_property
+from properties.strategies import make_vectors, scaled_expectations, vectors
+from spec.expectation import Expect
+from spec.scaling import SEQ_LEN_DEPENDENT, original_length
+
+
+#: the longest decode a case runs: steps past the original length L (a decode to 2L when L is at most this)
+MAX_STEPS_PAST_L = 4096
+#: the steps of a drawn case (its prefill length is drawn anywhere up to the end of the long decode)
+WINDOW = 64
+
+
+def _end(e) -> int:
+    """Where the long decode ends: length 2L (L the original length; for a table that does not depend on
+    the length, L stands for the length past which positions are drawn), at most MAX_STEPS_PAST_L past L
+    and within max_position."""
+    L = _length(e)
+    return min(2 * L, L + MAX_STEPS_PAST_L, e.max_position)
+
+
+def _length(e) -> int:
+    return original_length(e) if e.rope_type in SEQ_LEN_DEPENDENT else min(e.max_position // 2, MAX_STEPS_PAST_L)
+
+
+def _short(e):
+    """``e`` with original length 16 (head_dim at most 16, max_position 64): every case crosses it cheaply."""
+    L = 16
+    scaling = dict(e.to_dict()["rope_scaling"], original_max_position_embeddings=L)
+    e = e.replace(head_dim=min(e.head_dim, 16), max_position=4 * L, rope_scaling=None)
+    if scaling["rope_type"] == "longrope":
+        n = e.rotary_dim // 2
+        scaling["short_factor"], scaling["long_factor"] = scaling["short_factor"][:n], scaling["long_factor"][:n]
+    return e.replace(rope_scaling=scaling)
 
 
 def _cases(subject):
+    """A prefill drawn anywhere up to the end of the long decode (often at L - 1, L or L + 1, where the
+    table changes), then up to WINDOW single-token steps. The long decode itself is pinned (_pinned)."""
+    if subject.expect is not None:
+        expects = st.just(subject.expect)
+    else:  # a factory without --expect: dynamic NTK and LongRoPE, shortened
+        expects = promised(subject, scaled_expectations(rope_types=("dynamic", "longrope"), dtype=subject.dtype)).map(_short)
+
     @st.composite
     def build(draw):
-        if subject.expect is not None:
-            e = subject.expect
-        else:
-            e = draw(promised(subject, scaled_expectations(rope_types=("dynamic", "longrope"), dtype=subject.dtype)), label="expect")
-            L = 16  # short sequences keep the exact fresh passes cheap
-            scaling = dict(e.to_dict()["rope_scaling"], original_max_position_embeddings=L)
-            e = e.replace(head_dim=min(e.head_dim, 16), max_position=4 * L, rope_scaling=None)
-            if scaling["rope_type"] == "longrope":
-                n = e.rotary_dim // 2
-                scaling["short_factor"], scaling["long_factor"] = scaling["short_factor"][:n], scaling["long_factor"][:n]
-            e = e.replace(rope_scaling=scaling)
-        L = original_length(e)
-        prefill = draw(st.integers(1, max(1, L - 1)), label="prefill length")
-        steps = draw(st.integers(1, min(2 * L, e.max_position - prefill)), label="steps")
+        e = draw(expects, label="expect")
+        L, end = _length(e), _end(e)
+        edges = sorted({n for n in (1, L - 1, L, L + 1, end - 1) if 1 <= n < end})
+        prefill = draw(st.one_of(st.sampled_from(edges), st.integers(1, end - 1)), label="prefill length")
+        steps = draw(st.integers(1, min(WINDOW, end - prefill)), label="steps")
         return {"expect": e, "prefill": prefill, "steps": steps, "x": draw(vectors(e, prefill + steps), label="x")}
 
     return build()
 
 
-@rope_property("decode.consistency", cases=_cases, max_examples=10)
+def _pinned(subject):
+    """The long decode every run has: prefill L - 1 tokens, then one step at a time across the original
+    length L to 2L (MAX_STEPS_PAST_L past L at most), every step checked."""
+    if subject.expect is not None:
+        e = subject.expect
+    else:
+        e = Expect(head_dim=16, dtype=subject.dtype, max_position=64, **subject.promise,
+                   rope_scaling={"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 16})
+    prefill, end = max(1, _length(e) - 1), _end(e)
+    if end <= prefill:
+        return []
+    return [{"expect": e, "prefill": prefill, "steps": end - prefill, "x": make_vectors(e, end)}]
+
+
+@rope_property("decode.consistency", cases=_cases, pinned=_pinned, max_examples=10)
 def test_consistency(bind, case):
     e, n0, k, x = case["expect"], case["prefill"], case["steps"], case["x"]
     dec = bind.fresh(e)
@@ -44,6 +86,7 @@ def test_consistency(bind, case):
     L = original_length(e)
     worst = 0.0
     for t in range(n0 - 1, n0 + k):
+        progress(f"length {t + 1} of {n0 + k}")
         rows = _rows_to_check(t, n0, n0 + k, L, rng)
         # only the rows checked cross the process boundary (the decoder's count and shape are checked in full)
         keys = dec.prefill(x[:n0], pos[:n0], rows=rows) if t == n0 - 1 else dec.step(x[t : t + 1], t, rows=rows)

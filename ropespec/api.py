@@ -92,11 +92,25 @@ def check_subjects(
     replay: tuple[str, str] | None = None,
     on_result: Callable[[Result], None] | None = None,
     on_subject: Callable[[SubjectReport], None] | None = None,
+    on_progress: Callable[[str, str, str, float], None] | None = None,
     into: list[SubjectReport] | None = None,
 ) -> list[SubjectReport]:
     """Run ``properties`` on each subject in turn, stopping each subject's worker when it is done.
-    Reports are appended to ``into`` as they start, so an interrupted run keeps what finished."""
+    Reports are appended to ``into`` as they start, so an interrupted run keeps what finished.
+    ``on_progress(implementation, invariant, text, seconds)``: how far a running property has got
+    (:func:`properties.framework.progress`)."""
+    from properties import framework
+
     reports = into if into is not None else []
+    saved, framework.PROGRESS = framework.PROGRESS, on_progress or framework.PROGRESS
+    try:
+        _check_each(subjects, properties, reports, profile, seed, replay, on_result, on_subject)
+    finally:
+        framework.PROGRESS = saved
+    return reports
+
+
+def _check_each(subjects, properties, reports, profile, seed, replay, on_result, on_subject) -> None:
     for s in subjects:
         rep = SubjectReport(s)
         reports.append(rep)
@@ -110,7 +124,6 @@ def check_subjects(
             s.close()
         if on_subject:
             on_subject(rep)
-    return reports
 
 
 def check_in_processes(
@@ -123,6 +136,7 @@ def check_in_processes(
     jobs: int,
     on_result: Callable[[Result], None] | None = None,
     on_subject: Callable[[SubjectReport], None] | None = None,
+    on_progress: Callable[[str, str, str, float], None] | None = None,
     into: list[SubjectReport] | None = None,
 ) -> list[SubjectReport]:
     """check_subjects spread over ``jobs`` runner processes (:mod:`ropespec.runner`), one implementation
@@ -179,6 +193,9 @@ def check_in_processes(
                     slots[i].results.append(msg[2])
                     if on_result:
                         on_result(msg[2])
+                elif kind == "progress":
+                    if on_progress:
+                        on_progress(*msg[2])
                 elif kind == "done":
                     del busy[conn]
                     if on_subject:

@@ -190,6 +190,10 @@ def _lab(args: argparse.Namespace, console: Console) -> int:
     return 0 if passed == len(results) else 1
 
 
+#: a property running this long is said to be running on stderr when the output is piped
+LONG_PROPERTY_S = 5.0
+
+
 def _check(args: argparse.Namespace, console: Console) -> int:
     if args.module:
         return _lab(args, console)
@@ -222,6 +226,21 @@ def _check(args: argparse.Namespace, console: Console) -> int:
             print(f"ropespec: {rep.subject.name}: {counts['pass']} passed, {counts['fail']} failed, "
                   f"{counts['skip']} skipped", file=sys.stderr, flush=True)
 
+    said: dict = {}
+
+    def running(implementation: str, invariant: str, text: str, seconds: float) -> None:
+        """A long property's progress: the bar's text on a terminal; piped, a line on stderr once it has run
+        LONG_PROPERTY_S seconds, and again every 2 LONG_PROPERTY_S."""
+        if not piped:
+            # what is running and how far first: a narrow terminal cuts the end of the line
+            progress.update(task, description=f"{invariant}: {text} ({implementation})")
+            return
+        key = (implementation, invariant)
+        if seconds >= LONG_PROPERTY_S and seconds - said.get(key, -LONG_PROPERTY_S) >= 2 * LONG_PROPERTY_S:
+            said[key] = seconds
+            print(f"ropespec: {implementation}: {invariant} still running after {seconds:.0f} s ({text})",
+                  file=sys.stderr, flush=True)
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=piped) as progress:
         task = progress.add_task("checking", total=total)
@@ -230,10 +249,11 @@ def _check(args: argparse.Namespace, console: Console) -> int:
             if jobs > 1:
                 ids = list(args.invariant) if args.invariant else None
                 api.check_in_processes(specs, ids, profile=args.profile, seed=seed, replay=replay, jobs=jobs,
-                                       on_result=advance, on_subject=finished, into=reports)
+                                       on_result=advance, on_subject=finished, on_progress=running, into=reports)
             else:  # each implementation is loaded just before it is checked, and stopped after
                 api.check_subjects(_loaded(specs, args.allow_skip), props, profile=args.profile, seed=seed,
-                                   replay=replay, on_result=advance, on_subject=finished, into=reports)
+                                   replay=replay, on_result=advance, on_subject=finished, on_progress=running,
+                                   into=reports)
         except TargetError as e:
             raise UsageError(f"TARGET {e}") from None
         except KeyboardInterrupt as e:

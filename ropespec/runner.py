@@ -7,6 +7,7 @@ what finished. A runner lives in its own session and ends when the main process 
 
 Messages (main -> runner): ``("job", index, subject_kwargs, invariant_ids, profile, seed, replay)``.
 Runner -> main: ``("subject", index, subject)``, ``("result", index, result)``, ``("done", index)``,
+``("progress", index, (implementation, invariant, text, seconds))`` (how far a long property has got),
 ``("target-error", index, message)``, ``("error", index, message)``.
 """
 
@@ -26,6 +27,7 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from implementations import make_subject
     from implementations.contract import TargetError
+    from properties import framework
     from properties.framework import run_property
     from ropespec.api import select_properties
 
@@ -43,6 +45,7 @@ def main(argv: list[str]) -> None:
         except Exception as e:  # ropespec's own bug: said plainly
             conn.send(("error", index, f"{type(e).__name__}: {e}"))
             continue
+        framework.PROGRESS = lambda *said, i=index: conn.send(("progress", i, said))
         try:
             conn.send(("subject", index, subject))
             for p in select_properties(ids):

@@ -236,7 +236,14 @@ def frequencies(expect: Expect, variant: object = None) -> list[mpmath.mpf]:
     idx = [mpmath.mpf(i) for i in range(expect.rotary_dim // 2)]
 
     def table(b):
-        return [ladder(b, i, r) for i in idx]
+        # ladder(b, i, r) for every i, as the powers q^i of q = ladder(b, 1, r): the same numbers, since
+        # b^(-2i/r) = (b^(-2/r))^i, to i roundings of the working precision (>= 128 bits), and one exp/log
+        # per table instead of one per pair (a decode past the original length needs a table per length)
+        q = ladder(b, 1, r)
+        out = [mpmath.mpf(1)]
+        for _ in idx[1:]:
+            out.append(out[-1] * q)
+        return out
 
     theta = table(base)
     if rt == "default":

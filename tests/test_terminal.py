@@ -16,6 +16,9 @@ TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="no tmux on PATH (Debian: apt-get install tmux)")
 INVARIANTS = ("rope.conformance", "rope.identity-at-zero", "rope.norm-per-pair", "scaling.bounded")
 TARGET = "implementations.zoo.off_by_one:make"
+#: a shell started under pytest exports COLUMNS=80 and LINES=24 (measured here), which rich would take over the
+#: pane's real size: unset, as in a terminal a person opens, so that the width is the pane's
+UNSET = "unset COLUMNS LINES; "
 
 
 def _run_in_tmux(width: int, socket: str, env: dict | None = None, name: str | None = None) -> str:
@@ -24,7 +27,7 @@ def _run_in_tmux(width: int, socket: str, env: dict | None = None, name: str | N
         cmd += ["--invariant", inv]
     name = name or f"w{width}"
     done = f"ROPESPEC-DONE-{name}"
-    shell = " ".join(shlex.quote(c) for c in cmd) + f"; echo {done}=$?"
+    shell = UNSET + " ".join(shlex.quote(c) for c in cmd) + f"; echo {done}=$?"
     envs = " ".join(f"-e {k}={v}" for k, v in (env or {}).items())
     subprocess.run(f"{TMUX} -L {socket} new-session -d -s {name} -x {width} -y 200 {envs} "
                    f"{shlex.quote('cd ' + shlex.quote(os.getcwd()) + ' && ' + shell + '; sleep 60')}",
@@ -83,3 +86,37 @@ def test_no_color_gets_plain_lines(screens):
     screen = screens["nocolor"]
     assert "─" not in screen and "A = " not in screen
     assert re.search(r"^implementations\.zoo\.off_by_one:make\s+rope\.identity-at-zero\s+fail", screen, re.M), screen[:2000]
+
+
+def test_a_long_property_shows_how_far_it_has_got():
+    """While a long property runs, the progress bar names it and says how far it is, even at 80 columns: the
+    decode's example and length (it would otherwise sit for many seconds on the last finished check's name)."""
+    socket, name = f"ropespec-{uuid.uuid4().hex[:8]}", "progress"
+    expect = ('{"head_dim": 128, "dtype": "float32", "max_position": 2048, "rope_scaling": {"rope_type": "dynamic", '
+              '"factor": 2.0, "original_max_position_embeddings": 1024}}')
+    cmd = [sys.executable, "-m", "ropespec", "check", "implementations.numpy_decode:make", "--invariant",
+           "decode.consistency", "--expect", expect, "--seed", "1"]
+    shell = UNSET + " ".join(shlex.quote(c) for c in cmd) + "; echo ROPESPEC-DONE=$?"
+    subprocess.run(f"{TMUX} -L {socket} new-session -d -s {name} -x 80 -y 50 "
+                   f"{shlex.quote('cd ' + shlex.quote(os.getcwd()) + ' && ' + shell + '; sleep 60')}",
+                   shell=True, check=True)
+    seen, screen = set(), ""
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and "ROPESPEC-DONE=" not in screen:
+            screen = _capture(name, socket)
+            seen.update(re.findall(r"decode\.consistency: example \d+, length \d+ of \d+", screen))
+            time.sleep(0.2)
+    finally:
+        subprocess.run([TMUX, "-L", socket, "kill-server"], capture_output=True)
+    assert "ROPESPEC-DONE=0" in screen, screen[-1500:]
+    lengths = {int(m) for m in re.findall(r"length (\d+) of 2048", " ".join(seen))}
+    assert len(lengths) >= 2, (seen, screen[-1500:])  # it moved while we watched
+
+
+def test_the_panes_are_as_wide_as_asked(screens):
+    """Text is laid out for the pane's width, not for a stale COLUMNS: the skip note (96 characters) is
+    word-wrapped by ropespec at 80 columns and kept on one line at 120 and 200."""
+    note = "A scaling.bounded: skip: the expectation's rope_type is 'default', not linear or ntk or yarn or llama3 or dynamic"
+    whole = {w: note in screens[f"w{w}"] for w in (80, 120, 200)}
+    assert whole == {80: False, 120: True, 200: True}, whole

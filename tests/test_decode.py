@@ -1,0 +1,52 @@
+"""decode.consistency at real lengths: the long decode every run has (prefill L - 1, then one step at a
+time to 2L) reaches 2L, so a decoder wrong only there is caught; the shipped decoder holds; the property
+says how far it has got while it runs."""
+
+import json
+import subprocess
+import sys
+
+from implementations import make_subject
+from properties import framework
+from properties import test_decode as decode
+from ropespec import api
+from spec.expectation import Expect
+
+L = 256
+EXPECT = {"head_dim": 64, "dtype": "float32", "max_position": 2 * L,
+          "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": L}}
+
+
+def _check(target: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ropespec", "check", target, "--invariant", "decode.consistency",
+                           "--expect", json.dumps(EXPECT), "--seed", "3"], capture_output=True, text=True, timeout=300)
+
+
+def test_the_long_decode_goes_from_L_minus_1_to_2L():
+    subject = make_subject("implementations.numpy_decode:make", expect=Expect.from_dict(EXPECT), isolate=False)
+    (case,) = decode._pinned(subject)
+    assert (case["prefill"], case["prefill"] + case["steps"]) == (L - 1, 2 * L)
+
+
+def test_a_decoder_wrong_only_at_length_2L_is_caught_there():
+    out = _check("tests/fixtures/decoders/clamped_length.py:make")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"decode diverges from a fresh pass first at length {2 * L} " in out.stdout, out.stdout
+
+
+def test_the_shipped_decoder_holds_at_the_same_expectation():
+    out = _check("implementations.numpy_decode:make")
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_running_decode_says_which_length_it_has_reached(monkeypatch):
+    monkeypatch.setattr(framework, "PROGRESS_EVERY", 0.0)
+    said = []
+    subject = make_subject("implementations.numpy_decode:make", expect=Expect.from_dict(EXPECT), isolate=False)
+    api.check_subjects([subject], [decode.test_consistency.property], profile="dev", seed=3,
+                       on_progress=lambda *a: said.append(a))
+    assert said and all(impl == subject.name and inv == "decode.consistency" for impl, inv, _, _ in said)
+    texts = [t for _, _, t, _ in said]
+    assert f"example 1, length {L} of {2 * L}" in texts and f"example 1, length {2 * L} of {2 * L}" in texts
+    seconds = [s for *_, s in said]
+    assert seconds == sorted(seconds)
