@@ -27,20 +27,11 @@ ARRAY = "numpy"
 _BLOCK = 64
 
 
-def _index(ix: list[int]) -> slice | np.ndarray:
-    """An index list as a slice when it is an arithmetic progression (every convention's pairs are)."""
-    if len(ix) > 1 and all(b - a == ix[1] - ix[0] for a, b in zip(ix, ix[1:])) and ix[1] > ix[0]:
-        return slice(ix[0], ix[-1] + 1, ix[1] - ix[0])
-    return np.array(ix)
-
-
 class Decoder:
     def __init__(self, expect):
         self.e = expect
         self.dtype = np.dtype(expect.dtype)
-        pa, pb = zip(*expect.pairs())
-        oa, ob = zip(*expect.out_pairs())
-        self.a, self.b, self.oa, self.ob = (_index(list(ix)) for ix in (pa, pb, oa, ob))
+        self.a, self.b, self.oa, self.ob = expect.pair_index()
         self.m = expect.rotary_dim // 2
         self.n = 0
         self._grow(16)

@@ -27,11 +27,18 @@ def apply(expect: Expect, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     if positions.size and np.abs(positions).max() >= 2**53:
         raise ValueError("positions must be below 2**53")
     hi, lo, g = theta_hi_lo(expect, int(positions.max()) + 1 if positions.size else None)
-    c, s = cos_sin(positions.astype(np.float64)[:, None], hi, lo)
-    c, s = g * c, g * s
-    a, b = (np.array(ix) for ix in zip(*expect.pairs()))
-    oa, ob = (np.array(ix) for ix in zip(*expect.out_pairs()))
+    # one table row per distinct position (several vectors at one position share it)
+    distinct, row = np.unique(positions, return_inverse=True)
+    if len(distinct) < len(positions):
+        c, s = cos_sin(distinct.astype(np.float64)[:, None], hi, lo)
+        c, s = c[row], s[row]
+    else:
+        c, s = cos_sin(positions.astype(np.float64)[:, None], hi, lo)
+    if g != 1.0:
+        c, s = g * c, g * s
+    a, b, oa, ob = expect.pair_index()
     out = x.copy()
-    out[:, oa] = x[:, a] * c - x[:, b] * s
-    out[:, ob] = x[:, a] * s + x[:, b] * c
+    xa, xb = x[:, a], x[:, b]
+    out[:, oa] = xa * c - xb * s
+    out[:, ob] = xa * s + xb * c
     return out

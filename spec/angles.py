@@ -82,17 +82,38 @@ def theta_hi_lo(expect: Expect, seq_len: int | None = None) -> tuple[np.ndarray,
     return _table(scaling.table_key(expect, seq_len))
 
 
+def _two_prod_split(a, a_parts, b, b_parts, exact_a: bool = False):
+    """two_prod(a, b) with both factors already split (a split is reused across products). ``exact_a``: a
+    has at most 26 significant bits (its low part is 0), so two of the four partial products vanish."""
+    (ah, al), (bh, bl) = a_parts, b_parts
+    p = a * b
+    if exact_a:
+        return p, (ah * bh - p) + ah * bl
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+_TWO_PI_1_PARTS, _TWO_PI_2_PARTS = _split(TWO_PI_1), _split(TWO_PI_2)
+_INV_TWO_PI = 1.0 / TWO_PI_1
+
+
 def reduced_angles(positions, hi, lo, xp=np):
-    """p * theta mod 2 pi as a double-double (r, dr), |r| <= pi, for float64 ``positions`` of shape
-    (n, 1) and float64 ``hi``, ``lo`` of shape (m,): results of shape (n, m)."""
-    s, e = two_prod(positions, hi)
+    """p * theta mod 2 pi as a double-double (r, dr), |r| <= pi (to within an ulp), for float64 ``positions``
+    of shape (n, 1) and float64 ``hi``, ``lo`` of shape (m,): results of shape (n, m).
+
+    The same steps as written out in the module docstring, with each factor split once: positions and
+    the table are split on their own small shapes, k once for both of its products, the constants at
+    import; positions below 2**26 (every real sequence) skip the partial products of their zero low half."""
+    p_parts = _split(positions)
+    small = bool((p_parts[1] == 0).all())
+    s, e = _two_prod_split(positions, p_parts, hi, _split(hi), exact_a=small)
     e = e + positions * lo
     s, e = two_sum(s, e)  # renormalise: |e| <= ulp(s) / 2
-    k = xp.round(s / TWO_PI_1)
-    t1, t1e = two_prod(k, TWO_PI_1)
+    k = xp.round(s * _INV_TWO_PI)
+    k_parts = _split(k)
+    t1, t1e = _two_prod_split(k, k_parts, TWO_PI_1, _TWO_PI_1_PARTS)
     r, re = two_sum(s, -t1)
     re = re - t1e + e
-    t2, t2e = two_prod(k, TWO_PI_2)
+    t2, t2e = _two_prod_split(k, k_parts, TWO_PI_2, _TWO_PI_2_PARTS)
     r, r2 = two_sum(r, -t2)
     re = re + r2 - t2e - k * TWO_PI_3
     return two_sum(r, re)

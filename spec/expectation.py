@@ -16,6 +16,8 @@ import types
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+import numpy as np
+
 #: how dims pair up and where the results go: "half" rotates (i, i + r/2), "interleaved" (2i, 2i + 1), both
 #: in place; "rope_interleave" reads interleaved pairs (2i, 2i + 1) and writes the rotated pair to (i, i + r/2),
 #: the half layout (transformers' ``rope_interleave`` for DeepSeek-V3 and other MLA models: dot products are
@@ -233,6 +235,18 @@ class Expect:
         if self.convention == "rope_interleave":
             return self.replace(convention="half").pairs()
         return self.pairs()
+
+    def pair_index(self) -> tuple[slice | np.ndarray, ...]:
+        """(a, b, out_a, out_b): :meth:`pairs` and :meth:`out_pairs` as numpy indices of the head dim, each a
+        slice (every convention's are strided ranges: a view, no gather) or, for a single pair, an array."""
+        def index(ix):
+            if len(ix) > 1 and len({q - p for p, q in zip(ix, ix[1:])}) == 1 and ix[1] > ix[0]:
+                return slice(ix[0], ix[-1] + 1, ix[1] - ix[0])
+            return np.array(ix)
+
+        a, b = zip(*self.pairs())
+        oa, ob = zip(*self.out_pairs())
+        return tuple(index(list(ix)) for ix in (a, b, oa, ob))
 
     def layout(self) -> list[int]:
         """Where each input dim's result is written: ``layout()[j]`` is the output dim of input dim j

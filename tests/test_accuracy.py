@@ -108,3 +108,13 @@ def test_fast_sinusoidal_agrees_with_mpmath(convention):
     e = Expect(head_dim=32, rope_theta=1e4, convention=convention, dtype="float64")
     pos = np.array(POS_40 + [2**50 + 7], dtype=np.int64)
     assert np.max(np.abs(sinusoidal(e, pos) - sinusoidal_fast(e, pos))) <= 2.0**-52
+
+
+@pytest.mark.parametrize("positions", [[2**40 - 1, 7, 0, 65521, 7, 2**40 - 1, 3, 0],  # unsorted, repeated
+                                       [5, 3, 1, 4, 2]])  # unsorted, distinct
+def test_fast_reference_rows_keep_their_own_position(positions):
+    """reference.fast computes one table row per distinct position: every row still gets its own, in any
+    order, repeated or not, within 2 ulp of the pair norm."""
+    e = Expect(head_dim=64, rope_theta=5e5, convention="interleaved", dtype="float64")
+    x, pos = _inputs(e, positions, seed=4)
+    assert _ulps_of_pair_norm(e, x, reference.fast.apply(e, x, pos), pos) <= 2.0
