@@ -313,16 +313,15 @@ class Exhaustive:
 
 
 def exhaustive(f: Callable[[np.ndarray, np.ndarray], np.ndarray], expect: Expect, n: int, *, chunk: int = 8192,
-               seed: int = 0, progress: Callable[[int], None] | None = None) -> Exhaustive:
+               seed: int = 0, progress: Callable[[int], None] | None = None, device: str | None = None) -> Exhaustive:
     """Call ``f`` on every position below ``n``, ``chunk`` rows per call (memory is bounded by the chunk), and
     compare every output with ``reference.fast`` (the mpmath reference cannot keep up with millions of
-    positions; its error, 2 ulp of the pair norm, is added to every class's bound)."""
-    from reference import fast
-
+    positions; its error, 2 ulp of the pair norm, is added to every class's bound). ``device``: a torch
+    device ("cuda") on which the reference and the comparison run, in torch (the same double-double angles
+    and tolerance rules); None compares in numpy."""
     classes = tuple(dict.fromkeys(("exact", class_of(expect)) + tuple(CLASSES)))
     class_expects = {c: (with_class(expect, c) if c in CLASSES else expect) for c in classes}
     rng = np.random.default_rng(seed)
-    g = reference.attention_factor(expect)
     first: dict[str, int | None] = {c: None for c in classes}
     worst = {c: (0.0, 0) for c in classes}
     max_err, nonfinite_at = (0.0, 0), None
@@ -330,25 +329,13 @@ def exhaustive(f: Callable[[np.ndarray, np.ndarray], np.ndarray], expect: Expect
         pos = np.arange(start, min(n, start + chunk), dtype=np.int64)
         x = round_to(rng.standard_normal((len(pos), expect.head_dim)), expect.dtype)
         y = np.asarray(f(x, pos), dtype=np.float64)
-        want = fast.apply(expect, x, pos)
-        norms = g * pair_norms(expect, x)
-        scale = per_dim(expect, norms, passthrough=np.abs(x))
-        own = per_dim(expect, tolerance.FAST_REFERENCE_ERROR * norms)
-        err = np.abs(y - want)
-        bad = ~np.isfinite(y).all(axis=1)
+        rel, ratios, bad = _compare(expect, class_expects, x, y, pos, device)
         if nonfinite_at is None and bad.any():
             nonfinite_at = int(pos[np.flatnonzero(bad)[0]])
-        err = np.where(np.isfinite(err), err, np.inf)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rel = np.where(scale > 0, err / scale, np.where(err > 0, np.inf, 0.0)).max(axis=1)
         i = int(np.argmax(rel))
         if rel[i] > max_err[0]:
             max_err = (float(rel[i]), int(pos[i]))
-        th = reference.thetas(expect, reference.seq_len_of(pos))
-        for c in classes:
-            b = per_dim(expect, tolerance.component_bound(class_expects[c], pos, th, norms)) + own
-            with np.errstate(divide="ignore", invalid="ignore"):
-                r = np.where(b > 0, err / b, np.where(err > 0, np.inf, 0.0)).max(axis=1)
+        for c, r in ratios.items():
             j = int(np.argmax(r))
             if r[j] > worst[c][0]:
                 worst[c] = (float(r[j]), int(pos[j]))
@@ -357,3 +344,50 @@ def exhaustive(f: Callable[[np.ndarray, np.ndarray], np.ndarray], expect: Expect
         if progress:
             progress(len(pos))
     return Exhaustive(expect, n, first, worst, max_err, nonfinite_at)
+
+
+def _compare(expect: Expect, class_expects: dict, x, y, pos, device: str | None):
+    """One chunk's comparison, per row: the largest error relative to the pair norm (|x| on pass-through
+    dims), each class's largest error as a fraction of its bound (plus the reference's own error), and
+    whether the row has a non-finite value; computed in numpy, or in torch on ``device``, and handed back
+    as numpy vectors of the chunk's length."""
+    from reference import fast
+
+    if device is None:
+        xp, X, Y, P, want = np, x, y, pos, fast.apply(expect, x, pos)
+        rowmax = lambda a: a.max(axis=1)  # noqa: E731
+        th = reference.thetas(expect, reference.seq_len_of(pos))
+    else:
+        import torch as xp
+
+        X, Y, P = (xp.from_numpy(v).to(device) for v in (x, y, pos))
+        want = fast.apply_torch(expect, X, P)
+        rowmax = lambda a: a.amax(dim=1)  # noqa: E731
+        th = xp.from_numpy(reference.thetas(expect, reference.seq_len_of(pos))).to(device)
+    a, b, oa, ob = expect.pair_index()
+    r = expect.rotary_dim
+    err = xp.abs(Y - want)
+    err = xp.where(xp.isfinite(err), err, xp.inf)
+    pair_err = xp.maximum(err[:, oa], err[:, ob])  # (n, n_pairs): the larger error of each pair's two outputs
+    norms = reference.attention_factor(expect) * xp.hypot(X[:, a], X[:, b])
+    rest_err, rest = err[:, r:], xp.abs(X[:, r:])  # pass-through dims: equal to x, no rounding allowed
+
+    def fraction(e, s):
+        return xp.where(s > 0, e / s, xp.where(e > 0, xp.inf, 0.0))
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = rowmax(fraction(pair_err, norms))
+        if r < expect.head_dim:
+            rel = xp.maximum(rel, rowmax(fraction(rest_err, rest)))
+            rest_ratio = rowmax(fraction(rest_err, 0.0 * rest))  # any error there: no bound
+        ratios = {}
+        for c, ce in class_expects.items():
+            bound = tolerance.component_bound(ce, P, th, norms, xp) + tolerance.FAST_REFERENCE_ERROR * norms
+            ratio = rowmax(fraction(pair_err, bound))
+            ratios[c] = xp.maximum(ratio, rest_ratio) if r < expect.head_dim else ratio
+    bad = rowmax((~xp.isfinite(Y)) * 1.0) > 0
+
+    def host(v):
+        return v if device is None else v.cpu().numpy()
+
+    return host(rel), {c: host(v) for c, v in ratios.items()}, host(bad)

@@ -141,8 +141,10 @@ def _parser() -> argparse.ArgumentParser:
                    description="List the model presets that --expect accepts, with their expectations.")
 
     pr = sub.add_parser("precision", help="sweep positions and report up to where each tolerance class holds",
-                        description="Sweep odd positions log-spaced up to --max-position; measure the error against "
-                                    "the exact reference; report up to which position each tolerance class holds.")
+                        description="Sweep odd positions log-spaced up to --max-position (or, with --exhaustive, "
+                                    "every position); measure the error against the exact reference; report up to "
+                                    "which position each tolerance class holds. Exit codes: 0 the declared class held "
+                                    "at every position measured; 1 it did not (or TARGET failed to run); 2 bad usage.")
     pr.add_argument("target", nargs="?", metavar="TARGET", help="default: the shipped numpy implementation")
     pr.add_argument("--expect", metavar="PRESET|JSON|FILE", help=f"the expectation: {EXPECT_HELP} (default: head_dim 128, theta 1e4, half)")
     pr.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
@@ -392,7 +394,23 @@ def _precision_of(subject, target: str, args, console: Console, json_path: str |
             raise UsageError(str(ex)) from None
         console.print(f"plot written to {args.plot}", highlight=False)
     _write_json(json_path, sw.to_json())
-    return 0
+    bad = [int(p) for p, r in zip(sw.positions, sw.ratio[precision.class_of(e)]) if r > 1.0]
+    nonfinite = [int(p) for p, n in zip(sw.positions, sw.nonfinite if sw.nonfinite is not None else []) if n]
+    return _verdict(console, e, bad[0] if bad else None, nonfinite[0] if nonfinite else None, "swept position")
+
+
+def _verdict(console: Console, e, first_failure: int | None, nonfinite_at: int | None, what: str) -> int:
+    """precision's exit code, said in its last line: 0 when the class the expectation declares held at every
+    position measured, 1 when it did not (exit 0 means it all held, as for ropespec check)."""
+    from spec import tolerance
+
+    where = [p for p in (first_failure, nonfinite_at) if p is not None]
+    if not where:
+        console.print(f"the declared class ({tolerance.class_name(e)}) held at every {what}: exit 0", highlight=False)
+        return 0
+    console.print(f"the declared class ({tolerance.class_name(e)}) fails from p = {min(where)} (the first {what} "
+                  f"where it does): exit 1", highlight=False)
+    return 1
 
 
 def _with_progress(console: Console, target: str, label: str, total: int, run):
@@ -422,13 +440,15 @@ EXHAUSTIVE_MAX = 1 << 27
 def _exhaustive(f, e, target: str, args, console: Console, json_path: str | None) -> int:
     from properties import precision
 
+    # on a GPU the outputs are compared there (double-double reference and bounds in torch); else in numpy
+    device = args.device if args.array == "torch" and args.device != "cpu" else None
     ex = _with_progress(console, target, "every position", e.max_position, lambda progress: precision.exhaustive(
-        f, e, e.max_position, chunk=args.chunk, seed=args.seed, progress=progress))
+        f, e, e.max_position, chunk=args.chunk, seed=args.seed, progress=progress, device=device))
     if ex is None:
         return 1
     report.render_exhaustive(ex, console, target)
     _write_json(json_path, ex.to_json())
-    return 0
+    return _verdict(console, e, ex.first_failure[precision.class_of(e)], ex.nonfinite_at, "position")
 
 
 def _fingerprint(args: argparse.Namespace, console: Console) -> int:

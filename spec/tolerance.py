@@ -84,16 +84,23 @@ def inv_freq_relative_error(expect: Expect) -> np.ndarray:
     return u * (3.0 + scaled + mixing + expo * (float(base_inexact) + expo_inexact * math.log(base)))
 
 
-def angle_error(expect: Expect, positions: np.ndarray, thetas: np.ndarray) -> np.ndarray:
-    """Bound on |d phi| for each (position, pair): shape (len(positions), n_pairs)."""
-    p = np.abs(np.asarray(positions, dtype=np.float64))[:, None]
-    phi = p * np.asarray(thetas, dtype=np.float64)[None, :]
+def angle_error(expect: Expect, positions, thetas, xp=np):
+    """Bound on |d phi| for each (position, pair): shape (len(positions), n_pairs). ``xp``: the array namespace
+    of ``positions`` and ``thetas`` (numpy, or torch for a comparison on the GPU: the same rule, there)."""
+    p = xp.abs(xp.asarray(positions) * 1.0)[:, None]
+    th = xp.asarray(thetas)
+    phi = p * th[None, :]
     u_a = _u(expect.angle_dtype)
-    rel = np.full(phi.shape, u_a)
+    per_pair = u_a + inv_freq_relative_error(expect)  # (n_pairs,): the rounding of phi and of theta_i
+    rel = _like(per_pair, th, xp)[None, :]
     if expect.angle_dtype != "exact":
-        rel = rel + u_a * (p > exact_integer_limit(expect.angle_dtype))
-    rel = rel + inv_freq_relative_error(expect)[None, :]
+        rel = rel + u_a * (p > exact_integer_limit(expect.angle_dtype))  # p itself rounded in A
     return phi * rel
+
+
+def _like(a: np.ndarray, ref, xp):
+    """A small numpy array as ``xp``'s array on ``ref``'s device."""
+    return a if xp is np else xp.asarray(a, dtype=ref.dtype, device=ref.device)
 
 
 #: the error of ``reference.fast`` (double-double angles, float64 cos/sin and products), relative to the pair
@@ -122,14 +129,13 @@ def norm_readoff_error(n_pairs: int) -> float:
 PROBE_RTOL = 8 * unit_roundoff("float64")
 
 
-def component_bound(
-    expect: Expect, positions: np.ndarray, thetas: np.ndarray, pair_norms: np.ndarray
-) -> np.ndarray:
+def component_bound(expect: Expect, positions, thetas, pair_norms, xp=np):
     """Allowed |y - y*| for each output component of each pair: shape (n, n_pairs).
 
-    ``pair_norms`` has shape (n, n_pairs); ``thetas`` are the expected frequencies (n_pairs,).
+    ``pair_norms`` has shape (n, n_pairs); ``thetas`` are the expected frequencies (n_pairs,); ``xp`` as for
+    :func:`angle_error`.
     """
-    d_phi = np.minimum(2.0, angle_error(expect, positions, thetas))
+    d_phi = angle_error(expect, positions, thetas, xp).clip(max=2.0)
     return atol(expect) + pair_norms * (rotation_rtol(expect) + d_phi)
 
 

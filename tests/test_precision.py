@@ -10,6 +10,7 @@ from implementations.zoo import members
 from properties import precision
 from properties.framework import PROPERTIES, all_properties, run_property
 from ropespec.cli import main
+from spec import Expect
 
 all_properties()
 LOW_PRECISION = [m for m in members() if m.diagnosis == "angle-precision" and not m.near]  # near ones: tests/test_zoo.py
@@ -69,6 +70,7 @@ def test_shipped_implementations_hold_the_strict_class_to_2_31(tmp_path, capsys,
                  "--json", str(out)])
     text = capsys.readouterr().out
     assert code == 0, text
+    assert "held at every swept position: exit 0" in text.strip().splitlines()[-1]
     data = json.loads(out.read_text())
     assert set(data) >= {"expect", "positions", "max_error", "median_error", "bounds", "safe_position"}
     assert data["positions"][-1] == 2**31 - 1 and all(p % 2 == 1 for p in data["positions"])
@@ -82,7 +84,9 @@ def test_precision_reports_the_crossing_and_draws_the_plot(tmp_path, capsys):
     code = main(["precision", "implementations.zoo.fp16_positions:make", "--expect", '{"max_position": 32768}',
                  "--max-position", "32768", "--plot", str(png), "--json", str(js)])
     text = capsys.readouterr().out
-    assert code == 0
+    assert code == 1  # the declared class fails: exit 0 means it held
+    assert text.strip().splitlines()[-1].startswith("the declared class (float32 output, angles in float32, inv_freq "
+                                                    "in float32) fails from p = ")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     data = json.loads(js.read_text())
     assert 1024 < data["safe_position"]["float32"] <= 2048
@@ -129,7 +133,8 @@ def test_exhaustive_names_the_exact_first_failing_position(tmp_path, capsys):
     code = main(["precision", "implementations.zoo.fp16_positions:make", "--exhaustive", "--max-position", "4096",
                  "--chunk", "1000", "--expect", '{"max_position": 4096}', "--json", str(js)])
     text = capsys.readouterr().out
-    assert code == 0, text
+    assert code == 1, text
+    assert text.strip().splitlines()[-1].endswith("fails from p = 2049 (the first position where it does): exit 1")
     data = json.loads(js.read_text())
     assert data["positions"] == 4096 and data["reference"] == "reference.fast"
     assert data["first_failure"]["float32"] == 2049, data["first_failure"]
@@ -147,3 +152,42 @@ def test_exhaustive_bad_usage_is_one_line(capsys, args, field):
     assert main(["precision", *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and field in err[0], err
+
+
+def _partial_fp16_positions(x, p):
+    """A partial-rotary float32 RoPE with float16 positions (exact to 2048) that also nudges a pass-through
+    dim from p = 3000 on: a class failure, then a pass-through failure, at known positions."""
+    from implementations.zoo.fp16_positions import make
+
+    e = Expect(head_dim=64, rotary_dim=48, dtype="float32", max_position=4096)
+    y = np.asarray(make(e.replace(head_dim=48, rotary_dim=48))(x[:, :48].astype(np.float32), p), dtype=np.float64)
+    out = x.copy()
+    out[:, :48] = y
+    out[:, 60] += 1e-3 * (p >= 3000)
+    return out
+
+
+def test_the_exhaustive_comparison_in_torch_is_the_numpy_one():
+    """The comparison that runs on a GPU (--array torch --device cuda) is the numpy one written in torch:
+    run here on torch's CPU device, every figure equals numpy's (first failure per class, worst ratio and
+    its position, largest error), on a function whose classes fail at different positions."""
+    pytest.importorskip("torch")
+    e = Expect(head_dim=64, rotary_dim=48, dtype="float32", max_position=4096)
+    on_numpy = precision.exhaustive(_partial_fp16_positions, e, 4096, chunk=1500).to_json()
+    on_torch = precision.exhaustive(_partial_fp16_positions, e, 4096, chunk=1500, device="cpu").to_json()
+    assert on_numpy["first_failure"]["float32"] == 2049 and on_numpy["first_failure"]["float16"] == 3000
+    assert on_torch["first_failure"] == on_numpy["first_failure"]
+    for c, w in on_numpy["worst"].items():
+        assert on_torch["worst"][c]["position"] == w["position"], c
+        assert on_torch["worst"][c]["ratio"] == pytest.approx(w["ratio"], rel=1e-12), c
+    assert on_torch["max_error"] == pytest.approx(on_numpy["max_error"], rel=1e-12)
+
+
+def test_exhaustive_on_cuda_without_cuda_is_one_line_exit_2(capsys):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the comparison runs there")
+    code = main(["precision", "implementations.torch_rope:make", "--array", "torch", "--device", "cuda",
+                 "--exhaustive", "--max-position", "4096"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "CUDA is not available" in err[0], err
