@@ -11,7 +11,8 @@ takes minutes.
 
 Cases and targets (issue 16, dev profile, 2 cores): a plain numpy function <= 3 s after imports, the
 numpy factory <= 10 s, the torch factory <= 12 s, the transformers adapter <= 12 s; ``ropespec spec``
-< 3 s; ``precision --exhaustive`` over 2^20 positions at head_dim 128 <= 60 s; ``pytest`` <= 2.5 min.
+< 3 s; ``decode.consistency`` with dynamic NTK at L = 2048 decoding to 2L < 20 s; ``precision --exhaustive``
+over 2^20 positions at head_dim 128 <= 60 s; ``pytest`` <= 2.5 min.
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ CASES = {
     "spec (Markdown)": (["spec", "--out", "spec.md"], 3.0),
     "spec (HTML)": (["spec", "--format", "html", "--out", "spec.html"], 3.0),
     "proofs": (["proofs"], None),
+    "decode.consistency, dynamic NTK, L = 2048 to 2L (numpy decoder)": (
+        ["check", "implementations.numpy_decode:make", "--dtype", "float32", "--invariant", "decode.consistency",
+         "--expect", '{"head_dim": 128, "max_position": 4096, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, '
+                     '"original_max_position_embeddings": 2048}}', "--seed", "1"], 20.0),
     "precision --exhaustive, 2^20 positions (my_rope.py)": (
         ["precision", "my_rope.py:apply", "--exhaustive", "--max-position", "1048576", "--expect",
          '{"head_dim": 128, "rope_theta": 500000, "max_position": 1048576}'], 60.0),

@@ -165,11 +165,15 @@ def test_hanging_implementation_times_out_and_the_run_goes_on(capsys, tmp_path):
         "    return x.copy()\n"
     )
     report = tmp_path / "r.json"
-    code, out, _ = run(capsys, f"{p}:rope", "--timeout", "0.5", "--json", str(report), "--seed", "0")
+    # the sweep to large positions hangs; the properties after it still run, on a fresh worker, and report
+    invariants = ["rope.conformance", "rope.norm-per-pair", "rope.identity-at-zero"]
+    code, out, _ = run(capsys, f"{p}:rope", *[a for i in invariants for a in ("--invariant", i)], "--timeout", "0.5",
+                       "--json", str(report), "--seed", "0")
     results = json.loads(report.read_text())["implementations"][0]["results"]
-    assert code == 1 and len(results) == N_PROPERTIES
+    assert code == 1 and [r["invariant"] for r in results] == ["rope.conformance"] * 2 + invariants[1:]
     timed = [r for r in results if r["diagnosis"] == "timeout"]
     assert timed and "did not return within 0.5 s" in " ".join(r["message"] for r in timed)
+    assert results[-1]["status"] == "pass"  # x.copy() is right at p = 0: checked, after the timeouts
 
 
 @pytest.mark.parametrize("body, diagnosis, words", [

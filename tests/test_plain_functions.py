@@ -2,7 +2,7 @@
 
 A plain function computes exactly one expectation; no property may check it under another (it once
 did: scaling.bounded compared a factor-8 llama3 function with the default table). Every shipped factory's
-function, at every preset and every scaling type, wrapped as a plain function, passes ropespec check.
+function, at every kind of preset and every scaling type, wrapped as a plain function, passes ropespec check.
 """
 
 from __future__ import annotations
@@ -23,7 +23,20 @@ SCALING = {
     "longrope": {"rope_type": "longrope", "original_max_position_embeddings": 4096, "factor": 8.0,
                  "short_factor": [1.0 + i / 64 for i in range(32)], "long_factor": [1.0 + i / 8 for i in range(32)]},
 }
-EXPECTATIONS = [(name, parse_expect(name)) for name in presets.names()] + [
+def _kinds(names):
+    """One preset per kind of expectation (rope_type, convention, partial rotary, head_dim): presets that differ
+    only in base or reach (mistral-7b-v0.1 and codellama-7b are llama2-7b's kind) bind the same way."""
+    seen, out = set(), []
+    for name in names:
+        e = parse_expect(name)
+        kind = (e.rope_type, e.convention, e.rotary_dim < e.head_dim, e.head_dim)
+        if kind not in seen:
+            seen.add(kind)
+            out.append((name, e))
+    return out
+
+
+EXPECTATIONS = _kinds(presets.names()) + [
     (rope_type, parse_expect({"head_dim": 64, "rope_theta": 10000.0, "max_position": 65536, "rope_scaling": s}))
     for rope_type, s in SCALING.items()
 ]

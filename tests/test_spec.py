@@ -56,18 +56,18 @@ def test_html_is_self_contained(tmp_path):
 
 
 def test_the_record_is_what_the_proofs_give_today():
-    """docs/proofs.json (what ropespec spec renders) matches a run of the proofs now: kinds, results,
-    accounts and the mutations each fails under."""
+    """docs/proofs.json (what ropespec spec renders) matches the proofs now: every proof, its kind, and every
+    mutation it is about failing it. Its results and accounts are compared where each proof runs
+    (tests/test_proofs.py::test_proof_verifies) and each mutation's failure is asserted there too
+    (test_proof_fails_when_what_it_is_about_is_broken), so nothing is proven twice here."""
     record = specdoc.load_record()
     assert record, "no docs/proofs.json: run  ropespec proofs --record docs/proofs.json"
     assert set(record["results"]) == set(proofs.ALL)
     for pid, pr in proofs.ALL.items():
         got = record["results"][pid]
         assert got["kind"] == pr.kind, pid
-        ok, account = proofs.verify(pid)
-        assert (got["ok"], got["account"]) == (ok, account), f"{pid}: stale record, run  ropespec proofs --record docs/proofs.json"
         if pr.fn is not None and pr.about:
-            assert got["mutants"] == [sum(not proofs.holds_under(pid, mu) for mu in pr.about), len(pr.about)], pid
+            assert got["mutants"] == [len(pr.about), len(pr.about)], f"{pid}: stale record"
 
 
 def test_rendering_runs_no_proof(monkeypatch):

@@ -92,8 +92,8 @@ def test_a_long_property_shows_how_far_it_has_got():
     """While a long property runs, the progress bar names it and says how far it is, even at 80 columns: the
     decode's example and length (it would otherwise sit for many seconds on the last finished check's name)."""
     socket, name = f"ropespec-{uuid.uuid4().hex[:8]}", "progress"
-    expect = ('{"head_dim": 128, "dtype": "float32", "max_position": 2048, "rope_scaling": {"rope_type": "dynamic", '
-              '"factor": 2.0, "original_max_position_embeddings": 1024}}')
+    expect = ('{"head_dim": 128, "dtype": "float32", "max_position": 1280, "rope_scaling": {"rope_type": "dynamic", '
+              '"factor": 2.0, "original_max_position_embeddings": 640}}')
     cmd = [sys.executable, "-m", "ropespec", "check", "implementations.numpy_decode:make", "--invariant",
            "decode.consistency", "--expect", expect, "--seed", "1"]
     shell = UNSET + " ".join(shlex.quote(c) for c in cmd) + "; echo ROPESPEC-DONE=$?"
@@ -110,7 +110,7 @@ def test_a_long_property_shows_how_far_it_has_got():
     finally:
         subprocess.run([TMUX, "-L", socket, "kill-server"], capture_output=True)
     assert "ROPESPEC-DONE=0" in screen, screen[-1500:]
-    lengths = {int(m) for m in re.findall(r"length (\d+) of 2048", " ".join(seen))}
+    lengths = {int(m) for m in re.findall(r"length (\d+) of 1280", " ".join(seen))}
     assert len(lengths) >= 2, (seen, screen[-1500:])  # it moved while we watched
 
 
