@@ -33,3 +33,14 @@ def pytest_configure(config):
         from properties import profiles
 
         settings.load_profile(profiles.hypothesis_name(config.getoption("rope_profile", None) or profiles.active()))
+
+
+#: the longest tests (README's `ropespec check` of every shipped implementation, the transformers runs): started
+#: first, so that two workers do not end with one of them alone on a half-minute test
+_FIRST = ("tests/test_readme.py::test_readme_command[ropespec check]",
+          "tests/test_readme.py::test_readme_command[ropespec check implementations.adapters.hf",
+          "tests/test_examples.py::test_transformers_example", "tests/test_isolation.py::test_nasty_implementations")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: not item.nodeid.startswith(_FIRST))

@@ -11,6 +11,7 @@ therefore shrinks in rows, dims, positions, scale and kind, and prints the vecto
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from hypothesis import strategies as st
@@ -19,11 +20,13 @@ from spec.dtypes import round_to
 from spec.expectation import CONVENTIONS, Expect
 
 
+@lru_cache(maxsize=None)  # a strategy object reused: Hypothesis validates it once, not per draw
 def head_dims(*, min_value: int = 2, max_value: int = 256) -> st.SearchStrategy[int]:
     """Even head dims in [min_value, max_value]."""
     return st.integers(-(-min_value // 2), max_value // 2).map(lambda h: 2 * h)
 
 
+@lru_cache(maxsize=None)  # a strategy object reused: Hypothesis validates it once, not per draw
 def bases(*, min_value: float = 2.0, max_value: float = 1e7) -> st.SearchStrategy[float]:
     """RoPE bases, log-uniform in [min_value, max_value], plus the common ones."""
     lo, hi = math.log(min_value), math.log(max_value)
@@ -39,6 +42,7 @@ def boundary_positions(max_value: int) -> list[int]:
     return sorted(p for p in out if 0 <= p < max_value)
 
 
+@lru_cache(maxsize=None)  # a strategy object reused: Hypothesis validates it once, not per draw
 def positions(*, min_value: int = 0, max_value: int) -> st.SearchStrategy[int]:
     """Positions in [min_value, max_value), weighted toward boundaries and large odd values
     (powers of two hide float32 product error: p * theta is exact when p is one)."""
@@ -89,11 +93,14 @@ def expectations(
 KINDS = ("normal", "uniform", "basis", "small-integers")
 
 
+_SEEDS, _LOG2_SCALES, _KINDS = st.integers(0, 2**32 - 1), st.integers(-8, 8), st.sampled_from(KINDS)
+
+
 @st.composite
 def _vectors(draw, expect, n):
-    seed = draw(st.integers(0, 2**32 - 1), label="seed")
-    scale = 2.0 ** draw(st.integers(-8, 8), label="log2 scale")
-    kind = draw(st.sampled_from(KINDS), label="kind")
+    seed = draw(_SEEDS, label="seed")
+    scale = 2.0 ** draw(_LOG2_SCALES, label="log2 scale")
+    kind = draw(_KINDS, label="kind")
     return make_vectors(expect, n, seed=seed, scale=scale, kind=kind)
 
 
