@@ -72,7 +72,7 @@ def machine() -> str:
 def run(argv: list[str], cwd: Path) -> tuple[float, int]:
     t0 = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(cwd)})
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join((str(cwd), str(ROOT)))})  # this tree's code
     return time.perf_counter() - t0, proc.returncode
 
 
