@@ -392,7 +392,8 @@ def run_property(
         res.message = rec.note or ""
         if rec.unsupported and rec.examples:
             res.message = "; ".join(filter(None, [res.message, f"some cases unsupported: {rec.unsupported}"]))
-    _running.clear()
+    finally:
+        _running.clear()  # nothing runs now, whatever ended the property (Ctrl-C included)
     res.examples = rec.examples
     declared = subject.expected_failures.get(prop.invariant) or invariants.get(prop.invariant).expected_to_fail or None
     if declared is not None:

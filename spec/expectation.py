@@ -188,6 +188,13 @@ class Expect:
             scaling = _validate_scaling(dict(self.rope_scaling), self.rotary_dim, self.max_position)
             object.__setattr__(self, "rope_scaling", _freeze(scaling))
 
+    def __reduce__(self):
+        """Pickled with its scaling dict thawed (a mappingproxy does not pickle): an expectation crosses
+        process boundaries (the -j runners, the workers) and is rebuilt, validated, on the other side."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        fields["rope_scaling"] = _thaw(self.rope_scaling)
+        return (_rebuild, (fields,))
+
     def _resolve_rotary_dim(self) -> None:
         hd, rd, prf = self.head_dim, self.rotary_dim, self.partial_rotary_factor
         if prf is not None:
@@ -408,3 +415,7 @@ def _validate_scaling(s: dict[str, Any], rotary_dim: int, max_position: int) -> 
 
 
 DEFAULT = Expect()
+
+
+def _rebuild(fields: dict) -> "Expect":
+    return Expect(**fields)

@@ -306,3 +306,12 @@ def test_unreadable_expectation_file(capsys, tmp_path, monkeypatch):
 def test_lab_module_that_fails_exits_1(capsys):
     code, out, _ = run(capsys, "--module", str(ROOT / "implementations" / "zoo" / "lab" / "fixed_base.py"))
     assert code == 1 and "failed" in out
+
+
+def test_parallel_runners_take_an_expectation_with_scaling(capsys):
+    """-j hands each runner its expectation: one with a rope_scaling dict crossed the process boundary as a
+    mappingproxy, which does not pickle (a traceback, no report) until Expect learned to pickle itself."""
+    code, out, err = run(capsys, "implementations.numpy_rope:make", "implementations/numpy_rope.py:make", "-j", "2",
+                         "--expect", "llama3.1-8b", "--invariant", "rope.identity-at-zero", "--seed", "1")
+    assert code == 0 and "Traceback" not in err, out + err
+    assert "2 passed, 0 failed" in out

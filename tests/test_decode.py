@@ -50,3 +50,15 @@ def test_a_running_decode_says_which_length_it_has_reached(monkeypatch):
     assert f"example 1, length {L} of {2 * L}" in texts and f"example 1, length {2 * L} of {2 * L}" in texts
     seconds = [s for *_, s in said]
     assert seconds == sorted(seconds)
+
+
+def test_a_j_runner_passes_the_progress_on():
+    """With -j the properties run in runner processes: their progress reaches the main process too."""
+    from ropespec.inputs import subject_specs
+
+    specs = subject_specs(["implementations.numpy_decode:make"], expect=Expect.from_dict(EXPECT))
+    said = []
+    reports = api.check_in_processes(specs, ["decode.consistency"], profile="dev", seed=3, replay=None, jobs=1,
+                                     on_progress=lambda *a: said.append(a))
+    assert reports[0].results[0].status == "pass"
+    assert any(inv == "decode.consistency" and "length" in text for _, inv, text, _ in said), said
