@@ -180,6 +180,12 @@ class Bound:
     def __call__(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
         return self.call(x, positions).out
 
+    def kernel(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> Call:
+        """Kernel form: kernel(x, cos, sin) with one cos and one sin per pair, shape (n, rotary_dim/2) (spread
+        per dim in the worker when the kernel declares ``table = "dim"``)."""
+        out, mutated = self._op("kernel", *(np.asarray(v, dtype=np.float64) for v in (x, cos, sin)))
+        return Call(out, self.expect.dtype, mutated)
+
     def prefill(self, x: np.ndarray, positions: np.ndarray, rows: np.ndarray | None = None):
         """Decode mode: the keys the decoder attends over after prefilling rows x at positions (with
         ``rows``: only those rows come back, as :class:`Keys`)."""
@@ -241,7 +247,7 @@ class Subject:
     expect: Expect | None = None
     device: str = "cpu"
     skip_reason: str | None = None
-    kind: str = "rope"  # rope: f(x, positions); decode: prefill/step; sinusoidal: pe(positions, d);
+    kind: str = "rope"  # rope: f(x, positions); decode: prefill/step; kernel: kernel(x, cos, sin); sinusoidal: pe(positions, d);
     # learned: table(positions) with max_len = max_position; attention: attend(q, k, v, positions, causal)
     expected_failures: dict = field(default_factory=dict)  # invariant id -> documented reason
     promise: dict = field(default_factory=dict)  # a factory's own precision class (make.promise), drawn with

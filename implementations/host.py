@@ -39,7 +39,12 @@ from spec.expectation import Expect
 
 #: the number of required arguments a plain (not factory) TARGET takes, per kind, and how it reads
 PLAIN_SHAPES = {"rope": (2, "(x, positions)"), "sinusoidal": (2, "(positions, d)"),
-                "attention": (5, "(q, k, v, positions, causal)")}
+                "attention": (5, "(q, k, v, positions, causal)"), "kernel": (3, "(x, cos, sin)")}
+
+#: how a kernel takes its table (``kernel.table``, default "dim"): one cos and one sin per pair, shape
+#: (n, rotary_dim/2), or per dim, shape (n, rotary_dim), both dims of pair i holding its value, in the
+#: layout the convention writes (transformers' cat([freqs, freqs]) for "half")
+TABLE_SHAPES = ("dim", "pair")
 
 
 # -- loading ---------------------------------------------------------------------------------------
@@ -227,6 +232,9 @@ class Host:
                 self.op_pe(fn, e, pos)
             elif self.kind == "learned":
                 self.op_lookup(fn, e, pos[:1])
+            elif self.kind == "kernel":
+                half = np.full((2, e.rotary_dim // 2), 0.5)
+                self.op_kernel(fn, e, np.full((2, e.head_dim), 0.5), half, half)
             elif self.kind == "attention":
                 q = np.full((2, e.n_heads * e.head_dim), 0.5)
                 kv = np.full((2, e.n_kv_heads * e.head_dim), 0.5)
@@ -274,6 +282,24 @@ class Host:
             mutated = "positions"
         arr = self._rows(out, e, tuple(np.shape(x)))
         return arr, arrays.native_dtype(out, self.array), mutated
+
+    def op_kernel(self, fn, e: Expect, x, cos, sin):
+        """kernel(x, cos, sin) with the table per pair (n, rotary_dim/2) as given, or spread per dim as the kernel
+        declares (``kernel.table``): (float64 result, which argument it wrote into)."""
+        shape = getattr(fn, "table", "dim")
+        if shape not in TABLE_SHAPES:
+            raise Fault(f"declares table = {shape!r}; a kernel takes its cos/sin per 'dim' (the default) or per "
+                        f"'pair'", "shape")
+        if shape == "dim":
+            _, _, oa, ob = e.pair_index()
+            cos, sin = (_per_dim(t, oa, ob, e.rotary_dim) for t in (cos, sin))
+        zeros = np.zeros(len(x), dtype=np.int64)
+        nx, nc, ns = (self._native(v, zeros, e)[0] for v in (x, cos, sin))
+        keep = [arrays.snapshot(v, self.array) for v in (nx, nc, ns)]
+        out = self._call("kernel(x, cos, sin)", fn, nx, nc, ns)
+        mutated = next((name for name, v, k in zip(("x", "cos", "sin"), (nx, nc, ns), keep)
+                        if not arrays.same(v, k, self.array)), None)
+        return self._rows(out, e, tuple(np.shape(x))), mutated
 
     def op_prefill(self, fn, e, x, positions, rows=None):
         nx, npos = self._native(x, positions, e)
@@ -335,6 +361,13 @@ class Host:
 
 
 #: how each operation's call reads in a message
+def _per_dim(table: np.ndarray, oa, ob, r: int) -> np.ndarray:
+    """A per-pair table (n, r/2) spread onto (n, r): pair i's value at both of its output dims."""
+    out = np.empty((len(table), r))
+    out[:, oa], out[:, ob] = table, table
+    return out
+
+
 def _some(out, rows, convert):
     """Every key (rows None), or only ``rows`` of them as contract.Keys; ``convert(out, rows)`` checks the whole
     result (kind, dtype, shape) and converts the rows asked for."""
@@ -349,7 +382,7 @@ def _some(out, rows, convert):
 OP_NAMES = {"call": "f(x, positions)", "prefill": "prefill", "step": "step", "pe": "pe(positions, d)",
             "lookup": "table(positions)", "attend": "attend(q, k, v, positions, causal)",
             "attend_prefill": "prefill", "attend_step": "step", "grad": "f(x, positions) with autograd",
-            "parameters": "the table's parameter count"}
+            "parameters": "the table's parameter count", "kernel": "kernel(x, cos, sin)"}
 
 
 class Watchdog:

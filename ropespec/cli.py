@@ -76,6 +76,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--family", choices=("rope", "sinusoidal", "learned", "attention"), default="rope",
                    help="what TARGET computes: rope f(x, positions) (default), sinusoidal pe(positions, d), learned "
                         "make(expect) -> table(positions), attention attend(q, k, v, positions, causal)")
+    c.add_argument("--form", choices=FORMS, default="apply",
+                   help="with the rope family, which function TARGET is: apply f(x, positions) (default), or kernel "
+                        "kernel(x, cos, sin), rotating by the table it is given (ropespec supplies it; the function's "
+                        "table attribute says 'dim' (default: one value per dim, shape (n, rotary_dim)) or 'pair')")
     c.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: the expectation's, float32)")
     c.add_argument("--max-position", type=int, metavar="N", help="largest position tested is N-1 (default: 131072)")
     c.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE, help=f"hypothesis profile (default: {DEFAULT_PROFILE})")
@@ -192,6 +196,19 @@ def _lab(args: argparse.Namespace, console: Console) -> int:
     return 0 if passed == len(results) else 1
 
 
+#: the forms of RoPE code --form takes (issue 17 adds table, qk, vllm)
+FORMS = ("apply", "kernel")
+
+
+def _kind(args: argparse.Namespace) -> str:
+    """The kind of implementation the properties call: the family, or for RoPE the form."""
+    if args.form != "apply":
+        if args.family != "rope":
+            raise UsageError(f"--form {args.form}: a form of RoPE code; drop it with --family {args.family}")
+        return args.form
+    return args.family
+
+
 #: a property running this long is said to be running on stderr when the output is piped
 LONG_PROPERTY_S = 5.0
 
@@ -211,7 +228,7 @@ def _check(args: argparse.Namespace, console: Console) -> int:
     notes: list[str] = []
     specs = subject_specs(args.targets, expect=expect, array=args.array, dtype=args.dtype,
                           max_position=args.max_position, device=args.device, timeout=args.timeout,
-                          warmup_timeout=args.warmup_timeout, kind=args.family, notes=notes)
+                          warmup_timeout=args.warmup_timeout, kind=_kind(args), notes=notes)
     jobs = args.jobs if args.force_jobs else min(args.jobs, len(specs), os.cpu_count() or 1)
     if jobs < args.jobs:
         notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {args.jobs} capped at the number of "

@@ -129,6 +129,15 @@ _ENTRIES += [
         ("decode",),
     ),
     Invariant(
+        "kernel.rotation",
+        "kernel",
+        "Given the cos and sin of every pair (exactly rounded to the output dtype, one per pair or one per dim as "
+        "the kernel declares), kernel(x, cos, sin) rotates each pair (x_a, x_b) to (x_a cos - x_b sin, x_a sin + "
+        "x_b cos) at any angle, to within K_ROT u of the output dtype of the pair norm, and copies the dims at and "
+        "beyond rotary_dim.",
+        ("kernel",),
+    ),
+    Invariant(
         "autograd.inverse-rotation",
         "autograd",
         "The gradient with respect to x is the inverse rotation of the upstream gradient, R(-p) g, and "
@@ -243,6 +252,8 @@ _SOURCES = {
     "scaling.attention-factor": "YaRN eq. 22; sglang PR #33558, TensorRT-LLM PR #16379, exllamav3 #259",
     "scaling.longrope-switch": "LongRoPE (Phi-3); transformers PR #33129",
     "decode.consistency": "transformers #25104, PR #33129; vLLM #3488, #41236",
+    "kernel.rotation": "flash-attention's apply_rotary_emb and vLLM's rotary kernels take cos/sin from the caller; "
+                       "issue 17 (a wrapper that builds the table tests the wrapper, not the kernel)",
     "autograd.inverse-rotation": "R is orthogonal: d(R x)/dx = R, so the gradient is R^T g = R(-p) g",
     "sinusoidal.conformance": "Vaswani et al. 2017 (arXiv 1706.03762); tensor2tensor, fairseq, GPT-J layouts; seed tutorial 000",
     "sinusoidal.norm": "seed tutorial 000 (||PE(p)|| = 4.00 at d = 32)",

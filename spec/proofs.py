@@ -515,6 +515,8 @@ PROOFS: dict[str, Proof] = {
                                            "(spec.scaling.table_variant); the property checks the implementation at L and L + 1"),
     "decode.consistency": _tested("a property of a decoder's cache: the definition has no cache. dynamic NTK's tables differ "
                                   "between lengths (scaling.dynamic-length), which is why cached keys can go stale"),
+    "kernel.rotation": _definition("the rotation by a given cos and sin is the definition (spec.definitions.rotate); the "
+                                   "property checks the kernel against it, formed exactly"),
     "autograd.inverse-rotation": Proof(BOUNDED, autograd_inverse_rotation, ("R: reflection", "R: shear", "R: plus a bias")),
     "sinusoidal.conformance": _definition("PE(p) is defined by these values (spec.definitions.pe_pair); the property checks "
                                           "the implementation against them"),

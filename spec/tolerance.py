@@ -239,6 +239,9 @@ BY_INVARIANT: dict[str, str] = {
     "scaling.longrope-switch": "as scaling.bounded, at seq_len L and L + 1",
     "decode.consistency": "component_bound of the cached and the fresh key, plus the reference's own error "
                           "(FAST_REFERENCE_ERROR where fast_reference_suffices)",
+    "kernel.rotation": "strict_bound: K_ROT u_out of the pair norm, at every angle (the table is given, exactly "
+                       "rounded, so no angle error enters); the reference rotation is formed in double-double; "
+                       "pass-through dims exact",
     "autograd.inverse-rotation": "component_bound of the upstream gradient rotated back, in the input layout",
     "sinusoidal.conformance": "component_bound of a unit pair at that position",
     "sinusoidal.norm": "sum over pairs of 2 (|y| + tau) tau from component_bound, plus d float64 ulp for the sum",

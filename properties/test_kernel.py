@@ -1,0 +1,102 @@
+"""Spec section "kernel": an apply kernel, kernel(x, cos, sin), checked on its own (ropespec check --form kernel).
+
+The table comes from ropespec, exactly rounded to the output dtype, so nothing of the angle or of the
+frequencies enters: the kernel's arithmetic, pairing, sign and strides are checked to the rotation's own
+bound, K_ROT u of the pair norm, at angles drawn from every position. A kernel that fails is named from
+evidence: the same output with sin negated (direction), with another convention's pairs (convention), or
+with the table read at the wrong index (layout).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from implementations.contract import Failure, Fault
+from properties.assertions import assert_close
+from properties.framework import expect_strategy, pair_norms, per_dim, pinned_expects, pinned_positions, rope_property
+from properties.strategies import make_vectors, positions, vectors
+from spec import tolerance
+from spec.angles import cos_sin, theta_hi_lo, two_prod, two_sum
+from spec.dtypes import round_to
+from spec.expectation import CONVENTIONS
+
+
+def table(e, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """cos and sin of p theta_i per row and pair, exactly rounded to the output dtype (the attention factor is
+    not in them: a kernel rotates; a table that carries the factor is the table builder's business)."""
+    hi, lo, _ = theta_hi_lo(e, int(pos.max()) + 1 if pos.size else None)
+    c, s = cos_sin(np.asarray(pos, dtype=np.float64)[:, None], hi, lo)
+    return round_to(c, e.dtype), round_to(s, e.dtype)
+
+
+def rotated(e, x: np.ndarray, c: np.ndarray, s: np.ndarray, *, pairs=None, sign: float = 1.0) -> np.ndarray:
+    """The rotation of x by the given table, formed in double-double (exact to 2^-100 of the pair norm, so the
+    reference adds nothing to the bound): (x_a c - x_b s, x_a s + x_b c) written where ``pairs`` say
+    (a, b, out_a, out_b; default the expectation's own), pass-through dims copied."""
+    a, b, oa, ob = pairs or e.pair_index()
+    xa, xb = x[:, a], x[:, b]
+    out = x.copy()
+    for dst, (u, v, w, z) in ((oa, (xa, c, xb, -sign * s)), (ob, (xa, sign * s, xb, c))):
+        p1, e1 = two_prod(u, v)
+        p2, e2 = two_prod(w, z)
+        hi, lo = two_sum(p1, p2)
+        out[:, dst] = hi + (lo + e1 + e2)
+    return out
+
+
+def _cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject, partial=None), label="expect")
+        n = draw(st.integers(1, 8), label="n")
+        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
+        return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x")}
+
+    return build()
+
+
+def _pinned(subject):
+    pos = np.array(pinned_positions(subject), dtype=np.int64)
+    return [{"expect": e, "positions": pos, "x": make_vectors(e, len(pos))} for e in pinned_expects(subject)]
+
+
+@rope_property("kernel.rotation", cases=_cases, pinned=_pinned)
+def test_rotation(bind, case):
+    e, pos, x = case["expect"], case["positions"], case["x"]
+    c, s = table(e, pos)
+    call = bind(e).kernel(x, c, s)
+    if call.input_mutated:
+        raise Fault(f"kernel(x, cos, sin) wrote into its argument {call.input_mutated} (a kernel that writes its "
+                    f"result into x is declared in place, issue 17's --inplace)", "input-mutated")
+    want = rotated(e, x, c, s)
+    bound = per_dim(e, tolerance.strict_bound(e, pair_norms(e, x)))  # pass-through dims: 0, exact
+    try:
+        return assert_close("kernel(x, cos, sin)", call.out, want, bound, call=f"angles of positions {pos.tolist()}",
+                            dtype=e.dtype, index_names=("row", "dim"))
+    except Failure as err:
+        word, evidence = _name(e, x, c, s, call.out, bound)
+        raise Failure(f"{err.message}" + (f" -- {word}: {evidence}" if word else ""), word or "not-a-rotation",
+                      err.ratio) from None
+
+
+def _name(e, x, c, s, got, bound) -> tuple[str | None, str]:
+    """The fault whose model reproduces the output within the bound: sin negated, another convention's pairs,
+    or the per-pair table read at index 2i (per-dim indexing) or a per-dim table read at i."""
+    # a model's own pairs may not be the expected ones: its rounding is bounded by the row's norm, not a pair's
+    loose = np.maximum(bound, tolerance.strict_bound(e, tolerance.pairing_free_norm(x)))  # (n, d) with (n, 1)
+
+    def fits(y):
+        return np.all(np.abs(got - y) <= loose)
+
+    if fits(rotated(e, x, c, s, sign=-1.0)):
+        return "direction", "the output is the rotation with sin negated: it turns by -p theta_i"
+    for other in CONVENTIONS:
+        if other != e.convention and fits(rotated(e, x, c, s, pairs=e.replace(convention=other).pair_index())):
+            return "convention", f"the output is the rotation of {other} pairs, not {e.convention}"
+    k = e.n_pairs
+    at_2i = (2 * np.arange(k)) % k  # a per-dim index (2i, interleaved) into a table of one value per pair
+    if k > 1 and fits(rotated(e, x, c[:, at_2i], s[:, at_2i])):
+        return "layout", ("pair i is turned by the table's entry 2i mod r/2: the kernel indexes one value per dim in "
+                          "a table of one per pair")
+    return None, ""
