@@ -40,6 +40,7 @@ SHIPPED = (
     Shipped("numpy", "implementations.numpy_rope:make", "numpy", ("float64", "float32")),
     Shipped("torch", "implementations.torch_rope:make", "torch", ("float64", "float32", "float16", "bfloat16")),
     Shipped("numpy-decode", "implementations.numpy_decode:make", "numpy", ("float64",)),
+    Shipped("numpy-table", "implementations.numpy_table:make", "numpy", ("float32",), "table"),
     Shipped("numpy-kernel", "implementations.numpy_kernel:make", "numpy", ("float32",), "kernel"),
     Shipped("sinusoidal", "implementations.sinusoidal:make", "numpy", ("float64",), "sinusoidal"),
     Shipped("integer-index", "implementations.toy_encodings:integer_index", "numpy", ("float64",), "sinusoidal"),
@@ -51,7 +52,7 @@ SHIPPED = (
 )
 
 #: what each kind of implementation is called with (ropespec check --family)
-KINDS = ("rope", "kernel", "sinusoidal", "learned", "attention")
+KINDS = ("rope", "table", "kernel", "sinusoidal", "learned", "attention")
 
 
 def reference_of(fn: Callable) -> tuple[dict | None, str | None]:

@@ -180,6 +180,21 @@ class Bound:
     def __call__(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
         return self.call(x, positions).out
 
+    def table(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Table form: table(positions) -> (cos, sin), each (n, rotary_dim/2) float64, one value per pair (a
+        per-dim table is checked for its duplicated dims and reduced in the worker)."""
+        return self._op("table", np.asarray(positions, dtype=np.int64))
+
+    def rotate_by_table(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """The RoPE the table defines, f(x, p) = R(table(p)) x (spec.definitions.rotate in float64): what the
+        diagnoses, the fingerprint and the precision sweep measure."""
+        c, s = self.table(positions)
+        a, b, oa, ob = self.expect.pair_index()
+        x = np.asarray(x, dtype=np.float64)
+        out = x.copy()
+        out[:, oa], out[:, ob] = x[:, a] * c - x[:, b] * s, x[:, a] * s + x[:, b] * c
+        return out
+
     def kernel(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> Call:
         """Kernel form: kernel(x, cos, sin) with one cos and one sin per pair, shape (n, rotary_dim/2) (spread
         per dim in the worker when the kernel declares ``table = "dim"``)."""
@@ -247,7 +262,8 @@ class Subject:
     expect: Expect | None = None
     device: str = "cpu"
     skip_reason: str | None = None
-    kind: str = "rope"  # rope: f(x, positions); decode: prefill/step; kernel: kernel(x, cos, sin); sinusoidal: pe(positions, d);
+    kind: str = "rope"  # rope: f(x, positions); decode: prefill/step; kernel: kernel(x, cos, sin); table:
+    # table(positions) -> (cos, sin); sinusoidal: pe(positions, d);
     # learned: table(positions) with max_len = max_position; attention: attend(q, k, v, positions, causal)
     expected_failures: dict = field(default_factory=dict)  # invariant id -> documented reason
     promise: dict = field(default_factory=dict)  # a factory's own precision class (make.promise), drawn with
@@ -302,6 +318,8 @@ class Subject:
         """The implementation as one function f(x, positions) for ``expect`` (fingerprint, precision): the
         bound function, or for a decode-mode factory a fresh decoder prefilled with the rows at each call."""
         f = self.bind(expect)
+        if self.kind == "table":
+            return f.rotate_by_table
         if self.kind not in ("decode", "attention-decode"):
             return f
         return lambda x, positions: self.fresh(expect).prefill(x, positions)

@@ -39,7 +39,8 @@ from spec.expectation import Expect
 
 #: the number of required arguments a plain (not factory) TARGET takes, per kind, and how it reads
 PLAIN_SHAPES = {"rope": (2, "(x, positions)"), "sinusoidal": (2, "(positions, d)"),
-                "attention": (5, "(q, k, v, positions, causal)"), "kernel": (3, "(x, cos, sin)")}
+                "attention": (5, "(q, k, v, positions, causal)"), "kernel": (3, "(x, cos, sin)"),
+                "table": (1, "(positions)")}
 
 #: how a kernel takes its table (``kernel.table``, default "dim"): one cos and one sin per pair, shape
 #: (n, rotary_dim/2), or per dim, shape (n, rotary_dim), both dims of pair i holding its value, in the
@@ -124,6 +125,8 @@ def describe_loaded(obj: Callable, kind: str, label: str) -> dict:
     except TargetError as e:
         info["error"] = f"{label}: {e}"
         return info
+    if kind == "table" and info["mode"] == "factory" and _sole_parameter(obj).lower().startswith("position"):
+        info["mode"] = "plain"  # table(positions): one argument, as a factory's, told apart by its name
     ef = getattr(obj, "expected_failures", {})
     info["expected_failures"] = {str(k): str(v) for k, v in dict(ef).items()} if isinstance(ef, dict) else {}
     promise = getattr(obj, "promise", None)  # the precision class a factory promises: angle/inv_freq dtypes
@@ -143,6 +146,13 @@ def describe_loaded(obj: Callable, kind: str, label: str) -> dict:
         if n != want[0]:
             info["error"] = f"{label}: must take {want[1]} or (expect); its signature is {sig}"
     return info
+
+
+def _sole_parameter(obj: Callable) -> str:
+    try:
+        return next(iter(inspect.signature(obj).parameters))
+    except (TypeError, ValueError, StopIteration):
+        return ""
 
 
 # -- calling ---------------------------------------------------------------------------------------
@@ -232,6 +242,8 @@ class Host:
                 self.op_pe(fn, e, pos)
             elif self.kind == "learned":
                 self.op_lookup(fn, e, pos[:1])
+            elif self.kind == "table":
+                self.op_table(fn, e, pos)
             elif self.kind == "kernel":
                 half = np.full((2, e.rotary_dim // 2), 0.5)
                 self.op_kernel(fn, e, np.full((2, e.head_dim), 0.5), half, half)
@@ -300,6 +312,34 @@ class Host:
         mutated = next((name for name, v, k in zip(("x", "cos", "sin"), (nx, nc, ns), keep)
                         if not arrays.same(v, k, self.array)), None)
         return self._rows(out, e, tuple(np.shape(x))), mutated
+
+    def op_table(self, fn, e: Expect, positions):
+        """table(positions) -> (cos, sin): each (n, rotary_dim/2), one value per pair, or (n, rotary_dim), one per
+        dim, whose two dims of every pair must agree bit for bit; handed back per pair as float64."""
+        out = self._call("table(positions)", fn, self._positions(positions, e))
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise Fault(f"returned {type(out).__name__}, expected a pair (cos, sin)", "shape")
+        n, k = len(positions), e.rotary_dim // 2
+        got = []
+        for name, t in zip(("cos", "sin"), out):
+            shape = tuple(np.shape(t))
+            if shape not in ((n, k), (n, 2 * k)):
+                raise Fault(f"returned {name} of shape {shape}, expected ({n}, {k}) (one value per pair) or "
+                            f"({n}, {2 * k}) (one per dim)", "shape")
+            got.append(self._rows(t, e, shape))
+        if got[0].shape != got[1].shape:
+            raise Fault(f"returned cos of shape {got[0].shape} and sin of shape {got[1].shape}", "shape")
+        if got[0].shape[1] == 2 * k:
+            _, _, oa, ob = e.pair_index()
+            for name, t in zip(("cos", "sin"), got):
+                differ = np.flatnonzero((t[:, oa] != t[:, ob]).any(axis=0))
+                if differ.size:
+                    i = int(differ[0])
+                    raise Fault(f"the two dims of pair {i} in the per-dim {name} table differ ({t[:, oa][:, i].tolist()[:3]} "
+                                f"vs {t[:, ob][:, i].tolist()[:3]}): one value per pair must be duplicated bit for bit "
+                                f"where the {e.convention} convention writes the pair", "layout")
+            got = [t[:, oa] for t in got]
+        return got[0], got[1]
 
     def op_prefill(self, fn, e, x, positions, rows=None):
         nx, npos = self._native(x, positions, e)
@@ -382,7 +422,8 @@ def _some(out, rows, convert):
 OP_NAMES = {"call": "f(x, positions)", "prefill": "prefill", "step": "step", "pe": "pe(positions, d)",
             "lookup": "table(positions)", "attend": "attend(q, k, v, positions, causal)",
             "attend_prefill": "prefill", "attend_step": "step", "grad": "f(x, positions) with autograd",
-            "parameters": "the table's parameter count", "kernel": "kernel(x, cos, sin)"}
+            "parameters": "the table's parameter count", "kernel": "kernel(x, cos, sin)",
+            "table": "table(positions)"}
 
 
 class Watchdog:

@@ -414,6 +414,16 @@ def run_property(
 _MEASURED = ("scaling", "attention-factor", "direction", "double-rotation", "position-offset", "base", "angle-precision")
 
 
+#: the kinds the RoPE diagnoses name: apply functions, and table builders through the RoPE their table defines
+_DIAGNOSED = ("rope", "table")
+
+
+def _as_rope(subject: Subject, expect: Expect):
+    """The implementation as f(x, positions) for the diagnoses: the bound function, or R(table(p)) x."""
+    f = subject.bind(expect)
+    return f.rotate_by_table if subject.kind == "table" else f
+
+
 def _expect_of(res: Result, subject: Subject) -> Expect | None:
     expect = subject.expect
     if expect is None and res.counterexample and isinstance(res.counterexample.get("expect"), dict):
@@ -424,7 +434,7 @@ def _expect_of(res: Result, subject: Subject) -> Expect | None:
 def _root_cause(res: Result, subject: Subject) -> None:
     """One root cause, one word: a failure named from a measurement says "follows from <word>" and takes
     that word when the implementation has a structural fault (properties.diagnose.root_cause)."""
-    if subject.kind != "rope" or res.diagnosis not in _MEASURED:
+    if subject.kind not in _DIAGNOSED or res.diagnosis not in _MEASURED:
         return
     expect = _expect_of(res, subject)
     if expect is None:
@@ -432,7 +442,7 @@ def _root_cause(res: Result, subject: Subject) -> None:
     from properties.diagnose import root_cause
 
     try:
-        found = root_cause(subject.bind(expect), expect)
+        found = root_cause(_as_rope(subject, expect), expect)
     except (Unsupported, Failure):
         return
     if found and found[0] != res.diagnosis:
@@ -442,7 +452,7 @@ def _root_cause(res: Result, subject: Subject) -> None:
 
 def _diagnose(res: Result, subject: Subject) -> None:
     """Name the fault of a failure that came without a diagnosis, from evidence (properties.diagnose)."""
-    if res.diagnosis is not None or subject.kind != "rope":
+    if res.diagnosis is not None or subject.kind not in _DIAGNOSED:
         res.diagnosis = res.diagnosis or "unknown"
         return
     expect = _expect_of(res, subject)
@@ -451,7 +461,7 @@ def _diagnose(res: Result, subject: Subject) -> None:
         from properties.diagnose import diagnose
 
         try:
-            found = diagnose(subject.bind(expect), expect)
+            found = diagnose(_as_rope(subject, expect), expect)
         except (Unsupported, Failure):
             found = None
     if found:

@@ -77,9 +77,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="what TARGET computes: rope f(x, positions) (default), sinusoidal pe(positions, d), learned "
                         "make(expect) -> table(positions), attention attend(q, k, v, positions, causal)")
     c.add_argument("--form", choices=FORMS, default="apply",
-                   help="with the rope family, which function TARGET is: apply f(x, positions) (default), or kernel "
-                        "kernel(x, cos, sin), rotating by the table it is given (ropespec supplies it; the function's "
-                        "table attribute says 'dim' (default: one value per dim, shape (n, rotary_dim)) or 'pair')")
+                   help="with the rope family, which function TARGET is: apply f(x, positions) (default); table "
+                        "table(positions) -> (cos, sin), the cos/sin cache builder, per pair (n, rotary_dim/2) or per "
+                        "dim (n, rotary_dim); or kernel kernel(x, cos, sin), rotating by the table it is given "
+                        "(ropespec supplies it; the function's table attribute says 'dim' (default) or 'pair')")
     c.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: the expectation's, float32)")
     c.add_argument("--max-position", type=int, metavar="N", help="largest position tested is N-1 (default: 131072)")
     c.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE, help=f"hypothesis profile (default: {DEFAULT_PROFILE})")
@@ -115,6 +116,9 @@ def _parser() -> argparse.ArgumentParser:
     fpp.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: float32)")
     fpp.add_argument("--max-position", type=int, metavar="N", help="probe positions up to N-1 (default: the expectation's)")
     fpp.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
+    fpp.add_argument("--form", choices=("apply", "table"), default="apply",
+                     help="apply f(x, positions) (default), or table table(positions) -> (cos, sin): probed through "
+                          "the RoPE its table defines")
     _timeouts(fpp)
     fpp.add_argument("--json", metavar="PATH", help="write the fingerprint as JSON")
 
@@ -197,7 +201,7 @@ def _lab(args: argparse.Namespace, console: Console) -> int:
 
 
 #: the forms of RoPE code --form takes (issue 17 adds table, qk, vllm)
-FORMS = ("apply", "kernel")
+FORMS = ("apply", "table", "kernel")
 
 
 def _kind(args: argparse.Namespace) -> str:
@@ -476,7 +480,7 @@ def _fingerprint(args: argparse.Namespace, console: Console) -> int:
     json_path = writable("--json", args.json)
     [subject] = build_subjects([args.target], expect=expect, array=args.array, dtype=args.dtype,
                                max_position=args.max_position, device=args.device, timeout=args.timeout,
-                               warmup_timeout=args.warmup_timeout)
+                               warmup_timeout=args.warmup_timeout, kind="table" if args.form == "table" else "rope")
     try:
         fp = fingerprint(_bound(subject, args.target, console), subject.expect)
     except Failure as ex:

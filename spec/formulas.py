@@ -74,6 +74,7 @@ FORMULAS: dict[str, Formula] = {
                                                                 sp.Symbol("S_i")))),
                                (r"C_i, S_i = \mathrm{round}(\cos p\theta_i), \mathrm{round}(\sin p\theta_i)",
                                 "C_i, S_i = cos pθ_i, sin pθ_i rounded to the output dtype")),
+    "table.angles": Formula(_eq(pair(sp.Function("table")(p), i), sp.Tuple(g * sp.cos(p * theta_p), g * sp.sin(p * theta_p)))),
     "autograd.inverse-rotation": Formula(_eq(sp.Function("grad_x")(dot(f(x, p), G)), R(-p * theta) * G)),
     "sinusoidal.conformance": Formula(_eq(pair(PE(p), i), sp.Tuple(*definitions.pe_pair(p * theta_i, sp.cos, sp.sin)))),
     "sinusoidal.norm": Formula(_eq(norm(PE(p)) ** 2, d / 2)),

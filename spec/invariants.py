@@ -138,6 +138,14 @@ _ENTRIES += [
         ("kernel",),
     ),
     Invariant(
+        "table.angles",
+        "table",
+        "A cos/sin table builder gives, for every position and pair, (g cos p theta'_i, g sin p theta'_i) to within the "
+        "error bound of the expectation's precision class, one value per pair or one per dim (the two dims of a pair "
+        "bit for bit equal).",
+        ("table",),
+    ),
+    Invariant(
         "autograd.inverse-rotation",
         "autograd",
         "The gradient with respect to x is the inverse rotation of the upstream gradient, R(-p) g, and "
@@ -254,6 +262,8 @@ _SOURCES = {
     "decode.consistency": "transformers #25104, PR #33129; vLLM #3488, #41236",
     "kernel.rotation": "flash-attention's apply_rotary_emb and vLLM's rotary kernels take cos/sin from the caller; "
                        "issue 17 (a wrapper that builds the table tests the wrapper, not the kernel)",
+    "table.angles": "transformers' RotaryEmbedding.forward (cos, sin per dim, times attention_scaling); vLLM's "
+                    "cos_sin_cache (per pair); issue 17",
     "autograd.inverse-rotation": "R is orthogonal: d(R x)/dx = R, so the gradient is R^T g = R(-p) g",
     "sinusoidal.conformance": "Vaswani et al. 2017 (arXiv 1706.03762); tensor2tensor, fairseq, GPT-J layouts; seed tutorial 000",
     "sinusoidal.norm": "seed tutorial 000 (||PE(p)|| = 4.00 at d = 32)",

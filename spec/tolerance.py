@@ -242,6 +242,8 @@ BY_INVARIANT: dict[str, str] = {
     "kernel.rotation": "strict_bound: K_ROT u_out of the pair norm, at every angle (the table is given, exactly "
                        "rounded, so no angle error enters); the reference rotation is formed in double-double; "
                        "pass-through dims exact",
+    "table.angles": "component_bound of a pair of norm g (the table is the rotation of (1, 0)), plus the reference's "
+                    "own error; the two dims of a per-dim table exact (bit for bit)",
     "autograd.inverse-rotation": "component_bound of the upstream gradient rotated back, in the input layout",
     "sinusoidal.conformance": "component_bound of a unit pair at that position",
     "sinusoidal.norm": "sum over pairs of 2 (|y| + tau) tau from component_bound, plus d float64 ulp for the sum",

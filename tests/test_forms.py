@@ -1,4 +1,5 @@
-"""--form kernel: an apply kernel checked as it is, through the command line a user runs."""
+"""--form table and --form kernel: a table builder and an apply kernel checked as they are, through the
+command line a user runs."""
 
 import textwrap
 
@@ -33,6 +34,16 @@ badly_declared.table = "rows"
 def in_place(x, cos, sin):
     x[:] = per_dim(x, cos, sin)
     return x
+
+def hf_table(positions):  # a rotary-embedding module's forward: (n, r) per dim, [c | c]
+    inv = 10000.0 ** (-np.arange(0, 128, 2) / 128)
+    freqs = positions[:, None].astype(np.float64) * inv
+    emb = np.concatenate([freqs, freqs], axis=1)
+    return np.cos(emb).astype(np.float32), np.sin(emb).astype(np.float32)
+
+def vllm_table(positions):  # vLLM's cos_sin_cache rows: one value per pair
+    c, s = hf_table(positions)
+    return c[:, :64], s[:, :64]
 '''
 
 
@@ -65,3 +76,20 @@ def test_form_belongs_to_the_rope_family(capsys, kernels):
     assert main(["check", f"{kernels}:per_dim", "--form", "kernel", "--family", "sinusoidal"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--form kernel" in err[0], err
+
+
+@pytest.mark.parametrize("name", ["hf_table", "vllm_table"])
+def test_a_table_builder_taking_positions_passes_per_dim_or_per_pair(capsys, kernels, name):
+    """table(positions) is a plain function (its one argument is named positions), checked under llama2-7b's
+    expectation; the per-dim table's duplicated halves agree. Its float32 angle: the default class."""
+    code = main(["check", f"{kernels}:{name}", "--form", "table", "--expect", "llama2-7b", "--seed", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "table.angles" in out and "1 passed, 0 failed" in out
+
+
+def test_the_fingerprint_reads_a_table_builder(capsys):
+    code = main(["fingerprint", "implementations.zoo.table_wrong_base:make", "--form", "table", "--expect",
+                 '{"head_dim": 64}', "--max-position", "4096"])
+    out = capsys.readouterr().out
+    assert code == 0 and "base: 10000" in out and "pairing: half" in out, out
