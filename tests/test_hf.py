@@ -65,6 +65,20 @@ def test_transformers_llama_rotary_passes_conformance(preset, dtype):
         assert result.status == "pass", result.message
 
 
+@pytest.mark.parametrize("target, preset", [("llama_table", "llama3.1-8b"), ("qwen2_table", "qwen2.5-7b-yarn"),
+                                            ("deepseek_v3_table", "deepseek-v3"), ("gpt_neox_table", "gpt-neox-20b")])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_transformers_rotary_embedding_as_a_table_passes(target, preset, dtype):
+    """--form table on the model type's own RotaryEmbedding.forward: per-dim cos/sin with the attention factor in
+    them (YaRN), the rope_interleave model's half-layout table, partial rotary; float32 and bfloat16."""
+    import properties.test_table  # noqa: F401  (registers table.angles)
+
+    [subject] = build_subjects([f"implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
+                               dtype=dtype, kind="table")
+    result = run_property(PROPERTIES["angles"], subject, profile="dev", seed_value=0)
+    assert result.status == "pass", result.message
+
+
 def test_transformers_dynamic_ntk_cache_is_caught():
     """transformers #25104: the dynamic table is cached across calls, so the same call answers
     differently depending on the calls before it."""

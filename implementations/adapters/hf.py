@@ -150,6 +150,39 @@ def factory(model_type: str):
     return make
 
 
+def table_factory(model_type: str):
+    """make(expect) returning transformers' ``model_type`` rotary embedding as a table builder (ropespec check
+    --form table): table(positions) -> (cos, sin), each (n, rotary_dim) in x's dtype, as the module's forward
+    returns them for one sequence (attention factor included)."""
+    m = MODEL_TYPES[model_type]
+    if m.call != "qk":
+        raise ValueError(f"{model_type}'s table is a fixed sin/cos buffer read inside its attention, not a module output")
+
+    def make(expect):
+        try:
+            import torch
+            modeling = importlib.import_module(f"transformers.models.{m.module}.modeling_{m.module}")
+        except ImportError:
+            raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+        _decline(m, model_type, expect)
+        rotary = getattr(modeling, m.rotary)(config_for(expect, model_type))
+        extra = (m.layer_type,) if m.layer_type else ()
+        dtype = getattr(torch, expect.dtype)
+
+        def table(positions: "torch.Tensor"):
+            rotary.to(positions.device)
+            x = torch.zeros((1, 1, len(positions), expect.head_dim), dtype=dtype, device=positions.device)
+            with torch.no_grad():
+                cos, sin = rotary(x, positions[None], *extra)
+            return cos[0], sin[0]
+
+        return table
+
+    make.__name__ = make.__qualname__ = f"{model_type}_table"
+    make.__doc__ = f"transformers' {m.rotary}.forward as a cos/sin table builder. {m.note}".strip()
+    return make
+
+
 # one factory per model type, loadable as implementations.adapters.hf:<model_type>
 llama = make = factory("llama")
 mistral = factory("mistral")
@@ -162,3 +195,12 @@ gpt_oss = factory("gpt_oss")
 deepseek_v3 = factory("deepseek_v3")
 gptj = factory("gptj")
 codegen = factory("codegen")
+# the table builders of the same model types (--form table), as implementations.adapters.hf:<model_type>_table
+llama_table = table_factory("llama")
+mistral_table = table_factory("mistral")
+qwen2_table = table_factory("qwen2")
+gemma_table = table_factory("gemma")
+phi3_table = table_factory("phi3")
+gpt_neox_table = table_factory("gpt_neox")
+gpt_oss_table = table_factory("gpt_oss")
+deepseek_v3_table = table_factory("deepseek_v3")
