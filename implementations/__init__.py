@@ -42,6 +42,7 @@ SHIPPED = (
     Shipped("numpy-decode", "implementations.numpy_decode:make", "numpy", ("float64",)),
     Shipped("numpy-table", "implementations.numpy_table:make", "numpy", ("float32",), "table"),
     Shipped("numpy-kernel", "implementations.numpy_kernel:make", "numpy", ("float32",), "kernel"),
+    Shipped("numpy-qk", "implementations.numpy_qk:make", "numpy", ("float32",), "qk"),
     Shipped("sinusoidal", "implementations.sinusoidal:make", "numpy", ("float64",), "sinusoidal"),
     Shipped("integer-index", "implementations.toy_encodings:integer_index", "numpy", ("float64",), "sinusoidal"),
     Shipped("length-normalised", "implementations.toy_encodings:length_normalised", "numpy", ("float64",), "sinusoidal"),
@@ -52,7 +53,7 @@ SHIPPED = (
 )
 
 #: what each kind of implementation is called with (ropespec check --family)
-KINDS = ("rope", "table", "kernel", "sinusoidal", "learned", "attention")
+KINDS = ("rope", "table", "kernel", "qk", "sinusoidal", "learned", "attention")
 
 
 def reference_of(fn: Callable) -> tuple[dict | None, str | None]:

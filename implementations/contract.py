@@ -195,6 +195,11 @@ class Bound:
         out[:, oa], out[:, ob] = x[:, a] * c - x[:, b] * s, x[:, a] * s + x[:, b] * c
         return out
 
+    def qk(self, q: np.ndarray, k: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """qk form: transformers' apply(q, k, cos, sin) with q (b, h_q, s, d), k (b, h_kv, s, d) and the table per
+        pair (b, s, rotary_dim/2), spread per dim in the worker: (q_embed, k_embed) as float64."""
+        return self._op("qk", *(np.asarray(v, dtype=np.float64) for v in (q, k, cos, sin)))
+
     def kernel(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> Call:
         """Kernel form: kernel(x, cos, sin) with one cos and one sin per pair, shape (n, rotary_dim/2) (spread
         per dim in the worker when the kernel declares ``table = "dim"``)."""

@@ -40,7 +40,7 @@ from spec.expectation import Expect
 #: the number of required arguments a plain (not factory) TARGET takes, per kind, and how it reads
 PLAIN_SHAPES = {"rope": (2, "(x, positions)"), "sinusoidal": (2, "(positions, d)"),
                 "attention": (5, "(q, k, v, positions, causal)"), "kernel": (3, "(x, cos, sin)"),
-                "table": (1, "(positions)")}
+                "table": (1, "(positions)"), "qk": (4, "(q, k, cos, sin)")}
 
 #: how a kernel takes its table (``kernel.table``, default "dim"): one cos and one sin per pair, shape
 #: (n, rotary_dim/2), or per dim, shape (n, rotary_dim), both dims of pair i holding its value, in the
@@ -244,6 +244,9 @@ class Host:
                 self.op_lookup(fn, e, pos[:1])
             elif self.kind == "table":
                 self.op_table(fn, e, pos)
+            elif self.kind == "qk":
+                x, half = np.full((1, 1, 2, e.head_dim), 0.5), np.full((1, 2, e.rotary_dim // 2), 0.5)
+                self.op_qk(fn, e, x, x, half, half)
             elif self.kind == "kernel":
                 half = np.full((2, e.rotary_dim // 2), 0.5)
                 self.op_kernel(fn, e, np.full((2, e.head_dim), 0.5), half, half)
@@ -341,6 +344,27 @@ class Host:
             got = [t[:, oa] for t in got]
         return got[0], got[1]
 
+    def op_qk(self, fn, e: Expect, q, k, cos, sin):
+        """apply(q, k, cos, sin) as transformers calls it: q (b, h_q, s, d), k (b, h_kv, s, d), cos and sin given per
+        pair (b, s, rotary_dim/2) and handed over per dim (b, s, rotary_dim), or per pair when the function says
+        ``table = "pair"`` (GPT-OSS): (q_embed, k_embed) as float64."""
+        shape = getattr(fn, "table", "dim")
+        if shape not in TABLE_SHAPES:
+            raise Fault(f"declares table = {shape!r}; apply takes its cos/sin per 'dim' (the default) or per 'pair'",
+                        "shape")
+        if shape == "dim":
+            _, _, oa, ob = e.pair_index()
+            b, s_ = cos.shape[:2]
+            cos, sin = (_per_dim(t.reshape(b * s_, -1), oa, ob, e.rotary_dim).reshape(b, s_, -1) for t in (cos, sin))
+        if self.array == "list":
+            raise Unsupported("the qk form takes 4-d numpy arrays or torch tensors, not nested lists")
+        native = [self._native(v.reshape(-1, v.shape[-1]), np.zeros(1, np.int64), e)[0] for v in (q, k, cos, sin)]
+        shaped = [v.reshape(t.shape) for v, t in zip(native, (q, k, cos, sin))]
+        out = self._call("apply(q, k, cos, sin)", fn, *shaped)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise Fault(f"returned {type(out).__name__}, expected a pair (q_embed, k_embed)", "shape")
+        return self._rows(out[0], e, tuple(q.shape)), self._rows(out[1], e, tuple(k.shape))
+
     def op_prefill(self, fn, e, x, positions, rows=None):
         nx, npos = self._native(x, positions, e)
         return _some(self._call("prefill", fn.prefill, nx, npos), rows, lambda out, r: self._rows(out, e, (len(x), e.head_dim), r))
@@ -423,7 +447,7 @@ OP_NAMES = {"call": "f(x, positions)", "prefill": "prefill", "step": "step", "pe
             "lookup": "table(positions)", "attend": "attend(q, k, v, positions, causal)",
             "attend_prefill": "prefill", "attend_step": "step", "grad": "f(x, positions) with autograd",
             "parameters": "the table's parameter count", "kernel": "kernel(x, cos, sin)",
-            "table": "table(positions)"}
+            "table": "table(positions)", "qk": "apply(q, k, cos, sin)"}
 
 
 class Watchdog:

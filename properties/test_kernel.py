@@ -100,3 +100,50 @@ def _name(e, x, c, s, got, bound) -> tuple[str | None, str]:
         return "layout", ("pair i is turned by the table's entry 2i mod r/2: the kernel indexes one value per dim in "
                           "a table of one per pair")
     return None, ""
+
+
+def _qk_cases(subject):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject, partial=None), label="expect")
+        if subject.expect is None or subject.expect.n_heads == 1:  # heads drawn: grouped-query when h_q > h_kv
+            kv = draw(st.integers(1, 2), label="h_kv")
+            e = e.replace(n_kv_heads=kv, n_heads=kv * draw(st.integers(1, 3), label="group"))
+        b, s_ = draw(st.integers(1, 2), label="batch"), draw(st.integers(1, 4), label="seq")
+        # positions per batch row: rows with different offsets (left padding, decode) and equal rows
+        pos = draw(st.lists(positions(max_value=e.max_position), min_size=b * s_, max_size=b * s_), label="positions")
+        return {"expect": e, "positions": np.array(pos, dtype=np.int64).reshape(b, s_),
+                "q": draw(vectors(e, b * e.n_heads * s_), label="q").reshape(b, e.n_heads, s_, e.head_dim),
+                "k": draw(vectors(e, b * e.n_kv_heads * s_), label="k").reshape(b, e.n_kv_heads, s_, e.head_dim)}
+
+    return build()
+
+
+@rope_property("kernel.qk", cases=_qk_cases)
+def test_qk(bind, case):
+    e, pos = case["expect"], case["positions"]
+    b, s_ = pos.shape
+    c, s = table(e, pos.reshape(-1))
+    c, s = c.reshape(b, s_, -1), s.reshape(b, s_, -1)
+    q_out, k_out = bind(e).qk(case["q"], case["k"], c, s)
+    worst = 0.0
+    for name, x, got in (("q_embed", case["q"], q_out), ("k_embed", case["k"], k_out)):
+        h = x.shape[1]
+        rows = x.reshape(-1, e.head_dim)  # (batch, head, seq) order
+        cr, sr = (np.broadcast_to(t[:, None], (b, h, s_, t.shape[-1])).reshape(len(rows), -1) for t in (c, s))
+        want = rotated(e, rows, cr, sr)
+        bound = per_dim(e, tolerance.strict_bound(e, pair_norms(e, rows)))
+        got = np.asarray(got).reshape(len(rows), -1)
+        try:
+            worst = max(worst, assert_close(name, got, want, bound, call=f"apply(q, k, cos, sin), batch {b}, heads "
+                                            f"{e.n_heads}/{e.n_kv_heads}, positions {pos.tolist()}", dtype=e.dtype,
+                                            index_names=("row (batch, head, seq)", "dim")))
+        except Failure as err:
+            word, evidence = _name(e, rows, cr, sr, got, bound)
+            c0, s0 = (np.broadcast_to(t[:1, None], (b, h, s_, t.shape[-1])).reshape(len(rows), -1) for t in (c, s))
+            if word is None and b > 1 and np.all(np.abs(got - rotated(e, rows, c0, s0)) <= bound):
+                word, evidence = "layout", (f"every batch row of {name} is rotated by batch row 0's table: the positions "
+                                            f"of the other rows (left padding, other offsets) are ignored")
+            raise Failure(f"{err.message}" + (f" -- {word}: {evidence}" if word else ""), word or "not-a-rotation",
+                          err.ratio) from None
+    return worst

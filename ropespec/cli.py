@@ -80,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="with the rope family, which function TARGET is: apply f(x, positions) (default); table "
                         "table(positions) -> (cos, sin), the cos/sin cache builder, per pair (n, rotary_dim/2) or per "
                         "dim (n, rotary_dim); or kernel kernel(x, cos, sin), rotating by the table it is given "
-                        "(ropespec supplies it; the function's table attribute says 'dim' (default) or 'pair')")
+                        "(ropespec supplies it; the function's table attribute says 'dim' (default) or 'pair'); or qk "
+                        "apply(q, k, cos, sin) -> (q_embed, k_embed), transformers' signature")
     c.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: the expectation's, float32)")
     c.add_argument("--max-position", type=int, metavar="N", help="largest position tested is N-1 (default: 131072)")
     c.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE, help=f"hypothesis profile (default: {DEFAULT_PROFILE})")
@@ -201,7 +202,7 @@ def _lab(args: argparse.Namespace, console: Console) -> int:
 
 
 #: the forms of RoPE code --form takes (issue 17 adds table, qk, vllm)
-FORMS = ("apply", "table", "kernel")
+FORMS = ("apply", "table", "kernel", "qk")
 
 
 def _kind(args: argparse.Namespace) -> str:

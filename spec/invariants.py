@@ -138,6 +138,14 @@ _ENTRIES += [
         ("kernel",),
     ),
     Invariant(
+        "kernel.qk",
+        "kernel",
+        "transformers' apply(q, k, cos, sin) -> (q_embed, k_embed), q (batch, h_q, seq, d) and k (batch, h_kv, seq, d) "
+        "with h_q a multiple of h_kv, cos and sin (batch, seq, rotary_dim) one value per dim: every head of q and of "
+        "k is rotated by its own batch row's table at its own position, as kernel.rotation.",
+        ("qk",),
+    ),
+    Invariant(
         "table.angles",
         "table",
         "A cos/sin table builder gives, for every position and pair, (g cos p theta'_i, g sin p theta'_i) to within the "
@@ -262,6 +270,7 @@ _SOURCES = {
     "decode.consistency": "transformers #25104, PR #33129; vLLM #3488, #41236",
     "kernel.rotation": "flash-attention's apply_rotary_emb and vLLM's rotary kernels take cos/sin from the caller; "
                        "issue 17 (a wrapper that builds the table tests the wrapper, not the kernel)",
+    "kernel.qk": "transformers' apply_rotary_pos_emb (modeling_llama and the models that copy it); issue 17",
     "table.angles": "transformers' RotaryEmbedding.forward (cos, sin per dim, times attention_scaling); vLLM's "
                     "cos_sin_cache (per pair); issue 17",
     "autograd.inverse-rotation": "R is orthogonal: d(R x)/dx = R, so the gradient is R^T g = R(-p) g",

@@ -93,3 +93,13 @@ def test_the_fingerprint_reads_a_table_builder(capsys):
                  '{"head_dim": 64}', "--max-position", "4096"])
     out = capsys.readouterr().out
     assert code == 0 and "base: 10000" in out and "pairing: half" in out, out
+
+
+def test_the_qk_form_checks_every_head_and_batch_row(capsys):
+    """transformers' signature in numpy passes; the member whose keys take batch row 0's table is named layout."""
+    assert main(["check", "implementations.numpy_qk:make", "--form", "qk", "--seed", "1"]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    code = main(["check", "implementations.zoo.qk_k_table_of_row_0:make", "--form", "qk", "--seed", "1", "--expect",
+                 '{"head_dim": 64, "n_heads": 4, "n_kv_heads": 2}'])
+    out = capsys.readouterr().out
+    assert code == 1 and "[layout]" in out and "batch row 0's table" in out, out

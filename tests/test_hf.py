@@ -79,6 +79,21 @@ def test_transformers_rotary_embedding_as_a_table_passes(target, preset, dtype):
     assert result.status == "pass", result.message
 
 
+@pytest.mark.parametrize("target, preset, dtype", [
+    ("llama_qk", "llama3.1-8b", "float32"), ("llama_qk", "llama3.1-8b", "bfloat16"), ("deepseek_v3_qk", "deepseek-v3", "float32"),
+    ("gpt_neox_qk", "gpt-neox-20b", "bfloat16"), ("gpt_oss_qk", "gpt-oss", "bfloat16")])
+def test_transformers_apply_function_as_qk_passes(target, preset, dtype):
+    """--form qk on the model type's own apply_rotary_pos_emb: batches, grouped-query heads and per-row positions
+    drawn; DeepSeek-V3's interleave variant; GPT-NeoX's partial rotary; GPT-OSS's table of one value per pair
+    (checked per dim it failed: a false failure of correct code, until the adapter said table = "pair")."""
+    import properties.test_kernel  # noqa: F401  (registers kernel.qk)
+
+    [subject] = build_subjects([f"implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
+                               dtype=dtype, kind="qk")
+    result = run_property(PROPERTIES["qk"], subject, profile="dev", seed_value=0)
+    assert result.status == "pass", result.message
+
+
 def test_transformers_dynamic_ntk_cache_is_caught():
     """transformers #25104: the dynamic table is cached across calls, so the same call answers
     differently depending on the calls before it."""

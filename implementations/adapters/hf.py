@@ -36,6 +36,7 @@ class Model:
     scaled: bool = True  # reads rope_parameters (every transformers scaling type); False: a fixed table
     call: str = "qk"  # "qk": apply(q, k, cos, sin), q (b, h, s, d); "gptj": apply(x, sin, cos), x (b, s, h, d)
     layer_type: str | None = None  # Gemma 3: the layer type whose rope_parameters are checked
+    table: str = "dim"  # what its rotary embedding returns and its apply takes: cos/sin per "dim" or per "pair"
     note: str = ""
 
 
@@ -48,7 +49,7 @@ MODEL_TYPES: dict[str, Model] = {
                     note="the full-attention layers' table (sliding layers use the default one)"),
     "phi3": Model("Phi3Config", "phi3", "Phi3RotaryEmbedding", partial=True),
     "gpt_neox": Model("GPTNeoXConfig", "gpt_neox", "GPTNeoXRotaryEmbedding", partial=True),
-    "gpt_oss": Model("GptOssConfig", "gpt_oss", "GptOssRotaryEmbedding"),
+    "gpt_oss": Model("GptOssConfig", "gpt_oss", "GptOssRotaryEmbedding", table="pair"),
     "deepseek_v3": Model("DeepseekV3Config", "deepseek_v3", "DeepseekV3RotaryEmbedding",
                          conventions=("rope_interleave", "half"),
                          note="rope_interleave: apply_rotary_pos_emb_interleave; otherwise apply_rotary_pos_emb"),
@@ -183,6 +184,34 @@ def table_factory(model_type: str):
     return make
 
 
+def qk_factory(model_type: str):
+    """make(expect) returning the model type's own apply function, apply(q, k, cos, sin) -> (q_embed, k_embed),
+    as its attention calls it (ropespec check --form qk)."""
+    m = MODEL_TYPES[model_type]
+    if m.call != "qk":
+        raise ValueError(f"{model_type}'s apply function takes (x, sin, cos), not (q, k, cos, sin)")
+
+    def make(expect):
+        try:
+            importlib.import_module("torch")
+            modeling = importlib.import_module(f"transformers.models.{m.module}.modeling_{m.module}")
+        except ImportError:
+            raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+        _decline(m, model_type, expect)
+        fn = (modeling.apply_rotary_pos_emb_interleave if model_type == "deepseek_v3" and expect.convention ==
+              "rope_interleave" else modeling.apply_rotary_pos_emb)
+
+        def apply(q, k, cos, sin):
+            return fn(q, k, cos, sin)
+
+        apply.table = m.table  # the table layout the model's attention hands it
+        return apply
+
+    make.__name__ = make.__qualname__ = f"{model_type}_qk"
+    make.__doc__ = f"transformers' {model_type} apply_rotary_pos_emb, called as its attention calls it. {m.note}".strip()
+    return make
+
+
 # one factory per model type, loadable as implementations.adapters.hf:<model_type>
 llama = make = factory("llama")
 mistral = factory("mistral")
@@ -204,3 +233,12 @@ phi3_table = table_factory("phi3")
 gpt_neox_table = table_factory("gpt_neox")
 gpt_oss_table = table_factory("gpt_oss")
 deepseek_v3_table = table_factory("deepseek_v3")
+# their apply functions (--form qk), as implementations.adapters.hf:<model_type>_qk
+llama_qk = qk_factory("llama")
+mistral_qk = qk_factory("mistral")
+qwen2_qk = qk_factory("qwen2")
+gemma_qk = qk_factory("gemma")
+phi3_qk = qk_factory("phi3")
+gpt_neox_qk = qk_factory("gpt_neox")
+gpt_oss_qk = qk_factory("gpt_oss")
+deepseek_v3_qk = qk_factory("deepseek_v3")
