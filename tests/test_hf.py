@@ -65,9 +65,10 @@ def test_transformers_llama_rotary_passes_conformance(preset, dtype):
         assert result.status == "pass", result.message
 
 
-@pytest.mark.parametrize("target, preset", [("llama_table", "llama3.1-8b"), ("qwen2_table", "qwen2.5-7b-yarn"),
-                                            ("deepseek_v3_table", "deepseek-v3"), ("gpt_neox_table", "gpt-neox-20b")])
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("target, preset, dtype", [
+    ("llama_table", "llama3.1-8b", "float32"), ("llama_table", "llama3.1-8b", "bfloat16"),
+    ("qwen2_table", "qwen2.5-7b-yarn", "bfloat16"), ("deepseek_v3_table", "deepseek-v3", "float32"),
+    ("gpt_neox_table", "gpt-neox-20b", "bfloat16"), ("gpt_oss_table", "gpt-oss", "float32")])
 def test_transformers_rotary_embedding_as_a_table_passes(target, preset, dtype):
     """--form table on the model type's own RotaryEmbedding.forward: per-dim cos/sin with the attention factor in
     them (YaRN), the rope_interleave model's half-layout table, partial rotary; float32 and bfloat16."""
