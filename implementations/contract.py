@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from spec.definitions import rotate
 from spec.expectation import Expect
 
 
@@ -192,7 +193,7 @@ class Bound:
         a, b, oa, ob = self.expect.pair_index()
         x = np.asarray(x, dtype=np.float64)
         out = x.copy()
-        out[:, oa], out[:, ob] = x[:, a] * c - x[:, b] * s, x[:, a] * s + x[:, b] * c
+        out[:, oa], out[:, ob] = rotate(x[:, a], x[:, b], c, s)
         return out
 
     def qk(self, q: np.ndarray, k: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

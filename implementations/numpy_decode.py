@@ -22,6 +22,7 @@ import numpy as np
 
 from spec import scaling
 from spec.angles import theta_hi_lo
+from spec.definitions import rotate
 
 ARRAY = "numpy"
 _BLOCK = 64
@@ -82,10 +83,8 @@ class Decoder:
         c, s = self._cos_sin(self.pos[rows], theta)
         if g != 1.0:
             c, s = g * c, g * s
-        xa, xb = self.xa[rows], self.xb[rows]
         out = self.out[rows]
-        out[:, self.oa] = xa * c - xb * s
-        out[:, self.ob] = xa * s + xb * c
+        out[:, self.oa], out[:, self.ob] = rotate(self.xa[rows], self.xb[rows], c, s)
 
     def _keys(self, new: int) -> np.ndarray:
         """Rotate the ``new`` keys just appended (and every older one when the table changed); a copy of

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from spec.definitions import rotate as rotate_pair
 from spec.expectation import Expect
 
 DTYPES = ("float64", "float32", "float16")
@@ -21,9 +22,7 @@ def make(expect: Expect):
     def rotate(x, c, s):
         xf = np.asarray(x, dtype=np.float64)
         out = xf.copy()
-        xa, xb = xf[..., a], xf[..., b]
-        out[..., oa] = xa * c - xb * s
-        out[..., ob] = xa * s + xb * c
+        out[..., oa], out[..., ob] = rotate_pair(xf[..., a], xf[..., b], c, s)
         return out.astype(x.dtype)
 
     def apply(q, k, cos, sin):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from spec.angles import cos_sin, theta_hi_lo
+from spec.definitions import rotate
 from spec.expectation import Expect
 
 
@@ -57,7 +58,5 @@ def apply_torch(expect: Expect, x, positions):
 
 def _rotate(expect: Expect, x, c, s, out):
     a, b, oa, ob = expect.pair_index()
-    xa, xb = x[:, a], x[:, b]
-    out[:, oa] = xa * c - xb * s
-    out[:, ob] = xa * s + xb * c
+    out[:, oa], out[:, ob] = rotate(x[:, a], x[:, b], c, s)
     return out

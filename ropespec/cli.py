@@ -201,17 +201,18 @@ def _lab(args: argparse.Namespace, console: Console) -> int:
     return 0 if passed == len(results) else 1
 
 
-#: the forms of RoPE code --form takes (issue 17 adds table, qk, vllm)
+#: the forms of RoPE code --form takes (issue 17 still adds vllm)
 FORMS = ("apply", "table", "kernel", "qk")
 
 
 def _kind(args: argparse.Namespace) -> str:
     """The kind of implementation the properties call: the family, or for RoPE the form."""
+    family = getattr(args, "family", "rope")  # fingerprint has forms, no families
     if args.form != "apply":
-        if args.family != "rope":
-            raise UsageError(f"--form {args.form}: a form of RoPE code; drop it with --family {args.family}")
+        if family != "rope":
+            raise UsageError(f"--form {args.form}: a form of RoPE code; drop it with --family {family}")
         return args.form
-    return args.family
+    return family
 
 
 #: a property running this long is said to be running on stderr when the output is piped
@@ -481,7 +482,7 @@ def _fingerprint(args: argparse.Namespace, console: Console) -> int:
     json_path = writable("--json", args.json)
     [subject] = build_subjects([args.target], expect=expect, array=args.array, dtype=args.dtype,
                                max_position=args.max_position, device=args.device, timeout=args.timeout,
-                               warmup_timeout=args.warmup_timeout, kind="table" if args.form == "table" else "rope")
+                               warmup_timeout=args.warmup_timeout, kind=_kind(args))
     try:
         fp = fingerprint(_bound(subject, args.target, console), subject.expect)
     except Failure as ex:

@@ -61,7 +61,7 @@ def _alias(n: int) -> str:
     return letters
 
 
-def _table(reports, console: Console, failing: int) -> None:
+def _table(reports, console: Console) -> None:
     """Implementation (or its alias), invariant, status, diagnosis word and worst ratio: columns that
     fold rather than vanish, so every row stays readable at 80 columns. Details go below the table:
     failures under 'N failing', other notes (skips, expected failures, errors' first lines) in a list."""
@@ -116,7 +116,7 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
         console.print(line, highlight=False, markup=False, soft_wrap=wrap)
     failing = sum(r.status in ("fail", "error") for rep in reports for r in rep.results)
     if table_mode(console):
-        _table(reports, console, failing)
+        _table(reports, console)
     else:
         w_name = max([len(rep.subject.name) for rep in reports] + [14])
         w_inv = max([len(_label(r)) for rep in reports for r in _shown(rep)] + [9])

@@ -110,6 +110,18 @@ def _decline(m: Model, model_type: str, expect) -> None:
         raise NotImplementedError("transformers has no static 'ntk' rope type")
 
 
+def _modeling(m: Model, model_type: str, expect):
+    """The model type's modeling module, once the expectation is one its code can express (else the factory
+    declines: NotImplementedError, also when transformers is missing)."""
+    try:
+        importlib.import_module("torch")
+        modeling = importlib.import_module(f"transformers.models.{m.module}.modeling_{m.module}")
+    except ImportError:
+        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+    _decline(m, model_type, expect)
+    return modeling
+
+
 def factory(model_type: str):
     """make(expect) running transformers' ``model_type`` rotary code on rows x (n, head_dim)."""
     if model_type not in MODEL_TYPES:
@@ -117,12 +129,9 @@ def factory(model_type: str):
     m = MODEL_TYPES[model_type]
 
     def make(expect):
-        try:
-            import torch
-            modeling = importlib.import_module(f"transformers.models.{m.module}.modeling_{m.module}")
-        except ImportError:
-            raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
-        _decline(m, model_type, expect)
+        modeling = _modeling(m, model_type, expect)
+        import torch
+
         rotary = getattr(modeling, m.rotary)(config_for(expect, model_type))
         if model_type == "deepseek_v3" and expect.convention == "rope_interleave":
             apply = modeling.apply_rotary_pos_emb_interleave
@@ -160,12 +169,9 @@ def table_factory(model_type: str):
         raise ValueError(f"{model_type}'s table is a fixed sin/cos buffer read inside its attention, not a module output")
 
     def make(expect):
-        try:
-            import torch
-            modeling = importlib.import_module(f"transformers.models.{m.module}.modeling_{m.module}")
-        except ImportError:
-            raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
-        _decline(m, model_type, expect)
+        modeling = _modeling(m, model_type, expect)
+        import torch
+
         rotary = getattr(modeling, m.rotary)(config_for(expect, model_type))
         extra = (m.layer_type,) if m.layer_type else ()
         dtype = getattr(torch, expect.dtype)
@@ -192,12 +198,7 @@ def qk_factory(model_type: str):
         raise ValueError(f"{model_type}'s apply function takes (x, sin, cos), not (q, k, cos, sin)")
 
     def make(expect):
-        try:
-            importlib.import_module("torch")
-            modeling = importlib.import_module(f"transformers.models.{m.module}.modeling_{m.module}")
-        except ImportError:
-            raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
-        _decline(m, model_type, expect)
+        modeling = _modeling(m, model_type, expect)
         fn = (modeling.apply_rotary_pos_emb_interleave if model_type == "deepseek_v3" and expect.convention ==
               "rope_interleave" else modeling.apply_rotary_pos_emb)
 

@@ -1,6 +1,6 @@
 """An apply kernel for interleaved pairs (2i, 2i + 1) called on a model whose pairs are (i, i + r/2)."""
 
-import numpy as np
+from implementations.numpy_kernel import make as make_kernel
 
 TARGETS = ("kernel.rotation",)
 DIAGNOSIS = "convention"
@@ -11,16 +11,4 @@ EXPECT = {"head_dim": 64, "dtype": "float32", "convention": "half"}
 
 
 def make(expect):
-    k = expect.rotary_dim // 2
-
-    def kernel(x, cos, sin):
-        xf = np.asarray(x, dtype=np.float64)
-        c, s = np.asarray(cos, dtype=np.float64), np.asarray(sin, dtype=np.float64)
-        out = xf.copy()
-        xa, xb = xf[:, 0 : 2 * k : 2], xf[:, 1 : 2 * k : 2]  # the bug: interleaved pairs
-        out[:, 0 : 2 * k : 2] = xa * c - xb * s
-        out[:, 1 : 2 * k : 2] = xa * s + xb * c
-        return out.astype(x.dtype)
-
-    kernel.table = "pair"
-    return kernel
+    return make_kernel(expect.replace(convention="interleaved"), table="pair")  # the bug: interleaved pairs
