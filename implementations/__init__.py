@@ -32,6 +32,8 @@ class Shipped:
     array: str
     dtypes: tuple[str, ...]
     kind: str = "rope"
+    layout: str = "nd"
+    inplace: bool = False
 
 
 #: The implementations ropespec ships, each a factory, with the dtypes each is checked at.
@@ -43,6 +45,10 @@ SHIPPED = (
     Shipped("numpy-table", "implementations.numpy_table:make", "numpy", ("float32",), "table"),
     Shipped("numpy-kernel", "implementations.numpy_kernel:make", "numpy", ("float32",), "kernel"),
     Shipped("numpy-qk", "implementations.numpy_qk:make", "numpy", ("float32",), "qk"),
+    Shipped("numpy-bshd", "implementations.numpy_layout:bshd", "numpy", ("float32",), layout="bshd"),
+    Shipped("numpy-thd", "implementations.numpy_layout:thd", "numpy", ("float32",), layout="thd"),
+    Shipped("numpy-vllm-inplace", "implementations.numpy_layout:vllm_inplace", "numpy", ("float32",), layout="vllm",
+            inplace=True),
     Shipped("sinusoidal", "implementations.sinusoidal:make", "numpy", ("float64",), "sinusoidal"),
     Shipped("integer-index", "implementations.toy_encodings:integer_index", "numpy", ("float64",), "sinusoidal"),
     Shipped("length-normalised", "implementations.toy_encodings:length_normalised", "numpy", ("float64",), "sinusoidal"),
@@ -110,6 +116,8 @@ def make_subject(
     warmup_timeout: float | None = None,
     kind: str = "rope",
     isolate: bool | None = None,
+    layout: str = "nd",
+    inplace: bool = False,
 ) -> Subject:
     """A Subject for TARGET (a target string or the callable itself), loaded in its own worker process
     (see :mod:`implementations.isolation`). Raises TargetError when TARGET cannot be loaded.
@@ -133,17 +141,17 @@ def make_subject(
             ref, why = None, "isolate=False"
         if ref is None:
             host = InProcessHost(target, label, kind=kind, array=array, device=device, timeout=timeout,
-                                 warmup_timeout=warmup_timeout, why=why)
+                                 warmup_timeout=warmup_timeout, why=why, layout=layout, inplace=inplace)
             isolation = f"in-process ({why})"
         else:
             label = _loadable_label(ref)  # what a replay command can load again
             host = WorkerHost(ref, label, kind=kind, array=array, device=device, timeout=timeout,
-                              warmup_timeout=warmup_timeout)
+                              warmup_timeout=warmup_timeout, layout=layout, inplace=inplace)
             isolation = "worker process"
     else:
         label = target
         host = WorkerHost({"target": target}, target, kind=kind, array=array, device=device, timeout=timeout,
-                          warmup_timeout=warmup_timeout)
+                          warmup_timeout=warmup_timeout, layout=layout, inplace=inplace)
         isolation = "worker process"
     load_fault = None
     try:
@@ -178,6 +186,8 @@ def make_subject(
         expect=expect,
         device=device,
         kind=kind,
+        layout=layout,
+        inplace=inplace,
         expected_failures=dict(info["expected_failures"]),
         promise=dict(info.get("promise") or {}),
         timeout=timeout,

@@ -1,4 +1,4 @@
-"""Array kinds an implementation may take: numpy arrays, torch tensors, or nested Python lists.
+"""Array kinds an implementation may take: numpy arrays, torch tensors, jax arrays, or nested Python lists.
 
 All conversion between the suite's float64 numpy arrays and an implementation's native arrays
 happens here, and so does all device handling. Values handed over are already representable in
@@ -12,8 +12,16 @@ from typing import Any
 
 import numpy as np
 
-ARRAYS = ("numpy", "torch", "list")
+ARRAYS = ("numpy", "torch", "jax", "list")
 _NUMPY_DTYPES = ("float64", "float32", "float16")
+
+#: how a batched input may be stored, per array kind (``rope.layout`` draws them; the result must not depend on
+#: it): contiguous; a slice of a wider fused buffer (q, k, v side by side along the head axis); transposed storage
+#: (the axes in reverse memory order); the first axis reversed (negative strides); one head broadcast to all
+#: (zero strides, read-only: never handed to an in-place kernel). torch has no negative strides; jax arrays have
+#: no user-visible storage.
+STORAGES = {"numpy": ("contiguous", "fused", "transposed", "reversed", "broadcast"),
+            "torch": ("contiguous", "fused", "transposed", "broadcast"), "jax": ("contiguous",), "list": ()}
 
 
 class ArrayError(Exception):
@@ -27,6 +35,22 @@ def torch_module():
     except ImportError:
         return None
     return torch
+
+
+def jax_module():
+    """Import jax lazily with float64 enabled (``jax_enable_x64``); ``None`` when it is not installed."""
+    try:
+        import jax
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def _jnp_dtype(dtype: str):
+    import jax.numpy as jnp
+
+    return getattr(jnp, dtype)
 
 
 def unsupported_reason(array: str, dtype: str, device: str = "cpu") -> str | None:
@@ -43,6 +67,11 @@ def unsupported_reason(array: str, dtype: str, device: str = "cpu") -> str | Non
             return "torch is not installed (pip install -e '.[torch]')"
         if device != "cpu" and device.startswith("cuda") and not torch.cuda.is_available():
             return "CUDA is not available on this machine"
+    elif array == "jax":
+        if jax_module() is None:
+            return "jax is not installed (pip install -e '.[jax]')"
+        if device != "cpu":
+            return f"--device {device}: jax arrays are checked on the CPU"
     elif device != "cpu":
         return f"--device {device} needs --array torch"
     return None
@@ -54,6 +83,9 @@ def to_native(x: np.ndarray, positions: np.ndarray, array: str, dtype: str, devi
         return x.astype(dtype), positions.astype(np.int64)
     if array == "list":
         return x.tolist(), [int(p) for p in positions]
+    if array == "jax":
+        jnp = jax_module().numpy
+        return jnp.asarray(x, dtype=_jnp_dtype(dtype)), jnp.asarray(positions, dtype=jnp.int64)
     torch = torch_module()
     tx = torch.tensor(x, dtype=getattr(torch, dtype), device=device)
     tp = torch.tensor(positions, dtype=torch.int64, device=device)
@@ -66,6 +98,8 @@ def snapshot(value: Any, array: str) -> Any:
         return value.copy()
     if array == "list":
         return copy.deepcopy(value)
+    if array == "jax":
+        return value  # immutable: nothing can write into it
     return value.clone()
 
 
@@ -75,6 +109,9 @@ def same(a: Any, b: Any, array: str) -> bool:
         return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
     if array == "list":
         return np.array_equal(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), equal_nan=True)
+    if array == "jax":
+        return a is b or (a.dtype == b.dtype and a.shape == b.shape and np.array_equal(
+            np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), equal_nan=True))
     torch = torch_module()
     return a.dtype == b.dtype and a.shape == b.shape and bool(torch.equal(a.nan_to_num(0.5), b.nan_to_num(0.5))) and bool(
         torch.equal(a.isnan(), b.isnan())
@@ -87,7 +124,7 @@ def native_dtype(value: Any, array: str) -> str:
         return str(value.dtype)
     if array == "list":
         return "float64"
-    return str(value.dtype).removeprefix("torch.")
+    return str(value.dtype).removeprefix("torch.")  # jax: numpy's names, bfloat16 too (ml_dtypes)
 
 
 #: how many bits of significand each floating dtype carries (to tell a lower precision than promised)
@@ -111,6 +148,13 @@ def _kind_error(out: Any, array: str) -> str | None:
             for v in row:
                 if not isinstance(v, float):  # bool, int, str, complex, None...
                     return f"returned a list holding {type(v).__name__} {v!r}, expected floats"
+        return None
+    if array == "jax":
+        jax = jax_module()
+        if not isinstance(out, jax.Array):
+            return f"returned {type(out).__module__}.{type(out).__name__}, expected a jax.Array"
+        if not np.issubdtype(out.dtype, np.floating):
+            return f"returned a jax array of {out.dtype}, expected floating point"
         return None
     torch = torch_module()
     if not isinstance(out, torch.Tensor):
@@ -152,3 +196,61 @@ def from_native(out: Any, array: str, shape: tuple[int, ...], dtype: str | None 
     if array == "torch":
         out = out.detach().to(device="cpu", dtype=torch_module().float64).numpy()
     return np.asarray(out, dtype=np.float64)
+
+
+# -- storage of batched inputs (rope.layout) -----------------------------------------------------------
+def stored(values: list[np.ndarray], array: str, dtype: str, device: str, storage: str, axis: int):
+    """Native arrays holding ``values`` (float64, each in the layout's axis order), stored as ``storage`` (one of
+    :data:`STORAGES`): ``(views, buffer, regions)``, where ``buffer`` is all the memory handed over (every view
+    lies in it) and ``regions[i]`` indexes view i in it. "fused" puts the values side by side along ``axis`` between
+    two blocks of filler (a fused qkv buffer); "broadcast" keeps only index 0 along ``axis`` (the values must be
+    equal along it)."""
+    shapes = [v.shape for v in values]
+    if storage == "fused":
+        filler = [_filler(values[0].shape), _filler(values[-1].shape)]
+        parts = [filler[0], *values, filler[1]]
+        buf = _native(np.concatenate(parts, axis=axis), array, dtype, device)
+        edges = np.cumsum([0] + [p.shape[axis] for p in parts])
+        regions = [tuple([slice(None)] * axis + [slice(int(edges[i + 1]), int(edges[i + 2]))]) for i in range(len(values))]
+        return [buf[r] for r in regions], buf, regions
+    if len(values) > 1:  # each stored alike; the buffer is the first (a layout with q and k checks each)
+        out = [stored([v], array, dtype, device, storage, axis) for v in values]
+        return [o[0][0] for o in out], [o[1] for o in out], None
+    v = values[0]
+    whole = (tuple(slice(None) for _ in v.shape),)
+    if storage == "transposed":
+        order = tuple(reversed(range(v.ndim)))
+        buf = _native(np.ascontiguousarray(v.transpose(order)), array, dtype, device)
+        view = buf.T if array == "numpy" else buf.permute(order)
+        return [view], buf, list(whole)
+    if storage == "reversed":
+        if array != "numpy":
+            raise ValueError(f"{array} arrays have no negative strides")
+        buf = _native(np.ascontiguousarray(v[::-1]), array, dtype, device)
+        return [buf[::-1]], buf, list(whole)
+    if storage == "broadcast":
+        one = _native(np.ascontiguousarray(v.take([0], axis=axis)), array, dtype, device)
+        view = np.broadcast_to(one, shapes[0]) if array == "numpy" else one.expand(*shapes[0])
+        return [view], one, None
+    buf = _native(np.ascontiguousarray(v), array, dtype, device)
+    return [buf], buf, list(whole)
+
+
+def _filler(shape) -> np.ndarray:
+    """Values no rotation leaves in place (a write outside a view shows)."""
+    n = int(np.prod(shape))
+    return (0.5 + (np.arange(n) % 7) / 8.0).reshape(shape)
+
+
+def _native(v: np.ndarray, array: str, dtype: str, device: str):
+    return to_native(v, np.zeros(0, dtype=np.int64), array, dtype, device)[0]
+
+
+def written_outside(buffer, before, regions, array: str) -> bool:
+    """Whether anything of ``buffer`` outside the ``regions`` (views handed to an in-place kernel) differs from
+    ``before``, its snapshot."""
+    now = snapshot(buffer, array)
+    for r in regions:
+        now[r] = before[r]
+    return not same(now, before, array)
+

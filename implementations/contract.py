@@ -207,6 +207,14 @@ class Bound:
         out, mutated = self._op("kernel", *(np.asarray(v, dtype=np.float64) for v in (x, cos, sin)))
         return Call(out, self.expect.dtype, mutated)
 
+    def layout(self, x: np.ndarray, positions: np.ndarray, cu_seqlens=None, storage: str = "contiguous",
+               key: np.ndarray | None = None) -> dict:
+        """One call in the subject's layout with x in canonical axes (batch, seq, head, dim), or (tokens, head,
+        dim) for thd and vllm, stored as ``storage`` (implementations.host.Host.op_layout)."""
+        return self._op("layout", np.asarray(x, dtype=np.float64), np.asarray(positions, dtype=np.int64),
+                        None if cu_seqlens is None else np.asarray(cu_seqlens, dtype=np.int64), storage,
+                        None if key is None else np.asarray(key, dtype=np.float64))
+
     def prefill(self, x: np.ndarray, positions: np.ndarray, rows: np.ndarray | None = None):
         """Decode mode: the keys the decoder attends over after prefilling rows x at positions (with
         ``rows``: only those rows come back, as :class:`Keys`)."""
@@ -271,6 +279,8 @@ class Subject:
     kind: str = "rope"  # rope: f(x, positions); decode: prefill/step; kernel: kernel(x, cos, sin); table:
     # table(positions) -> (cos, sin); sinusoidal: pe(positions, d);
     # learned: table(positions) with max_len = max_position; attention: attend(q, k, v, positions, causal)
+    layout: str = "nd"  # how an apply function takes its rows (implementations.host.LAYOUTS; vllm: --form vllm)
+    inplace: bool = False  # it writes its result into x (the result is x after the call)
     expected_failures: dict = field(default_factory=dict)  # invariant id -> documented reason
     promise: dict = field(default_factory=dict)  # a factory's own precision class (make.promise), drawn with
     timeout: float | None = DEFAULT_TIMEOUT
@@ -348,4 +358,5 @@ class Subject:
     def describe(self) -> str:
         what = self.expect.describe() if self.expect is not None else f"drawn expectations, {self.dtype}"
         where_ = self.name if self.name == self.target else f"{self.name} = {self.target}"
-        return f"{where_} ({self.mode}, {self.array} arrays): {what}"
+        shape = "" if self.layout == "nd" else f", {self.layout} layout" if self.layout != "vllm" else ", vLLM's forward"
+        return f"{where_} ({self.mode}, {self.array} arrays{shape}{', in place' * self.inplace}): {what}"

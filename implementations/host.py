@@ -38,9 +38,18 @@ from implementations.contract import (
 from spec.expectation import Expect
 
 #: the number of required arguments a plain (not factory) TARGET takes, per kind, and how it reads
-PLAIN_SHAPES = {"rope": (2, "(x, positions)"), "sinusoidal": (2, "(positions, d)"),
+PLAIN_SHAPES = {"rope": (2, "(x, positions)"), "vllm": (3, "(positions, query, key)"),
+                "thd": ((2, 3), "(x, positions, cu_seqlens)"), "sinusoidal": (2, "(positions, d)"),
                 "attention": (5, "(q, k, v, positions, causal)"), "kernel": (3, "(x, cos, sin)"),
                 "table": (1, "(positions)"), "qk": (4, "(q, k, cos, sin)")}
+
+#: how an apply function takes its rows (``--layout``, and ``--form vllm``), with the canonical axes (batch, seq,
+#: head, dim) of the batched layouts in the order each puts them: nd f(x (n, d), positions (n,)); bshd, bhsd,
+#: sbhd f(x, positions (batch, seq)); thd f(x (tokens, heads, d), offsets (sequences,), cu_seqlens=...) with
+#: token j of sequence i at offsets[i] + j - cu_seqlens[i]; vllm forward(positions (tokens,), query (tokens,
+#: h_q d), key (tokens, h_kv d)) -> (query, key)
+LAYOUTS = ("nd", "bshd", "bhsd", "sbhd", "thd", "vllm")
+AXES = {"bshd": (0, 1, 2, 3), "bhsd": (0, 2, 1, 3), "sbhd": (1, 0, 2, 3)}
 
 #: how a kernel takes its table (``kernel.table``, default "dim"): one cos and one sin per pair, shape
 #: (n, rotary_dim/2), or per dim, shape (n, rotary_dim), both dims of pair i holding its value, in the
@@ -143,7 +152,7 @@ def describe_loaded(obj: Callable, kind: str, label: str) -> dict:
             return info
         n = sum(1 for p in sig.parameters.values()
                 if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-        if n != want[0]:
+        if n not in (want[0] if isinstance(want[0], tuple) else (want[0],)):
             info["error"] = f"{label}: must take {want[1]} or (expect); its signature is {sig}"
     return info
 
@@ -196,10 +205,13 @@ class Host:
 
     in_worker = True
 
-    def __init__(self, obj: Callable, mode: str, array: str, device: str = "cpu", kind: str = "rope"):
+    def __init__(self, obj: Callable, mode: str, array: str, device: str = "cpu", kind: str = "rope",
+                 layout: str = "nd", inplace: bool = False):
         self.obj = obj
         self.mode = mode
         self.kind = kind
+        self.layout = layout
+        self.inplace = inplace
         self.array = array
         self.device = device
         self.fns: dict[int, Any] = {}
@@ -286,17 +298,89 @@ class Host:
 
     # operations ----------------------------------------------------------------------------------
     def op_call(self, fn, e: Expect, x, positions):
-        """f(x, positions): (float64 result, the dtype returned, which argument it wrote into)."""
+        """f(x, positions): (float64 result, the dtype returned, which argument it wrote into). In another layout the
+        rows are one sequence of one head (thd: n sequences of one token, at offsets ``positions``); an in-place
+        function's result is x after the call."""
+        if self.layout != "nd":
+            n, d = np.shape(x)
+            x = np.asarray(x, dtype=np.float64)
+            if self.layout == "thd":
+                got = self.op_layout(fn, e, x.reshape(n, 1, d), positions, np.arange(n + 1))
+            elif self.layout == "vllm":
+                got = self.op_layout(fn, e, x.reshape(n, 1, d), positions, key=x.reshape(n, 1, d))
+            else:
+                got = self.op_layout(fn, e, x.reshape(1, n, 1, d), np.reshape(positions, (1, n)))
+            if got["outside"]:
+                raise Fault(got["outside"], "input-mutated")
+            return got["out"].reshape(n, d), got["dtype"], got["mutated"]
         nx, npos = self._native(x, positions, e)
         keep_x, keep_p = arrays.snapshot(nx, self.array), arrays.snapshot(npos, self.array)
         out = self._call("f(x, positions)", fn, nx, npos)
         mutated = None
-        if not arrays.same(nx, keep_x, self.array):
+        if self.inplace:
+            out = nx
+        elif not arrays.same(nx, keep_x, self.array):
             mutated = "x"
-        elif not arrays.same(npos, keep_p, self.array):
+        if mutated is None and not arrays.same(npos, keep_p, self.array):
             mutated = "positions"
         arr = self._rows(out, e, tuple(np.shape(x)))
         return arr, arrays.native_dtype(out, self.array), mutated
+
+    def op_layout(self, fn, e: Expect, x, positions, cu_seqlens=None, storage: str = "contiguous", key=None) -> dict:
+        """One call in the subject's layout (:data:`LAYOUTS`) with x in canonical axes, (batch, seq, head, dim), or
+        (tokens, head, dim) for thd and vllm (whose ``key`` is (tokens, h_kv, dim)), stored as ``storage``
+        (:data:`arrays.STORAGES`). Returns {"out", "key" (vllm), "dtype", "mutated", "outside"}: the results in
+        canonical axes as float64 (an in-place function's are its arguments after the call), which argument an
+        out-of-place function wrote into, and what an in-place one wrote outside its views."""
+        if self.array == "list":
+            raise Unsupported("the batched layouts take numpy arrays, torch or jax tensors, not nested lists")
+        if self.inplace and self.array == "jax":
+            raise Unsupported("jax arrays are immutable: nothing can be computed in place")
+        perm = AXES.get(self.layout, (0, 1, 2))
+        values = [np.asarray(x, dtype=np.float64).transpose(perm)]
+        names = ["x"]
+        if self.layout == "vllm":  # heads flattened: (tokens, heads * dim)
+            values = [values[0].reshape(len(x), -1), np.asarray(key, dtype=np.float64).reshape(len(key), -1)]
+            names = ["query", "key"]
+        axis = perm.index(2) if self.layout in AXES else 1
+        try:
+            views, buffer, regions = arrays.stored(values, self.array, e.dtype, self.device, storage, axis)
+        except ValueError as err:
+            raise Unsupported(str(err)) from None
+        buffers = buffer if isinstance(buffer, list) else [buffer]
+        before = [arrays.snapshot(b, self.array) for b in buffers]
+        pos = self._native(np.zeros((1, 1)), np.asarray(positions, dtype=np.int64), e)[1]
+        if self.layout == "vllm":
+            out = self._call("forward(positions, query, key)", fn, pos, *views)
+        elif self.layout == "thd":
+            cu = self._native(np.zeros((1, 1)), np.asarray(cu_seqlens, dtype=np.int64), e)[1]
+            out = self._call("f(x, positions, cu_seqlens=...)", lambda: fn(views[0], pos, cu_seqlens=cu))
+        else:
+            out = self._call(f"f(x, positions) ({self.layout})", fn, views[0], pos)
+        got = {"mutated": None, "outside": None}
+        if self.inplace:
+            outs = views
+            if regions is not None and arrays.written_outside(buffers[0], before[0], regions, self.array):
+                got["outside"] = (f"the in-place call wrote outside its argument{'s' * (len(views) > 1)}: into the "
+                                  f"{'fused buffer' if storage == 'fused' else 'memory'} around "
+                                  f"{' and '.join(names)} ({storage} storage)")
+        else:
+            if self.layout == "vllm":
+                if not isinstance(out, (tuple, list)) or len(out) != 2:
+                    raise Fault(f"returned {type(out).__name__}, expected a pair (query, key)", "shape")
+                outs = list(out)
+            else:
+                outs = [out]
+            changed = [n for n, b, k in zip(names, buffers, before) if not arrays.same(b, k, self.array)]
+            got["mutated"] = changed[0] if changed else None
+        inverse = np.argsort(perm)
+        res = [self._rows(o, e, v.shape).reshape(v.shape) for o, v in zip(outs, values)]
+        if self.layout == "vllm":
+            got["out"], got["key"] = (r.reshape(len(r), -1, e.head_dim) for r in res)
+        else:
+            got["out"] = res[0].transpose(inverse)
+        got["dtype"] = arrays.native_dtype(outs[0], self.array)
+        return got
 
     def op_kernel(self, fn, e: Expect, x, cos, sin):
         """kernel(x, cos, sin) with the table per pair (n, rotary_dim/2) as given, or spread per dim as the kernel
@@ -405,6 +489,8 @@ class Host:
         torch = arrays.torch_module()
         if torch is None or self.array != "torch":
             raise NotImplementedError("autograd is checked for torch implementations (--array torch)")
+        if self.layout != "nd" or self.inplace:
+            raise NotImplementedError("autograd is checked in the nd layout, out of place")
         dtype = getattr(torch, e.dtype)
         xt = torch.tensor(x, dtype=dtype, device=self.device, requires_grad=True)
         out = self._call("f(x, positions)", fn, xt, torch.tensor(positions, device=self.device))
@@ -447,7 +533,7 @@ OP_NAMES = {"call": "f(x, positions)", "prefill": "prefill", "step": "step", "pe
             "lookup": "table(positions)", "attend": "attend(q, k, v, positions, causal)",
             "attend_prefill": "prefill", "attend_step": "step", "grad": "f(x, positions) with autograd",
             "parameters": "the table's parameter count", "kernel": "kernel(x, cos, sin)",
-            "table": "table(positions)", "qk": "apply(q, k, cos, sin)"}
+            "table": "table(positions)", "qk": "apply(q, k, cos, sin)", "layout": "f(x, positions) in its layout"}
 
 
 class Watchdog:
@@ -489,10 +575,12 @@ class InProcessHost:
     interface as :class:`implementations.isolation.WorkerHost`; its timeouts are a daemon thread's."""
 
     def __init__(self, obj: Callable, label: str, *, kind: str, array: str, device: str, timeout: float | None,
-                 warmup_timeout: float | None, why: str):
+                 warmup_timeout: float | None, why: str, layout: str = "nd", inplace: bool = False):
         self.obj = obj
         self.label = label
         self.kind = kind
+        self.layout = layout
+        self.inplace = inplace
         self.array = array
         self.device = device
         self.why = why
@@ -503,11 +591,11 @@ class InProcessHost:
         self.output = None
 
     def load(self, dtype: str) -> dict:
-        info = describe_loaded(self.obj, self.kind, self.label)
+        info = describe_loaded(self.obj, self.layout if self.layout in ("vllm", "thd") else self.kind, self.label)
         info["skip_reason"] = arrays.unsupported_reason(self.array, dtype, self.device)
         info["load_seconds"] = 0.0
         if info["mode"]:
-            self.host = Host(self.obj, info["mode"], self.array, self.device, self.kind)
+            self.host = Host(self.obj, info["mode"], self.array, self.device, self.kind, self.layout, self.inplace)
             self.host.in_worker = False
         return info
 

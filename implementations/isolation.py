@@ -362,10 +362,12 @@ class WorkerHost:
     """The parent's side of one implementation's worker process (see the module docstring)."""
 
     def __init__(self, ref: dict, label: str, *, kind: str, array: str, device: str, timeout: float | None,
-                 warmup_timeout: float | None):
+                 warmup_timeout: float | None, layout: str = "nd", inplace: bool = False):
         self.ref = ref
         self.label = label
         self.kind = kind
+        self.layout = layout
+        self.inplace = inplace
         self.array = array
         self.device = device
         self.timeout = timeout
@@ -409,7 +411,8 @@ class WorkerHost:
         self.warm = False
         self.live = set()
         _touch(self)
-        settings = {"path": list(sys.path), "kind": self.kind, "label": self.label, "array": self.array,
+        settings = {"path": list(sys.path), "kind": self.kind, "layout": self.layout, "inplace": self.inplace,
+                    "label": self.label, "array": self.array,
                     "dtype": self.dtype, "device": self.device, "cwd": os.getcwd(), "env": dict(os.environ)}
         info = self._request(("load", self.ref, settings), "importing the TARGET")
         _preload(info.get("libraries") or [], self.warmup_timeout)

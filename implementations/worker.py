@@ -167,12 +167,13 @@ class _Server:
             return {"callables": names, "load_seconds": time.perf_counter() - t0}
         before = set(sys.modules)
         obj = guarded("importing the TARGET", resolve, ref)
-        info = describe_loaded(obj, settings["kind"], settings["label"])
+        layout, inplace = settings.get("layout", "nd"), settings.get("inplace", False)
+        info = describe_loaded(obj, layout if layout in ("vllm", "thd") else settings["kind"], settings["label"])
         info["skip_reason"] = arrays.unsupported_reason(settings["array"], settings["dtype"], settings["device"])
         info["load_seconds"] = time.perf_counter() - t0
         info["libraries"] = _libraries(set(sys.modules) - before)
         if info["mode"]:
-            self.host = Host(obj, info["mode"], settings["array"], settings["device"], settings["kind"])
+            self.host = Host(obj, info["mode"], settings["array"], settings["device"], settings["kind"], layout, inplace)
         return info
 
 

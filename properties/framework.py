@@ -65,6 +65,9 @@ class Property:
     pinned: Callable[[Subject], list[dict]]
     applies: Callable[[Subject], str | None]
     max_examples: int | None = None  # a cap below the profile's, for expensive properties
+    #: why the property is not about this subject at all (as an invariant of another family is not): not applicable,
+    #: where ``applies`` gives a reason to skip an applicable one
+    about: Callable[[Subject], str | None] = lambda subject: None
 
     @property
     def statement(self) -> str:
@@ -201,7 +204,7 @@ def rows_pinned(subject: Subject, *, partial: bool | None = None, with_x: bool =
     return out
 
 
-def rope_property(invariant: str, *, cases, pinned=None, applies=None, max_examples=None):
+def rope_property(invariant: str, *, cases, pinned=None, applies=None, max_examples=None, about=None):
     """Declare a property of ``invariant``: decorates ``check(bind, case)`` and returns a pytest test.
 
     ``check`` raises :class:`Failure`, or returns the worst error as a fraction of its bound, or a
@@ -218,6 +221,7 @@ def rope_property(invariant: str, *, cases, pinned=None, applies=None, max_examp
             pinned=pinned or (lambda subject: []),
             applies=applies or (lambda subject: None),
             max_examples=max_examples,
+            about=about or (lambda subject: None),
         )
         if name in PROPERTIES:
             raise ValueError(f"duplicate property {name!r}")
@@ -286,7 +290,7 @@ def _kind_reason(prop: Property, subject: Subject) -> str | None:
     families = invariants.get(prop.invariant).families
     if subject.kind not in families:
         return f"an invariant of {' and '.join(families)} implementations; this is a {subject.kind} implementation"
-    return None
+    return prop.about(subject)
 
 
 def hypothesis_settings(profile: str | None = None) -> settings:

@@ -216,6 +216,17 @@ def _placeholder(spec: dict) -> Subject:
                    dtype=spec.get("dtype") or "float32", max_position=spec.get("max_position") or 0)
 
 
+def _shape_options(subject: Subject) -> list[str]:
+    """The options that make ``ropespec check`` call TARGET as this subject was called: family, form, layout."""
+    kind = {"decode": "rope", "attention-decode": "attention"}.get(subject.kind, subject.kind)
+    out = ["--form", kind] if kind in ("table", "kernel", "qk") else [] if kind == "rope" else ["--family", kind]
+    if subject.layout == "vllm":
+        out += ["--form", "vllm"]
+    elif subject.layout != "nd":
+        out += ["--layout", subject.layout]
+    return out + ["--inplace"] * subject.inplace
+
+
 def replay_command(subject: Subject, result: Result) -> str | None:
     """A command line that runs exactly this failing case again (None unless it failed)."""
     if result.status != "fail":
@@ -225,6 +236,7 @@ def replay_command(subject: Subject, result: Result) -> str | None:
         parts += ["--expect", subject.expect.to_json()]
     else:
         parts += ["--max-position", str(subject.max_position)]
+    parts += _shape_options(subject)
     parts += ["--invariant", property_id(result)]
     if result.profile:
         parts += ["--profile", result.profile]

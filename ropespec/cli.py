@@ -16,7 +16,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from properties.profiles import DEFAULT_PROFILE, PROFILES
 from ropespec import api, report
-from implementations import make_subject
+from implementations import arrays, make_subject
+from implementations.host import LAYOUTS
 from implementations.contract import Failure, TargetError
 from ropespec.inputs import UsageError, build_subjects, check_seconds, parse_expect, subject_specs
 from spec.expectation import DTYPES, ExpectationError
@@ -72,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="grade the tutorial lab module at PATH (thetas, rotate_pair, rope, rope_score, additive_score, "
                         "turns, pairs_within_first_turn) instead of a TARGET")
     c.add_argument("--expect", metavar="PRESET|JSON|FILE", help=f"the expectation: {EXPECT_HELP} (default: drawn for factories)")
-    c.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
+    c.add_argument("--array", choices=arrays.ARRAYS, help="how x is handed to TARGET (default: numpy)")
     c.add_argument("--family", choices=("rope", "sinusoidal", "learned", "attention"), default="rope",
                    help="what TARGET computes: rope f(x, positions) (default), sinusoidal pe(positions, d), learned "
                         "make(expect) -> table(positions), attention attend(q, k, v, positions, causal)")
@@ -81,7 +82,9 @@ def _parser() -> argparse.ArgumentParser:
                         "table(positions) -> (cos, sin), the cos/sin cache builder, per pair (n, rotary_dim/2) or per "
                         "dim (n, rotary_dim); or kernel kernel(x, cos, sin), rotating by the table it is given "
                         "(ropespec supplies it; the function's table attribute says 'dim' (default) or 'pair'); or qk "
-                        "apply(q, k, cos, sin) -> (q_embed, k_embed), transformers' signature")
+                        "apply(q, k, cos, sin) -> (q_embed, k_embed), transformers' signature; or vllm "
+                        "forward(positions, query, key) -> (query, key), heads flattened, vLLM's signature")
+    _layout_options(c)
     c.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: the expectation's, float32)")
     c.add_argument("--max-position", type=int, metavar="N", help="largest position tested is N-1 (default: 131072)")
     c.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE, help=f"hypothesis profile (default: {DEFAULT_PROFILE})")
@@ -113,13 +116,15 @@ def _parser() -> argparse.ArgumentParser:
     fpp.add_argument("target", metavar="TARGET")
     fpp.add_argument("--expect", metavar="PRESET|JSON",
                      help="builds a factory's function; only head_dim, dtype and max_position guide the probing")
-    fpp.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
+    fpp.add_argument("--array", choices=arrays.ARRAYS, help="how x is handed to TARGET (default: numpy)")
     fpp.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: float32)")
     fpp.add_argument("--max-position", type=int, metavar="N", help="probe positions up to N-1 (default: the expectation's)")
     fpp.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
-    fpp.add_argument("--form", choices=("apply", "table"), default="apply",
-                     help="apply f(x, positions) (default), or table table(positions) -> (cos, sin): probed through "
-                          "the RoPE its table defines")
+    fpp.add_argument("--form", choices=FORMS, default="apply",
+                     help="apply f(x, positions) (default); table table(positions) -> (cos, sin), probed through the "
+                          "RoPE its table defines; kernel or qk, probed with ropespec's exact table (what they show "
+                          "is their pairing, direction and rotary dims: the frequencies are ropespec's); vllm")
+    _layout_options(fpp)
     _timeouts(fpp)
     fpp.add_argument("--json", metavar="PATH", help="write the fingerprint as JSON")
 
@@ -129,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     sp_.add_argument("--format", choices=("md", "html"), default="md")
     sp_.add_argument("--impl", metavar="TARGET", help="also show this implementation's verdict per invariant")
     sp_.add_argument("--expect", metavar="PRESET|JSON|FILE", help=f"the expectation for --impl: {EXPECT_HELP}")
-    sp_.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to --impl")
+    sp_.add_argument("--array", choices=arrays.ARRAYS, help="how x is handed to --impl")
     sp_.add_argument("--dtype", choices=DTYPES, help="dtype for --impl")
     sp_.add_argument("--seed", type=int, default=0, help="seed of the --impl check (default: 0)")
     sp_.add_argument("--out", metavar="PATH", help="write here instead of standard output")
@@ -156,13 +161,14 @@ def _parser() -> argparse.ArgumentParser:
                                     "at every position measured; 1 it did not (or TARGET failed to run); 2 bad usage.")
     pr.add_argument("target", nargs="?", metavar="TARGET", help="default: the shipped numpy implementation")
     pr.add_argument("--expect", metavar="PRESET|JSON|FILE", help=f"the expectation: {EXPECT_HELP} (default: head_dim 128, theta 1e4, half)")
-    pr.add_argument("--array", choices=("numpy", "torch", "list"), help="how x is handed to TARGET (default: numpy)")
+    pr.add_argument("--array", choices=arrays.ARRAYS, help="how x is handed to TARGET (default: numpy)")
     pr.add_argument("--dtype", choices=DTYPES, help="dtype of x and of the output (default: float32)")
     pr.add_argument("--max-position", type=int, default=2**31, metavar="N", help="sweep up to N-1 (default: 2^31)")
     pr.add_argument("--per-octave", type=int, default=2, metavar="K", help="positions per doubling (default: 2)")
     pr.add_argument("--vectors", type=int, default=4, metavar="V", help="random vectors per position (default: 4)")
     pr.add_argument("--seed", type=int, default=0, help="seed of the random vectors (default: 0)")
     pr.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
+    _layout_options(pr)
     _timeouts(pr)
     pr.add_argument("--exhaustive", action="store_true",
                     help="call TARGET on every position 0 .. N-1 (--max-position N, at most 2^27), a random vector "
@@ -201,18 +207,38 @@ def _lab(args: argparse.Namespace, console: Console) -> int:
     return 0 if passed == len(results) else 1
 
 
-#: the forms of RoPE code --form takes (issue 17 still adds vllm)
-FORMS = ("apply", "table", "kernel", "qk")
+#: the forms of RoPE code --form takes
+FORMS = ("apply", "table", "kernel", "qk", "vllm")
 
 
-def _kind(args: argparse.Namespace) -> str:
-    """The kind of implementation the properties call: the family, or for RoPE the form."""
-    family = getattr(args, "family", "rope")  # fingerprint has forms, no families
-    if args.form != "apply":
-        if family != "rope":
-            raise UsageError(f"--form {args.form}: a form of RoPE code; drop it with --family {family}")
-        return args.form
-    return family
+def _layout_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--layout", choices=LAYOUTS[:-1], default="nd",
+                   help="how an apply function takes its rows: nd f(x (n, d), positions (n,)) (default); bshd, bhsd, "
+                        "sbhd f(x, positions (batch, seq)); thd f(x (tokens, heads, d), offsets (sequences,), "
+                        "cu_seqlens=...), a packed batch whose token j of sequence i is at offsets[i] + j - "
+                        "cu_seqlens[i]")
+    p.add_argument("--inplace", action="store_true",
+                   help="the function writes its result into x (vllm: into query and key): x after the call is "
+                        "checked, and nothing outside it may change")
+
+
+def _shape(args: argparse.Namespace) -> dict:
+    """What the properties call: the kind (the family, or for RoPE the form), the layout and whether in place."""
+    family = getattr(args, "family", "rope")  # fingerprint and precision have forms, no families
+    form = getattr(args, "form", "apply")
+    layout, inplace = getattr(args, "layout", "nd"), getattr(args, "inplace", False)
+    if form != "apply" and family != "rope":
+        raise UsageError(f"--form {form}: a form of RoPE code; drop it with --family {family}")
+    if (layout != "nd" or inplace) and family != "rope":
+        raise UsageError(f"--{'layout' if layout != 'nd' else 'inplace'}: a layout of RoPE apply functions; drop it "
+                         f"with --family {family}")
+    if layout != "nd" and form != "apply":
+        raise UsageError(f"--layout {layout}: a layout of the apply form; drop it with --form {form}")
+    if inplace and form not in ("apply", "vllm"):
+        raise UsageError(f"--inplace: an apply function or vLLM's forward writes in place; drop it with --form {form}")
+    if form == "vllm":
+        return {"kind": "rope", "layout": "vllm", "inplace": inplace}
+    return {"kind": form if form != "apply" else family, "layout": layout, "inplace": inplace}
 
 
 #: a property running this long is said to be running on stderr when the output is piped
@@ -234,7 +260,7 @@ def _check(args: argparse.Namespace, console: Console) -> int:
     notes: list[str] = []
     specs = subject_specs(args.targets, expect=expect, array=args.array, dtype=args.dtype,
                           max_position=args.max_position, device=args.device, timeout=args.timeout,
-                          warmup_timeout=args.warmup_timeout, kind=_kind(args), notes=notes)
+                          warmup_timeout=args.warmup_timeout, notes=notes, **_shape(args))
     jobs = args.jobs if args.force_jobs else min(args.jobs, len(specs), os.cpu_count() or 1)
     if jobs < args.jobs:
         notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {args.jobs} capped at the number of "
@@ -325,11 +351,15 @@ def _replay(text: str | None) -> tuple[str, str] | None:
     if not sep or not blob or not re.fullmatch(r"[0-9][0-9a-z.+-]*", version) \
             or not re.fullmatch(r"[A-Za-z0-9+/=]+", blob):
         raise UsageError(f"--replay: expected VERSION:BLOB as printed by a failing run, got {text!r}")
-    try:
-        import base64
-        import zlib
+    import hypothesis
 
-        zlib.decompress(base64.b64decode(blob, validate=True))
+    if version != hypothesis.__version__:
+        raise UsageError(f"--replay: printed with Hypothesis {version}; this is Hypothesis {hypothesis.__version__}, "
+                         f"which cannot read it: rerun with the same --seed instead")
+    try:
+        from hypothesis.core import decode_failure
+
+        decode_failure(blob.encode())
     except Exception:
         raise UsageError(f"--replay: {blob[:40]!r} is not a blob printed by a failing run (not base64 of "
                          "Hypothesis' compressed choices)") from None
@@ -371,7 +401,7 @@ def _precision(args: argparse.Namespace, console: Console) -> int:
     json_path = writable("--json", args.json)
     [subject] = build_subjects([target], expect=expect or DEFAULT, array=args.array, dtype=args.dtype,
                                max_position=args.max_position, device=args.device, timeout=args.timeout,
-                               warmup_timeout=args.warmup_timeout)
+                               warmup_timeout=args.warmup_timeout, **_shape(args))
     try:
         return _precision_of(subject, target, args, console, json_path)
     finally:
@@ -482,7 +512,7 @@ def _fingerprint(args: argparse.Namespace, console: Console) -> int:
     json_path = writable("--json", args.json)
     [subject] = build_subjects([args.target], expect=expect, array=args.array, dtype=args.dtype,
                                max_position=args.max_position, device=args.device, timeout=args.timeout,
-                               warmup_timeout=args.warmup_timeout, kind=_kind(args))
+                               warmup_timeout=args.warmup_timeout, **_shape(args))
     try:
         fp = fingerprint(_bound(subject, args.target, console), subject.expect)
     except Failure as ex:

@@ -102,6 +102,8 @@ def subject_specs(
     kind: str = "rope",
     isolate: bool | None = None,
     notes: list[str] | None = None,
+    layout: str = "nd",
+    inplace: bool = False,
 ) -> list[dict]:
     """The :func:`implementations.make_subject` arguments of each implementation to check (the shipped
     ones when there are no TARGETs), validated; nothing is loaded yet. UsageError on bad input."""
@@ -121,10 +123,11 @@ def subject_specs(
     common = dict(expect=expect, max_position=max_position, device=device, timeout=timeout,
                   warmup_timeout=warmup_timeout)
     if not targets:
-        return [dict(common, target=s.target, array=s.array, dtype=d, name=f"{s.name}-{d}", kind=s.kind)
+        return [dict(common, target=s.target, array=s.array, dtype=d, name=f"{s.name}-{d}", kind=s.kind,
+                     layout=s.layout, inplace=s.inplace)
                 for s in shipped(expect=expect, dtype=dtype, notes=notes) for d in ((dtype,) if dtype else s.dtypes)]
     return [dict(common, target=t, array=array or "numpy", dtype=dtype, name=t if isinstance(t, str) else None,
-                 kind=kind, isolate=isolate) for t in targets]
+                 kind=kind, isolate=isolate, layout=layout, inplace=inplace) for t in targets]
 
 
 def build_subjects(targets: list | None, **kwargs) -> list[Subject]:

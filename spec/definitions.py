@@ -18,6 +18,17 @@ def rotate(xa, xb, c, s):
     return xa * c - xb * s, xa * s + xb * c
 
 
+def token_positions(offsets, cu_seqlens):
+    """A packed variable-length batch (the thd layout): the position of every token, ``offsets[i] + j -
+    cu_seqlens[i]`` for token j of sequence i (cu_seqlens: the sequences' starts and the end, as flash-attention
+    takes them; offsets: where each sequence's positions start, as decode uses). numpy arrays in and out."""
+    import numpy as np
+
+    cu = np.asarray(cu_seqlens, dtype=np.int64)
+    seq = np.repeat(np.arange(len(cu) - 1), np.diff(cu))
+    return np.asarray(offsets, dtype=np.int64)[seq] + np.arange(cu[-1]) - cu[seq]
+
+
 def encode(expect, x: Sequence, angles: Sequence, cos: Callable, sin: Callable, gain=1) -> list:
     """f(x): pair i of x, at :meth:`Expect.pairs` ``[i]``, rotated by ``angles[i]`` (p theta'_i), scaled
     by ``gain`` (the attention factor) and written at ``out_pairs()[i]``; dims at and beyond the

@@ -146,6 +146,14 @@ _ENTRIES += [
         ("qk",),
     ),
     Invariant(
+        "rope.layout",
+        "layout",
+        "In a batched layout (bshd, bhsd, sbhd; thd with cu_seqlens; vLLM's flattened query and key) every row of "
+        "every head is rotated by its own position, as rope.conformance, whatever the strides of x (contiguous, a "
+        "view of a fused qkv buffer, transposed, reversed or broadcast storage); an in-place function leaves its "
+        "result in x and writes nothing outside it.",
+    ),
+    Invariant(
         "table.angles",
         "table",
         "A cos/sin table builder gives, for every position and pair, (g cos p theta'_i, g sin p theta'_i) to within the "
@@ -270,6 +278,9 @@ _SOURCES = {
     "decode.consistency": "transformers #25104, PR #33129; vLLM #3488, #41236",
     "kernel.rotation": "flash-attention's apply_rotary_emb and vLLM's rotary kernels take cos/sin from the caller; "
                        "issue 17 (a wrapper that builds the table tests the wrapper, not the kernel)",
+    "rope.layout": "flash-attention's apply_rotary_emb (cu_seqlens, seqlen_offsets, inplace); vLLM's "
+                   "RotaryEmbedding.forward (positions, query, key) on views of the fused qkv; transformers #22161 "
+                   "(left padding); issue 17",
     "kernel.qk": "transformers' apply_rotary_pos_emb (modeling_llama and the models that copy it); issue 17",
     "table.angles": "transformers' RotaryEmbedding.forward (cos, sin per dim, times attention_scaling); vLLM's "
                     "cos_sin_cache (per pair); issue 17",

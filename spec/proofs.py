@@ -517,6 +517,8 @@ PROOFS: dict[str, Proof] = {
                                   "between lengths (scaling.dynamic-length), which is why cached keys can go stale"),
     "kernel.rotation": _definition("the rotation by a given cos and sin is the definition (spec.definitions.rotate); the "
                                    "property checks the kernel against it, formed exactly"),
+    "rope.layout": _definition("each row of each head is the apply function of its own position (rope.conformance's "
+                               "definition); the property checks every row of a batched call against it"),
     "kernel.qk": _definition("as kernel.rotation: the rotation by a given table is the definition; the property "
                              "checks each head of q and k against it"),
     "table.angles": _definition("the table is the definition's cos and sin of p theta'_i times g (spec.definitions.rotate "

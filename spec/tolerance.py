@@ -242,6 +242,7 @@ BY_INVARIANT: dict[str, str] = {
     "kernel.rotation": "strict_bound: K_ROT u_out of the pair norm, at every angle (the table is given, exactly "
                        "rounded, so no angle error enters); the reference rotation is formed in double-double; "
                        "pass-through dims exact",
+    "rope.layout": "as rope.conformance, for every row of every head of the call (and of k for vllm)",
     "kernel.qk": "as kernel.rotation, for every row of q and of k",
     "table.angles": "component_bound of a pair of norm g (the table is the rotation of (1, 0)), plus the reference's "
                     "own error; the two dims of a per-dim table exact (bit for bit)",

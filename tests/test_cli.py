@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import hypothesis
 import pytest
 
 from pathlib import Path
@@ -262,7 +263,8 @@ DYN = ', "rope_scaling": {"rope_type": "dynamic", "factor": %s}'
     (["--warmup-timeout", "-1"], "--warmup-timeout: must be 0 (no limit) or a number of seconds"),
     (["--device", "bogus"], "--device: must be cpu, cuda or cuda:N, got 'bogus'"),
     (["--replay", "6.155.2:not-a-blob!"], "--replay: expected VERSION:BLOB as printed by a failing run"),
-    (["--replay", "6.155.2:AAAA"], "--replay: 'AAAA' is not a blob printed by a failing run"),
+    (["--replay", f"{hypothesis.__version__}:AgAA"], "--replay: 'AgAA' is not a blob printed by a failing run"),
+    (["--replay", "6.1:AXicc2R0ZIBDJkdkHiOMBwBXcASZ"], "--replay: printed with Hypothesis 6.1; this is Hypothesis"),
     (["--json", "/"], "--json: / is a directory; give a file path"),
     (["--junit", "/no/such/folder/r.xml"], "--junit: the folder /no/such/folder does not exist"),
     (["--module", "numpy"], "--module numpy: expected a path to the lab's .py file"),

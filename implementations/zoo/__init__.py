@@ -28,6 +28,8 @@ class Member:
     expect: dict | None = None
     array: str = "numpy"
     family: str = "rope"
+    layout: str = "nd"  # LAYOUT: how it takes its rows (implementations.host.LAYOUTS)
+    inplace: bool = False  # INPLACE: it writes its result into x
     timeout: float | None = None  # seconds per call (None: the default), for members that hang
     warmup_timeout: float | None = None
     near: bool = False  # a near-threshold member: its worst error is 2 to 10 times the bound it breaks
@@ -39,7 +41,8 @@ class Member:
         from implementations import make_subject
         from spec.expectation import Expect
 
-        limits = {"timeout": self.timeout, "warmup_timeout": self.warmup_timeout}
+        limits = {"timeout": self.timeout, "warmup_timeout": self.warmup_timeout, "layout": self.layout,
+                  "inplace": self.inplace}
         if self.expect is not None:
             e = Expect.from_dict(self.expect)
             return make_subject(self.target, expect=e, dtype=dtype or e.dtype, name=self.name, array=self.array,
@@ -66,6 +69,8 @@ def members() -> list[Member]:
                 expect=getattr(mod, "EXPECT", None),
                 array=getattr(mod, "ARRAY", "numpy"),
                 family=getattr(mod, "FAMILY", "rope"),
+                layout=getattr(mod, "LAYOUT", "nd"),
+                inplace=bool(getattr(mod, "INPLACE", False)),
                 timeout=getattr(mod, "TIMEOUT", None),
                 warmup_timeout=getattr(mod, "WARMUP_TIMEOUT", None),
                 near=bool(getattr(mod, "NEAR", False)),

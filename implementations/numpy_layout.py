@@ -1,0 +1,86 @@
+"""numpy RoPE in the batched layouts (``ropespec check --layout``, ``--form vllm``): one factory per layout, each
+returning the function of that layout's signature (implementations.host.LAYOUTS), built on the numpy apply
+function (:mod:`implementations.numpy_rope`): every row of every head is rotated by its own position, read
+through whatever strides x has; ``*_inplace`` write the result into x (and return it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from implementations import numpy_rope
+from spec.definitions import token_positions
+from spec.expectation import Expect
+
+
+def _rows(expect: Expect):
+    rope = numpy_rope.make(expect)
+
+    def rotate(x, positions):
+        """x (..., d) and per-row positions broadcast to x.shape[:-1]: the rotated rows, x's shape."""
+        x = np.asarray(x)
+        pos = np.broadcast_to(np.asarray(positions, dtype=np.int64), x.shape[:-1]).reshape(-1)
+        return rope(x.reshape(-1, x.shape[-1]), pos).reshape(x.shape)
+
+    return rotate
+
+
+def _batched(where):
+    """A factory for a (batch, seq) position layout; ``where(P)`` puts P (batch, seq) on x's leading axes."""
+    def make(expect: Expect):
+        rotate = _rows(expect)
+        return lambda x, positions: rotate(x, where(np.asarray(positions)))
+
+    make.promise = numpy_rope.make.promise
+    return make
+
+
+bshd = _batched(lambda p: p[:, :, None])
+bhsd = _batched(lambda p: p[:, None, :])
+sbhd = _batched(lambda p: p.T[:, :, None])
+
+
+def thd(expect: Expect):
+    rotate = _rows(expect)
+
+    def apply(x, positions, cu_seqlens):
+        return rotate(x, token_positions(positions, cu_seqlens)[:, None])
+
+    return apply
+
+
+def vllm(expect: Expect):
+    rotate = _rows(expect)
+    d = expect.head_dim
+
+    def forward(positions, query, key):
+        pos = np.asarray(positions)[:, None]
+        heads = lambda t: np.asarray(t).reshape(len(t), -1, d)  # noqa: E731 (a copy when t is a strided view)
+        return (rotate(heads(query), pos).reshape(query.shape), rotate(heads(key), pos).reshape(key.shape))
+
+    return forward
+
+
+def bshd_inplace(expect: Expect):
+    f = bshd(expect)
+
+    def apply(x, positions):
+        x[...] = f(x, positions)
+        return x
+
+    return apply
+
+
+def vllm_inplace(expect: Expect):
+    f = vllm(expect)
+
+    def forward(positions, query, key):
+        q, k = f(positions, query, key)
+        query[...], key[...] = q, k
+        return query, key
+
+    return forward
+
+
+for _f in (thd, vllm, bshd_inplace, vllm_inplace):
+    _f.promise = numpy_rope.make.promise

@@ -1,0 +1,219 @@
+"""Spec section "layout": RoPE in the batched layouts (ropespec check --layout, --form vllm).
+
+Every apply property runs on a layout's function too (its rows handed over as one sequence of one head); this
+one draws what only a batched call can show: several batch rows with their own positions (left padding,
+different offsets, rows equal to each other), several heads, grouped-query keys, packed sequences with
+cu_seqlens, and inputs that are views (a fused qkv buffer, transposed or reversed storage, a broadcast head).
+Every row of every head is checked as rope.conformance checks a row. A failure is named from evidence: the same
+case on contiguous memory, the output's fit to a model of the fault, or a re-call that isolates it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from implementations import arrays
+from implementations.contract import Failure, Fault
+from properties.assertions import assert_close
+from properties.framework import exact, expect_strategy, output_bound, rope_property
+from properties.strategies import make_vectors, positions, vectors
+from spec.definitions import token_positions
+
+
+def _about(subject):
+    if subject.layout == "nd":
+        return "an invariant of the batched layouts (--layout bshd, bhsd, sbhd, thd or --form vllm)"
+    return None
+
+
+def _applies(subject):
+    if not arrays.STORAGES.get(subject.array):
+        return f"the batched layouts take numpy arrays, torch or jax tensors, not {subject.array}"
+    return None
+
+
+def _cases(subject):
+    layout = subject.layout
+    # read-only memory is no place to write; flattened heads (vllm) cannot repeat a head by strides
+    storages = tuple(s for s in arrays.STORAGES.get(subject.array, ("contiguous",))
+                     if not (s == "broadcast" and (subject.inplace or layout == "vllm")))
+
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(subject), label="expect")
+        top = e.max_position
+        case = {"expect": e, "layout": layout, "storage": draw(st.sampled_from(storages), label="storage")}
+        if layout == "thd":
+            most = min(4, top)
+            lengths = draw(st.lists(st.integers(1, most), min_size=1, max_size=3), label="sequence lengths")
+            offsets = draw(st.lists(positions(max_value=top - most + 1), min_size=len(lengths), max_size=len(lengths)),
+                           label="offsets")
+            case.update(offsets=np.array(offsets, dtype=np.int64), cu_seqlens=np.cumsum([0, *lengths]))
+            shape = (sum(lengths), draw(st.integers(1, 3), label="heads"))
+        elif layout == "vllm":
+            t, kv = draw(st.integers(1, 6), label="tokens"), draw(st.integers(1, 2), label="h_kv")
+            shape = (t, kv * draw(st.integers(1, 3), label="group"))
+            case["positions"] = np.array(draw(st.lists(positions(max_value=top), min_size=t, max_size=t),
+                                              label="positions"), dtype=np.int64)
+            case["key"] = draw(vectors(e, t * kv), label="key").reshape(t, kv, e.head_dim)
+        else:
+            b, s_ = draw(st.integers(1, 3), label="batch"), draw(st.integers(1, min(4, top)), label="seq")
+            rows: list = []
+            for i in range(b):  # left-padded / decode rows (an offset, then consecutive), equal rows, any positions
+                how = draw(st.sampled_from(("offset", "same", "drawn") if i else ("offset", "drawn")), label="row")
+                if how == "offset":
+                    rows.append(draw(positions(max_value=top - s_ + 1), label="offset") + np.arange(s_))
+                elif how == "same":
+                    rows.append(rows[0])
+                else:
+                    rows.append(np.array(draw(st.lists(positions(max_value=top), min_size=s_, max_size=s_),
+                                              label="positions")))
+            case["positions"] = np.array(rows, dtype=np.int64)
+            shape = (b, s_, draw(st.integers(1, 3), label="heads"))
+        x = draw(vectors(e, int(np.prod(shape))), label="x").reshape(*shape, e.head_dim)
+        if case["storage"] == "broadcast":  # one head's values at every head (zero strides)
+            x = np.broadcast_to(x[..., :1, :], x.shape).copy()
+        case["x"] = x
+        return case
+
+    return build()
+
+
+def _per_element(subject_layout: str, case: dict) -> np.ndarray:
+    """The position of every row of every head: canonical x's shape without the last axis."""
+    x = case["x"]
+    if subject_layout == "thd":
+        return np.broadcast_to(token_positions(case["offsets"], case["cu_seqlens"])[:, None], x.shape[:-1])
+    if subject_layout == "vllm":
+        return np.broadcast_to(case["positions"][:, None], x.shape[:-1])
+    return np.broadcast_to(case["positions"][:, :, None], x.shape[:-1])
+
+
+def _call(f, case: dict, layout: str) -> dict:
+    pos = case["offsets"] if layout == "thd" else case["positions"]
+    return f.layout(case["x"], pos, case.get("cu_seqlens"), case["storage"], case.get("key"))
+
+
+def _compare(e, case: dict, got: dict, element_positions: np.ndarray, *, check: bool = True):
+    """(rows got, reference, bound) of every row of every head (q's, then k's for vllm); with ``check``, the
+    assertion's result."""
+    d = e.head_dim
+    rows = [case["x"].reshape(-1, d)]
+    pos = [element_positions.reshape(-1)]
+    out = [got["out"].reshape(-1, d)]
+    if case.get("key") is not None:
+        kv_pos = np.broadcast_to(case["positions"][:, None], case["key"].shape[:-1])
+        rows.append(case["key"].reshape(-1, d))
+        pos.append(kv_pos.reshape(-1))
+        out.append(got["key"].reshape(-1, d))
+    rows, pos, out = np.concatenate(rows), np.concatenate(pos), np.concatenate(out)
+    ref, own = exact(e, rows, pos)
+    return out, ref, output_bound(e, rows, pos) + own
+
+
+def _fits(e, case, got, element_positions) -> bool:
+    out, ref, bound = _compare(e, case, got, element_positions)
+    return bool(np.all(np.abs(out - ref) <= bound))
+
+
+@rope_property("rope.layout", cases=_cases, applies=_applies, about=_about)
+def test_layout(bind, case):
+    e, storage = case["expect"], case["storage"]
+    f, layout = bind(e), case["layout"]
+    where = _where(layout, case)
+    try:
+        got = _call(f, case, layout)
+    except Fault as err:
+        word, evidence = _name(f, e, case, layout, None, err)
+        if word is None:
+            raise
+        raise Failure(f"{err.message} [{where}] -- {word}: {evidence}", word) from None
+    if got["outside"]:
+        raise Failure(f"{got['outside']} [{where}]", "input-mutated")
+    if got["mutated"]:
+        raise Failure(f"{got['mutated']} after the call differs from {got['mutated']} before it: the function wrote "
+                      f"into its argument (a function that does is declared --inplace) [{where}]", "input-mutated")
+    out, ref, bound = _compare(e, case, got, _per_element(layout, case))
+    order = "token, head" if layout in ("thd", "vllm") else "batch, seq, head"
+    try:
+        return assert_close("f(x, p)", out, ref, bound, call=where, dtype=e.dtype,
+                            index_names=(f"row ({order}{'; keys after queries' * (layout == 'vllm')})", "dim"))
+    except Failure as err:
+        word, evidence = _name(f, e, case, layout, got, err)
+        raise Failure(f"{err.message}" + (f" -- {word}: {evidence}" if word else ""), word or err.diagnosis,
+                      err.ratio) from None
+
+
+def _where(layout: str, case: dict) -> str:
+    shape = "x" + str(tuple(case["x"].shape))
+    if layout == "thd":
+        what = f"offsets={case['offsets'].tolist()}, cu_seqlens={case['cu_seqlens'].tolist()}"
+    elif layout == "vllm":
+        what = f"positions={case['positions'].tolist()}, key{tuple(case['key'].shape)} (tokens, h_kv, dim)"
+    else:
+        what = f"positions={case['positions'].tolist()}"
+    return f"{layout} layout, {shape} in canonical axes, {what}, {case['storage']} storage"
+
+
+def _name(f, e, case: dict, layout: str, got: dict | None, err: Failure) -> tuple[str | None, str]:
+    """The layout fault whose evidence fits: (word, evidence), or (None, "")."""
+    storage = case["storage"]
+    if storage != "contiguous":  # the same case on contiguous memory
+        try:
+            plain = _call(f, dict(case, storage="contiguous"), layout)
+            right = not plain["outside"] and not plain["mutated"] and _fits(e, case, plain, _per_element(layout, case))
+        except Fault:
+            right = False
+        if right:
+            width = ""
+            if storage == "fused" and isinstance(err, Fault) and err.diagnosis == "shape":
+                width = "; the shape it returned is the fused buffer's, not the view's: it reads the buffer's whole width"
+            return "layout", (f"the same call on contiguous memory is right: on {storage} storage it is not, so it "
+                              f"assumes contiguous memory (reads x by its shape, not its strides){width}")
+    if got is not None:
+        pos = case.get("positions")
+        if layout in ("bshd", "bhsd", "sbhd") and len(pos) > 1 and \
+                _fits(e, case, got, np.broadcast_to(pos[:1, :, None], case["x"].shape[:-1])):
+            return "layout", ("every batch row is rotated by batch row 0's positions: the positions of the other rows "
+                              "(left padding, other offsets) are ignored")
+        if layout == "thd" and len(case["offsets"]) > 1:
+            run_on = case["offsets"][0] + np.arange(len(case["x"]))
+            if _fits(e, case, got, np.broadcast_to(run_on[:, None], case["x"].shape[:-1])):
+                return "layout", ("positions run on across the sequence boundaries, from the first offset: cu_seqlens "
+                                  "(and the other sequences' offsets) are ignored")
+    if layout in ("bshd", "bhsd", "sbhd") and e.max_position >= 8:
+        return _head_axis(f, e, layout)
+    if layout == "vllm" and case["key"].shape[1] != case["x"].shape[1]:
+        same = dict(case, key=case["x"].copy(), storage="contiguous")  # k with q's head count
+        try:
+            again = _call(f, same, layout)
+            right = _fits(e, same, again, _per_element(layout, same))
+        except Fault:
+            right = False
+        if right:
+            return "layout", (f"with as many key heads as query heads ({case['x'].shape[1]}) it is right; with "
+                              f"h_kv = {case['key'].shape[1]} it is not: k is read with q's head count")
+    return None, ""
+
+
+def _head_axis(f, e, layout: str) -> tuple[str | None, str]:
+    """A re-call with as many heads as tokens (2, 2 batch rows at other offsets), contiguous: an output rotated by
+    the positions read along the head axis is named (seq and head axes swapped, or cos/sin broadcast along the
+    wrong axis), as is one rotated by batch row 0's positions."""
+    case = {"positions": np.array([[1, 2], [5, 6]], dtype=np.int64), "storage": "contiguous",
+            "x": make_vectors(e, 8, seed=1).reshape(2, 2, 2, e.head_dim)}
+    try:
+        got = _call(f, case, layout)
+    except Fault:
+        return None, ""
+    if got["outside"] or got["mutated"] or _fits(e, case, got, _per_element(layout, case)):
+        return None, ""
+    pos = case["positions"]
+    if _fits(e, case, got, np.broadcast_to(pos[:, None, :], (2, 2, 2))):  # element (b, s, h) at position P[b, h]
+        return "layout", ("with 2 tokens and 2 heads per batch row, every head h of token s is rotated by the position "
+                          "of token h: positions are read along the head axis (seq and head axes swapped, or cos/sin "
+                          "broadcast along the wrong axis)")
+    if _fits(e, case, got, np.broadcast_to(pos[:1, :, None], (2, 2, 2))):
+        return "layout", "every batch row is rotated by batch row 0's positions: the other rows' positions are ignored"
+    return None, ""

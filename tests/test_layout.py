@@ -1,0 +1,104 @@
+"""--layout and --form vllm: batched, packed and flattened-head RoPE checked as users write it, on every storage
+(views of a fused buffer, transposed, reversed, broadcast), in place or not; the replay of a layout failure."""
+
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from implementations import arrays, make_subject
+from properties.framework import PROPERTIES, all_properties, run_property
+from ropespec.cli import main
+
+all_properties()
+LAYOUT, CONFORMANCE = PROPERTIES["layout"], PROPERTIES["conformance"]
+FIXTURES = Path(__file__).parent / "fixtures" / "layout_kernels.py"
+
+NUMPY = [("bshd", "bshd", False), ("bhsd", "bhsd", False), ("sbhd", "sbhd", False), ("thd", "thd", False),
+         ("vllm", "vllm", False), ("bshd", "bshd_inplace", True), ("vllm", "vllm_inplace", True)]
+
+
+@pytest.mark.parametrize("layout, name, inplace", NUMPY, ids=[n for _, n, _ in NUMPY])
+def test_the_numpy_layouts_pass(layout, name, inplace):
+    s = make_subject(f"implementations.numpy_layout:{name}", dtype="float32", layout=layout, inplace=inplace)
+    try:
+        for prop in (LAYOUT, CONFORMANCE):
+            r = run_property(prop, s, profile="ci", seed_value=0)
+            assert r.status == "pass", (prop.name, r.message)
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("layout, name, inplace", [("bshd", "bshd", False), ("thd", "thd", False),
+                                                   ("bshd", "bshd_inplace", True)])
+def test_torch_functions_as_users_write_them_pass_on_every_storage(layout, name, inplace):
+    pytest.importorskip("torch")
+    s = make_subject(f"{FIXTURES}:{name}", array="torch", layout=layout, inplace=inplace)
+    try:
+        r = run_property(LAYOUT, s, profile="ci", seed_value=0)
+        assert r.status == "pass", r.message
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("array", ["numpy", "torch"])
+def test_every_storage_holds_the_values_it_was_given(array):
+    if array == "torch":
+        pytest.importorskip("torch")
+    v = np.arange(2 * 3 * 2 * 4, dtype=np.float64).reshape(2, 3, 2, 4)
+    for storage in arrays.STORAGES[array]:
+        want = np.broadcast_to(v[:, :, :1], v.shape) if storage == "broadcast" else v
+        views, buf, regions = arrays.stored([np.array(want)], array, "float32", "cpu", storage, 2)
+        got = arrays.from_native(views[0], array, v.shape)
+        assert np.array_equal(got, want), storage
+        contiguous = views[0].flags.c_contiguous if array == "numpy" else views[0].is_contiguous()
+        assert contiguous == (storage == "contiguous"), storage
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_a_layout_failure_replays_from_its_command(capsys):
+    code, out = _run(capsys, "check", "implementations.zoo.layout_row0_positions:make", "--layout", "bshd",
+                     "--dtype", "float32", "--invariant", "rope.layout", "--seed", "3")
+    assert code == 1 and "fail [layout]" in out, out
+    replay = next(ln.split("replay: ", 1)[1] for ln in out.splitlines() if "replay: " in ln)
+    assert "--layout bshd" in replay, replay
+    argv = shlex.split(replay)[1:]
+    code, again = _run(capsys, *argv)
+    assert code == 1 and "batch row 0's positions" in again, again
+
+
+def test_an_inplace_function_not_declared_is_named(capsys, tmp_path):
+    (tmp_path / "k.py").write_text(
+        "from implementations.numpy_layout import bshd\n"
+        "def make(expect):\n"
+        "    f = bshd(expect)\n"
+        "    def apply(x, positions):\n"
+        "        x[...] = f(x, positions)\n"
+        "        return x\n"
+        "    return apply\n"
+        "def copy(expect):\n"
+        "    return bshd(expect)\n")
+    code, out = _run(capsys, "check", f"{tmp_path / 'k.py'}:make", "--layout", "bshd", "--dtype", "float32",
+                     "--invariant", "rope.layout", "--seed", "1")
+    assert code == 1 and "[input-mutated]" in out and "declared --inplace" in out, out
+    # declared in place but leaving x as it was: x after the call is not the result
+    code, out = _run(capsys, "check", f"{tmp_path / 'k.py'}:copy", "--layout", "bshd", "--inplace", "--dtype",
+                     "float32", "--invariant", "rope.layout", "--seed", "1")
+    assert code == 1 and "rope.layout" in out and "fail" in out, out
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--layout", "bshd", "--form", "kernel"], "--layout bshd: a layout of the apply form; drop it with --form kernel"),
+    (["--inplace", "--family", "sinusoidal"], "--inplace: a layout of RoPE apply functions; drop it with --family"),
+    (["--inplace", "--form", "table"], "--inplace: an apply function or vLLM's forward writes in place"),
+    (["--layout", "bhsd", "--form", "vllm"], "--layout bhsd: a layout of the apply form; drop it with --form vllm"),
+])
+def test_layout_options_that_do_not_fit_are_one_line_exit_2(capsys, argv, says):
+    code = main(["check", "implementations.numpy_layout:bshd", *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and "Traceback" not in err, err
