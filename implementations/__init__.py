@@ -218,6 +218,8 @@ def unavailable(array: str) -> str | None:
 
     if array == "torch" and importlib.util.find_spec("torch") is None:
         return "torch is not installed (pip install torch==2.13.0)"
+    if array == "jax" and importlib.util.find_spec("jax") is None:
+        return "jax is not installed (pip install -e '.[jax]')"
     return None
 
 

@@ -153,7 +153,7 @@ def _kind_error(out: Any, array: str) -> str | None:
         jax = jax_module()
         if not isinstance(out, jax.Array):
             return f"returned {type(out).__module__}.{type(out).__name__}, expected a jax.Array"
-        if not np.issubdtype(out.dtype, np.floating):
+        if not jax.numpy.issubdtype(out.dtype, jax.numpy.floating):  # numpy does not count bfloat16
             return f"returned a jax array of {out.dtype}, expected floating point"
         return None
     torch = torch_module()

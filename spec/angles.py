@@ -96,15 +96,18 @@ _TWO_PI_1_PARTS, _TWO_PI_2_PARTS = _split(TWO_PI_1), _split(TWO_PI_2)
 _INV_TWO_PI = 1.0 / TWO_PI_1
 
 
-def reduced_angles(positions, hi, lo, xp=np):
+def reduced_angles(positions, hi, lo, xp=np, small: bool | None = None):
     """p * theta mod 2 pi as a double-double (r, dr), |r| <= pi (to within an ulp), for float64 ``positions``
     of shape (n, 1) and float64 ``hi``, ``lo`` of shape (m,): results of shape (n, m).
 
     The same steps as written out in the module docstring, with each factor split once: positions and
     the table are split on their own small shapes, k once for both of its products, the constants at
-    import; positions below 2**26 (every real sequence) skip the partial products of their zero low half."""
+    import; positions below 2**26 (every real sequence) skip the partial products of their zero low half. ``small``
+    says whether every position is below 2**26 (found from the positions when None; a traced function, as under
+    jax.jit, says it)."""
     p_parts = _split(positions)
-    small = bool((p_parts[1] == 0).all())
+    if small is None:
+        small = bool((p_parts[1] == 0).all())
     s, e = _two_prod_split(positions, p_parts, hi, _split(hi), exact_a=small)
     e = e + positions * lo
     s, e = two_sum(s, e)  # renormalise: |e| <= ulp(s) / 2
@@ -119,9 +122,10 @@ def reduced_angles(positions, hi, lo, xp=np):
     return two_sum(r, re)
 
 
-def cos_sin(positions, hi, lo, xp=np):
-    """cos and sin of p * theta_i, each within about an ulp, for every position and pair."""
-    r, dr = reduced_angles(positions, hi, lo, xp)
+def cos_sin(positions, hi, lo, xp=np, small: bool | None = None):
+    """cos and sin of p * theta_i, each within about an ulp, for every position and pair (``small``: as
+    :func:`reduced_angles`)."""
+    r, dr = reduced_angles(positions, hi, lo, xp, small)
     c, s = xp.cos(r), xp.sin(r)
     return c - s * dr, s + c * dr
 
