@@ -196,6 +196,18 @@ class Bound:
         out[:, oa], out[:, ob] = rotate(x[:, a], x[:, b], c, s)
         return out
 
+    def rotate_by_kernel(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """A kernel or qk function as f(x, p): x rotated by the kernel with ropespec's exactly rounded table
+        (spec.angles.rounded_table), one head, one batch row (what the fingerprint probes: the pairing, direction
+        and rotary dims are the kernel's, the frequencies the table's)."""
+        from spec.angles import rounded_table
+
+        c, s = rounded_table(self.expect, positions)
+        if getattr(self.host, "kind", "kernel") == "qk":
+            x4 = np.asarray(x, dtype=np.float64)[None, None]
+            return self.qk(x4, x4, c[None], s[None])[0].reshape(np.shape(x))
+        return self.kernel(x, c, s).out
+
     def qk(self, q: np.ndarray, k: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """qk form: transformers' apply(q, k, cos, sin) with q (b, h_q, s, d), k (b, h_kv, s, d) and the table per
         pair (b, s, rotary_dim/2), spread per dim in the worker: (q_embed, k_embed) as float64."""
@@ -336,6 +348,8 @@ class Subject:
         f = self.bind(expect)
         if self.kind == "table":
             return f.rotate_by_table
+        if self.kind in ("kernel", "qk"):
+            return f.rotate_by_kernel
         if self.kind not in ("decode", "attention-decode"):
             return f
         return lambda x, positions: self.fresh(expect).prefill(x, positions)

@@ -17,17 +17,8 @@ from properties.assertions import assert_close
 from properties.framework import expect_strategy, pair_norms, per_dim, pinned_expects, pinned_positions, rope_property
 from properties.strategies import make_vectors, positions, vectors
 from spec import tolerance
-from spec.angles import cos_sin, theta_hi_lo, two_prod, two_sum
-from spec.dtypes import round_to
+from spec.angles import rounded_table as table, two_prod, two_sum
 from spec.expectation import CONVENTIONS
-
-
-def table(e, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """cos and sin of p theta_i per row and pair, exactly rounded to the output dtype (the attention factor is
-    not in them: a kernel rotates; a table that carries the factor is the table builder's business)."""
-    hi, lo, _ = theta_hi_lo(e, int(pos.max()) + 1 if pos.size else None)
-    c, s = cos_sin(np.asarray(pos, dtype=np.float64)[:, None], hi, lo)
-    return round_to(c, e.dtype), round_to(s, e.dtype)
 
 
 def rotated(e, x: np.ndarray, c: np.ndarray, s: np.ndarray, *, pairs=None, sign: float = 1.0) -> np.ndarray:

@@ -525,6 +525,10 @@ def _fingerprint(args: argparse.Namespace, console: Console) -> int:
                   f"p = {subject.expect.max_position - 1})", highlight=False, markup=False)
     for line in describe(fp):
         console.print(f"  {line}", highlight=False, markup=False)
+    if subject.kind in ("kernel", "qk"):
+        console.print(f"  (--form {subject.kind}: the kernel was handed ropespec's table for the expectation, so the "
+                      f"frequencies, base, curve and presets are that table's; pairing, rotary dim, direction and "
+                      f"precision are the kernel's)", highlight=False, markup=False)
     if json_path:
         import json
 

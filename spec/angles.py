@@ -130,6 +130,18 @@ def cos_sin(positions, hi, lo, xp=np, small: bool | None = None):
     return c - s * dr, s + c * dr
 
 
+def rounded_table(expect: Expect, positions) -> tuple[np.ndarray, np.ndarray]:
+    """cos and sin of p theta'_i per position and pair, exactly rounded to the output dtype: the table ropespec
+    hands an apply kernel (--form kernel, qk). The attention factor is not in it: a kernel rotates; a table that
+    carries the factor is the table builder's business."""
+    from spec.dtypes import round_to
+
+    pos = np.asarray(positions, dtype=np.float64).reshape(-1)
+    hi, lo, _ = theta_hi_lo(expect, int(pos.max()) + 1 if pos.size else None)
+    c, s = cos_sin(pos[:, None], hi, lo)
+    return round_to(c, expect.dtype), round_to(s, expect.dtype)
+
+
 def sinusoidal_layout(s, c, convention: str, xp=np):
     """The sinusoidal encoding's (n, d) rows from sin and cos of shape (n, d/2): "interleaved" puts sin
     at 2i and cos at 2i + 1 (the paper), "half" concatenates [sin | cos] (tensor2tensor, fairseq, GPT-J)."""

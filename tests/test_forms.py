@@ -1,6 +1,7 @@
 """--form table and --form kernel: a table builder and an apply kernel checked as they are, through the
 command line a user runs."""
 
+import shlex
 import textwrap
 
 import pytest
@@ -103,3 +104,22 @@ def test_the_qk_form_checks_every_head_and_batch_row(capsys):
                  '{"head_dim": 64, "n_heads": 4, "n_kv_heads": 2}'])
     out = capsys.readouterr().out
     assert code == 1 and "[layout]" in out and "batch row 0's table" in out, out
+
+
+@pytest.mark.parametrize("target, direction", [("implementations.numpy_qk:make", "forward"),
+                                               ("implementations.zoo.qk_sin_negated:make", "backwards")])
+def test_the_fingerprint_reads_an_apply_function_of_the_qk_form(capsys, target, direction):
+    code = main(["fingerprint", target, "--form", "qk", "--expect", '{"head_dim": 64}', "--max-position", "4096"])
+    out = capsys.readouterr().out
+    assert code == 0 and f"direction: {direction}" in out and "pairing: half" in out, out
+    assert "the kernel was handed ropespec's table" in out, out
+
+
+def test_a_form_failure_replays_in_its_form(capsys):
+    """The replay command of a kernel failure says --form kernel (without it the kernel was called as f(x, p))."""
+    code = main(["check", "implementations.zoo.kernel_sin_negated:make", "--form", "kernel", "--seed", "2"])
+    out = capsys.readouterr().out
+    replay = next(ln.split("replay: ", 1)[1] for ln in out.splitlines() if "replay: " in ln)
+    assert code == 1 and " --form kernel " in f"{replay} ", replay
+    assert main(shlex.split(replay)[1:]) == 1
+    assert "[direction]" in capsys.readouterr().out
