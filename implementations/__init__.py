@@ -118,6 +118,7 @@ def make_subject(
     isolate: bool | None = None,
     layout: str = "nd",
     inplace: bool = False,
+    table: str | Callable | None = None,
 ) -> Subject:
     """A Subject for TARGET (a target string or the callable itself), loaded in its own worker process
     (see :mod:`implementations.isolation`). Raises TargetError when TARGET cannot be loaded.
@@ -131,6 +132,22 @@ def make_subject(
     from implementations.host import InProcessHost
     from implementations.isolation import WorkerHost
 
+    pipe = table_label = None
+    if table is not None:  # a kernel or qk function and its library's table, checked as one apply function
+        if kind not in ("kernel", "qk"):
+            raise TargetError(f"--table: the table of a kernel (--form kernel or qk), not of a {kind} TARGET")
+        table_label = table if isinstance(table, str) else getattr(table, "__qualname__", None) or repr(table)
+        if callable(table):  # a worker loads it by its reference; one no other process can load runs in-process
+            tref, _ = reference_of(table)
+            if tref is None:
+                if not callable(target):
+                    raise TargetError(f"--table: {table_label} cannot be loaded by another process ({_}); hand the "
+                                      f"TARGET over as a function too, to check both in this process")
+                isolate = False
+            elif isolate is not False:
+                table, table_label = tref, _loadable_label(tref)
+        pipe, kind = (kind, table), "rope"
+
     timeout = DEFAULT_TIMEOUT if timeout is None else (timeout or None)
     warmup_timeout = DEFAULT_WARMUP_TIMEOUT if warmup_timeout is None else (warmup_timeout or None)
     dtype = dtype or (expect.dtype if expect is not None else DEFAULT.dtype)
@@ -141,17 +158,18 @@ def make_subject(
             ref, why = None, "isolate=False"
         if ref is None:
             host = InProcessHost(target, label, kind=kind, array=array, device=device, timeout=timeout,
-                                 warmup_timeout=warmup_timeout, why=why, layout=layout, inplace=inplace)
+                                 warmup_timeout=warmup_timeout, why=why, layout=layout, inplace=inplace,
+                                 pipeline=pipe)
             isolation = f"in-process ({why})"
         else:
             label = _loadable_label(ref)  # what a replay command can load again
             host = WorkerHost(ref, label, kind=kind, array=array, device=device, timeout=timeout,
-                              warmup_timeout=warmup_timeout, layout=layout, inplace=inplace)
+                              warmup_timeout=warmup_timeout, layout=layout, inplace=inplace, pipeline=pipe)
             isolation = "worker process"
     else:
         label = target
         host = WorkerHost({"target": target}, target, kind=kind, array=array, device=device, timeout=timeout,
-                          warmup_timeout=warmup_timeout, layout=layout, inplace=inplace)
+                          warmup_timeout=warmup_timeout, layout=layout, inplace=inplace, pipeline=pipe)
         isolation = "worker process"
     load_fault = None
     try:
@@ -188,6 +206,7 @@ def make_subject(
         kind=kind,
         layout=layout,
         inplace=inplace,
+        pipeline=None if pipe is None else (pipe[0], table_label),
         expected_failures=dict(info["expected_failures"]),
         promise=dict(info.get("promise") or {}),
         timeout=timeout,

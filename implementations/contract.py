@@ -293,6 +293,8 @@ class Subject:
     # learned: table(positions) with max_len = max_position; attention: attend(q, k, v, positions, causal)
     layout: str = "nd"  # how an apply function takes its rows (implementations.host.LAYOUTS; vllm: --form vllm)
     inplace: bool = False  # it writes its result into x (the result is x after the call)
+    #: (form, table TARGET): a kernel or qk function checked with its library's table as one apply function
+    pipeline: tuple[str, str] | None = None
     expected_failures: dict = field(default_factory=dict)  # invariant id -> documented reason
     promise: dict = field(default_factory=dict)  # a factory's own precision class (make.promise), drawn with
     timeout: float | None = DEFAULT_TIMEOUT
@@ -373,4 +375,6 @@ class Subject:
         what = self.expect.describe() if self.expect is not None else f"drawn expectations, {self.dtype}"
         where_ = self.name if self.name == self.target else f"{self.name} = {self.target}"
         shape = "" if self.layout == "nd" else f", {self.layout} layout" if self.layout != "vllm" else ", vLLM's forward"
+        if self.pipeline:
+            shape += f", --form {self.pipeline[0]} with --table {self.pipeline[1]}"
         return f"{where_} ({self.mode}, {self.array} arrays{shape}{', in place' * self.inplace}): {what}"

@@ -164,6 +164,31 @@ def _sole_parameter(obj: Callable) -> str:
         return ""
 
 
+def pipeline(kernel: Callable, table: Callable, form: str, label: str, table_label: str) -> Callable:
+    """A library's table builder and apply kernel (``--form kernel|qk --table TARGET``) as one apply function: a
+    factory ``make(expect)`` building both (each a factory or a plain function) and returning
+    ``f(x, positions) = kernel(x, *table(positions))``, or for the qk form ``apply(x, x, cos, sin)[0]`` with x as one
+    head of one batch row. The library's own table, in its own dtype, goes to its kernel as it is."""
+    modes = []
+    for obj, kind, what in ((kernel, form, label), (table, "table", table_label)):
+        info = describe_loaded(obj, kind, what)
+        if info["error"]:
+            raise TargetError(info["error"])
+        modes.append(info["mode"])
+
+    def make(expect: Expect):
+        k, t = ((obj(expect) if mode == "factory" else obj) for obj, mode in zip((kernel, table), modes))
+        if form == "qk":
+            def apply(x, positions):
+                cos, sin = t(positions)
+                return k(x[None, None], x[None, None], cos[None], sin[None])[0].reshape(x.shape)
+            return apply
+        return lambda x, positions: k(x, *t(positions))
+
+    make.promise = getattr(table, "promise", None)  # the table decides the angles' precision class
+    return make
+
+
 # -- calling ---------------------------------------------------------------------------------------
 def guarded(what: str, fn: Callable, *args, in_worker: bool = True):
     """Call the implementation; whatever it raises becomes a Fault with its word. In a worker a
@@ -575,8 +600,10 @@ class InProcessHost:
     interface as :class:`implementations.isolation.WorkerHost`; its timeouts are a daemon thread's."""
 
     def __init__(self, obj: Callable, label: str, *, kind: str, array: str, device: str, timeout: float | None,
-                 warmup_timeout: float | None, why: str, layout: str = "nd", inplace: bool = False):
+                 warmup_timeout: float | None, why: str, layout: str = "nd", inplace: bool = False,
+                 pipeline: tuple[str, Any] | None = None):
         self.obj = obj
+        self.pipeline = pipeline
         self.label = label
         self.kind = kind
         self.layout = layout
@@ -591,6 +618,10 @@ class InProcessHost:
         self.output = None
 
     def load(self, dtype: str) -> dict:
+        if self.pipeline:  # --form kernel|qk --table TARGET (a TARGET string or the table builder itself)
+            form, table = self.pipeline
+            tobj = resolve({"target": table} if isinstance(table, str) else table) if isinstance(table, (str, dict)) else table
+            self.obj = pipeline(self.obj, tobj, form, self.label, table if isinstance(table, str) else repr(table))
         info = describe_loaded(self.obj, self.layout if self.layout in ("vllm", "thd") else self.kind, self.label)
         info["skip_reason"] = arrays.unsupported_reason(self.array, dtype, self.device)
         info["load_seconds"] = 0.0

@@ -362,8 +362,10 @@ class WorkerHost:
     """The parent's side of one implementation's worker process (see the module docstring)."""
 
     def __init__(self, ref: dict, label: str, *, kind: str, array: str, device: str, timeout: float | None,
-                 warmup_timeout: float | None, layout: str = "nd", inplace: bool = False):
+                 warmup_timeout: float | None, layout: str = "nd", inplace: bool = False,
+                 pipeline: tuple[str, str] | None = None):
         self.ref = ref
+        self.pipeline = pipeline
         self.label = label
         self.kind = kind
         self.layout = layout
@@ -412,6 +414,7 @@ class WorkerHost:
         self.live = set()
         _touch(self)
         settings = {"path": list(sys.path), "kind": self.kind, "layout": self.layout, "inplace": self.inplace,
+                    "pipeline": self.pipeline,
                     "label": self.label, "array": self.array,
                     "dtype": self.dtype, "device": self.device, "cwd": os.getcwd(), "env": dict(os.environ)}
         info = self._request(("load", self.ref, settings), "importing the TARGET")

@@ -150,7 +150,7 @@ class _Server:
 
     def load(self, ref: dict, settings: dict):
         from implementations import arrays
-        from implementations.host import Host, describe_loaded, guarded, resolve
+        from implementations.host import Host, describe_loaded, guarded, pipeline, resolve
 
         sys.path[:] = list(settings["path"])
         if settings.get("cwd"):
@@ -167,6 +167,10 @@ class _Server:
             return {"callables": names, "load_seconds": time.perf_counter() - t0}
         before = set(sys.modules)
         obj = guarded("importing the TARGET", resolve, ref)
+        if settings.get("pipeline"):  # --form kernel|qk --table TARGET: the two as one apply function
+            form, table = settings["pipeline"]
+            tobj = guarded("importing the --table TARGET", resolve, table if isinstance(table, dict) else {"target": table})
+            obj = pipeline(obj, tobj, form, settings["label"], table.get("qualname", "") if isinstance(table, dict) else table)
         layout, inplace = settings.get("layout", "nd"), settings.get("inplace", False)
         info = describe_loaded(obj, layout if layout in ("vllm", "thd") else settings["kind"], settings["label"])
         info["skip_reason"] = arrays.unsupported_reason(settings["array"], settings["dtype"], settings["device"])

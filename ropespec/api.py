@@ -218,6 +218,8 @@ def _placeholder(spec: dict) -> Subject:
 
 def _shape_options(subject: Subject) -> list[str]:
     """The options that make ``ropespec check`` call TARGET as this subject was called: family, form, layout."""
+    if subject.pipeline:
+        return ["--form", subject.pipeline[0], "--table", subject.pipeline[1]]
     kind = {"decode": "rope", "attention-decode": "attention"}.get(subject.kind, subject.kind)
     out = ["--form", kind] if kind in ("table", "kernel", "qk") else [] if kind == "rope" else ["--family", kind]
     if subject.layout == "vllm":

@@ -217,6 +217,10 @@ def _layout_options(p: argparse.ArgumentParser) -> None:
                         "sbhd f(x, positions (batch, seq)); thd f(x (tokens, heads, d), offsets (sequences,), "
                         "cu_seqlens=...), a packed batch whose token j of sequence i is at offsets[i] + j - "
                         "cu_seqlens[i]")
+    p.add_argument("--table", metavar="TARGET",
+                   help="with --form kernel or qk: the library's own table builder table(positions) -> (cos, sin) (a "
+                        "function or a factory), and the two are checked together as one apply function, "
+                        "f(x, positions) = kernel(x, *table(positions)), by every apply property")
     p.add_argument("--inplace", action="store_true",
                    help="the function writes its result into x (vllm: into query and key): x after the call is "
                         "checked, and nothing outside it may change")
@@ -236,9 +240,12 @@ def _shape(args: argparse.Namespace) -> dict:
         raise UsageError(f"--layout {layout}: a layout of the apply form; drop it with --form {form}")
     if inplace and form not in ("apply", "vllm"):
         raise UsageError(f"--inplace: an apply function or vLLM's forward writes in place; drop it with --form {form}")
+    table = getattr(args, "table", None)
+    if table and form not in ("kernel", "qk"):
+        raise UsageError(f"--table: the table of an apply kernel, with --form kernel or qk (not --form {form})")
     if form == "vllm":
         return {"kind": "rope", "layout": "vllm", "inplace": inplace}
-    return {"kind": form if form != "apply" else family, "layout": layout, "inplace": inplace}
+    return {"kind": form if form != "apply" else family, "layout": layout, "inplace": inplace, "table": table}
 
 
 #: a property running this long is said to be running on stderr when the output is piped

@@ -104,6 +104,7 @@ def subject_specs(
     notes: list[str] | None = None,
     layout: str = "nd",
     inplace: bool = False,
+    table: str | None = None,
 ) -> list[dict]:
     """The :func:`implementations.make_subject` arguments of each implementation to check (the shipped
     ones when there are no TARGETs), validated; nothing is loaded yet. UsageError on bad input."""
@@ -127,7 +128,7 @@ def subject_specs(
                      layout=s.layout, inplace=s.inplace)
                 for s in shipped(expect=expect, dtype=dtype, notes=notes) for d in ((dtype,) if dtype else s.dtypes)]
     return [dict(common, target=t, array=array or "numpy", dtype=dtype, name=t if isinstance(t, str) else None,
-                 kind=kind, isolate=isolate, layout=layout, inplace=inplace) for t in targets]
+                 kind=kind, isolate=isolate, layout=layout, inplace=inplace, table=table) for t in targets]
 
 
 def build_subjects(targets: list | None, **kwargs) -> list[Subject]:

@@ -123,3 +123,24 @@ def test_a_form_failure_replays_in_its_form(capsys):
     assert code == 1 and " --form kernel " in f"{replay} ", replay
     assert main(shlex.split(replay)[1:]) == 1
     assert "[direction]" in capsys.readouterr().out
+
+
+def test_a_kernel_and_its_librarys_table_are_checked_together(capsys):
+    """--form kernel --table: every apply property on kernel(x, *table(positions)); a wrong table is named as an
+    apply function's would be, and the replay keeps both."""
+    base = ["check", "implementations.numpy_kernel:make", "--form", "kernel", "--dtype", "float32", "--seed", "3"]
+    code = main([*base, "--table", "implementations.numpy_table:make", "--invariant", "rope.conformance"])
+    out = capsys.readouterr().out
+    assert code == 0 and "--form kernel with --table implementations.numpy_table:make" in out, out
+    code = main([*base, "--table", "implementations.zoo.table_wrong_base:make", "--expect",
+                 '{"head_dim": 64, "rope_theta": 1e6}', "--invariant", "rope.conformance:conformance"])
+    out = capsys.readouterr().out
+    assert code == 1 and "[base]" in out and "fit base 10000" in out, out
+    replay = next(ln.split("replay: ", 1)[1] for ln in out.splitlines() if "replay: " in ln)
+    assert "--form kernel --table implementations.zoo.table_wrong_base:make" in replay, replay
+
+
+def test_a_table_without_a_kernel_is_one_line_exit_2(capsys):
+    code = main(["check", "implementations.numpy_rope:make", "--table", "implementations.numpy_table:make"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--table: the table of an apply kernel, with --form kernel or qk (not --form apply)" in err, err

@@ -95,6 +95,17 @@ def test_transformers_apply_function_as_qk_passes(target, preset, dtype):
     assert result.status == "pass", result.message
 
 
+def test_transformers_table_and_apply_checked_together():
+    """--form qk --table: Llama's own RotaryEmbedding and apply_rotary_pos_emb of one library, the table handed to
+    the apply function as the library hands it (bfloat16 cos/sin), checked as one apply function."""
+    [subject] = build_subjects(["implementations.adapters.hf:llama_qk"], expect=presets.get("llama3.1-8b"),
+                               array="torch", dtype="bfloat16", kind="qk", table="implementations.adapters.hf:llama_table")
+    assert subject.kind == "rope" and subject.pipeline == ("qk", "implementations.adapters.hf:llama_table")
+    for prop in ("conformance", "large_positions", "relative_position"):
+        result = run_property(PROPERTIES[prop], subject, profile="dev", seed_value=0)
+        assert result.status == "pass", (prop, result.message)
+
+
 def test_transformers_dynamic_ntk_cache_is_caught():
     """transformers #25104: the dynamic table is cached across calls, so the same call answers
     differently depending on the calls before it."""
