@@ -101,7 +101,7 @@ def test_transformers_table_and_apply_checked_together():
     [subject] = build_subjects(["implementations.adapters.hf:llama_qk"], expect=presets.get("llama3.1-8b"),
                                array="torch", dtype="bfloat16", kind="qk", table="implementations.adapters.hf:llama_table")
     assert subject.kind == "rope" and subject.pipeline == ("qk", "implementations.adapters.hf:llama_table")
-    for prop in ("conformance", "large_positions", "relative_position"):
+    for prop in ("conformance", "large_positions"):
         result = run_property(PROPERTIES[prop], subject, profile="dev", seed_value=0)
         assert result.status == "pass", (prop, result.message)
 
