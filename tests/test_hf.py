@@ -98,9 +98,13 @@ def test_transformers_apply_function_as_qk_passes(target, preset, dtype):
 def test_transformers_table_and_apply_checked_together():
     """--form qk --table: Llama's own RotaryEmbedding and apply_rotary_pos_emb of one library, the table handed to
     the apply function as the library hands it (bfloat16 cos/sin), checked as one apply function."""
-    [subject] = build_subjects(["implementations.adapters.hf:llama_qk"], expect=presets.get("llama3.1-8b"),
-                               array="torch", dtype="bfloat16", kind="qk", table="implementations.adapters.hf:llama_table")
-    assert subject.kind == "rope" and subject.pipeline == ("qk", "implementations.adapters.hf:llama_table")
+    from implementations import make_subject
+    from implementations.adapters import hf
+
+    # in this process, which has imported transformers already (tests/test_forms.py runs --table through a worker)
+    subject = make_subject(hf.llama_qk, expect=presets.get("llama3.1-8b"), array="torch", dtype="bfloat16", kind="qk",
+                           table=hf.llama_table, isolate=False)
+    assert subject.kind == "rope" and subject.pipeline == ("qk", "llama_table")
     for prop in ("conformance", "large_positions"):
         result = run_property(PROPERTIES[prop], subject, profile="dev", seed_value=0)
         assert result.status == "pass", (prop, result.message)
