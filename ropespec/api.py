@@ -333,6 +333,10 @@ def check(
     family: str = "rope",
     allow_skip: bool = False,
     isolate: bool | None = None,
+    form: str = "apply",
+    layout: str = "nd",
+    inplace: bool = False,
+    table=None,
 ) -> CheckResult:
     """Check ``fn`` — a function f(x, positions), a factory make(expect), or a TARGET string — against
     every invariant (or ``invariants``). ``expect`` is a preset name, a dict, JSON, a config.json path or
@@ -341,15 +345,18 @@ def check(
     ``fn`` runs in a worker process of its own (a TARGET string, or a function its module names); a
     callable no other process can load (a lambda, a closure, a function defined in ``__main__``) runs
     in-process, and the report's header says so (``isolate=False`` forces in-process). ``timeout``:
-    seconds per call; ``warmup_timeout``: seconds for the import, the factory and the first call."""
+    seconds per call; ``warmup_timeout``: seconds for the import, the factory and the first call. ``form``,
+    ``layout``, ``inplace`` and ``table`` are the command line's --form, --layout, --inplace and --table (``table``: a
+    TARGET string or the table builder itself)."""
     import random
 
     from properties.profiles import DEFAULT_PROFILE
-    from ropespec.inputs import build_subjects, parse_expect
+    from ropespec.inputs import build_subjects, call_shape, parse_expect
 
     subjects = build_subjects([fn], expect=parse_expect(expect), array=array, dtype=dtype,
                               max_position=max_position, device=device, timeout=timeout,
-                              warmup_timeout=warmup_timeout, kind=family, isolate=isolate)
+                              warmup_timeout=warmup_timeout, isolate=isolate,
+                              **call_shape(family=family, form=form, layout=layout, inplace=inplace, table=table))
     profile = profile or DEFAULT_PROFILE
     seed = seed if seed is not None else random.randrange(2**31)
     reports = check_subjects(subjects, select_properties(invariants), profile=profile, seed=seed)
@@ -358,16 +365,19 @@ def check(
 
 def fingerprint(fn, expect=None, *, array: str | None = None, dtype: str | None = None,
                 max_position: int | None = None, device: str = "cpu", timeout: float | None = 10.0,
-                warmup_timeout: float | None = 300.0):
+                warmup_timeout: float | None = 300.0, form: str = "apply", layout: str = "nd", inplace: bool = False,
+                table=None):
     """Fingerprint ``fn`` (see :mod:`ropespec.fingerprint`); ``expect`` gives head_dim, dtype and the probe
-    range. ``fn`` runs in its own worker process, as in :func:`check`."""
+    range. ``fn`` runs in its own worker process, as in :func:`check`; ``form``, ``layout``, ``inplace`` and
+    ``table`` as there."""
     from ropespec.fingerprint import fingerprint as _fingerprint
-    from ropespec.inputs import build_subjects, parse_expect
+    from ropespec.inputs import build_subjects, call_shape, parse_expect
     from spec import DEFAULT
 
     [subject] = build_subjects([fn], expect=parse_expect(expect) or DEFAULT, array=array, dtype=dtype,
                                max_position=max_position, device=device, timeout=timeout,
-                               warmup_timeout=warmup_timeout)
+                               warmup_timeout=warmup_timeout,
+                               **call_shape(form=form, layout=layout, inplace=inplace, table=table))
     try:
         return _fingerprint(subject.function(subject.expect), subject.expect)
     finally:

@@ -19,7 +19,7 @@ from ropespec import api, report
 from implementations import arrays, make_subject
 from implementations.host import LAYOUTS
 from implementations.contract import Failure, TargetError
-from ropespec.inputs import UsageError, build_subjects, check_seconds, parse_expect, subject_specs
+from ropespec.inputs import UsageError, build_subjects, call_shape, check_seconds, parse_expect, subject_specs
 from spec.expectation import DTYPES, ExpectationError
 
 
@@ -227,25 +227,10 @@ def _layout_options(p: argparse.ArgumentParser) -> None:
 
 
 def _shape(args: argparse.Namespace) -> dict:
-    """What the properties call: the kind (the family, or for RoPE the form), the layout and whether in place."""
-    family = getattr(args, "family", "rope")  # fingerprint and precision have forms, no families
-    form = getattr(args, "form", "apply")
-    layout, inplace = getattr(args, "layout", "nd"), getattr(args, "inplace", False)
-    if form != "apply" and family != "rope":
-        raise UsageError(f"--form {form}: a form of RoPE code; drop it with --family {family}")
-    if (layout != "nd" or inplace) and family != "rope":
-        raise UsageError(f"--{'layout' if layout != 'nd' else 'inplace'}: a layout of RoPE apply functions; drop it "
-                         f"with --family {family}")
-    if layout != "nd" and form != "apply":
-        raise UsageError(f"--layout {layout}: a layout of the apply form; drop it with --form {form}")
-    if inplace and form not in ("apply", "vllm"):
-        raise UsageError(f"--inplace: an apply function or vLLM's forward writes in place; drop it with --form {form}")
-    table = getattr(args, "table", None)
-    if table and form not in ("kernel", "qk"):
-        raise UsageError(f"--table: the table of an apply kernel, with --form kernel or qk (not --form {form})")
-    if form == "vllm":
-        return {"kind": "rope", "layout": "vllm", "inplace": inplace}
-    return {"kind": form if form != "apply" else family, "layout": layout, "inplace": inplace, "table": table}
+    """What the properties call (:func:`ropespec.inputs.call_shape`), from the options this command has."""
+    return call_shape(family=getattr(args, "family", "rope"), form=getattr(args, "form", "apply"),
+                      layout=getattr(args, "layout", "nd"), inplace=getattr(args, "inplace", False),
+                      table=getattr(args, "table", None))
 
 
 #: a property running this long is said to be running on stderr when the output is piped

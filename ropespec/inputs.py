@@ -89,6 +89,27 @@ def check_seconds(option: str, value: float | None) -> float | None:
     return float(value)
 
 
+def call_shape(*, family: str = "rope", form: str = "apply", layout: str = "nd", inplace: bool = False,
+               table=None) -> dict:
+    """How the properties call TARGET, from the options (the command line's and the API's): the kind (the family,
+    or for RoPE the form), the layout, whether in place, and a kernel's table TARGET. UsageError when they do not
+    fit together."""
+    if form != "apply" and family != "rope":
+        raise UsageError(f"--form {form}: a form of RoPE code; drop it with --family {family}")
+    if (layout != "nd" or inplace) and family != "rope":
+        raise UsageError(f"--{'layout' if layout != 'nd' else 'inplace'}: a layout of RoPE apply functions; drop it "
+                         f"with --family {family}")
+    if layout != "nd" and form != "apply":
+        raise UsageError(f"--layout {layout}: a layout of the apply form; drop it with --form {form}")
+    if inplace and form not in ("apply", "vllm"):
+        raise UsageError(f"--inplace: an apply function or vLLM's forward writes in place; drop it with --form {form}")
+    if table is not None and form not in ("kernel", "qk"):
+        raise UsageError(f"--table: the table of an apply kernel, with --form kernel or qk (not --form {form})")
+    if form == "vllm":
+        return {"kind": "rope", "layout": "vllm", "inplace": inplace}
+    return {"kind": form if form != "apply" else family, "layout": layout, "inplace": inplace, "table": table}
+
+
 def subject_specs(
     targets: list | None,
     *,

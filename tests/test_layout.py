@@ -94,3 +94,20 @@ def test_layout_options_that_do_not_fit_are_one_line_exit_2(capsys, argv, says):
     code = main(["check", "implementations.numpy_layout:bshd", *argv])
     err = capsys.readouterr().err
     assert code == 2 and says in err and "Traceback" not in err, err
+
+
+def test_the_python_api_takes_the_layout_and_the_table():
+    """ropespec.check(fn, layout=..., inplace=..., form=..., table=...) as the command line's options."""
+    import ropespec
+    from implementations import numpy_kernel, numpy_layout, numpy_table
+
+    r = ropespec.check(numpy_layout.vllm_inplace, "llama2-7b", form="vllm", inplace=True, invariants=["rope.layout"],
+                       profile="ci", seed=0)
+    assert r.passed, r.reports[0].results[0].message
+    r = ropespec.check(numpy_kernel.make, "llama2-7b", form="kernel", table=numpy_table.make,
+                       invariants=["rope.conformance"], profile="ci", seed=0)
+    assert r.passed and r.reports[0].subject.pipeline == ("kernel", "implementations/numpy_table.py:make")
+    from ropespec.inputs import UsageError
+
+    with pytest.raises(UsageError, match="--layout bshd: a layout of the apply form"):
+        ropespec.check(numpy_kernel.make, form="kernel", layout="bshd")
