@@ -28,7 +28,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rope-expect", metavar="JSON", default=None,
                     help="expectation as inline JSON or a JSON file. Default: drawn for factories, "
                          "the default expectation for plain functions")
-    group.addoption("--rope-array", choices=("numpy", "torch", "list"), default=None,
+    group.addoption("--rope-array", choices=("numpy", "torch", "jax", "list"), default=None,
                     help="how x is handed to --rope-impl targets. Default: numpy")
     group.addoption("--rope-dtype", choices=("float64", "float32", "float16", "bfloat16"), default=None,
                     help="dtype of x and of the output. Default: the expectation's (float32)")
