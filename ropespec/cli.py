@@ -168,6 +168,9 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("--vectors", type=int, default=4, metavar="V", help="random vectors per position (default: 4)")
     pr.add_argument("--seed", type=int, default=0, help="seed of the random vectors (default: 0)")
     pr.add_argument("--device", default="cpu", help="torch device for --array torch (default: cpu)")
+    pr.add_argument("--form", choices=FORMS, default="apply",
+                    help="which function TARGET is, as for check (table: swept through the RoPE its table defines; "
+                         "kernel, qk: with ropespec's exactly rounded table, so the error is the kernel's own)")
     _layout_options(pr)
     _timeouts(pr)
     pr.add_argument("--exhaustive", action="store_true",

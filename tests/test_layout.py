@@ -111,3 +111,11 @@ def test_the_python_api_takes_the_layout_and_the_table():
 
     with pytest.raises(UsageError, match="--layout bshd: a layout of the apply form"):
         ropespec.check(numpy_kernel.make, form="kernel", layout="bshd")
+
+
+@pytest.mark.parametrize("target, code", [("implementations.numpy_layout:thd", 0),
+                                          ("implementations.zoo.thd_cu_seqlens_ignored:make", 1)])
+def test_precision_sweeps_a_layouts_function(capsys, target, code):
+    got = main(["precision", target, "--layout", "thd", "--dtype", "float32", "--max-position", "4096", "--exhaustive"])
+    out = capsys.readouterr().out
+    assert got == code, out
