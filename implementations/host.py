@@ -375,10 +375,11 @@ class Host:
         buffers = buffer if isinstance(buffer, list) else [buffer]
         before = [arrays.snapshot(b, self.array) for b in buffers]
         pos = self._native(np.zeros((1, 1)), np.asarray(positions, dtype=np.int64), e)[1]
+        cu = None if cu_seqlens is None else self._native(np.zeros((1, 1)), np.asarray(cu_seqlens, dtype=np.int64), e)[1]
+        ints = [(n, v, arrays.snapshot(v, self.array)) for n, v in (("positions", pos), ("cu_seqlens", cu)) if v is not None]
         if self.layout == "vllm":
             out = self._call("forward(positions, query, key)", fn, pos, *views)
         elif self.layout == "thd":
-            cu = self._native(np.zeros((1, 1)), np.asarray(cu_seqlens, dtype=np.int64), e)[1]
             out = self._call("f(x, positions, cu_seqlens=...)", lambda: fn(views[0], pos, cu_seqlens=cu))
         else:
             out = self._call(f"f(x, positions) ({self.layout})", fn, views[0], pos)
@@ -398,6 +399,7 @@ class Host:
                 outs = [out]
             changed = [n for n, b, k in zip(names, buffers, before) if not arrays.same(b, k, self.array)]
             got["mutated"] = changed[0] if changed else None
+        got["mutated"] = got["mutated"] or next((n for n, v, k in ints if not arrays.same(v, k, self.array)), None)
         inverse = np.argsort(perm)
         res = [self._rows(o, e, v.shape).reshape(v.shape) for o, v in zip(outs, values)]
         if self.layout == "vllm":
