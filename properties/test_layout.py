@@ -132,8 +132,10 @@ def test_layout(bind, case):
     if got["outside"]:
         raise Failure(f"{got['outside']} [{where}]", "input-mutated")
     if got["mutated"]:
+        hint = " (a function that writes its result there is declared --inplace)" if got["mutated"] in (
+            "x", "query", "key") else ""
         raise Failure(f"{got['mutated']} after the call differs from {got['mutated']} before it: the function wrote "
-                      f"into its argument (a function that does is declared --inplace) [{where}]", "input-mutated")
+                      f"into its argument{hint} [{where}]", "input-mutated")
     out, ref, bound = _compare(e, case, got, _per_element(layout, case))
     order = "token, head" if layout in ("thd", "vllm") else "batch, seq, head"
     try:

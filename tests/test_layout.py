@@ -77,7 +77,7 @@ def test_an_inplace_function_not_declared_is_named(capsys, tmp_path):
         "    return bshd(expect)\n")
     code, out = _run(capsys, "check", f"{tmp_path / 'k.py'}:make", "--layout", "bshd", "--dtype", "float32",
                      "--invariant", "rope.layout", "--seed", "1")
-    assert code == 1 and "[input-mutated]" in out and "declared --inplace" in out, out
+    assert code == 1 and "[input-mutated]" in out and "is declared --inplace" in out, out
     # declared in place but leaving x as it was: x after the call is not the result
     code, out = _run(capsys, "check", f"{tmp_path / 'k.py'}:copy", "--layout", "bshd", "--inplace", "--dtype",
                      "float32", "--invariant", "rope.layout", "--seed", "1")
