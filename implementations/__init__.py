@@ -138,10 +138,10 @@ def make_subject(
             raise TargetError(f"--table: the table of a kernel (--form kernel or qk), not of a {kind} TARGET")
         table_label = table if isinstance(table, str) else getattr(table, "__qualname__", None) or repr(table)
         if callable(table):  # a worker loads it by its reference; one no other process can load runs in-process
-            tref, _ = reference_of(table)
+            tref, why_not = reference_of(table)
             if tref is None:
                 if not callable(target):
-                    raise TargetError(f"--table: {table_label} cannot be loaded by another process ({_}); hand the "
+                    raise TargetError(f"--table: {table_label} cannot be loaded by another process ({why_not}); hand the "
                                       f"TARGET over as a function too, to check both in this process")
                 isolate = False
             elif isolate is not False:
