@@ -42,6 +42,8 @@ CASES = {
     "torch factory": (["check", "implementations.torch_rope:make", "--array", "torch", "--seed", "1"], 12.0),
     "transformers adapter": (["check", "implementations.adapters.hf:make", "--array", "torch", "--dtype", "bfloat16",
                               "--expect", "llama3.1-8b", "--seed", "1"], 12.0),
+    "numpy thd layout (issue 17)": (["check", "implementations.numpy_layout:thd", "--layout", "thd", "--seed", "1"], None),
+    "jax factory (issue 17)": (["check", "implementations.jax_rope:make", "--array", "jax", "--seed", "1"], None),
     "every shipped implementation": (["check", "--seed", "1"], None),
     "spec (Markdown)": (["spec", "--out", "spec.md"], 3.0),
     "spec (HTML)": (["spec", "--format", "html", "--out", "spec.html"], 3.0),
