@@ -144,3 +144,15 @@ def test_a_table_without_a_kernel_is_one_line_exit_2(capsys):
     code = main(["check", "implementations.numpy_rope:make", "--table", "implementations.numpy_table:make"])
     err = capsys.readouterr().err
     assert code == 2 and "--table: the table of an apply kernel, with --form kernel or qk (not --form apply)" in err, err
+
+
+def test_a_familys_failure_replays_in_its_family(capsys):
+    """The replay of a sinusoidal failure says --family sinusoidal (without it the invariant was not applicable to
+    the rope function the target was loaded as: nothing ran)."""
+    code = main(["check", "implementations.zoo.sinusoidal_scaled:make", "--family", "sinusoidal", "--invariant",
+                 "sinusoidal.norm", "--seed", "1"])
+    out = capsys.readouterr().out
+    replay = next(ln.split("replay: ", 1)[1] for ln in out.splitlines() if "replay: " in ln)
+    assert code == 1 and "--family sinusoidal" in replay, replay
+    assert main(shlex.split(replay)[1:]) == 1
+    assert "sinusoidal.norm" in capsys.readouterr().out
