@@ -200,9 +200,9 @@ def _name(f, e, case: dict, layout: str, got: dict | None, err: Failure) -> tupl
 
 
 def _head_axis(f, e, layout: str) -> tuple[str | None, str]:
-    """A re-call with as many heads as tokens (2, 2 batch rows at other offsets), contiguous: an output rotated by
-    the positions read along the head axis is named (seq and head axes swapped, or cos/sin broadcast along the
-    wrong axis), as is one rotated by batch row 0's positions."""
+    """A re-call with as many heads as tokens and batch rows (2 each, the rows at other offsets), contiguous: an
+    output rotated by the positions read along the head axis is named (seq and head axes swapped, or cos/sin
+    broadcast along the wrong axis), as is one rotated by batch row 0's positions or with batch and seq swapped."""
     case = {"positions": np.array([[1, 2], [5, 6]], dtype=np.int64), "storage": "contiguous",
             "x": make_vectors(e, 8, seed=1).reshape(2, 2, 2, e.head_dim)}
     try:
@@ -218,4 +218,7 @@ def _head_axis(f, e, layout: str) -> tuple[str | None, str]:
                           "broadcast along the wrong axis)")
     if _fits(e, case, got, np.broadcast_to(pos[:1, :, None], (2, 2, 2))):
         return "layout", "every batch row is rotated by batch row 0's positions: the other rows' positions are ignored"
+    if _fits(e, case, got, np.broadcast_to(pos.T[:, :, None], (2, 2, 2))):  # element (b, s, h) at position P[s, b]
+        return "layout", ("with 2 batch rows of 2 tokens, token s of batch row b is rotated by the position of token b "
+                          "of batch row s: the batch and seq axes are swapped")
     return None, ""
