@@ -213,7 +213,7 @@ def stored(values: list[np.ndarray], array: str, dtype: str, device: str, storag
         edges = np.cumsum([0] + [p.shape[axis] for p in parts])
         regions = [tuple([slice(None)] * axis + [slice(int(edges[i + 1]), int(edges[i + 2]))]) for i in range(len(values))]
         return [buf[r] for r in regions], buf, regions
-    if len(values) > 1:  # each stored alike; the buffer is the first (a layout with q and k checks each)
+    if len(values) > 1:  # each stored alike in memory of its own: a list of buffers, nothing around the views
         out = [stored([v], array, dtype, device, storage, axis) for v in values]
         return [o[0][0] for o in out], [o[1] for o in out], None
     v = values[0]
@@ -237,7 +237,8 @@ def stored(values: list[np.ndarray], array: str, dtype: str, device: str, storag
 
 
 def _filler(shape) -> np.ndarray:
-    """Values no rotation leaves in place (a write outside a view shows)."""
+    """Filler around a view, exact in every dtype: a write outside the view shows unless it writes these very values
+    (as a rotation at position 0 would)."""
     n = int(np.prod(shape))
     return (0.5 + (np.arange(n) % 7) / 8.0).reshape(shape)
 

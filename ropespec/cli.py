@@ -215,7 +215,7 @@ FORMS = ("apply", "table", "kernel", "qk", "vllm")
 
 
 def _layout_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--layout", choices=LAYOUTS[:-1], default="nd",
+    p.add_argument("--layout", choices=[name for name in LAYOUTS if name != "vllm"], default="nd",
                    help="how an apply function takes its rows: nd f(x (n, d), positions (n,)) (default); bshd, bhsd, "
                         "sbhd f(x, positions (batch, seq)); thd f(x (tokens, heads, d), offsets (sequences,), "
                         "cu_seqlens=...), a packed batch whose token j of sequence i is at offsets[i] + j - "
