@@ -95,9 +95,9 @@ def _call(f, case: dict, layout: str) -> dict:
     return f.layout(case["x"], pos, case.get("cu_seqlens"), case["storage"], case.get("key"))
 
 
-def _compare(e, case: dict, got: dict, element_positions: np.ndarray, *, check: bool = True):
-    """(rows got, reference, bound) of every row of every head (q's, then k's for vllm); with ``check``, the
-    assertion's result."""
+def _compare(e, case: dict, got: dict, element_positions: np.ndarray):
+    """(rows got, reference, bound) of every row of every head, q's then k's for vllm, each row at its position in
+    ``element_positions`` (the case's, or a fault model's)."""
     d = e.head_dim
     rows = [case["x"].reshape(-1, d)]
     pos = [element_positions.reshape(-1)]
