@@ -61,7 +61,7 @@ def _pad(t, shape) -> np.ndarray:
     return np.pad(t, [(0, want - have) for have, want in zip(t.shape, shape)])
 
 
-def _angles(jnp, expect: Expect, positions) -> tuple[np.ndarray, np.ndarray]:
+def _angles(expect: Expect, positions) -> tuple[np.ndarray, np.ndarray]:
     """(g cos p theta'_i, g sin p theta'_i) in float64, one row per position and one column per pair."""
     pos = np.asarray(positions, dtype=np.float64).reshape(-1)
     n = len(pos)
@@ -98,7 +98,7 @@ def _rotation(jnp, expect: Expect):
 def make(expect: Expect):
     jnp = _jnp(expect)
     rot = _rotation(jnp, expect)
-    return lambda x, positions: rot(x, *_angles(jnp, expect, positions))
+    return lambda x, positions: rot(x, *_angles(expect, positions))
 
 
 def table(expect: Expect):
@@ -107,7 +107,7 @@ def table(expect: Expect):
     dtype = jnp.dtype(expect.dtype)
 
     def build(positions):
-        c, s = _angles(jnp, expect, positions)
+        c, s = _angles(expect, positions)
         out = []
         for t in (c, s):
             full = np.zeros((len(t), expect.rotary_dim))
@@ -142,7 +142,7 @@ def vllm(expect: Expect):
     d = expect.head_dim
 
     def forward(positions, query, key):
-        c, s = _angles(jnp, expect, positions)
+        c, s = _angles(expect, positions)
         c, s = c[:, None], s[:, None]  # over the heads
         out = []
         for t in (query, key):

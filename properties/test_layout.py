@@ -80,18 +80,18 @@ def _cases(subject):
     return build()
 
 
-def _per_element(subject_layout: str, case: dict) -> np.ndarray:
+def _per_element(case: dict) -> np.ndarray:
     """The position of every row of every head: canonical x's shape without the last axis."""
     x = case["x"]
-    if subject_layout == "thd":
+    if case["layout"] == "thd":
         return np.broadcast_to(token_positions(case["offsets"], case["cu_seqlens"])[:, None], x.shape[:-1])
-    if subject_layout == "vllm":
+    if case["layout"] == "vllm":
         return np.broadcast_to(case["positions"][:, None], x.shape[:-1])
     return np.broadcast_to(case["positions"][:, :, None], x.shape[:-1])
 
 
-def _call(f, case: dict, layout: str) -> dict:
-    pos = case["offsets"] if layout == "thd" else case["positions"]
+def _call(f, case: dict) -> dict:
+    pos = case["offsets"] if case["layout"] == "thd" else case["positions"]
     return f.layout(case["x"], pos, case.get("cu_seqlens"), case["storage"], case.get("key"))
 
 
@@ -121,11 +121,11 @@ def _fits(e, case, got, element_positions) -> bool:
 def test_layout(bind, case):
     e, storage = case["expect"], case["storage"]
     f, layout = bind(e), case["layout"]
-    where = _where(layout, case)
+    where = _where(case)
     try:
-        got = _call(f, case, layout)
+        got = _call(f, case)
     except Fault as err:
-        word, evidence = _name(f, e, case, layout, None, err)
+        word, evidence = _name(f, e, case, None, err)
         if word is None:
             raise
         raise Failure(f"{err.message} [{where}] -- {word}: {evidence}", word) from None
@@ -136,18 +136,19 @@ def test_layout(bind, case):
             "x", "query", "key") else ""
         raise Failure(f"{got['mutated']} after the call differs from {got['mutated']} before it: the function wrote "
                       f"into its argument{hint} [{where}]", "input-mutated")
-    out, ref, bound = _compare(e, case, got, _per_element(layout, case))
+    out, ref, bound = _compare(e, case, got, _per_element(case))
     order = "token, head" if layout in ("thd", "vllm") else "batch, seq, head"
     try:
         return assert_close("f(x, p)", out, ref, bound, call=where, dtype=e.dtype,
                             index_names=(f"row ({order}{'; keys after queries' * (layout == 'vllm')})", "dim"))
     except Failure as err:
-        word, evidence = _name(f, e, case, layout, got, err)
+        word, evidence = _name(f, e, case, got, err)
         raise Failure(f"{err.message}" + (f" -- {word}: {evidence}" if word else ""), word or err.diagnosis,
                       err.ratio) from None
 
 
-def _where(layout: str, case: dict) -> str:
+def _where(case: dict) -> str:
+    layout = case["layout"]
     shape = "x" + str(tuple(case["x"].shape))
     if layout == "thd":
         what = f"offsets={case['offsets'].tolist()}, cu_seqlens={case['cu_seqlens'].tolist()}"
@@ -158,13 +159,13 @@ def _where(layout: str, case: dict) -> str:
     return f"{layout} layout, {shape} in canonical axes, {what}, {case['storage']} storage"
 
 
-def _name(f, e, case: dict, layout: str, got: dict | None, err: Failure) -> tuple[str | None, str]:
+def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None, str]:
     """The layout fault whose evidence fits: (word, evidence), or (None, "")."""
-    storage = case["storage"]
+    storage, layout = case["storage"], case["layout"]
     if storage != "contiguous":  # the same case on contiguous memory
         try:
-            plain = _call(f, dict(case, storage="contiguous"), layout)
-            right = not plain["outside"] and not plain["mutated"] and _fits(e, case, plain, _per_element(layout, case))
+            plain = _call(f, dict(case, storage="contiguous"))
+            right = not plain["outside"] and not plain["mutated"] and _fits(e, case, plain, _per_element(case))
         except Fault:
             right = False
         if right:
@@ -189,8 +190,8 @@ def _name(f, e, case: dict, layout: str, got: dict | None, err: Failure) -> tupl
     if layout == "vllm" and case["key"].shape[1] != case["x"].shape[1]:
         same = dict(case, key=case["x"].copy(), storage="contiguous")  # k with q's head count
         try:
-            again = _call(f, same, layout)
-            right = _fits(e, same, again, _per_element(layout, same))
+            again = _call(f, same)
+            right = _fits(e, same, again, _per_element(same))
         except Fault:
             right = False
         if right:
@@ -203,13 +204,13 @@ def _head_axis(f, e, layout: str) -> tuple[str | None, str]:
     """A re-call with as many heads as tokens and batch rows (2 each, the rows at other offsets), contiguous: an
     output rotated by the positions read along the head axis is named (seq and head axes swapped, or cos/sin
     broadcast along the wrong axis), as is one rotated by batch row 0's positions or with batch and seq swapped."""
-    case = {"positions": np.array([[1, 2], [5, 6]], dtype=np.int64), "storage": "contiguous",
+    case = {"layout": layout, "positions": np.array([[1, 2], [5, 6]], dtype=np.int64), "storage": "contiguous",
             "x": make_vectors(e, 8, seed=1).reshape(2, 2, 2, e.head_dim)}
     try:
-        got = _call(f, case, layout)
+        got = _call(f, case)
     except Fault:
         return None, ""
-    if got["outside"] or got["mutated"] or _fits(e, case, got, _per_element(layout, case)):
+    if got["outside"] or got["mutated"] or _fits(e, case, got, _per_element(case)):
         return None, ""
     pos = case["positions"]
     if _fits(e, case, got, np.broadcast_to(pos[:, None, :], (2, 2, 2))):  # element (b, s, h) at position P[b, h]
