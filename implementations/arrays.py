@@ -78,9 +78,15 @@ def unsupported_reason(array: str, dtype: str, device: str = "cpu") -> str | Non
 
 
 def to_native(x: np.ndarray, positions: np.ndarray, array: str, dtype: str, device: str = "cpu") -> tuple[Any, Any]:
-    """Convert float64 rows and int64 positions into the implementation's kind of arrays."""
+    """Convert float64 rows and int64 positions into the implementation's kind of arrays, in C-contiguous
+    memory of their own, as real model code receives q and k: an array the suite computed (a fancy index is
+    Fortran-ordered) keeps its strides through astype and torch.tensor, and code such as
+    ``torch.view_as_complex`` rightly refuses a last dimension whose stride is not 1. Only ``rope.layout``
+    hands over other storage, on purpose (:func:`stored`), and its failures name the storage."""
+    x = np.ascontiguousarray(x)
+    positions = np.ascontiguousarray(positions)
     if array == "numpy":
-        return x.astype(dtype), positions.astype(np.int64)
+        return x.astype(dtype, order="C"), positions.astype(np.int64, order="C")
     if array == "list":
         return x.tolist(), [int(p) for p in positions]
     if array == "jax":
