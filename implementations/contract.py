@@ -19,7 +19,9 @@ wrong kind, dtype or shape) comes back as a :class:`Fault` that carries its word
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import json
 import re
 import traceback
 from dataclasses import dataclass, field
@@ -152,11 +154,23 @@ DEFAULT_WARMUP_TIMEOUT = 300.0
 FATAL = ("timeout", "crash")
 
 
+#: fields in which two expectations of one and the same function may differ: how far to test and the precision
+#: promised (a plain function computes one expectation; these only say how it is judged)
+JUDGED_BY = ("max_position", "angle_dtype", "inv_freq_dtype")
+
+
+def function_differences(a: Expect, b: Expect) -> list[str]:
+    """The fields (beyond :data:`JUDGED_BY`) in which ``a`` asks for another function than ``b``, each as
+    'field: a's value, not b's'; empty when both describe one and the same function."""
+    da, db = ({f.name: getattr(e, f.name) for f in dataclasses.fields(e)} | {"rope_scaling": e.to_dict()["rope_scaling"]}
+              for e in (a, b))
+    return [f"{k} {json.dumps(da[k])}, not {json.dumps(db[k])}" for k in da
+            if k not in JUDGED_BY and k != "partial_rotary_factor" and da[k] != db[k]]
+
+
 def same_function(a: Expect, b: Expect) -> bool:
-    """Two expectations of one and the same function: they differ at most in how far to test
-    (max_position) and in the precision promised (angle_dtype, inv_freq_dtype)."""
-    keep = {"max_position": b.max_position, "angle_dtype": b.angle_dtype, "inv_freq_dtype": b.inv_freq_dtype}
-    return a.replace(**keep) == b
+    """Two expectations of one and the same function: they differ at most in :data:`JUDGED_BY`."""
+    return not function_differences(a, b)
 
 
 class Bound:
@@ -333,7 +347,8 @@ class Subject:
         promised) it is :class:`Unsupported`, so no property can silently check it against another."""
         if self.mode == "plain" and self.expect is not None and not same_function(expect, self.expect):
             raise Unsupported(f"a plain function computes one expectation ({self.expect.describe()}); checking it "
-                              f"under another ({expect.describe()}) needs a factory make(expect)")
+                              f"under another ({'; '.join(function_differences(expect, self.expect))}) needs a "
+                              f"factory make(expect)")
         if expect not in self._bound:
             try:
                 self._bound[expect] = self._build(expect, fresh=False)

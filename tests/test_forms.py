@@ -156,3 +156,55 @@ def test_a_familys_failure_replays_in_its_family(capsys):
     assert code == 1 and "--family sinusoidal" in replay, replay
     assert main(shlex.split(replay)[1:]) == 1
     assert "sinusoidal.norm" in capsys.readouterr().out
+
+
+QK = '''
+import numpy as np
+
+def _rotate_half(x):
+    h = x.shape[-1] // 2
+    return np.concatenate([-x[..., h:], x[..., :h]], axis=-1)
+
+def apply(q, k, cos, sin):  # transformers' apply_rotary_pos_emb: cos/sin (batch, seq, d), heads on axis 1
+    c, s = cos[:, None], sin[:, None]
+    return q * c + _rotate_half(q) * s, k * c + _rotate_half(k) * s
+
+def first_key_head_only(q, k, cos, sin):  # right only when h_kv = 1: later key heads come back as they went in
+    c, s = cos[:, None], sin[:, None]
+    k_out = k.copy()
+    k_out[:, :1] = k[:, :1] * c + _rotate_half(k[:, :1]) * s
+    return q * c + _rotate_half(q) * s, k_out
+'''
+
+
+def test_a_plain_qk_function_is_checked_with_grouped_query_heads(tmp_path):
+    """Head counts and batch sizes are call shapes: a plain function is called with them drawn, as a factory is,
+    and a function right only for one key head fails, named from the heads it left unrotated."""
+    from ropespec import check
+
+    p = tmp_path / "qk.py"
+    p.write_text(QK)
+    good = check(f"{p}:apply", {"head_dim": 64}, form="qk", seed=0, invariants=["kernel.qk"])
+    [r] = good.results
+    assert r.status == "pass" and "unsupported" not in r.message, good.report()
+    bad = check(f"{p}:first_key_head_only", {"head_dim": 64}, form="qk", seed=0, invariants=["kernel.qk"])
+    [r] = bad.results
+    assert r.status == "fail" and r.diagnosis == "layout", bad.report()
+    assert "come back unrotated" in r.message and "k_embed" in r.message, r.message
+
+
+def test_a_plain_function_refused_another_expectation_names_the_field():
+    from implementations.contract import Unsupported
+    from implementations import make_subject
+    from spec import Expect
+
+    s = make_subject("implementations.zoo.off_by_one:make", expect=Expect(head_dim=8), isolate=False)
+    s.mode = "plain"  # as a plain function computing head_dim 8 would be
+    try:
+        s.bind(Expect(head_dim=8, n_heads=4, n_kv_heads=2))
+    except Unsupported as e:
+        assert "n_heads 4, not 1" in str(e) and "n_kv_heads 2, not 1" in str(e), str(e)
+    else:
+        raise AssertionError("a plain function was bound to another expectation")
+    finally:
+        s.close()
