@@ -30,6 +30,12 @@ def _cases(subject):
 def _applies(subject):
     if subject.array != "torch":
         return "autograd is checked for torch implementations (--array torch)"
+    shape = (f"a --form {subject.kind} function" if subject.kind in ("kernel", "qk") else
+             f"the {subject.layout} layout" if subject.layout != "nd" else "an in-place function" if subject.inplace
+             else None)
+    if shape is not None:  # said, so that a custom backward is never assumed to have been checked
+        return (f"the backward was not checked: autograd is checked on f(x, positions) in the nd layout, out of place, "
+                f"and this is {shape}")
     if subject.expect is not None and subject.expect.rope_type in SEQ_LEN_DEPENDENT:
         return "the frequencies depend on the call's length"
     return None

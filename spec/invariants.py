@@ -166,6 +166,7 @@ _ENTRIES += [
         "autograd",
         "The gradient with respect to x is the inverse rotation of the upstream gradient, R(-p) g, and "
         "pass-through dims get the upstream gradient unchanged.",
+        ("rope", "kernel", "qk"),
     ),
     Invariant(
         "sinusoidal.conformance",

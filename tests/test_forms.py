@@ -208,3 +208,45 @@ def test_a_plain_function_refused_another_expectation_names_the_field():
         raise AssertionError("a plain function was bound to another expectation")
     finally:
         s.close()
+
+
+WRONG_BACKWARD = '''
+import torch
+
+class _Rotate(torch.autograd.Function):
+    """A kernel with its own backward, which rotates forward again instead of back (sin not negated)."""
+
+    @staticmethod
+    def forward(ctx, x, cos, sin):
+        ctx.save_for_backward(cos, sin)
+        return _turn(x, cos, sin)
+
+    @staticmethod
+    def backward(ctx, g):
+        cos, sin = ctx.saved_tensors
+        return _turn(g, cos, sin), None, None
+
+def _turn(x, cos, sin):
+    h = x.shape[-1] // 2
+    x1, x2 = x[..., :h], x[..., h:]
+    return torch.cat([x1 * cos[..., :h] - x2 * sin[..., :h], x2 * cos[..., h:] + x1 * sin[..., h:]], dim=-1)
+
+def kernel(x, cos, sin):
+    return _Rotate.apply(x, cos, sin)
+'''
+
+
+def test_a_kernel_whose_backward_is_not_checked_says_so(tmp_path):
+    """Only the forward of a --form kernel function is checked: the report says the backward was not, rather than
+    leave a reader to assume a custom backward held."""
+    pytest.importorskip("torch")
+    from ropespec import check
+
+    p = tmp_path / "kern.py"
+    p.write_text(WRONG_BACKWARD)
+    result = check(f"{p}:kernel", {"head_dim": 64}, form="kernel", array="torch", seed=0)
+    rows = {r.invariant: r for r in result.results if r.applicable}
+    assert rows["kernel.rotation"].status == "pass", result.report()
+    grad = rows["autograd.inverse-rotation"]
+    assert grad.status == "skip" and "the backward was not checked" in grad.message, grad.message
+    assert "the backward was not checked" in result.report()
