@@ -399,11 +399,14 @@ def run_property(
     finally:
         _running.clear()  # nothing runs now, whatever ended the property (Ctrl-C included)
     res.examples = rec.examples
-    declared = subject.expected_failures.get(prop.invariant) or invariants.get(prop.invariant).expected_to_fail or None
+    documented = invariants.get(prop.invariant).expected_to_fail or None
+    declared = subject.expected_failures.get(prop.invariant) or documented
     if declared is not None:
         if res.status == "fail":
             res.status = "xfail"
             res.message = f"expected failure ({declared}): {res.message}"
+            if documented:  # a documented non-invariant of the family: its failure is no fault to be named
+                res.diagnosis = None
         elif res.status == "pass":  # not an error: the examples drawn did not show the documented flaw
             res.message = f"declared to fail ({declared}), but it held on these examples"
     if res.status == "fail" and res.diagnosis is None:
@@ -465,7 +468,7 @@ def _diagnose(res: Result, subject: Subject) -> None:
         from properties.diagnose import diagnose
 
         try:
-            found = diagnose(_as_rope(subject, expect), expect)
+            found = diagnose(_as_rope(subject, expect), expect, reach=_reach(res.counterexample))
         except (Unsupported, Failure):
             found = None
     if found:
@@ -473,6 +476,20 @@ def _diagnose(res: Result, subject: Subject) -> None:
         res.message = f"{res.message} -- {res.diagnosis}: {evidence}"
     else:
         res.diagnosis = "unknown"
+
+
+def _reach(counterexample: dict | None) -> int | None:
+    """The largest position a failing case called the implementation at (None: it says no position)."""
+    found = []
+    for key in ("positions", "offsets", "a", "b", "m", "n", "shift", "position"):
+        v = (counterexample or {}).get(key)
+        if v is not None:
+            found.append(int(np.max(np.abs(np.asarray(v, dtype=np.float64)))) if np.size(v) else 0)
+    if counterexample and {"a", "b"} <= counterexample.keys():
+        found.append(int(counterexample["a"]) + int(counterexample["b"]))
+    if counterexample and {"m", "n", "shift"} <= counterexample.keys():
+        found.append(max(int(counterexample["m"]), int(counterexample["n"])) + abs(int(counterexample["shift"])))
+    return max(found) if found else None
 
 
 #: numpy 2's scalar repr, np.float64(0.5), in a message reads as code: the number is what is meant

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from implementations.contract import Failure
-from properties import precision
+from properties import diagnose, precision
 from properties.assertions import assert_close
 from properties.framework import exact, expect_strategy, output_bound, pinned_expects, rope_property, rows_cases, rows_pinned
 from spec import tolerance
@@ -54,18 +54,20 @@ def test_large_positions(bind, case):
                  f"holds to p = {until}, and promises nothing beyond (its bound reaches twice the pair norm)")
         return float(np.max(sw.ratio[declared])), f"{tolerance.class_name(e)} {reach}; {strict}"
     i = int(np.flatnonzero(sw.positions == fail_at)[0])
-    growth = sw.growth()
     evidence, diagnosis = "", None
-    failing = sw.positions[sw.ratio[declared] > 1.0][:4]
-    explained = precision.explain_low_precision(bind(e), e, failing, seed=case["seed"])
-    if explained:
-        evidence, diagnosis = f"; {explained}", "angle-precision"
-    elif growth is not None and growth >= 0.5 and sw.ratio[declared][0] <= 1.0:
-        evidence, diagnosis = f"; the error grows like p^{growth:.2f} from within the bound at p = 1", "angle-precision"
+    # a wrong frequency (another base, a scaling method, a wrapping table) grows the error like p as a rounded
+    # angle does: the frequencies are read first, and rounding is said only where they are the expected ones
+    found = diagnose.frequency_fault(bind(e), e)
+    if found is None:
+        failing = sw.positions[sw.ratio[declared] > 1.0][:4]
+        explained = precision.explain_low_precision(bind(e), e, failing, seed=case["seed"])
+        found = ("angle-precision", explained) if explained else diagnose.precision_evidence(sw, e)
+    if found is not None:
+        diagnosis, evidence = found[0], f" -- {found[0]}: {found[1]}"
     raise Failure(
         f"error {sw.max_error[i]:.3g} x ||x_pair|| at p = {fail_at}, {precision.times(sw.ratio[declared][i])} "
-        f"({tolerance.class_name(e)}); the class {precision.holds(sw.safe_position(declared))}{evidence}; {strict} "
-        f"[{len(sw.positions)} odd positions up to {e.max_position - 1}]",
+        f"({tolerance.class_name(e)}); the class {precision.holds(sw.safe_position(declared))}; {strict} "
+        f"[{len(sw.positions)} odd positions up to {e.max_position - 1}]{evidence}",
         diagnosis,
         float(sw.ratio[declared][i]),
     )

@@ -249,8 +249,7 @@ def test_attention_factor(bind, case):
     e = case["expect"]
     m = probe.measure(bind(e), e, max_position=2)
     g = reference.attention_factor(e)
-    # the norm of a unit pair, scaled by g, as rope.norm-per-pair, plus the read-off of g as a mean of norms
-    allowed = float(tolerance.norm_bound(e, np.array(g))) + g * tolerance.norm_readoff_error(e.n_pairs)
+    allowed = tolerance.attention_factor_allowance(e, g)
     if not abs(m.attention_factor - g) <= allowed:
         # a norm read along the expected pairs is only an attention factor when the structure is right: NaN
         # output, another pairing, or no rotation at all is the root cause, and the framework names it

@@ -39,9 +39,14 @@ def _explain(f, e) -> tuple[str, str] | None:
     table, or another frequency ladder (fairseq's exp(-k ln b / (d/2 - 1)))."""
     pos = np.array([p for p in (1, 3, 5, 33, 1000, 4097, 65521) if p < e.max_position], dtype=np.int64)
     y, tau = f.pe(pos), _tau(e, pos) * 4
-    close = lambda ref: bool(np.all(np.abs(y - ref) <= tau))
     d = e.head_dim
     ex = sinusoidal(e, pos)
+    if np.all(np.abs(y - ex) <= tau / 4):  # its conformance holds here: there is no fault to name
+        return None
+
+    def close(ref) -> bool:  # the output fits a model of a fault that the expected encoding itself does not fit
+        return bool(np.all(np.abs(y - ref) <= tau)) and not bool(np.all(np.abs(ex - ref) <= tau))
+
     swapped = (ex.reshape(len(pos), d // 2, 2)[:, :, ::-1].reshape(len(pos), d) if e.convention == "interleaved"
                else np.concatenate([ex[:, d // 2 :], ex[:, : d // 2]], 1))
     if close(swapped):
@@ -50,7 +55,7 @@ def _explain(f, e) -> tuple[str, str] | None:
     if close(sinusoidal(e.replace(convention=other), pos)):
         return "convention", f"the layout is {'concatenated [sin | cos]' if other == 'half' else 'interleaved'}, expected {e.convention}"
     for k in range(2, 20):
-        if (1 << k) < e.max_position and close(sinusoidal(e, pos % (1 << k))):
+        if (1 << k) <= pos.max() and close(sinusoidal(e, pos % (1 << k))):
             return "position-offset", f"PE(p) = PE(p mod {1 << k}): the table wraps"
     h = d // 2
     th = np.exp(-np.arange(h) * np.log(e.rope_theta) / max(h - 1, 1))
@@ -241,8 +246,8 @@ def test_additive_cross_term_leakage(bind, case):
         * np.linalg.norm(wq) * np.linalg.norm(wk)
     bound = 2 * (per_score + evaluation)
     spread = float(scores.max() - scores.min())
-    if spread > bound:
-        raise _named(Failure(f"the gap-2 score is {', '.join(f'{s:.4g}' for s in scores)} at starts {starts.tolist()}: "
-                             f"spread {spread:.3g}, {spread / bound:.3g} times what rounding allows (seed {case['seed']}, "
-                             f"W_Q, W_K standard normal / sqrt(d))", None, spread / bound), f, e)
+    if spread > bound:  # a documented non-invariant: the spread is the evidence, and no fault is named
+        raise Failure(f"the gap-2 score is {', '.join(f'{s:.4g}' for s in scores)} at starts {starts.tolist()}: "
+                      f"spread {spread:.3g}, {spread / bound:.3g} times what rounding allows (seed {case['seed']}, "
+                      f"W_Q, W_K standard normal / sqrt(d))", None, spread / bound)
     return spread / bound

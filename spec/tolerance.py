@@ -124,6 +124,12 @@ def norm_readoff_error(n_pairs: int) -> float:
     return (2.5 + math.ceil(math.log2(max(n_pairs, 1)))) * unit_roundoff("float64")
 
 
+def attention_factor_allowance(expect: Expect, g: float) -> float:
+    """Allowed | measured - g | for an attention factor g read off as the mean output norm of unit pairs: the norm
+    bound of a pair of norm g (:func:`norm_bound`) plus g times :func:`norm_readoff_error`."""
+    return float(norm_bound(expect, np.array(g))) + g * norm_readoff_error(expect.n_pairs)
+
+
 #: relative error of a frequency the black-box probe reads off (properties/probe.py) from exact float64
 #: outputs: arctan2 (1 ulp), the unwrapping sum and the division by p (1 ulp each), with margin: 8 ulp
 PROBE_RTOL = 8 * unit_roundoff("float64")
@@ -234,8 +240,8 @@ BY_INVARIANT: dict[str, str] = {
     "scaling.ntk-endpoints": "as scaling.bounded, at pair 0 and pair r/2 - 1",
     "scaling.band-edges": "as scaling.bounded, per pair below, inside and above the band",
     "scaling.dynamic-length": "as scaling.bounded, at lengths L and beyond",
-    "scaling.attention-factor": "norm_bound of a pair of norm g, as rope.norm-per-pair, plus g norm_readoff_error(n): the "
-                                "factor is read off as the mean of n pair norms in float64",
+    "scaling.attention-factor": "attention_factor_allowance: norm_bound of a pair of norm g, as rope.norm-per-pair, plus g "
+                                "norm_readoff_error(n): the factor is read off as the mean of n pair norms in float64",
     "scaling.longrope-switch": "as scaling.bounded, at seq_len L and L + 1",
     "decode.consistency": "component_bound of the cached and the fresh key, plus the reference's own error "
                           "(FAST_REFERENCE_ERROR where fast_reference_suffices)",

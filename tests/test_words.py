@@ -191,3 +191,114 @@ def test_the_terminal_table_prints_bracketed_text_as_text():
     row = next(line for line in table.splitlines() if "rope.identity-at-zero" in line)
     assert "fail" in row and "layout" in row, table  # the word has a column of its own
     assert "[layout]" in failing and "[row " in failing, failing  # and the detail below keeps its brackets
+
+
+# -- the frequencies are read before rounding is said: a wrong frequency grows the error like p as a rounded angle does
+
+LADDERS = '''
+import math
+import numpy as np
+
+def _rotate(x, positions, theta, g=1.0):
+    d = x.shape[1]
+    ang = positions[:, None].astype(np.float32) * theta.astype(np.float32)
+    c, s = np.cos(ang) * g, np.sin(ang) * g
+    a, b = x[:, : d // 2], x[:, d // 2 :]
+    return np.concatenate([a * c - b * s, a * s + b * c], axis=1).astype(x.dtype)
+
+def base_10010(x, positions):  # a base off by 0.1%
+    d = x.shape[1]
+    return _rotate(x, positions, 10010.0 ** (-np.arange(0, d, 2) / d))
+
+def keras_dynamic(x, positions):  # every frequency divided by s^(d/(d-2)) at every length
+    d = x.shape[1]
+    return _rotate(x, positions, 10000.0 ** (-np.arange(0, d, 2) / d) / 4.0 ** (d / (d - 2)))
+
+def litgpt_yarn(x, positions):  # YaRN's mixing taken the wrong way round: the fast pairs divided by s
+    d, s, L, base = x.shape[1], 8.0, 4096, 10000.0
+    pos_freqs = base ** (np.arange(0, d, 2) / d)
+    corr = lambda rot: (d * math.log(L / (rot * 2 * math.pi))) / (2 * math.log(base))
+    low, high = max(math.floor(corr(32)), 0), min(math.ceil(corr(1)), d // 2 - 1)
+    ramp = np.clip((np.arange(d // 2) - low) / (high - low), 0, 1)
+    theta = (1 / (s * pos_freqs)) * (1 - ramp) + (1 / pos_freqs) * ramp
+    return _rotate(x, positions, theta, 0.1 * math.log(s) + 1.0)
+
+def wraps_4096(x, positions):  # a 4096-row cache indexed modulo its length
+    d = x.shape[1]
+    return _rotate(x, positions % 4096, 10000.0 ** (-np.arange(0, d, 2) / d))
+'''
+
+_YARN = {"head_dim": 64, "rope_scaling": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 4096}}
+_DYNAMIC = {"head_dim": 64, "max_position": 16384,
+            "rope_scaling": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 2048}}
+
+
+@pytest.mark.parametrize("name, expect, word, evidence", [
+    ("base_10010", {"head_dim": 64}, "base", "fit base 10010"),
+    ("keras_dynamic", _DYNAMIC, "scaling", "linear scaling by 4.18"),
+    ("litgpt_yarn", _YARN, "scaling", "ramp reversed"),
+    ("wraps_4096", {"head_dim": 64}, "position-offset", "wrap modulo 4096"),
+])
+def test_a_wrong_frequency_is_named_by_its_model_in_every_failing_property(tmp_path, name, expect, word, evidence):
+    (tmp_path / "ladders.py").write_text(LADDERS)
+    result = check(f"{tmp_path / 'ladders.py'}:{name}", expect=expect, seed=1)
+    failed = _failed(result)
+    assert failed and {r.diagnosis for r in failed} == {word}, [(r.property, r.diagnosis, r.message[-200:]) for r in failed]
+    assert any(evidence in r.message for r in failed), [r.message[-300:] for r in failed]
+
+
+def test_the_fingerprint_and_conformance_agree_on_a_wrong_base(tmp_path):
+    from ropespec import fingerprint
+
+    (tmp_path / "ladders.py").write_text(LADDERS)
+    fp = fingerprint(f"{tmp_path / 'ladders.py'}:base_10010", expect={"head_dim": 64})
+    assert round(fp.base) == 10010, fp.base
+
+
+def test_no_attention_factor_word_where_scaling_attention_factor_holds(tmp_path):
+    """A precision or frequency failure is named attention-factor only where the attention factor's own rule fails."""
+    (tmp_path / "ladders.py").write_text(LADDERS)
+    result = check(f"{tmp_path / 'ladders.py'}:litgpt_yarn", expect=_YARN, seed=2)
+    rows = {r.invariant: r for r in result.results}
+    assert rows["scaling.attention-factor"].status == "pass", rows["scaling.attention-factor"].message
+    assert "attention-factor" not in {r.diagnosis for r in _failed(result)}
+
+
+TABLE_ENDS = '''
+import numpy as np
+import torch
+
+_ANG = torch.einsum("i,j->ij", torch.arange(2048).float(), 1.0 / (10000 ** (torch.arange(0, 64, 2) / 64)))
+
+def apply(x, positions):  # GPT-J's sinusoidal table: float32 angles, n_positions rows, rotate_every_two
+    sin, cos = (torch.repeat_interleave(t(_ANG[positions]), 2, dim=-1) for t in (torch.sin, torch.cos))
+    rot = x[:, :64]
+    other = torch.stack((-rot[:, 1::2], rot[:, ::2]), dim=-1).flatten(-2)
+    return torch.cat([rot * cos + other * sin, x[:, 64:]], dim=-1)
+'''
+
+
+def test_a_failure_inside_the_range_an_implementation_answers_gets_its_word_there(tmp_path):
+    """A table that ends (an IndexError beyond it) stops the probes at max_position; they run again up to the
+    failing case's positions, so the backward's strict-class failure is named angle-precision, as rotary code with
+    float32 angles is everywhere else."""
+    pytest.importorskip("torch")
+    (tmp_path / "gptj.py").write_text(TABLE_ENDS)
+    expect = {"head_dim": 256, "rotary_dim": 64, "convention": "interleaved", "angle_dtype": "exact",
+              "inv_freq_dtype": "exact", "max_position": 16777216}
+    result = check(f"{tmp_path / 'gptj.py'}:apply", expect=expect, array="torch", seed=1,
+                   invariants=["autograd.inverse-rotation"])
+    [r] = result.results
+    assert r.status == "fail" and r.diagnosis == "angle-precision", (r.diagnosis, r.message)
+
+
+@pytest.mark.parametrize("expect", [None, {"head_dim": 64, "convention": "interleaved"}, {"head_dim": 2}])
+def test_an_expected_failure_of_a_documented_non_invariant_names_no_fault(expect):
+    """The shipped sinusoidal encoding is correct: its documented cross-term leakage is an expected failure with
+    its spread as evidence, and no word of a fault (a d = 2 encoding reads the same in both layouts, and positions
+    below 65536 are their own residues modulo it: neither is evidence)."""
+    result = check("implementations.sinusoidal:make", expect=expect, family="sinusoidal", seed=3)
+    rows = {r.invariant: r for r in result.results}
+    leak = rows["additive.cross-term-leakage"]
+    assert leak.status == "xfail" and leak.diagnosis is None and " -- " not in leak.message, leak.message
+    assert rows["sinusoidal.conformance"].status == "pass"

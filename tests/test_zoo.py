@@ -32,8 +32,9 @@ def test_zoo_member_fails_its_target(member, invariant):
     want = "xfail" if REGISTRY[prop.invariant].expected_to_fail else "fail"
     assert r.status == want, f"{member.name} was not caught by {prop.name} ({invariant}): {r.status} {r.message}"
     assert r.counterexample, "a failure must come with its counterexample"
-    # and it is named: its own diagnosis, with the evidence in the message
-    assert r.diagnosis == member.diagnosis, (r.diagnosis, r.message[-300:])
+    # and it is named: its own diagnosis, with the evidence in the message (an expected failure of a documented
+    # non-invariant names no fault)
+    assert r.diagnosis == (None if want == "xfail" else member.diagnosis), (r.diagnosis, r.message[-300:])
     if member.near:  # the bound is tight: a tenfold looser one would pass this member
         assert 2.0 <= r.worst <= 10.0, r.worst
 
