@@ -27,12 +27,26 @@ def assert_close(
     dtype: str = "float64",
     diagnosis: str | None = None,
     index_names: tuple[str, ...] = ("row", "dim"),
+    against: str | None = None,
 ) -> float:
-    """|got - expected| <= bound elementwise (NaN never passes). Returns max error/bound."""
+    """|got - expected| <= bound elementwise (NaN never passes). Returns max error/bound.
+
+    ``expected`` is the reference, or (``against``: what it is, such as "f(x, a + b)") another output of the
+    implementation compared with ``got``: a non-finite value there, or in a bound derived from its outputs, is a
+    ``non-finite`` finding about the implementation, said as such."""
     __tracebackhide__ = True
     got = np.asarray(got, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
     bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), got.shape)
+    if against is not None and np.all(np.isfinite(got)):
+        for side, values in ((against, expected), ("the bound, derived from its outputs,", bound)):
+            bad = ~np.isfinite(np.broadcast_to(values, got.shape))
+            if bad.any():
+                idx = np.unravel_index(int(np.argmax(bad)), got.shape)
+                where = ", ".join(f"{n} {i}" for n, i in zip(index_names, idx))
+                raise Failure(f"{what}[{where}]={_fmt(got[idx])} is finite, but {side} is {_fmt(expected[idx]) if side == against else _fmt(bound[idx])} "
+                              f"there: the implementation's output is non-finite; {int(bad.sum())} of {bad.size} "
+                              f"elements [{call}]", "non-finite", float("inf"))
     err = np.abs(got - expected)
     ok = err <= bound
     if ok.all():
@@ -46,9 +60,11 @@ def assert_close(
     idx = np.unravel_index(int(np.argmax(score)), got.shape)
     g, e, b, er = got[idx], expected[idx], bound[idx], err[idx]
     where = ", ".join(f"{n} {i}" for n, i in zip(index_names, idx))
-    if not np.isfinite(g):
-        detail = f"non-finite output; {int(bad.sum())} of {bad.size} elements wrong"
-        diagnosis = "non-finite"
+    if not np.isfinite(g):  # the implementation's own output: what the other side holds is beside the point
+        expected_text = f", where {_fmt(e)} was expected" if np.isfinite(e) else ""
+        nonfinite = int((~np.isfinite(got)).sum())
+        raise Failure(f"{what}[{where}]={_fmt(g)}: the implementation's output is non-finite{expected_text}; {nonfinite} "
+                      f"of {got.size} elements non-finite [{call}]", "non-finite", float(score[idx]))
     else:
         with np.errstate(over="ignore"):
             ulps = er / float(ulp(max(abs(e), abs(g)), dtype))
@@ -80,3 +96,20 @@ def assert_equal(what: str, got: np.ndarray, expected: np.ndarray, *, call: str,
         diagnosis,
         float("inf"),
     )
+
+
+def assert_zero(what: str, got: np.ndarray, floor: float, *, call: str, rule: str,
+                index_names: tuple[str, ...] = ("row", "dim")) -> float:
+    """|got| <= floor elementwise, for a rule that asks for exactly zero (``floor``: the output dtype's smallest
+    normals, which a correct computation may leave): a failure says the rule and the value, not a ratio to the
+    floor. Returns the worst |got| / floor where it holds."""
+    __tracebackhide__ = True
+    got = np.asarray(got, dtype=np.float64)
+    bad = ~(np.abs(got) <= floor)
+    if not bad.any():
+        return float(np.max(np.abs(got)) / floor) if got.size and floor > 0 else 0.0
+    idx = np.unravel_index(int(np.argmax(np.where(bad, np.abs(np.nan_to_num(got, nan=np.inf)), -1.0))), got.shape)
+    where = ", ".join(f"{n} {i}" for n, i in zip(index_names, idx))
+    raise Failure(f"{what}[{where}]={_fmt(got[idx])}, but must be 0 ({rule}; a correct computation leaves at most "
+                  f"{floor:.2g}, the dtype's smallest normals); {int(bad.sum())} of {bad.size} elements nonzero [{call}]",
+                  "non-finite" if not np.isfinite(got[idx]) else None, None)

@@ -110,9 +110,8 @@ def _structure_of(f, e: Expect) -> tuple[str, str] | None:
     if call is not None and call.input_mutated:
         return "input-mutated", f"the call wrote into its argument {call.input_mutated}"
     y1 = call.out if call is not None else f(x, probe_pos)
-    bad = ~np.isfinite(y1)
-    if bad.any():
-        return "non-finite", f"f(x, p) has non-finite values at p = {sorted(set(probe_pos[np.flatnonzero(bad.any(axis=1))].tolist()))}"
+    if not np.isfinite(y1).all():
+        return "non-finite", nonfinite_evidence(f, x, probe_pos, y1)
     y2 = f(x, probe_pos)
     if not np.array_equal(y1, y2):
         k = np.unravel_index(int(np.argmax(np.abs(y1 - y2))), y1.shape)
@@ -208,6 +207,26 @@ def _one_factor(ratio: np.ndarray, tol: np.ndarray) -> float | None:
     if abs(c - 1) <= float(np.max(tol)) or not _close(ratio, np.full_like(ratio, c), tol):
         return None
     return c
+
+
+def nonfinite_evidence(f, x: np.ndarray, positions: np.ndarray, y: np.ndarray) -> str:
+    """Where one call's output is non-finite, and whether that depends on the position or on the call: each such
+    row is called again alone at its position, and a row finite alone is non-finite only beside the call's other
+    rows (an overflow that grows with the call's length or largest position, as xPos's scale does)."""
+    rows = np.flatnonzero(~np.isfinite(y).all(axis=1))
+    at = sorted(set(positions[rows].tolist()))
+    shown = ", ".join(str(p) for p in at[:6]) + (", ..." if len(at) > 6 else "")
+    alone = []
+    for i in rows[:4]:
+        try:
+            alone.append(bool(np.isfinite(f(x[i : i + 1], positions[i : i + 1])).all()))
+        except Fault:
+            alone.append(False)
+    where = f"f(x, p) is non-finite at p = {shown} in a call of {len(positions)} rows up to p = {int(positions.max())}"
+    if alone and all(alone):
+        return (f"{where}, and finite when called with p alone: the non-finite values depend on the call (its "
+                f"length or largest position), not on p")
+    return where
 
 
 def _diagnose(f, e: Expect) -> tuple[str, str] | None:

@@ -124,6 +124,10 @@ class Sweep:
         }
 
 
+#: positions per call of a sweep (each with its vectors): calls of this size hold far apart positions
+SWEEP_CHUNK = 16
+
+
 def _num(v: float) -> float | None:
     return float(v) if np.isfinite(v) else None
 
@@ -137,9 +141,11 @@ def measure(
     seed: int = 0,
     classes: tuple[str, ...] | None = None,
     progress: Callable[[int], None] | None = None,
-    chunk: int = 16,
+    chunk: int = None,
 ) -> Sweep:
-    """Rotate ``vectors`` random vectors at every position with ``f`` and compare with the reference."""
+    """Rotate ``vectors`` random vectors at every position with ``f`` and compare with the reference, ``chunk``
+    positions per call (default :data:`SWEEP_CHUNK`)."""
+    chunk = chunk or SWEEP_CHUNK
     classes = tuple(classes) if classes is not None else tuple(dict.fromkeys(("exact", class_of(expect)) + tuple(CLASSES)))
     rng = np.random.default_rng(seed)
     g = reference.attention_factor(expect)

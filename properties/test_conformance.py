@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from implementations.contract import Failure
 from properties import diagnose, precision
 from properties.assertions import assert_close
+from properties.strategies import make_vectors
 from properties.framework import exact, expect_strategy, output_bound, pinned_expects, rope_property, rows_cases, rows_pinned
 from spec import tolerance
 
@@ -44,9 +45,8 @@ def test_large_positions(bind, case):
     declared = precision.class_of(e)
     strict = f"strict {e.dtype} {precision.holds(sw.safe_position('exact'), past=True)}"
     if sw.nonfinite.any():
-        p = int(sw.positions[np.flatnonzero(sw.nonfinite)[0]])
-        raise Failure(f"f(x, p) is non-finite from p = {p} on [{len(sw.positions)} odd positions up to "
-                      f"{e.max_position - 1}]", "non-finite")
+        raise Failure(f"{_nonfinite(bind(e), e, sw)} [{len(sw.positions)} odd positions up to {e.max_position - 1}, "
+                      f"{precision.SWEEP_CHUNK} per call]", "non-finite")
     fail_at = sw.first_failure(declared)
     if fail_at is None:
         until = sw.promises_until(declared)
@@ -71,3 +71,16 @@ def test_large_positions(bind, case):
         diagnosis,
         float(sw.ratio[declared][i]),
     )
+
+
+def _nonfinite(f, e, sw) -> str:
+    """The sweep's non-finite positions, told apart: each is called again in a call of the sweep's size and alone."""
+    bad = sw.positions[sw.nonfinite]
+    first = int(bad[0])
+    i = int(np.flatnonzero(sw.positions == first)[0]) // precision.SWEEP_CHUNK * precision.SWEEP_CHUNK
+    chunk = sw.positions[i : i + precision.SWEEP_CHUNK]
+    x = make_vectors(e, len(chunk))
+    y = f(x, chunk)
+    if np.isfinite(y).all():  # it depends on the vectors: say where the sweep saw it
+        return f"f(x, p) is non-finite at p = {', '.join(str(p) for p in bad[:6].tolist())}"
+    return diagnose.nonfinite_evidence(f, x, chunk, y)

@@ -81,6 +81,7 @@ def test_relative_position(bind, case):
     return assert_close(
         "<f(q, m+s), f(k, n+s)>", scores[1:], scores[:1], bound,
         call=f"<f(q, {m}), f(k, {n})> = {float(scores[0])!r} vs shift {s}", index_names=("score",), dtype=e.dtype,
+        against=f"<f(q, m), f(k, n)>",
     )
 
 
@@ -146,4 +147,5 @@ def test_composition(bind, case):
     # the error of f(x, a) is rotated and scaled by the second call (each component at most sqrt(2) g
     # times the pair's bound)
     bound = math.sqrt(2) * g * _tau(e, x, pa) + _tau(e, y1, pb) + g * _tau(e, x, pab)
-    return assert_close("f(f(x, a), b)", twice, once, bound, call=f"a={a}, b={b}: f(x, {a + b})", dtype=e.dtype)
+    return assert_close("f(f(x, a), b)", twice, once, bound, call=f"a={a}, b={b}: f(x, {a + b})", dtype=e.dtype,
+                        against=f"f(x, a + b)")

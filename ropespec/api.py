@@ -367,10 +367,10 @@ def fingerprint(fn, expect=None, *, array: str | None = None, dtype: str | None 
                 max_position: int | None = None, device: str = "cpu", timeout: float | None = 10.0,
                 warmup_timeout: float | None = 300.0, form: str = "apply", layout: str = "nd", inplace: bool = False,
                 table=None):
-    """Fingerprint ``fn`` (see :mod:`ropespec.fingerprint`); ``expect`` gives head_dim, dtype and the probe
+    """Fingerprint ``fn`` (see :mod:`ropespec.fingerprints`); ``expect`` gives head_dim, dtype and the probe
     range. ``fn`` runs in its own worker process, as in :func:`check`; ``form``, ``layout``, ``inplace`` and
     ``table`` as there."""
-    from ropespec.fingerprint import fingerprint as _fingerprint
+    from ropespec.fingerprints import fingerprint as _fingerprint
     from ropespec.inputs import build_subjects, call_shape, parse_expect
     from spec import DEFAULT
 

@@ -500,7 +500,7 @@ def _exhaustive(f, e, target: str, args, console: Console, json_path: str | None
 
 
 def _fingerprint(args: argparse.Namespace, console: Console) -> int:
-    from ropespec.fingerprint import describe, fingerprint
+    from ropespec.fingerprints import describe, fingerprint
     from spec import DEFAULT
 
     expect = parse_expect(args.expect) or DEFAULT
@@ -692,8 +692,8 @@ def _command(args: argparse.Namespace, console: Console) -> int:
             return 0
         if args.command == "golden":
             return _golden(args, console)
-    except ExpectationError as e:
-        print(f"ropespec: error: --expect: {e}", file=sys.stderr)
+    except ExpectationError as e:  # "expect" names the whole expectation, which --expect already says
+        print(f"ropespec: error: --expect: {e.problem if e.field == 'expect' else e}", file=sys.stderr)
         return 2
     except UsageError as e:
         print(f"ropespec: error: {e}", file=sys.stderr)

@@ -70,8 +70,12 @@ def _parse_expect(text: str | dict | Expect | None) -> Expect | None:
         return Expect.from_dict(d)
     if stripped in presets.names():
         return presets.get(stripped)
+    import difflib
+
+    near = difflib.get_close_matches(stripped, presets.names(), n=1)
+    hint = f"; did you mean {near[0]}?" if near else ""
     raise ExpectationError(
-        "expect", f"{text!r} is not inline JSON, a JSON file or a preset (presets: {', '.join(presets.names())})"
+        "expect", f"{text!r} is not inline JSON, a JSON file or a preset (presets: {', '.join(presets.names())}){hint}"
     )
 
 

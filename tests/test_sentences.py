@@ -147,3 +147,78 @@ def test_piped_lines_are_cut_only_where_they_say_so():
     assert message in buf.getvalue()  # in full, under "N failing"
     if len(row) < len(message):
         assert row.endswith("[... cut: in full under '1 failing' below]"), row
+
+
+def test_a_non_finite_output_is_said_to_be_the_implementations_whichever_side_it_is_on():
+    """'=nan, but should be nan' and '|error| nan > bound nan' said nothing: a NaN in either side of a comparison of
+    the implementation with itself is a non-finite finding about the implementation."""
+    import numpy as np
+
+    from properties.strategies import make_vectors
+    from spec import Expect
+
+    for name in ("composition", "linearity"):
+        r = _run("nan_beyond", name, seed=1)
+        assert r.status == "fail" and r.diagnosis == "non-finite", (name, r.message)
+        assert "should be nan" not in r.message and "the implementation's output is non-finite" in r.message, r.message
+    subject = ZOO["nan_beyond"].subject()
+    e = Expect(head_dim=8, dtype="float64")
+    case = {"expect": e, "m": 70000, "n": 70001, "shift": -60000, "q, k": make_vectors(e, 2)}
+    try:
+        PROPERTIES["relative_position"].check(subject.bind, case)
+    except Exception as err:  # the scores at m, n (the other side) are NaN, the shifted ones finite
+        assert "but <f(q, m), f(k, n)> is nan there" in str(err) and "nan > bound nan" not in str(err), str(err)
+        assert err.diagnosis == "non-finite"
+    else:
+        raise AssertionError("NaN scores passed rope.relative-position")
+    finally:
+        subject.close()
+    assert np.isnan(np.nan)
+
+
+def test_locality_says_the_rule_not_a_ratio_to_a_denormal(tmp_path):
+    from ropespec import check
+
+    (tmp_path / "leak.py").write_text(textwrap.dedent("""
+        import numpy as np
+        def rope(x, positions):
+            d = x.shape[1]
+            th = 10000.0 ** (-np.arange(0, d, 2) / d)
+            c, s = np.cos(positions[:, None] * th), np.sin(positions[:, None] * th)
+            a, b = x[:, : d // 2], x[:, d // 2 :]
+            y = np.concatenate([a * c - b * s, a * s + b * c], axis=1)
+            y[:, -1] += 1e-3 * x[:, 0]  # dim 0 leaks into the last dim
+            return y.astype(x.dtype)
+        """))
+    result = check(f"{tmp_path / 'leak.py'}:rope", {"head_dim": 16}, seed=0, invariants=["rope.locality"])
+    [r] = result.results
+    assert r.status == "fail" and "but must be 0 (only the dims paired with j may change" in r.message, r.message
+    assert r.worst is None and "of bound" not in result.report().split("failing")[0], result.report()
+
+
+def test_non_finite_values_that_depend_on_the_call_are_said_to(tmp_path):
+    """xPos's scale overflows with the call's largest position: a row finite alone is no non-finite position."""
+    from ropespec import check
+
+    (tmp_path / "xpos.py").write_text(textwrap.dedent("""
+        import numpy as np
+        def rope(x, positions):
+            d = x.shape[1]
+            th = 10000.0 ** (-np.arange(0, d, 2) / d)
+            c, s = np.cos(positions[:, None] * th), np.sin(positions[:, None] * th)
+            a, b = x[:, : d // 2], x[:, d // 2 :]
+            y = np.concatenate([a * c - b * s, a * s + b * c], axis=1)
+            with np.errstate(over="ignore", invalid="ignore"):  # a scale of the call's length, in float32
+                scale = np.float32(2.0) ** np.float32(positions.max() / 512.0)
+                return (y * (scale / scale)).astype(x.dtype)
+        """))
+    result = check(f"{tmp_path / 'xpos.py'}:rope", {"head_dim": 16}, seed=0, invariants=["rope.conformance:large_positions"])
+    [r] = result.results
+    assert r.status == "fail" and r.diagnosis == "non-finite", r.message
+    assert "finite when called with p alone" in r.message and "from p =" not in r.message, r.message
+
+
+def test_an_unknown_preset_is_one_line_without_a_repeated_prefix(tmp_path):
+    proc = _scratch(tmp_path, "x", "", "check", "implementations.numpy_rope:make", "--expect", "llama3-8b")
+    assert proc.returncode == 2 and "--expect: expect:" not in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "did you mean llama3.1-8b?" in proc.stderr, proc.stderr

@@ -302,3 +302,14 @@ def test_an_expected_failure_of_a_documented_non_invariant_names_no_fault(expect
     leak = rows["additive.cross-term-leakage"]
     assert leak.status == "xfail" and leak.diagnosis is None and " -- " not in leak.message, leak.message
     assert rows["sinusoidal.conformance"].status == "pass"
+
+
+def test_the_public_fingerprint_stays_a_function_after_it_has_run():
+    """``from ropespec import fingerprint`` gave the module once a fingerprint had run (the submodule of the same
+    name replaced the function on the package)."""
+    import ropespec
+
+    ropespec.fingerprint("implementations.numpy_rope:make", expect={"head_dim": 8})
+    from ropespec import fingerprint
+
+    assert callable(fingerprint), fingerprint
