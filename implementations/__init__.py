@@ -119,6 +119,7 @@ def make_subject(
     layout: str = "nd",
     inplace: bool = False,
     table: str | Callable | None = None,
+    memory_limit: int | None = None,
 ) -> Subject:
     """A Subject for TARGET (a target string or the callable itself), loaded in its own worker process
     (see :mod:`implementations.isolation`). Raises TargetError when TARGET cannot be loaded.
@@ -128,6 +129,7 @@ def make_subject(
     A plain function is checked against ``expect`` (default: :data:`spec.DEFAULT`); a factory against
     ``expect`` when given, else against expectations the suite draws. ``dtype`` and
     ``max_position`` override the expectation's. ``timeout`` and ``warmup_timeout``: seconds (0: no limit).
+    ``memory_limit``: bytes of data the worker process may hold (None: :func:`default_memory_limit`; 0: no limit).
     """
     from implementations.host import InProcessHost
     from implementations.isolation import WorkerHost
@@ -148,6 +150,7 @@ def make_subject(
                 table, table_label = tref, _loadable_label(tref)
         pipe, kind = (kind, table), "rope"
 
+    memory_limit = default_memory_limit() if memory_limit is None else (memory_limit or None)
     timeout = DEFAULT_TIMEOUT if timeout is None else (timeout or None)
     warmup_timeout = DEFAULT_WARMUP_TIMEOUT if warmup_timeout is None else (warmup_timeout or None)
     dtype = dtype or (expect.dtype if expect is not None else DEFAULT.dtype)
@@ -164,12 +167,14 @@ def make_subject(
         else:
             label = _loadable_label(ref)  # what a replay command can load again
             host = WorkerHost(ref, label, kind=kind, array=array, device=device, timeout=timeout,
-                              warmup_timeout=warmup_timeout, layout=layout, inplace=inplace, pipeline=pipe)
+                              warmup_timeout=warmup_timeout, layout=layout, inplace=inplace, pipeline=pipe,
+                              memory_limit=memory_limit)
             isolation = "worker process"
     else:
         label = target
         host = WorkerHost({"target": target}, target, kind=kind, array=array, device=device, timeout=timeout,
-                          warmup_timeout=warmup_timeout, layout=layout, inplace=inplace, pipeline=pipe)
+                          warmup_timeout=warmup_timeout, layout=layout, inplace=inplace, pipeline=pipe,
+                          memory_limit=memory_limit)
         isolation = "worker process"
     load_fault = None
     try:
@@ -229,6 +234,19 @@ def make_subject(
     if subject.skip_reason is not None:
         subject.close()
     return subject
+
+
+#: the share of the machine's memory one worker process may hold by default (--memory-limit)
+DEFAULT_MEMORY_FRACTION = 0.5
+
+
+def default_memory_limit() -> int | None:
+    """Bytes of data a worker may hold unless told otherwise: half the machine's memory, so that one implementation
+    cannot take the machine down (None where the system does not say how much it has)."""
+    from implementations.contract import machine_memory
+
+    total = machine_memory()
+    return int(total * DEFAULT_MEMORY_FRACTION) if total else None
 
 
 def unavailable(array: str) -> str | None:

@@ -53,17 +53,20 @@ def clean(text: str) -> str:
 
 
 class Failure(AssertionError):
-    """A check failed. ``diagnosis`` is a word from the fixed vocabulary, or None."""
+    """A check failed. ``diagnosis`` is a word from the fixed vocabulary, or None. ``cause``: what ended or stalled
+    the implementation's process, where it is known ("memory": it ran out of memory), for the engine to act on."""
 
-    def __init__(self, message: str, diagnosis: str | None = None, ratio: float | None = None):
+    def __init__(self, message: str, diagnosis: str | None = None, ratio: float | None = None,
+                 cause: str | None = None):
         message = clean(message)
         super().__init__(message)
         self.message = message
         self.diagnosis = diagnosis
         self.ratio = ratio
+        self.cause = cause
 
     def __reduce__(self):  # crosses process boundaries with its word
-        return (type(self), (self.message, self.diagnosis, self.ratio))
+        return (type(self), (self.message, self.diagnosis, self.ratio, self.cause))
 
 
 class Fault(Failure):
@@ -71,12 +74,17 @@ class Fault(Failure):
 
 
 def where(exc: BaseException) -> str:
-    """file:line of the innermost frame of the exception that lies outside this package."""
+    """file:line of the innermost frame of the exception in the user's own code: outside this package and, where
+    the traceback has such a frame, outside installed libraries (numpy's allocator is not where the user looks)."""
+    import sysconfig
+
     here = str(Path(__file__).resolve().parent)
+    libraries = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(here)]
+    own = [f for f in frames if not f.filename.startswith(libraries) and not f.filename.startswith("<")]
     if not frames:
         return ""
-    f = frames[-1]
+    f = (own or frames)[-1]
     return f" at {Path(f.filename).name}:{f.lineno}"
 
 
@@ -98,6 +106,51 @@ def describe_status(returncode: int | None) -> str:
             name = "unknown signal"
         return f"was killed by signal {-returncode} ({name})"
     return f"exited with status {returncode}"
+
+
+#: the cause of a fault that ran out of memory (Failure.cause)
+OUT_OF_MEMORY = "memory"
+
+
+def format_bytes(n: float) -> str:
+    """'1.5 GB', '512 MB' (decimal units, as --memory-limit takes them)."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def machine_memory() -> int | None:
+    """This machine's physical memory in bytes, or None where the system does not say."""
+    import os
+
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def is_out_of_memory(e: BaseException) -> bool:
+    """Whether an exception says an allocation failed: MemoryError (numpy, Python), torch's CPU allocator's
+    RuntimeError, or CUDA's OutOfMemoryError."""
+    return isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError" or "can't allocate memory" in str(e)
+
+
+def killed_for_memory(returncode: int | None, peak_rss: int | None, limit: int | None) -> str:
+    """What a SIGKILL of a worker says about memory: its peak resident memory, and "likely out of memory" where that
+    peak came near the worker's limit or the machine's memory (the kernel's OOM killer sends SIGKILL); "" otherwise."""
+    import signal
+
+    if returncode != -signal.SIGKILL or not peak_rss:
+        return ""
+    said = f"; its peak resident memory was {format_bytes(peak_rss)}"
+    machine = machine_memory()
+    if limit and peak_rss >= 0.25 * limit:
+        return f"{said}, near its --memory-limit of {format_bytes(limit)}: likely out of memory (the kernel's OOM killer sends SIGKILL)"
+    if machine and peak_rss >= 0.25 * machine:
+        return (f"{said} of the machine's {format_bytes(machine)}: likely out of memory (the kernel's OOM killer sends "
+                f"SIGKILL; --memory-limit caps each worker below it)")
+    return said
 
 
 def mode_of(obj: Callable) -> str:
@@ -315,6 +368,8 @@ class Subject:
     warmup_timeout: float | None = DEFAULT_WARMUP_TIMEOUT
     isolation: str = "worker process"  # or "in-process (<why>)"
     load_fault: Fault | None = None
+    #: why no further property runs on this implementation (it ran out of memory: each would do so again), or None
+    halted: str | None = None
     host: object = field(default=None, repr=False)
     _bound: dict = field(default_factory=dict, repr=False)
     _next: int = field(default=0, repr=False)

@@ -27,11 +27,14 @@ import numpy as np
 
 from implementations import arrays
 from implementations.contract import (
+    OUT_OF_MEMORY,
     Fault,
     TargetError,
     Unsupported,
     describe_exit,
+    format_bytes,
     is_decoder,
+    is_out_of_memory,
     mode_of,
     where,
 )
@@ -198,6 +201,9 @@ def guarded(what: str, fn: Callable, *args, in_worker: bool = True):
     except (Unsupported, TargetError):
         raise
     except Exception as e:
+        if is_out_of_memory(e):  # ended as a process would have ended without the limit: no further case runs
+            raise Fault(f"{what} ran out of memory: {type(e).__name__}: {e}{where(e)}{_memory_limit_note()}", "crash",
+                        cause=OUT_OF_MEMORY) from None
         hint = ""
         if what == "factory" and "Expect" in str(e):  # a one-argument function handed an expectation
             hint = (" (it has one required argument, so it was called as a factory, make(expect): a plain function "
@@ -212,6 +218,33 @@ def guarded(what: str, fn: Callable, *args, in_worker: bool = True):
     except BaseException as e:  # GeneratorExit or a user's BaseException subclass
         raise Fault(f"{what} raised {type(e).__name__} (a BaseException, not an Exception): {e}{where(e)}",
                     "exception") from None
+
+
+def _memory_limit_note() -> str:
+    """' (at the worker's memory limit of 12 GB, --memory-limit)' where this process has one."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_DATA)[0]
+    except (ImportError, OSError, ValueError):
+        return ""
+    if soft in (resource.RLIM_INFINITY, -1):
+        return ""
+    return f" (at the worker's memory limit of {format_bytes(soft)}, --memory-limit)"
+
+
+def limit_memory(limit: int | None) -> None:
+    """Cap this process's data (heap and private writable mappings: numpy's and torch's arrays) at ``limit`` bytes,
+    enforced by the kernel (RLIMIT_DATA): an allocation beyond it fails with MemoryError rather than take the
+    machine down. None: no limit."""
+    if not limit:
+        return
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_DATA, (int(limit), int(limit)))
+    except (ImportError, OSError, ValueError):
+        pass  # not on this system: the parent still reads a SIGKILL's peak memory
 
 
 def plain(value):

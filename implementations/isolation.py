@@ -38,8 +38,9 @@ from collections import OrderedDict
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from implementations.contract import Fault, TargetError, Unsupported, describe_status
+from implementations.contract import OUT_OF_MEMORY, Fault, TargetError, Unsupported, describe_status, killed_for_memory
 from implementations.host import OP_NAMES
+from implementations.worker import reap
 from spec.expectation import Expect
 
 #: the folder holding ropespec's packages, put on a child's PYTHONPATH
@@ -145,6 +146,7 @@ class Child:
         ours, theirs = socket.socketpair()
         self.proc = None
         self.returncode: int | None = None
+        self.peak_rss: int | None = None  # bytes, once reaped
         server = fork_server() if fork else None
         stream = None
         if server is not None:
@@ -216,17 +218,20 @@ class Child:
         return self.receive(budget)
 
     def _wait(self, seconds: float) -> int | None:
+        """Reap the process within ``seconds``: its status (and its peak resident memory, ``peak_rss``), or None."""
         if self.returncode is None:
             if self.proc is not None:
-                try:
-                    self.returncode = self.proc.wait(timeout=seconds)
-                except subprocess.TimeoutExpired:
-                    pass
+                reaped = reap(self.proc.pid, seconds)
+                if reaped is not None:
+                    self.returncode, self.peak_rss = reaped
+                    self.proc.returncode = self.returncode  # reaped here: Popen must not wait for it again
             elif self.server is not None:
                 try:
-                    self.returncode = self.server.wait(self._pid, seconds)
+                    reaped = self.server.wait(self._pid, seconds)
                 except (Died, TimedOut, RuntimeError, OSError):
-                    pass  # the fork server is gone: init reaps the worker
+                    reaped = None  # the fork server is gone: init reaps the worker
+                if reaped is not None:
+                    self.returncode, self.peak_rss = reaped
         return self.returncode
 
     def status(self) -> str:
@@ -363,8 +368,9 @@ class WorkerHost:
 
     def __init__(self, ref: dict, label: str, *, kind: str, array: str, device: str, timeout: float | None,
                  warmup_timeout: float | None, layout: str = "nd", inplace: bool = False,
-                 pipeline: tuple[str, str] | None = None):
+                 pipeline: tuple[str, str] | None = None, memory_limit: int | None = None):
         self.ref = ref
+        self.memory_limit = memory_limit  # bytes of data the worker may hold (None: no limit)
         self.pipeline = pipeline
         self.label = label
         self.kind = kind
@@ -414,6 +420,7 @@ class WorkerHost:
         self.live = set()
         _touch(self)
         settings = {"path": list(sys.path), "kind": self.kind, "layout": self.layout, "inplace": self.inplace,
+                    "memory_limit": self.memory_limit,
                     "pipeline": self.pipeline,
                     "label": self.label, "array": self.array,
                     "dtype": self.dtype, "device": self.device, "cwd": os.getcwd(), "env": dict(os.environ)}
@@ -446,13 +453,14 @@ class WorkerHost:
             self.child = None
             _LIVE.pop(id(self), None)
             self.stopped_by = "crash"
-            raise Fault(f"{what} ended the worker process: it {d.status}{crash_words(self.output.since(mark))}",
-                        "crash") from None
+            memory = killed_for_memory(child.returncode, child.peak_rss, self.memory_limit)
+            raise Fault(f"{what} ended the worker process: it {d.status}{memory}{crash_words(self.output.since(mark))}",
+                        "crash", cause=OUT_OF_MEMORY if "out of memory" in memory else None) from None
         kind = reply[0]
         if kind == "ok":
             return reply[1]
         if kind == "fault":
-            raise Fault(reply[1], reply[2])
+            raise Fault(reply[1], reply[2], cause=reply[3] if len(reply) > 3 else None)
         if kind == "unsupported":
             raise Unsupported(reply[1])
         if kind == "target-error":

@@ -56,6 +56,23 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True, name="ropespec-parent-watch").start()
 
 
+def reap(pid: int, seconds: float) -> tuple[int, int] | None:
+    """Reap a child of this process within ``seconds``: (its status as Popen gives it, negative for a signal; its
+    peak resident memory in bytes), or None while it still runs or when it is not this process's child."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            return code, usage.ru_maxrss * 1024  # Linux gives kilobytes
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.005)
+
+
 def main(argv: list[str]) -> None:
     from multiprocessing.connection import Connection
 
@@ -108,7 +125,7 @@ class _Server:
         try:
             return ("ok", self.handle(msg))
         except Fault as e:
-            return ("fault", e.message, e.diagnosis)
+            return ("fault", e.message, e.diagnosis, e.cause)
         except Unsupported as e:
             return ("unsupported", str(e))
         except TargetError as e:
@@ -150,8 +167,9 @@ class _Server:
 
     def load(self, ref: dict, settings: dict):
         from implementations import arrays
-        from implementations.host import Host, describe_loaded, guarded, pipeline, resolve
+        from implementations.host import Host, describe_loaded, guarded, limit_memory, pipeline, resolve
 
+        limit_memory(settings.get("memory_limit"))  # before the TARGET's module allocates anything
         sys.path[:] = list(settings["path"])
         if settings.get("cwd"):
             os.chdir(settings["cwd"])

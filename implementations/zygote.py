@@ -10,8 +10,8 @@ Messages (parent -> zygote), replies ``("ok", value)`` or ``("error", message)``
 ``("preload", [module names])`` imports them (failures ignored; refused once the zygote has a thread
 beyond numpy's OpenBLAS pool, since forking a threaded process is unsafe); ``("fork",)`` followed by two file descriptors
 (the worker's channel and its output pipe) forks a worker and answers its pid; ``("wait", pid,
-seconds)`` reaps it and answers its status as Popen does (negative: killed by that signal; None:
-still running).
+seconds)`` reaps it and answers ``[status, peak resident bytes]``, the status as Popen gives it (negative:
+killed by that signal), or None while it still runs.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 
 
 def _threads() -> int:
@@ -46,7 +45,7 @@ def main(argv: list[str]) -> None:
     if os.getppid() != parent:
         os._exit(0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import implementations.worker  # noqa: F401  (the worker's code, ready in every fork)
+    from implementations.worker import reap  # the worker's code, ready in every fork
     import numpy  # noqa: F401
 
     # numpy's OpenBLAS starts its thread pool at import and makes it fork-safe itself (pthread_atfork);
@@ -94,23 +93,10 @@ def main(argv: list[str]) -> None:
             conn.send(("ok", pid))
         elif kind == "wait":
             _, pid, seconds = msg
-            conn.send(("ok", _wait(pid, seconds)))
+            reaped = reap(pid, seconds)
+            conn.send(("ok", None if reaped is None else list(reaped)))
         else:
             conn.send(("error", f"unknown message {kind!r}"))
-
-
-def _wait(pid: int, seconds: float):
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return None
-        if done:
-            return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.01)
 
 
 if __name__ == "__main__":

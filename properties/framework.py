@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, example, given, reject, reproduce_failure, s
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure, Unsatisfiable
 
-from implementations.contract import FATAL, Bound, Failure, Fault, Subject, Unsupported
+from implementations.contract import FATAL, OUT_OF_MEMORY, Bound, Failure, Fault, Subject, Unsupported
 from properties import profiles
 from properties.strategies import boundary_positions, expectations, make_vectors, positions, vectors
 import reference
@@ -319,7 +319,7 @@ def run_property(
     res = Result(subject.name, prop.name, prop.invariant, "pass", seed=seed_value, profile=profile)
     kind_reason = _kind_reason(prop, subject)
     res.applicable = kind_reason is None
-    reason = subject.skip_reason or kind_reason or prop.applies(subject)
+    reason = subject.skip_reason or kind_reason or (res.applicable and subject.halted) or prop.applies(subject)
     if reason:
         res.status, res.message = "skip", reason
         return res
@@ -379,6 +379,8 @@ def run_property(
     except _Abort as a:
         rec.case = a.case
         _fail(res, a.fault, rec)
+        if a.fault.cause == OUT_OF_MEMORY:  # every later property would build the same and run out again
+            subject.halted = f"not run: {prop.invariant} ({prop.name}) ran out of memory on this implementation"
     except Failure as e:
         _fail(res, e, rec)
     except FlakyFailure as e:

@@ -337,6 +337,7 @@ def check(
     layout: str = "nd",
     inplace: bool = False,
     table=None,
+    memory_limit=None,
 ) -> CheckResult:
     """Check ``fn`` — a function f(x, positions), a factory make(expect), or a TARGET string — against
     every invariant (or ``invariants``). ``expect`` is a preset name, a dict, JSON, a config.json path or
@@ -347,7 +348,8 @@ def check(
     in-process, and the report's header says so (``isolate=False`` forces in-process). ``timeout``:
     seconds per call; ``warmup_timeout``: seconds for the import, the factory and the first call. ``form``,
     ``layout``, ``inplace`` and ``table`` are the command line's --form, --layout, --inplace and --table (``table``: a
-    TARGET string or the table builder itself)."""
+    TARGET string or the table builder itself); ``memory_limit`` is --memory-limit (bytes, or text such as "1GB"; 0:
+    none; default: half the machine's memory)."""
     import random
 
     from properties.profiles import DEFAULT_PROFILE
@@ -355,7 +357,7 @@ def check(
 
     subjects = build_subjects([fn], expect=parse_expect(expect), array=array, dtype=dtype,
                               max_position=max_position, device=device, timeout=timeout,
-                              warmup_timeout=warmup_timeout, isolate=isolate,
+                              warmup_timeout=warmup_timeout, isolate=isolate, memory_limit=memory_limit,
                               **call_shape(family=family, form=form, layout=layout, inplace=inplace, table=table))
     profile = profile or DEFAULT_PROFILE
     seed = seed if seed is not None else random.randrange(2**31)
@@ -366,7 +368,7 @@ def check(
 def fingerprint(fn, expect=None, *, array: str | None = None, dtype: str | None = None,
                 max_position: int | None = None, device: str = "cpu", timeout: float | None = 10.0,
                 warmup_timeout: float | None = 300.0, form: str = "apply", layout: str = "nd", inplace: bool = False,
-                table=None):
+                table=None, memory_limit=None):
     """Fingerprint ``fn`` (see :mod:`ropespec.fingerprints`); ``expect`` gives head_dim, dtype and the probe
     range. ``fn`` runs in its own worker process, as in :func:`check`; ``form``, ``layout``, ``inplace`` and
     ``table`` as there."""
@@ -376,7 +378,7 @@ def fingerprint(fn, expect=None, *, array: str | None = None, dtype: str | None 
 
     [subject] = build_subjects([fn], expect=parse_expect(expect) or DEFAULT, array=array, dtype=dtype,
                                max_position=max_position, device=device, timeout=timeout,
-                               warmup_timeout=warmup_timeout,
+                               warmup_timeout=warmup_timeout, memory_limit=memory_limit,
                                **call_shape(form=form, layout=layout, inplace=inplace, table=table))
     try:
         return _fingerprint(subject.function(subject.expect), subject.expect)

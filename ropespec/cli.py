@@ -47,6 +47,10 @@ def _timeouts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup-timeout", type=float, default=300.0, metavar="S",
                    help="seconds for the warm-up: importing TARGET, the factory and the first call "
                         "(imports, JIT compilation; 0: no limit; default: 300)")
+    p.add_argument("--memory-limit", metavar="SIZE",
+                   help="memory the code under test's worker process may hold, enforced by the OS, e.g. 1GB, 512MB, "
+                        "2GiB (0: no limit; default: half the machine's memory): an allocation beyond it fails, and "
+                        "the property says it ran out of memory")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -255,7 +259,8 @@ def _check(args: argparse.Namespace, console: Console) -> int:
     notes: list[str] = []
     specs = subject_specs(args.targets, expect=expect, array=args.array, dtype=args.dtype,
                           max_position=args.max_position, device=args.device, timeout=args.timeout,
-                          warmup_timeout=args.warmup_timeout, notes=notes, **_shape(args))
+                          warmup_timeout=args.warmup_timeout, memory_limit=args.memory_limit, notes=notes,
+                          **_shape(args))
     jobs = args.jobs if args.force_jobs else min(args.jobs, len(specs), os.cpu_count() or 1)
     if jobs < args.jobs:
         notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {args.jobs} capped at the number of "
@@ -396,7 +401,7 @@ def _precision(args: argparse.Namespace, console: Console) -> int:
     json_path = writable("--json", args.json)
     [subject] = build_subjects([target], expect=expect or DEFAULT, array=args.array, dtype=args.dtype,
                                max_position=args.max_position, device=args.device, timeout=args.timeout,
-                               warmup_timeout=args.warmup_timeout, **_shape(args))
+                               warmup_timeout=args.warmup_timeout, memory_limit=args.memory_limit, **_shape(args))
     try:
         return _precision_of(subject, target, args, console, json_path)
     finally:
@@ -507,7 +512,7 @@ def _fingerprint(args: argparse.Namespace, console: Console) -> int:
     json_path = writable("--json", args.json)
     [subject] = build_subjects([args.target], expect=expect, array=args.array, dtype=args.dtype,
                                max_position=args.max_position, device=args.device, timeout=args.timeout,
-                               warmup_timeout=args.warmup_timeout, **_shape(args))
+                               warmup_timeout=args.warmup_timeout, memory_limit=args.memory_limit, **_shape(args))
     try:
         fp = fingerprint(_bound(subject, args.target, console), subject.expect)
     except Failure as ex:

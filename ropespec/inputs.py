@@ -4,6 +4,7 @@ the subjects."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from implementations import SHIPPED, arrays, make_subject, unavailable
@@ -93,6 +94,36 @@ def check_seconds(option: str, value: float | None) -> float | None:
     return float(value)
 
 
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?i?b?)\s*", re.I)
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12,
+          "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+#: the least memory a worker can start with (an interpreter with numpy imported holds about this much)
+MIN_MEMORY = 64 * 10**6
+
+
+def parse_memory(option: str, value) -> int | None:
+    """A memory size: bytes as an int, or text such as '1GB', '512MB', '2GiB' (decimal and binary units); 0 or
+    'none' for no limit (returned as 0), None for the default. UsageError otherwise, naming the option and the form."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
+    else:
+        text = str(value).strip().lower()
+        if text in ("0", "none", "unlimited"):
+            return 0
+        m = _SIZE.fullmatch(text)
+        if not m or m.group(2) not in _UNITS:
+            raise UsageError(f"{option}: a size such as 1GB, 512MB or 2GiB (or 0 for no limit), got {value!r}")
+        size = int(float(m.group(1)) * _UNITS[m.group(2)])
+    if size == 0:
+        return 0
+    if size < MIN_MEMORY:
+        raise UsageError(f"{option}: at least 64MB (an interpreter with numpy needs about that), or 0 for no limit, "
+                         f"got {value!r}")
+    return size
+
+
 def call_shape(*, family: str = "rope", form: str = "apply", layout: str = "nd", inplace: bool = False,
                table=None) -> dict:
     """How the properties call TARGET, from the options (the command line's and the API's): the kind (the family,
@@ -130,6 +161,7 @@ def subject_specs(
     layout: str = "nd",
     inplace: bool = False,
     table: str | None = None,
+    memory_limit=None,
 ) -> list[dict]:
     """The :func:`implementations.make_subject` arguments of each implementation to check (the shipped
     ones when there are no TARGETs), validated; nothing is loaded yet. UsageError on bad input."""
@@ -147,7 +179,7 @@ def subject_specs(
     if device != "cpu" and not (device == "cuda" or device.startswith("cuda:") and device[5:].isdigit()):
         raise UsageError(f"--device: must be cpu, cuda or cuda:N, got {device!r}")
     common = dict(expect=expect, max_position=max_position, device=device, timeout=timeout,
-                  warmup_timeout=warmup_timeout)
+                  warmup_timeout=warmup_timeout, memory_limit=parse_memory("--memory-limit", memory_limit))
     if not targets:
         return [dict(common, target=s.target, array=s.array, dtype=d, name=f"{s.name}-{d}", kind=s.kind,
                      layout=s.layout, inplace=s.inplace)

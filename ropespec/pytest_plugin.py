@@ -2,7 +2,7 @@
 
 Options, in one ``ropespec`` group: ``--rope-impl TARGET`` (repeatable; env ``ROPESPEC_IMPL``,
 comma-separated), ``--rope-expect JSON``, ``--rope-array``, ``--rope-dtype``,
-``--rope-max-position``, ``--rope-timeout``, ``--rope-warmup-timeout``. Each implementation runs in
+``--rope-max-position``, ``--rope-timeout``, ``--rope-warmup-timeout``, ``--rope-memory-limit``. Each implementation runs in
 its own worker process, as with ``ropespec check``. Without ``--rope-impl`` the shipped implementations are under test. Every
 test that takes the ``rope_subject`` fixture runs once per subject, with ids like ``[numpy-float32]``.
 ``--rope-profile dev|ci|thorough`` chooses the profile of ropespec's properties and of ``rope_check``
@@ -38,6 +38,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="seconds one call of the implementation may take (0: no limit). Default: 10")
     group.addoption("--rope-warmup-timeout", type=float, default=None, metavar="S",
                     help="seconds for importing it, its factory and a first warm-up call (0: no limit). Default: 300")
+    group.addoption("--rope-memory-limit", default=None, metavar="SIZE",
+                    help="memory each implementation's worker process may hold, e.g. 1GB (0: no limit). Default: half "
+                         "the machine's memory")
     group.addoption("--rope-profile", choices=("dev", "ci", "thorough"), default=None,
                     help="hypothesis profile of the RoPE properties and of rope_check. Default: dev "
                          "(ci on CI machines; --hypothesis-profile also selects)")
@@ -99,6 +102,7 @@ def _subjects(config: pytest.Config) -> list:
                 max_position=config.getoption("rope_max_position"),
                 timeout=config.getoption("rope_timeout"),
                 warmup_timeout=config.getoption("rope_warmup_timeout"),
+                memory_limit=config.getoption("rope_memory_limit"),
             )
     return config.stash[_KEY]
 
