@@ -71,10 +71,6 @@ def reference_of(fn: Callable) -> tuple[dict | None, str | None]:
     mod, qn = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
     if not isinstance(qn, str) or not isinstance(mod, str):
         return None, f"a {type(fn).__name__} object has no importable name"
-    if "<lambda>" in qn:
-        return None, "a lambda has no importable name"
-    if "<locals>" in qn:
-        return None, "it is defined inside a function"
     if mod == "__main__":
         return None, "it is defined in __main__ (a script, a notebook or the interactive prompt)"
     module = sys.modules.get(mod)
@@ -82,7 +78,17 @@ def reference_of(fn: Callable) -> tuple[dict | None, str | None]:
     for part in qn.split("."):
         obj = getattr(obj, part, None)
     if module is None or obj is not fn:
-        return None, f"{mod}.{qn} does not name this object"
+        # the name a user would import it by: the module attribute that is this very object (a decorator's
+        # wrapper carries the decorator's qualified name, _keep_dtype.<locals>.wrapped, but sits at the name it
+        # decorated)
+        names = [k for k, v in vars(module).items() if v is fn] if module is not None else []
+        if not names:
+            if "<lambda>" in qn:
+                return None, "a lambda has no importable name"
+            if "<locals>" in qn:
+                return None, "it is defined inside a function"
+            return None, f"{mod}.{qn} does not name this object"
+        qn = getattr(fn, "__name__", None) if getattr(fn, "__name__", None) in names else names[0]
     file = getattr(module, "__file__", None)
     if mod.startswith("_ropespec_target_"):
         mod = None  # loaded from its file by ropespec

@@ -230,8 +230,9 @@ def _shape_options(subject: Subject) -> list[str]:
 
 
 def replay_command(subject: Subject, result: Result) -> str | None:
-    """A command line that runs exactly this failing case again (None unless it failed)."""
-    if result.status != "fail":
+    """A command line that runs exactly this failing case again (None unless it failed, and None for a callable that
+    runs in-process: no other process can load it, so no command can; :func:`replay_text` says how to rerun it)."""
+    if result.status != "fail" or subject.isolation.startswith("in-process"):
         return None
     parts = ["ropespec", "check", subject.target, "--array", subject.array, "--dtype", subject.dtype]
     if subject.expect is not None:
@@ -246,6 +247,34 @@ def replay_command(subject: Subject, result: Result) -> str | None:
         parts += ["--seed", str(result.seed)]
     parts += result.replay
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def replay_text(subject: Subject, result: Result) -> str | None:
+    """How to run exactly this failing case again: the command line, or, for a callable no command can load (a
+    closure, a lambda, a function of __main__), the ropespec.check call that reruns it in the same process."""
+    command = replay_command(subject, result)
+    if command is not None or result.status != "fail":
+        return command
+    why = subject.isolation.removeprefix("in-process (").removesuffix(")")
+    args = [subject.target.rpartition(".")[2] or "f"]
+    if subject.expect is not None:
+        args.append(repr(subject.expect.to_dict()))
+    keywords = {"array": subject.array, "dtype": subject.dtype, "invariants": [property_id(result)],
+                "seed": result.seed, "profile": result.profile}
+    options = _shape_options(subject)  # the command line's shape options, as check()'s keywords
+    i = 0
+    while i < len(options):
+        key = options[i].removeprefix("--")
+        if key == "inplace":
+            keywords["inplace"], i = True, i + 1
+        else:
+            keywords[key], i = options[i + 1], i + 2
+    if subject.expect is None:
+        keywords["max_position"] = subject.max_position
+    if result.replay:
+        keywords["replay"] = result.replay[1]
+    call = ", ".join(args + [f"{k}={v!r}" for k, v in keywords.items() if v is not None])
+    return f"no command can load it ({why}); in the same process: ropespec.check({call})"
 
 
 @dataclass
@@ -338,6 +367,7 @@ def check(
     inplace: bool = False,
     table=None,
     memory_limit=None,
+    replay: str | None = None,
 ) -> CheckResult:
     """Check ``fn`` — a function f(x, positions), a factory make(expect), or a TARGET string — against
     every invariant (or ``invariants``). ``expect`` is a preset name, a dict, JSON, a config.json path or
@@ -349,19 +379,20 @@ def check(
     seconds per call; ``warmup_timeout``: seconds for the import, the factory and the first call. ``form``,
     ``layout``, ``inplace`` and ``table`` are the command line's --form, --layout, --inplace and --table (``table``: a
     TARGET string or the table builder itself); ``memory_limit`` is --memory-limit (bytes, or text such as "1GB"; 0:
-    none; default: half the machine's memory)."""
+    none; default: half the machine's memory); ``replay`` is --replay VERSION:BLOB, as a failure prints it."""
     import random
 
     from properties.profiles import DEFAULT_PROFILE
-    from ropespec.inputs import build_subjects, call_shape, parse_expect
+    from ropespec.inputs import build_subjects, call_shape, parse_expect, parse_replay
 
+    blob = parse_replay(replay)
     subjects = build_subjects([fn], expect=parse_expect(expect), array=array, dtype=dtype,
                               max_position=max_position, device=device, timeout=timeout,
                               warmup_timeout=warmup_timeout, isolate=isolate, memory_limit=memory_limit,
                               **call_shape(family=family, form=form, layout=layout, inplace=inplace, table=table))
     profile = profile or DEFAULT_PROFILE
     seed = seed if seed is not None else random.randrange(2**31)
-    reports = check_subjects(subjects, select_properties(invariants), profile=profile, seed=seed)
+    reports = check_subjects(subjects, select_properties(invariants), profile=profile, seed=seed, replay=blob)
     return CheckResult(reports, seed, profile, allow_skip=allow_skip)
 
 

@@ -19,7 +19,8 @@ from ropespec import api, report
 from implementations import arrays, make_subject
 from implementations.host import LAYOUTS
 from implementations.contract import Failure, TargetError
-from ropespec.inputs import UsageError, build_subjects, call_shape, check_seconds, parse_expect, subject_specs
+from ropespec.inputs import (UsageError, build_subjects, call_shape, check_seconds, parse_expect, parse_replay,
+                             subject_specs)
 from spec.expectation import DTYPES, ExpectationError
 
 
@@ -253,7 +254,7 @@ def _check(args: argparse.Namespace, console: Console) -> int:
         props = api.select_properties(args.invariant)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    replay = _replay(args.replay)
+    replay = parse_replay(args.replay)
     if args.jobs < 1:
         raise UsageError(f"-j: must be >= 1, got {args.jobs}")
     notes: list[str] = []
@@ -342,28 +343,6 @@ def _loaded(specs: list[dict], allow_skip: bool):
         if s.skip_reason and not allow_skip:
             raise UsageError(f"nothing can be checked on {s.name}: {s.skip_reason} (--allow-skip accepts this)")
         yield s
-
-
-def _replay(text: str | None) -> tuple[str, str] | None:
-    if not text:
-        return None
-    version, sep, blob = text.partition(":")
-    if not sep or not blob or not re.fullmatch(r"[0-9][0-9a-z.+-]*", version) \
-            or not re.fullmatch(r"[A-Za-z0-9+/=]+", blob):
-        raise UsageError(f"--replay: expected VERSION:BLOB as printed by a failing run, got {text!r}")
-    import hypothesis
-
-    if version != hypothesis.__version__:
-        raise UsageError(f"--replay: printed with Hypothesis {version}; this is Hypothesis {hypothesis.__version__}, "
-                         f"which cannot read it: rerun with the same --seed instead")
-    try:
-        from hypothesis.core import decode_failure
-
-        decode_failure(blob.encode())
-    except Exception:
-        raise UsageError(f"--replay: {blob[:40]!r} is not a blob printed by a failing run (not base64 of "
-                         "Hypothesis' compressed choices)") from None
-    return version, blob
 
 
 def writable(option: str, path: str | None) -> str | None:

@@ -124,6 +124,29 @@ def parse_memory(option: str, value) -> int | None:
     return size
 
 
+def parse_replay(text: str | None) -> tuple[str, str] | None:
+    """--replay VERSION:BLOB (as a failing run prints it), checked: (version, blob), or None; UsageError otherwise."""
+    if not text:
+        return None
+    version, sep, blob = text.partition(":")
+    if not sep or not blob or not re.fullmatch(r"[0-9][0-9a-z.+-]*", version) \
+            or not re.fullmatch(r"[A-Za-z0-9+/=]+", blob):
+        raise UsageError(f"--replay: expected VERSION:BLOB as printed by a failing run, got {text!r}")
+    import hypothesis
+
+    if version != hypothesis.__version__:
+        raise UsageError(f"--replay: printed with Hypothesis {version}; this is Hypothesis {hypothesis.__version__}, "
+                         f"which cannot read it: rerun with the same --seed instead")
+    try:
+        from hypothesis.core import decode_failure
+
+        decode_failure(blob.encode())
+    except Exception:
+        raise UsageError(f"--replay: {blob[:40]!r} is not a blob printed by a failing run (not base64 of "
+                         "Hypothesis' compressed choices)") from None
+    return version, blob
+
+
 def call_shape(*, family: str = "rope", form: str = "apply", layout: str = "nd", inplace: bool = False,
                table=None) -> dict:
     """How the properties call TARGET, from the options (the command line's and the API's): the kind (the family,

@@ -56,9 +56,9 @@ def pytest_configure(config: pytest.Config) -> None:
         chosen = hyp.removeprefix("ropespec-")
     profiles.set_active(chosen)
     from properties import framework
-    from ropespec.api import replay_command
+    from ropespec.api import replay_text
 
-    framework.REPLAY = replay_command  # property failures in pytest print the command that replays them
+    framework.REPLAY = replay_text  # property failures in pytest print how to replay them
     _expect(config)  # bad usage is said before anything runs (exit 4, one line)
 
 

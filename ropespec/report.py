@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from implementations.contract import clean
-from ropespec.api import SubjectReport, replay_command
+from ropespec.api import SubjectReport, replay_text
 from spec import tolerance
 
 _STYLE = {"pass": "green", "fail": "bold red", "skip": "yellow", "error": "bold magenta", "xfail": "cyan"}
@@ -148,7 +148,7 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
                               highlight=False, markup=False, soft_wrap=True)
         failures.sort(key=lambda item: _lead(item[0], item[1]))
         for rep, r in failures:
-            console.print(r.explain(replay_command(rep.subject, r), values), highlight=False, markup=False, soft_wrap=True)
+            console.print(r.explain(replay_text(rep.subject, r), values), highlight=False, markup=False, soft_wrap=True)
     n = sum(len(_shown(rep)) for rep in reports)
     counts = {k: sum(r.status == k for rep in reports for r in _shown(rep)) for k in ("pass", "fail", "skip", "error", "xfail")}
     xfail = f", {counts['xfail']} expected failures" if counts["xfail"] else ""
@@ -298,7 +298,7 @@ def write_junit(path: str, reports: list[SubjectReport]) -> None:
             if r.status == "fail":
                 el = ET.SubElement(case, "failure", message=_xml((f"[{r.diagnosis}] " if r.diagnosis else "")
                                                                  + r.message[:500]), type=r.diagnosis or "fail")
-                el.text = _xml(r.explain(replay_command(rep.subject, r)))
+                el.text = _xml(r.explain(replay_text(rep.subject, r)))
             elif r.status == "error":
                 ET.SubElement(case, "error", message=_xml(r.message[:500])).text = _xml(r.message)
             elif r.status == "skip":

@@ -74,3 +74,103 @@ def test_the_replay_reproduces_that_failure_and_nothing_else(kind, tmp_path):
     assert next(iter(replayed.values()))[0] == first
     assert "1 failed" in again.stdout and "0 errors" in again.stdout and "Failing test case" not in again.stdout
     assert "full values: rerun with --json PATH" in again.stdout
+
+
+DECORATED = BUGGY + '''
+
+def _keep_dtype(fn):
+    """A decorator that sets __name__ but not __qualname__ (no functools.wraps)."""
+    def wrapped(x, positions):
+        return fn(x, positions).astype(x.dtype)
+    wrapped.__name__ = fn.__name__
+    return wrapped
+
+
+@_keep_dtype
+def apply(x, positions):
+    return rope_off_by_one(x, positions)
+'''
+
+
+def test_a_decorated_function_is_replayed_by_the_name_it_is_imported_by(tmp_path):
+    """Its qualified name is the decorator's (_keep_dtype.<locals>.wrapped): the replay names the module attribute
+    that is the same object, and that command reproduces the failure."""
+    (tmp_path / "my_rope.py").write_text(DECORATED)
+    (tmp_path / "test_mine.py").write_text(textwrap.dedent(f"""
+        import my_rope
+
+        def test_my_rope(rope_check):
+            rope_check(my_rope.apply, {EXPECT!r}, seed=5, invariants=["rope.identity-at-zero"])
+        """))
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_mine.py"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300).stdout
+    found = _failures(out)
+    [(first, replay)] = found.values()
+    assert replay.startswith("ropespec check my_rope.py:apply "), replay
+    assert "<locals>" not in out and "runs in a worker process" in out, out[-1500:]
+    again = subprocess.run(["bash", "-c", replay], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 1 and [h.rpartition("[")[2] for h in _failures(again.stdout)] == [
+        h.rpartition("[")[2] for h in found], again.stdout
+
+
+def test_a_closure_is_told_how_to_rerun_in_the_same_process():
+    from ropespec import check
+
+    def make_closure():
+        import numpy as np
+
+        def f(x, positions):
+            return np.asarray(x) * 2.0  # no rotation, and twice the norm
+
+        return f
+
+    f = make_closure()
+    result = check(f, {"head_dim": 8}, seed=3, invariants=["rope.norm-per-pair"])
+    report = result.report()
+    assert "replay: no command can load it (it is defined inside a function); in the same process: ropespec.check(f, " \
+        in report and "<locals>" not in report.split("replay:")[1], report
+    rerun = report.split("in the same process: ", 1)[1].splitlines()[0]
+    import ropespec
+
+    again = eval(rerun, {"ropespec": ropespec, "f": f})  # the printed call, as a user would paste it
+    assert [(r.invariant, r.diagnosis) for r in again.failures] == [(r.invariant, r.diagnosis) for r in result.failures]
+
+
+def _replay_cases():
+    """One zoo member per call shape (family, form, layout, array kind, decode mode, kernel with its table)."""
+    from implementations.zoo import members
+
+    seen, out = set(), []
+    for m in members():
+        key = (m.family, m.layout, m.inplace, m.array, m.expect is None)
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+    return out
+
+
+@pytest.mark.parametrize("member", _replay_cases(), ids=lambda m: m.name)
+def test_every_kind_of_failure_replays_with_its_word(member, capsys):
+    """The replay a failing run prints exits 1 with the same word, whatever the call shape."""
+    import shlex
+
+    from properties.framework import all_properties, run_property
+    from ropespec.api import replay_command
+    from ropespec.cli import main
+    from tests.test_zoo import target_property
+
+    if member.array == "torch":
+        pytest.importorskip("torch")
+    all_properties()
+    subject = member.subject()
+    r = run_property(target_property(member.targets[0]), subject, profile="ci", seed_value=0)
+    command = replay_command(subject, r)
+    if r.status != "fail":  # an expected failure prints no replay
+        assert command is None
+        return
+    assert command and command.startswith("ropespec check "), command
+    capsys.readouterr()
+    code = main(shlex.split(command)[1:])
+    out = capsys.readouterr().out
+    assert code == 1, out[-2000:]
+    assert re.search(rf"fail \[{re.escape(r.diagnosis)}\]", out), (r.diagnosis, out[-2000:])
