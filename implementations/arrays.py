@@ -142,6 +142,9 @@ def _kind_error(out: Any, array: str) -> str | None:
     if array == "numpy":
         if not isinstance(out, np.ndarray):
             return f"returned {type(out).__module__}.{type(out).__name__}, expected numpy.ndarray"
+        if type(out) is not np.ndarray:  # a matrix multiplies where an array scales; a masked array hides values
+            return (f"returned {type(out).__module__}.{type(out).__name__}, a subclass of numpy.ndarray whose "
+                    f"operations mean something else; expected a plain numpy.ndarray")
         if out.dtype.kind != "f":
             return f"returned a {_numpy_kind(out.dtype)} array (dtype {out.dtype}), expected floating point"
         return None

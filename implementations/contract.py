@@ -37,18 +37,36 @@ from spec.expectation import Expect
 class TargetError(Exception):
     """TARGET cannot be loaded or is not callable the way the contract says (one line)."""
 
+    def __init__(self, message: str = ""):
+        super().__init__(cap(str(message)))
+
 
 class Unsupported(Exception):
     """The implementation declines this expectation (its factory raised NotImplementedError)."""
+
+    def __init__(self, message: str = ""):
+        super().__init__(cap(str(message)))
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
+#: characters of a message kept at its head and at its tail (what the implementation raised or printed can be any
+#: size: a 20 MB exception message once made a 251 MB report)
+MESSAGE_KEEP = 4096
+
+
+def cap(text: str, keep: int = MESSAGE_KEEP) -> str:
+    """``text`` with everything beyond its first and last ``keep`` characters cut, and the count of what was cut."""
+    if len(text) <= 2 * keep + 64:
+        return text
+    return f"{text[:keep]} [... {len(text) - 2 * keep} characters cut ...] {text[-keep:]}"
+
+
 def clean(text: str) -> str:
-    """Text safe to print and store whatever the implementation put in it: control characters (terminal
-    escapes, NUL) and lone surrogates written as backslash escapes."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """Text safe to print and store whatever the implementation put in it: capped (:func:`cap`), control characters
+    (terminal escapes, NUL) and lone surrogates written as backslash escapes."""
+    text = cap(text).encode("utf-8", "backslashreplace").decode("utf-8")
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
@@ -205,6 +223,9 @@ DEFAULT_WARMUP_TIMEOUT = 300.0
 #: the words of a fault that ended or stalled the process running the implementation: the property
 #: stops at the case that caused it (each further case could cost a whole timeout)
 FATAL = ("timeout", "crash")
+#: properties that may time out on one implementation before the rest of its properties are not run: a target that
+#: hangs on its third call hung again in every property, each after a fresh worker's warm-up and a whole --timeout
+MAX_TIMEOUTS = 3
 
 
 #: fields in which two expectations of one and the same function may differ: how far to test and the precision
@@ -370,6 +391,10 @@ class Subject:
     load_fault: Fault | None = None
     #: why no further property runs on this implementation (it ran out of memory: each would do so again), or None
     halted: str | None = None
+    #: processes the code under test left running (a detached child), stopped with its worker
+    left_behind: list = field(default_factory=list)
+    #: the properties in which a call timed out (after MAX_TIMEOUTS of them the rest is not run)
+    timed_out: list = field(default_factory=list)
     host: object = field(default=None, repr=False)
     _bound: dict = field(default_factory=dict, repr=False)
     _next: int = field(default=0, repr=False)
@@ -440,6 +465,7 @@ class Subject:
             self.__dict__["_warmup"] = self.warmup_seconds
             self.__dict__["_output"] = self.output()
             self.host.close()
+            self.left_behind = list(getattr(self.host, "left_behind", None) or [])
 
     def describe(self) -> str:
         what = self.expect.describe() if self.expect is not None else f"drawn expectations, {self.dtype}"

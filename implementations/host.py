@@ -73,16 +73,26 @@ def _import_file(path: Path):
         spec.loader.exec_module(module)
     except Exception as e:
         del sys.modules[name]
-        raise TargetError(f"{path}: import failed: {type(e).__name__}: {e}{where(e)}") from None
+        raise TargetError(f"{path}: import failed: {_import_error(e)}") from None
     return module
+
+
+def _import_error(e: Exception) -> str:
+    """What an import raised, pointing at the user's line: a SyntaxError's own file and line (its traceback ends
+    in importlib's machinery), else the innermost frame of the user's code."""
+    if isinstance(e, SyntaxError) and e.filename:
+        return f"{type(e).__name__}: {e.msg} at {Path(e.filename).name}:{e.lineno}"
+    return f"{type(e).__name__}: {e}{where(e)}"
 
 
 def load_module(mod: str):
     """Import ``path/to/file.py`` or ``package.module``; one-line TargetError when impossible."""
-    if mod.endswith(".py") or "/" in mod or "\\" in mod:
+    if mod.endswith(".py") or "/" in mod or "\\" in mod or Path(mod).is_file():
         path = Path(mod)
         if not path.is_file():
             raise TargetError(f"{mod}: no such file")
+        if path.suffix != ".py":
+            raise TargetError(f"{mod}: not a Python file (a TARGET is path/to/file.py:name or package.module:name)")
         return _import_file(path)
     try:
         return importlib.import_module(mod)
@@ -91,7 +101,7 @@ def load_module(mod: str):
             raise TargetError(f"{mod}: no such module") from None
         raise TargetError(f"{mod}: import failed: ModuleNotFoundError: {e}") from None
     except Exception as e:
-        raise TargetError(f"{mod}: import failed: {type(e).__name__}: {e}{where(e)}") from None
+        raise TargetError(f"{mod}: import failed: {_import_error(e)}") from None
 
 
 def _attribute(module, spec: str, mod: str, name: str):
@@ -111,6 +121,10 @@ def resolve(ref: dict) -> Callable:
         mod, sep, name = spec.rpartition(":")
         if not sep or not mod or not name:
             raise TargetError(f"{spec}: expected path/to/file.py:name or package.module:name")
+        first, _, rest = spec.partition(":")
+        if ":" in rest and Path(first).is_file():  # good.py:apply:extra
+            raise TargetError(f"{spec}: a TARGET has one colon, {first}:name (a dotted name reaches an attribute: "
+                              f"{first}:{rest.replace(':', '.')})")
         obj = _attribute(load_module(mod), spec, mod, name)
         if not callable(obj):
             raise TargetError(f"{spec}: {name} is a {type(obj).__name__}, not callable")

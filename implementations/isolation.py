@@ -40,7 +40,7 @@ from pathlib import Path
 
 from implementations.contract import OUT_OF_MEMORY, Fault, TargetError, Unsupported, describe_status, killed_for_memory
 from implementations.host import OP_NAMES
-from implementations.worker import reap
+from implementations.worker import descendants, reap
 from spec.expectation import Expect
 
 #: the folder holding ropespec's packages, put on a child's PYTHONPATH
@@ -49,6 +49,8 @@ ROOT = str(Path(__file__).resolve().parents[1])
 MAX_LIVE = int(os.environ.get("ROPESPEC_MAX_WORKERS", "32"))
 
 _CHILDREN: set = set()
+#: seconds a worker has to end what its code under test left running before it is killed itself
+STOP_BUDGET = 3.0
 
 
 class Captured:
@@ -144,6 +146,7 @@ class Child:
 
     def __init__(self, module: str, output: Captured | None = None, capture: bool = True, fork: bool = False):
         ours, theirs = socket.socketpair()
+        self.module = module
         self.proc = None
         self.returncode: int | None = None
         self.peak_rss: int | None = None  # bytes, once reaped
@@ -243,14 +246,24 @@ class Child:
         self._close()
         return describe_status(self.returncode)
 
-    def kill(self) -> None:
-        """Kill the child's whole process group and reap it."""
+    def kill(self, tree: bool | None = None) -> list[tuple[int, str]]:
+        """Kill the child's process group and reap it; with ``tree`` (the default but for the fork server, whose
+        workers outlive it) also what left the group with setsid but stayed below it (a worker is a subreaper).
+        Returns the processes below it that were still running."""
+        tree = (self.module != "implementations.zygote") if tree is None else tree
+        left = descendants(self._pid) if tree and self.returncode is None else []
+        for pid, _ in left:  # first, while they are still below it
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             os.killpg(self._pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         self._wait(5)
         self._close()
+        return left
 
     def _close(self) -> None:
         _CHILDREN.discard(self)
@@ -290,6 +303,12 @@ class ForkServer:
         with self.lock:
             self.child.send(("wait", pid, seconds))
             return self._answer(seconds + 10.0)
+
+    def collect(self) -> None:
+        """Let the fork server reap what ended below it (the processes a stopped worker left are its to reap)."""
+        with self.lock:
+            self.child.send(("collect",))
+            self._answer(5.0)
 
     def preload(self, names: list[str], budget: float | None) -> None:
         new = [n for n in names if n not in self.preloaded]
@@ -342,9 +361,15 @@ def _preload(names: list[str], budget: float | None) -> None:
 
 @atexit.register
 def _kill_children() -> None:
-    for child in sorted(_CHILDREN, key=lambda c: c.server is None):  # workers before the fork server
+    servers = {id(s.child) for s in _SERVER.values() if isinstance(s, ForkServer)}
+    for child in sorted(_CHILDREN, key=lambda c: id(c) in servers):  # workers before the fork server, which then
+        if id(child) in servers:  # reaps what they left (it is their subreaper)
+            try:
+                next(s for s in _SERVER.values() if isinstance(s, ForkServer) and s.child is child).collect()
+            except Exception:
+                pass
         try:
-            child.kill()
+            child.kill(tree=True)  # at exit, everything below ropespec ends
         except Exception:
             pass
 
@@ -392,6 +417,7 @@ class WorkerHost:
         self.stopped_by: str | None = None  # why the last worker ended (a fault's word)
         self.restarts = 0
         self._started = 0.0
+        self.left_behind: list[str] = []  # processes the code under test left running, stopped with its worker
 
     # budgets ------------------------------------------------------------------------------------
     def _budget(self) -> tuple[float | None, str]:
@@ -505,9 +531,14 @@ class WorkerHost:
         return value
 
     def stop(self) -> None:
-        """Stop the worker; the next request starts a fresh one."""
+        """Stop the worker; the next request starts a fresh one. Processes the code under test left running below it
+        are stopped too, and remembered in ``left_behind`` for the report."""
         if self.child is not None:
-            self.child.kill()
+            try:  # the worker ends and reaps them itself (it is their subreaper): nothing left, not even a zombie
+                self.left_behind += self.child.request(("stop",), STOP_BUDGET)[1] or []
+            except (TimedOut, Died, OSError, EOFError, TypeError, IndexError):
+                pass  # a worker that does not answer: its process tree is killed from here
+            self.left_behind += [f"pid {pid}: {cmd}" if cmd else f"pid {pid}" for pid, cmd in self.child.kill()]
             self.child = None
         _LIVE.pop(id(self), None)
 

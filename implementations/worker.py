@@ -7,7 +7,8 @@ and a thread that watches the parent's pid everywhere). Its standard output and 
 its parent reads (what the target prints is captured, with faulthandler's report of a crash).
 
 Messages (parent -> worker): ``("load", ref, settings)``, ``("bind", hid, expect_dict)``,
-``("op", hid, name, args)``, ``("drop", hid)``. Replies: ``("ok", value)``, ``("fault", message, word)``,
+``("op", hid, name, args)``, ``("drop", hid)``, ``("stop",)`` (end what the code under test left running, just
+before the worker itself is stopped). Replies: ``("ok", value)``, ``("fault", message, word)``,
 ``("unsupported", message)``, ``("target-error", message)``, ``("not-implemented", message)``.
 """
 
@@ -56,6 +57,77 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True, name="ropespec-parent-watch").start()
 
 
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> None:
+    """Linux: orphaned descendants (a child the code under test forked, which called setsid and lost its parent)
+    are reparented to this process rather than to init, so that they stay in its tree and end with it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
+    except Exception:
+        pass
+
+
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """The live (not zombie) processes below ``pid``, deepest last, each with its command line: read from /proc,
+    so empty where there is none."""
+    children: dict[int, list[int]] = {}
+    states: dict[int, str] = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        rest = stat[stat.rfind(")") + 2 :].split()
+        if len(rest) < 2:
+            continue
+        states[int(entry)] = rest[0]
+        children.setdefault(int(rest[1]), []).append(int(entry))
+    out, todo = [], list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        todo.extend(children.get(p, []))
+        if states.get(p) != "Z":
+            out.append((p, _cmdline(p)))
+    return out
+
+
+def stop_descendants(grace: float = 1.0) -> list[str]:
+    """Kill every process below this one (it is their subreaper, so orphans are its children too) and reap them, so
+    that none is left running or as a zombie; what was running, as "pid N: command line"."""
+    found = descendants(os.getpid())
+    for pid, _ in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if not pid:
+            time.sleep(0.005)
+    return [f"pid {pid}: {cmd}" if cmd else f"pid {pid}" for pid, cmd in found]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()[:200]
+    except OSError:
+        return ""
+
+
 def reap(pid: int, seconds: float) -> tuple[int, int] | None:
     """Reap a child of this process within ``seconds``: (its status as Popen gives it, negative for a signal; its
     peak resident memory in bytes), or None while it still runs or when it is not this process's child."""
@@ -82,6 +154,7 @@ def main(argv: list[str]) -> None:
 def serve(conn, parent: int) -> None:
     """The worker's loop: answer the parent's messages until it goes away."""
     _watch_parent(parent)
+    become_subreaper()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     faulthandler.enable(all_threads=False)
@@ -163,6 +236,8 @@ class _Server:
         if kind == "drop":
             self.host.drop(msg[1])
             return None
+        if kind == "stop":  # before the parent stops this worker: end and reap what the code under test left
+            return stop_descendants()
         raise ValueError(f"unknown message {kind!r}")
 
     def load(self, ref: dict, settings: dict):

@@ -11,7 +11,8 @@ Messages (parent -> zygote), replies ``("ok", value)`` or ``("error", message)``
 beyond numpy's OpenBLAS pool, since forking a threaded process is unsafe); ``("fork",)`` followed by two file descriptors
 (the worker's channel and its output pipe) forks a worker and answers its pid; ``("wait", pid,
 seconds)`` reaps it and answers ``[status, peak resident bytes]``, the status as Popen gives it (negative:
-killed by that signal), or None while it still runs.
+killed by that signal), or None while it still runs; ``("collect",)`` reaps whatever else ended below it (it is the
+subreaper of what a dead worker left).
 """
 
 from __future__ import annotations
@@ -45,12 +46,15 @@ def main(argv: list[str]) -> None:
     if os.getppid() != parent:
         os._exit(0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from implementations.worker import reap  # the worker's code, ready in every fork
+    from implementations.worker import become_subreaper, reap  # the worker's code, ready in every fork
+
+    become_subreaper()  # what a worker that died left running stays below this process, and ends with it
     import numpy  # noqa: F401
 
     # numpy's OpenBLAS starts its thread pool at import and makes it fork-safe itself (pthread_atfork);
     # what must not grow is anything beyond it
     baseline = _threads()
+    ended: dict[int, tuple[int, int]] = {}  # pid -> (status, peak bytes) of children reaped before asked about
 
     while True:
         try:
@@ -91,12 +95,28 @@ def main(argv: list[str]) -> None:
             os.close(channel)
             os.close(output)
             conn.send(("ok", pid))
+        elif kind == "collect":  # reap what ended below it (before it is stopped itself)
+            conn.send(("ok", None))
         elif kind == "wait":
             _, pid, seconds = msg
-            reaped = reap(pid, seconds)
+            reaped = ended.pop(pid, None) or reap(pid, seconds)
             conn.send(("ok", None if reaped is None else list(reaped)))
         else:
             conn.send(("error", f"unknown message {kind!r}"))
+        _collect(ended)  # what dead workers left (this is their subreaper) is reaped here, not left as zombies
+
+
+def _collect(ended: dict) -> None:
+    """Reap every child that has ended, keeping each one's status for a later "wait"."""
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            return
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        ended[pid] = (code, usage.ru_maxrss * 1024)
 
 
 if __name__ == "__main__":

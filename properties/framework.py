@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, example, given, reject, reproduce_failure, s
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure, Unsatisfiable
 
-from implementations.contract import FATAL, OUT_OF_MEMORY, Bound, Failure, Fault, Subject, Unsupported
+from implementations.contract import FATAL, MAX_TIMEOUTS, OUT_OF_MEMORY, Bound, Failure, Fault, Subject, Unsupported
 from properties import profiles
 from properties.strategies import boundary_positions, expectations, make_vectors, positions, vectors
 import reference
@@ -381,6 +381,11 @@ def run_property(
         _fail(res, a.fault, rec)
         if a.fault.cause == OUT_OF_MEMORY:  # every later property would build the same and run out again
             subject.halted = f"not run: {prop.invariant} ({prop.name}) ran out of memory on this implementation"
+        elif a.fault.diagnosis == "timeout":
+            subject.timed_out.append(f"{prop.invariant} ({prop.name})")
+            if len(subject.timed_out) >= MAX_TIMEOUTS:  # it hangs: each further property would cost a --timeout
+                subject.halted = (f"not run: calls timed out in {' and '.join(subject.timed_out)}; the rest of this "
+                                  f"implementation is not run (a target that hangs hangs again)")
     except Failure as e:
         _fail(res, e, rec)
     except FlakyFailure as e:

@@ -42,8 +42,13 @@ def make(expect: Expect, positions: list[int], *, seed: int = 0) -> dict:
     }
 
 
+def text(data: dict) -> str:
+    """A golden file's text."""
+    return json.dumps(data, indent=0, separators=(",", ":")) + "\n"
+
+
 def write(path: str | Path, data: dict) -> None:
-    Path(path).write_text(json.dumps(data, indent=0, separators=(",", ":")) + "\n")
+    Path(path).write_text(text(data))
 
 
 def read(path: str | Path) -> tuple[Expect, np.ndarray, np.ndarray, dict[str, np.ndarray]]:

@@ -55,6 +55,7 @@ class SubjectReport:
             "isolation": s.isolation,
             "warmup_seconds": s.warmup_seconds,
             "output": out.to_json() if out is not None and out.total else None,
+            "left_behind": list(s.left_behind),
             "checked": self.checked,
             "passed": self.passed,
             "results": [r.to_json() | {"replay": replay_command(s, r)} for r in self.results],
@@ -70,7 +71,7 @@ def select_properties(invariant_ids: list[str] | None = None) -> list[Property]:
         unknown = [i for i in invariant_ids if i not in known]
         if unknown:
             raise ValueError(f"--invariant: unknown {', '.join(unknown)} (known: "
-                             f"{', '.join(sorted(p.invariant for p in props if ':' not in p.invariant))}; "
+                             f"{', '.join(sorted({p.invariant for p in props}))}; "
                              f"ID:property picks one property)")
         props = [p for p in props if p.invariant in invariant_ids or f"{p.invariant}:{p.name}" in invariant_ids]
     return props
@@ -289,6 +290,8 @@ class CheckResult:
     profile: str
     allow_skip: bool = False
     explicit: bool = True  # False: the shipped set, where an implementation no selected invariant is about is left alone
+    interrupted: str | None = None  # "interrupted" (Ctrl-C) or "terminated" (SIGTERM): the reports hold what finished
+    error: str | None = None  # why the run stopped before it was done (a TARGET that does not load)
 
     @property
     def unchecked(self) -> list[SubjectReport]:
@@ -302,7 +305,24 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
-        return bool(self.reports) and self.held and (self.allow_skip or not self.unchecked)
+        """The one rule for "passed": every exit of the command line and every report says this."""
+        return self.exit_code == 0
+
+    @property
+    def exit_code(self) -> int:
+        """1 when an invariant failed; 2 when the run stopped on bad input or nothing was checked on an
+        implementation (unless ``allow_skip``); 0 when something was checked on every implementation and all of it
+        held. An interrupted run is never 0 (the command line exits 130 or 143)."""
+        if not self.held:
+            return 1
+        if self.error or not self.reports or (self.unchecked and not self.allow_skip):
+            return 2
+        return 130 if self.interrupted else 0
+
+    @property
+    def finished(self) -> int:
+        """The checks that finished (the properties that ran or were skipped, on every implementation)."""
+        return sum(1 for rep in self.reports for r in rep.results if r.applicable)
 
     def nothing_checked(self) -> list[str]:
         """One line per implementation on which nothing was checked, with why."""
@@ -343,7 +363,7 @@ class CheckResult:
     def to_json(self) -> dict:
         from ropespec import report
 
-        return report.to_json(self.reports, seed=self.seed, profile=self.profile)
+        return report.to_json(self)
 
 
 def check(

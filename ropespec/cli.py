@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from properties.profiles import DEFAULT_PROFILE, PROFILES
 from ropespec import api, report
+from ropespec.outputs import input_files, plan
 from implementations import arrays, make_subject
 from implementations.host import LAYOUTS
 from implementations.contract import Failure, TargetError
@@ -195,6 +196,8 @@ def _lab(args: argparse.Namespace, console: Console) -> int:
 
     if args.targets:
         raise UsageError("--module grades a lab module: give no TARGET with it")
+    outputs = _plan(args, **{"--json": args.json})
+    outputs.clear()
     try:
         results = lab.grade(args.module, seed=args.seed or 0, timeout=check_seconds("--timeout", args.timeout),
                             warmup_timeout=check_seconds("--warmup-timeout", args.warmup_timeout))
@@ -206,13 +209,9 @@ def _lab(args: argparse.Namespace, console: Console) -> int:
         console.print(f"  {r.property:<24} {r.status:<5}{word} {r.message}".rstrip(), highlight=False, markup=False)
     passed = sum(r.status == "pass" for r in results)
     console.print(f"{passed} passed, {len(results) - passed} failed", highlight=False)
-    if args.json:
-        import json
-        from pathlib import Path
-
-        Path(args.json).write_text(json.dumps({"passed": passed == len(results), "module": args.module,
-                                               "results": [r.to_json() for r in results]}, indent=2) + "\n")
-    return 0 if passed == len(results) else 1
+    unwritten = _written(outputs, "--json", _json({"passed": passed == len(results), "module": args.module,
+                                                    "results": [r.to_json() for r in results]}))
+    return unwritten or (0 if passed == len(results) else 1)
 
 
 #: the forms of RoPE code --form takes
@@ -249,7 +248,10 @@ def _check(args: argparse.Namespace, console: Console) -> int:
     if args.module:
         return _lab(args, console)
     expect = parse_expect(args.expect)
-    json_path, junit_path = writable("--json", args.json), writable("--junit", args.junit)
+    outputs = plan({"--json": args.json, "--junit": args.junit},
+                   input_files([*args.targets, *([args.table] if args.table else [])], expect=args.expect))
+    if outputs.to_stdout:  # standard output carries the report file: the text goes to standard error
+        console = GuardedConsole(file=sys.stderr, soft_wrap=True, emoji=False)
     try:
         props = api.select_properties(args.invariant)
     except ValueError as e:
@@ -267,9 +269,10 @@ def _check(args: argparse.Namespace, console: Console) -> int:
         notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {args.jobs} capped at the number of "
                      f"implementations and of cores; --force-jobs uses {args.jobs})")
     seed = args.seed if args.seed is not None else random.randrange(2**31)
+    outputs.clear()  # from here on a report path holds this run's report or nothing
     reports: list = []
     total = len(specs) * len(props)
-    interrupted = None
+    interrupted, error = None, None
     piped = not console.is_terminal
 
     def finished(rep) -> None:  # piped (CI logs): one line per implementation as it finishes
@@ -307,32 +310,38 @@ def _check(args: argparse.Namespace, console: Console) -> int:
                                    replay=replay, on_result=advance, on_subject=finished, on_progress=running,
                                    into=reports)
         except TargetError as e:
-            raise UsageError(f"TARGET {e}") from None
+            error = f"TARGET {e}"
+        except UsageError as e:
+            error = str(e)
         except KeyboardInterrupt as e:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the report short
-            interrupted = e
+            interrupted = "terminated" if isinstance(e, Terminated) else "interrupted"
+    result = api.CheckResult(reports, seed, args.profile, allow_skip=args.allow_skip, explicit=bool(args.targets),
+                             interrupted=interrupted, error=error)
+    # the report files first: whatever then happens to the terminal (a closed pipe, a Ctrl-C), they are whole; a
+    # run that stopped before anything was checked (the first TARGET does not load) leaves none
+    unwritten = [] if error is not None and not reports else [
+        w for w in (outputs.write("--json", report.json_text(result)), outputs.write("--junit", report.junit_text(result)))
+        if w]
     for note in notes:
         console.print(note, highlight=False, markup=False)
-    report.render(reports, console, seed=seed, profile=args.profile,
-                  values=f"in {json_path}" if json_path else "rerun with --json PATH")
-    result = api.CheckResult(reports, seed, args.profile, allow_skip=args.allow_skip, explicit=bool(args.targets))
-    if json_path:
-        report.write_json(json_path, reports, seed=seed, profile=args.profile)
-    if junit_path:
-        report.write_junit(junit_path, reports)
+    if reports or error is None:  # a first TARGET that does not load: its one line says it all
+        report.render(reports, console, seed=seed, profile=args.profile,
+                      values=f"in {args.json}" if outputs.get("--json") else "rerun with --json PATH")
+    for line in unwritten:
+        print(f"ropespec: error: {line}", file=sys.stderr)
     if interrupted is not None:
-        done = sum(1 for rep in reports for r in rep.results if r.applicable)
-        code = 143 if isinstance(interrupted, Terminated) else 130
-        print(f"ropespec: {'terminated' if code == 143 else 'interrupted'}: the report above holds the "
-              f"{done} checks that finished", file=sys.stderr)
-        return code
-    if not result.held:
-        return 1
-    if not reports or (result.unchecked and not args.allow_skip):
+        print(f"ropespec: {interrupted}: the report above holds the {result.finished} checks that finished",
+              file=sys.stderr)
+        return 143 if interrupted == "terminated" else 130
+    if error is not None:
+        print(f"ropespec: error: {error}", file=sys.stderr)
+        return 2
+    code = result.exit_code
+    if code == 2:
         for line in result.nothing_checked() or ["nothing was checked"]:
             print(f"ropespec: error: {line} (--allow-skip accepts this)", file=sys.stderr)
-        return 2
-    return 0
+    return 2 if unwritten else code
 
 
 def _loaded(specs: list[dict], allow_skip: bool):
@@ -345,19 +354,27 @@ def _loaded(specs: list[dict], allow_skip: bool):
         yield s
 
 
-def writable(option: str, path: str | None) -> str | None:
-    """An output path, made absolute (the working directory of the code under test cannot move it)
-    and checked writable before anything runs."""
-    if not path:
-        return None
-    p = Path(path).expanduser().resolve()
-    if p.is_dir():
-        raise UsageError(f"{option}: {path} is a directory; give a file path")
-    if not p.parent.is_dir():
-        raise UsageError(f"{option}: the folder {p.parent} does not exist")
-    if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise UsageError(f"{option}: {path} is not writable")
-    return str(p)
+def _plan(args: argparse.Namespace, **options: str | None):
+    """The command's report paths, checked before anything runs against what it reads (its TARGET and the modules
+    that imports from its folder, --table, --expect, --module, --impl) and against each other."""
+    targets = [t for t in (getattr(args, "target", None), getattr(args, "table", None), getattr(args, "impl", None))
+               if t] + list(getattr(args, "targets", None) or [])
+    return plan(options, input_files(targets, expect=getattr(args, "expect", None), module=getattr(args, "module", None)))
+
+
+def _json(data: dict) -> str:
+    import json
+
+    return json.dumps(data, indent=2, allow_nan=False) + "\n"
+
+
+def _written(outputs, option: str, text: str) -> int:
+    """Write one report: 0, or 2 with one line when it could not be written (a full disk, a closed pipe)."""
+    problem = outputs.write(option, text)
+    if problem:
+        print(f"ropespec: error: {problem}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _precision(args: argparse.Namespace, console: Console) -> int:
@@ -377,12 +394,15 @@ def _precision(args: argparse.Namespace, console: Console) -> int:
         if args.plot:
             raise UsageError("--plot: draws the sampled sweep; drop it with --exhaustive")
     target = args.target or "implementations.numpy_rope:make"
-    json_path = writable("--json", args.json)
+    outputs = _plan(args, **{"--json": args.json})
+    if outputs.to_stdout:
+        console = GuardedConsole(file=sys.stderr, soft_wrap=True, emoji=False)
+    outputs.clear()
     [subject] = build_subjects([target], expect=expect or DEFAULT, array=args.array, dtype=args.dtype,
                                max_position=args.max_position, device=args.device, timeout=args.timeout,
                                warmup_timeout=args.warmup_timeout, memory_limit=args.memory_limit, **_shape(args))
     try:
-        return _precision_of(subject, target, args, console, json_path)
+        return _precision_of(subject, target, args, console, outputs)
     finally:
         subject.close()
 
@@ -399,7 +419,7 @@ def _bound(subject, target: str, console: Console):
         raise UsageError(f"TARGET {target}: cannot build for {subject.expect.describe()}: {ex}") from None
 
 
-def _precision_of(subject, target: str, args, console: Console, json_path: str | None) -> int:
+def _precision_of(subject, target: str, args, console: Console, outputs) -> int:
     from properties import precision
 
     e = subject.expect
@@ -410,7 +430,7 @@ def _precision_of(subject, target: str, args, console: Console, json_path: str |
                       highlight=False, markup=False)
         return 1
     if args.exhaustive:
-        return _exhaustive(f, e, target, args, console, json_path)
+        return _exhaustive(f, e, target, args, console, outputs)
     positions = precision.sweep_positions(e.max_position, per_octave=args.per_octave)
     sw = _with_progress(console, target, "sweeping positions", len(positions), lambda progress: precision.measure(
         f, e, positions, vectors=args.vectors, seed=args.seed, progress=progress))
@@ -425,10 +445,10 @@ def _precision_of(subject, target: str, args, console: Console, json_path: str |
         except RuntimeError as ex:
             raise UsageError(str(ex)) from None
         console.print(f"plot written to {args.plot}", highlight=False)
-    _write_json(json_path, sw.to_json())
+    unwritten = _written(outputs, "--json", _json(sw.to_json()))
     bad = [int(p) for p, r in zip(sw.positions, sw.ratio[precision.class_of(e)]) if r > 1.0]
     nonfinite = [int(p) for p, n in zip(sw.positions, sw.nonfinite if sw.nonfinite is not None else []) if n]
-    return _verdict(console, e, bad[0] if bad else None, nonfinite[0] if nonfinite else None, "swept position")
+    return unwritten or _verdict(console, e, bad[0] if bad else None, nonfinite[0] if nonfinite else None, "swept position")
 
 
 def _verdict(console: Console, e, first_failure: int | None, nonfinite_at: int | None, what: str) -> int:
@@ -459,17 +479,10 @@ def _with_progress(console: Console, target: str, label: str, total: int, run):
             return None
 
 
-def _write_json(path: str | None, data: dict) -> None:
-    if path:
-        import json
-
-        Path(path).write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
-
-
 EXHAUSTIVE_MAX = 1 << 27
 
 
-def _exhaustive(f, e, target: str, args, console: Console, json_path: str | None) -> int:
+def _exhaustive(f, e, target: str, args, console: Console, outputs) -> int:
     from properties import precision
 
     # on a GPU the outputs are compared there (double-double reference and bounds in torch); else in numpy
@@ -479,8 +492,8 @@ def _exhaustive(f, e, target: str, args, console: Console, json_path: str | None
     if ex is None:
         return 1
     report.render_exhaustive(ex, console, target)
-    _write_json(json_path, ex.to_json())
-    return _verdict(console, e, ex.first_failure[precision.class_of(e)], ex.nonfinite_at, "position")
+    unwritten = _written(outputs, "--json", _json(ex.to_json()))
+    return unwritten or _verdict(console, e, ex.first_failure[precision.class_of(e)], ex.nonfinite_at, "position")
 
 
 def _fingerprint(args: argparse.Namespace, console: Console) -> int:
@@ -488,7 +501,10 @@ def _fingerprint(args: argparse.Namespace, console: Console) -> int:
     from spec import DEFAULT
 
     expect = parse_expect(args.expect) or DEFAULT
-    json_path = writable("--json", args.json)
+    outputs = _plan(args, **{"--json": args.json})
+    if outputs.to_stdout:
+        console = GuardedConsole(file=sys.stderr, soft_wrap=True, emoji=False)
+    outputs.clear()
     [subject] = build_subjects([args.target], expect=expect, array=args.array, dtype=args.dtype,
                                max_position=args.max_position, device=args.device, timeout=args.timeout,
                                warmup_timeout=args.warmup_timeout, memory_limit=args.memory_limit, **_shape(args))
@@ -508,16 +524,14 @@ def _fingerprint(args: argparse.Namespace, console: Console) -> int:
         console.print(f"  (--form {subject.kind}: the kernel was handed ropespec's table for the expectation, so the "
                       f"frequencies, base, curve and presets are that table's; pairing, rotary dim, direction and "
                       f"precision are the kernel's)", highlight=False, markup=False)
-    if json_path:
-        import json
-
-        Path(json_path).write_text(json.dumps(fp.to_json(), indent=2, allow_nan=False) + "\n")
-    return 0
+    return _written(outputs, "--json", _json(fp.to_json()))
 
 
 def _spec(args: argparse.Namespace, console: Console) -> int:
     from ropespec import specdoc
 
+    outputs = _plan(args, **{"--out": args.out})
+    to_file = outputs.get("--out") is not None and outputs.get("--out").path is not None
     verdicts, subject = None, None
     if args.impl:
         result = api.check(args.impl, args.expect, array=args.array, dtype=args.dtype, seed=args.seed)
@@ -528,15 +542,15 @@ def _spec(args: argparse.Namespace, console: Console) -> int:
             word = r.status if r.status != "fail" else f"fail ({r.diagnosis})"
             verdicts[r.invariant] = word if verdicts.get(r.invariant, "pass") == "pass" else verdicts[r.invariant]
         subject = args.impl + (f" --expect {args.expect}" if args.expect else "")
-    text = (specdoc.html_doc if args.format == "html" else specdoc.markdown)(verdicts, subject, specdoc.seeds_link(args.out))
-    if args.out:
-        from pathlib import Path
-
-        Path(args.out).write_text(text)
-        console.print(f"wrote {args.out}", highlight=False, markup=False)
-    else:
+    text = (specdoc.html_doc if args.format == "html" else specdoc.markdown)(
+        verdicts, subject, specdoc.seeds_link(args.out if to_file else None))
+    if not to_file:
         sys.stdout.write(text)
-    return 0
+        return 0
+    code = _written(outputs, "--out", text)
+    if not code:
+        console.print(f"wrote {args.out}", highlight=False, markup=False)
+    return code
 
 
 def _git_commit() -> str:
@@ -600,16 +614,20 @@ def _proofs(args: argparse.Namespace) -> int:
 def _golden(args: argparse.Namespace, console: Console) -> int:
     from reference import golden
 
+    from spec.expectation import MAX_POSITION_MAX
+
     expect = parse_expect(args.expect)
+    outputs = _plan(args, **{"--out": args.out})
     try:
         positions = [int(p) for p in args.positions.split(",") if p.strip()]
     except ValueError:
         raise UsageError(f"--positions: expected comma-separated integers, got {args.positions!r}") from None
-    if not positions or min(positions) < 0:
-        raise UsageError(f"--positions: expected non-negative integers, got {args.positions!r}")
-    golden.write(args.out, golden.make(expect, positions, seed=args.seed))
-    console.print(f"wrote {len(positions)} rows of {expect.describe()} to {args.out}", highlight=False, markup=False)
-    return 0
+    if not positions or min(positions) < 0 or max(positions) >= MAX_POSITION_MAX:
+        raise UsageError(f"--positions: expected integers in [0, 2^53 = {MAX_POSITION_MAX}), got {args.positions!r}")
+    code = _written(outputs, "--out", golden.text(golden.make(expect, positions, seed=args.seed)))
+    if not code:
+        console.print(f"wrote {len(positions)} rows of {expect.describe()} to {args.out}", highlight=False, markup=False)
+    return code
 
 
 def _presets(console: Console) -> int:
@@ -629,6 +647,23 @@ def _presets(console: Console) -> int:
     return 0
 
 
+class GuardedConsole(Console):
+    """A console whose reader may go away (``| head -1``): the rest of the text goes nowhere, and the command goes on
+    to its reports and its verdict's exit code (rich's own handling ends the process with exit 1, "an invariant
+    failed")."""
+
+    closed = False
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        GuardedConsole.closed = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.file.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM (what CI runners and timeout(1) send): stop like Ctrl-C, exit 143."""
 
@@ -638,8 +673,16 @@ def _on_sigterm(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    console = Console(soft_wrap=True, emoji=False)  # ":llama:" in a TARGET is not an emoji
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "check":  # TARGETs after an option: check a.py:f --invariant ID b.py:g
+        stray = [a for a in extra if a.startswith("-")]
+        if stray:
+            parser.error(f"unrecognized arguments: {' '.join(stray)}")
+        args.targets = [*args.targets, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    console = GuardedConsole(soft_wrap=True, emoji=False)  # ":llama:" in a TARGET is not an emoji
     saved = None
     if threading_main():  # Ctrl-C and SIGTERM stop the run and print what finished (even when started
         # in the background with SIGINT ignored); the caller's handlers come back afterwards

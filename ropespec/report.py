@@ -135,6 +135,11 @@ def render(reports: list[SubjectReport], console: Console, *, seed: int, profile
             cut = f", {out.cut} bytes cut from the middle" if out.cut else ""
             console.print(f"\n{rep.subject.name} printed {out.total} bytes{cut}:", highlight=False, markup=False)
             console.print(_indent(clean(out.text()), 10), highlight=False, markup=False)
+        if rep.subject.left_behind:
+            n = len(rep.subject.left_behind)
+            console.print(f"\n{rep.subject.name} left {_count(n, 'process')} running after its last call, stopped with "
+                          f"its worker: {'; '.join(clean(p) for p in rep.subject.left_behind[:4])}"
+                          + (f"; and {n - 4} more" if n > 4 else ""), highlight=False, markup=False, soft_wrap=True)
     failures = [(rep, r) for rep in reports for r in rep.results if r.status in ("fail", "error")]
     if failures:
         console.print()
@@ -258,19 +263,22 @@ def strict(v):
     return v
 
 
-def to_json(reports: list[SubjectReport], *, seed: int, profile: str) -> dict:
+def to_json(result) -> dict:
+    """The --json document of a :class:`ropespec.api.CheckResult`."""
     return {
-        "passed": all(rep.passed for rep in reports) and bool(reports)
-                  and all(rep.checked for rep in reports if rep.relevant),
-        "seed": seed,
-        "profile": profile,
-        "implementations": [rep.to_json() for rep in reports],
+        "passed": result.passed,
+        "interrupted": result.interrupted,
+        "error": result.error,
+        "checks_finished": result.finished,
+        "seed": result.seed,
+        "profile": result.profile,
+        "implementations": [rep.to_json() for rep in result.reports],
     }
 
 
-def write_json(path: str, reports: list[SubjectReport], *, seed: int, profile: str) -> None:
-    text = json.dumps(strict(to_json(reports, seed=seed, profile=profile)), indent=2, allow_nan=False)
-    Path(path).write_text(text + "\n")
+def json_text(result) -> str:
+    """The --json file's text: strict JSON (non-finite numbers as strings)."""
+    return json.dumps(strict(to_json(result)), indent=2, allow_nan=False) + "\n"
 
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -281,13 +289,18 @@ def _xml(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def write_junit(path: str, reports: list[SubjectReport]) -> None:
-    """JUnit XML: a testsuite per implementation, a testcase per property (skips and failures marked).
-    Whatever the implementation's messages hold, the file is valid XML."""
+def junit_text(result) -> str:
+    """JUnit XML: a testsuite per implementation, a testcase per property (skips and failures marked); an
+    interrupted or stopped run says so on the root (``interrupted``, ``error``). Whatever the implementation's
+    messages hold, the text is valid XML."""
     import xml.etree.ElementTree as ET
 
-    root = ET.Element("testsuites", name="ropespec")
-    for rep in reports:
+    root = ET.Element("testsuites", name="ropespec", passed=str(result.passed).lower())
+    if result.interrupted:
+        root.set("interrupted", result.interrupted)
+    if result.error:
+        root.set("error", _xml(result.error))
+    for rep in result.reports:
         shown = _shown(rep)
         suite = ET.SubElement(root, "testsuite", name=rep.subject.name, tests=str(len(shown)),
                               failures=str(sum(r.status == "fail" for r in shown)),
@@ -303,4 +316,4 @@ def write_junit(path: str, reports: list[SubjectReport]) -> None:
                 ET.SubElement(case, "error", message=_xml(r.message[:500])).text = _xml(r.message)
             elif r.status == "skip":
                 ET.SubElement(case, "skipped", message=_xml(r.message[:500]))
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

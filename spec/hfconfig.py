@@ -34,6 +34,23 @@ ROPE_INTERLEAVE_MODEL_TYPES = ("deepseek_v3",)
 _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
 
 
+#: keys only a config with a rotary embedding has
+ROTARY_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base", "rotary_pct", "rotary_dim",
+               "partial_rotary_factor", "qk_rope_head_dim", "rope_interleave")
+#: model types that use RoPE even where an older config.json names none of ROTARY_KEYS (the 10000 base was implied)
+ROPE_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi", "phi3", "gpt_neox",
+                    "gptj", "codegen", "stablelm", "starcoder2", "olmo", "cohere", "deepseek_v2", "deepseek_v3")
+
+
+def has_rope(d: dict) -> bool:
+    """Whether a config describes a model with a rotary embedding: a rotary key, or a model type known to use RoPE
+    (a Falcon config with ``alibi: true`` uses ALiBi instead)."""
+    d = _text_model(d)
+    if d.get("alibi") is True or d.get("position_embedding_type") not in (None, "rotary", "rope"):
+        return any(k in d for k in ROTARY_KEYS) and d.get("alibi") is not True
+    return any(k in d for k in ROTARY_KEYS) or d.get("model_type") in ROPE_MODEL_TYPES
+
+
 def looks_like_hf_config(d: dict) -> bool:
     return any(k in d for k in ("model_type", "hidden_size", "num_attention_heads", "max_position_embeddings",
                                 "n_embd", "text_config"))
@@ -59,6 +76,10 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
     """The expectation a Hugging Face model config describes."""
     if not isinstance(d, dict):
         raise ExpectationError("config.json", f"must be a JSON object, got {type(d).__name__}")
+    if not has_rope(d):
+        kind = f"model_type {d.get('model_type')!r}" if d.get("model_type") else "this config"
+        raise ExpectationError("config.json", f"{kind} has no rotary embedding (none of {', '.join(ROTARY_KEYS)}, and "
+                                              f"not a model type known to use RoPE): there is no RoPE to check against")
     d = _text_model(d)
     params = d.get("rope_parameters") or {}
     if not isinstance(params, dict):

@@ -44,10 +44,10 @@ def test_dynamic_config_tests_beyond_its_length(tmp_path):
 
 
 @pytest.mark.parametrize("config, field", [
-    ({"hidden_size": 4096}, "config.json: num_attention_heads"),
+    ({"model_type": "llama", "hidden_size": 4096}, "config.json: num_attention_heads"),
     ({"hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": {"rope_type": "yarm", "factor": 2}},
      "config.json: rope_scaling.rope_type"),
-    ({"hidden_size": 4095, "num_attention_heads": 1}, "config.json: head_dim"),
+    ({"model_type": "llama", "hidden_size": 4095, "num_attention_heads": 1}, "config.json: head_dim"),
     ({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": [1, 2]},
      "config.json: rope_scaling"),
 ])
@@ -142,3 +142,18 @@ def test_the_deepseek_v3_config_is_its_preset():
     assert (e.head_dim, e.convention, e.max_position) == (p.head_dim, p.convention, p.max_position)
     assert np.array_equal(reference.thetas(e), reference.thetas(p))
     assert reference.attention_factor(e) == reference.attention_factor(p)
+
+
+@pytest.mark.parametrize("config", [
+    {"model_type": "bert", "hidden_size": 768, "num_attention_heads": 12, "position_embedding_type": "absolute"},
+    {"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_positions": 1024},
+    {"model_type": "t5", "d_model": 512, "num_heads": 8},
+    {"model_type": "falcon", "hidden_size": 4544, "num_attention_heads": 71, "alibi": True},
+], ids=["bert", "gpt2", "t5", "falcon-alibi"])
+def test_a_config_without_a_rotary_embedding_is_one_line_exit_2(tmp_path, capsys, config):
+    """A BERT or GPT-2 config was checked as head_dim 64, theta 10000 (exit 0), and T5's said hidden_size was None."""
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(config))
+    code = main(["check", "implementations.numpy_rope:make", "--expect", str(p)])
+    err = capsys.readouterr().err
+    assert code == 2 and "has no rotary embedding" in err and err.count("\n") == 1, err

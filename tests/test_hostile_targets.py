@@ -1,0 +1,149 @@
+"""Targets that misbehave as programs and inputs a user gets wrong: each is one clear answer, bounded in size and time,
+and nothing the target started outlives the run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+HOSTILE = '''
+import os, time
+import numpy as np
+
+def _rope(x, positions):
+    d = x.shape[1]
+    th = 10000.0 ** (-np.arange(0, d, 2) / d)
+    c, s = np.cos(positions[:, None] * th), np.sin(positions[:, None] * th)
+    a, b = x[:, : d // 2], x[:, d // 2 :]
+    return np.concatenate([a * c - b * s, a * s + b * c], axis=1).astype(x.dtype)
+
+def huge_error(x, positions):
+    raise ValueError("x" * 20_000_000)
+
+def matrix(x, positions):
+    return np.asmatrix(_rope(x, positions))
+
+def masked(x, positions):
+    y = _rope(x, positions)
+    return np.ma.masked_array(y, mask=np.zeros_like(y, dtype=bool))
+
+_forked = []
+
+def detaches(x, positions):
+    if not _forked:
+        _forked.append(1)
+        if os.fork() == 0:  # a helper that leaves the worker's process group and would outlive it
+            os.setsid()
+            open(os.environ["MARK"], "w").write(str(os.getpid()))
+            time.sleep(600)
+            os._exit(0)
+    return _rope(x, positions)
+
+_calls = []
+
+def hangs_on_third_call(x, positions):
+    _calls.append(1)
+    if len(_calls) >= 3:
+        time.sleep(3600)
+    return _rope(x, positions)
+'''
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    return tmp_path
+
+
+def _check(cwd, *args, env=None):
+    import os
+
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "ropespec", "check", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, **(env or {})))
+    return proc, time.monotonic() - t0
+
+
+def test_a_huge_exception_message_is_capped_everywhere(scratch):
+    proc, _ = _check(scratch, "hostile.py:huge_error", "--invariant", "rope.identity-at-zero", "--json", "r.json",
+                     "--junit", "r.xml")
+    assert proc.returncode == 1
+    assert len(proc.stdout) < 60_000 and "characters cut" in proc.stdout, len(proc.stdout)
+    assert (scratch / "r.json").stat().st_size < 60_000 and (scratch / "r.xml").stat().st_size < 60_000
+
+
+@pytest.mark.parametrize("name, kind", [("matrix", "numpy.matrix"), ("masked", "numpy.ma.MaskedArray")])
+def test_an_ndarray_subclass_is_a_shape_fault_that_names_it(scratch, name, kind):
+    proc, _ = _check(scratch, f"hostile.py:{name}", "--invariant", "contract.shape-finite", "--json", "r.json")
+    [r] = json.loads((scratch / "r.json").read_text())["implementations"][0]["results"]
+    assert proc.returncode == 1 and r["diagnosis"] == "shape" and kind in r["message"], r
+
+
+def test_a_detached_child_does_not_outlive_the_run_and_is_reported(scratch):
+    import os
+
+    mark = scratch / "child.pid"
+    proc, _ = _check(scratch, "hostile.py:detaches", "--invariant", "rope.identity-at-zero", "--json", "r.json",
+                     env={"MARK": str(mark)})
+    assert proc.returncode == 0, proc.stdout[-1500:]
+    pid = int(mark.read_text())
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        state = "gone"
+    assert state in ("gone", "Z", "X"), f"the detached child {pid} is still running ({state})"
+    assert "left 1 process running after its last call" in proc.stdout, proc.stdout[-1500:]
+    left = json.loads((scratch / "r.json").read_text())["implementations"][0]["left_behind"]
+    assert len(left) == 1 and left[0].startswith(f"pid {pid}"), left
+    assert os.path.exists(mark)
+
+
+def test_a_target_that_hangs_costs_three_timeouts_not_one_per_property(scratch):
+    proc, seconds = _check(scratch, "hostile.py:hangs_on_third_call", "--timeout", "2", "--json", "r.json")
+    results = json.loads((scratch / "r.json").read_text())["implementations"][0]["results"]
+    timeouts = [r for r in results if r["diagnosis"] == "timeout"]
+    assert proc.returncode == 1 and len(timeouts) == 3, [(r["invariant"], r["status"]) for r in results]
+    assert all("not run: calls timed out in" in r["message"] for r in results if r["status"] == "skip"
+               and r not in timeouts and "not run" in r["message"])
+    assert seconds < 30, seconds
+
+
+@pytest.mark.parametrize("args, words", [
+    (["notes.txt:apply"], "not a Python file"),
+    (["hostile.py:huge_error:extra"], "a TARGET has one colon, hostile.py:name"),
+    (["syntax.py:apply"], "SyntaxError: expected ':' at syntax.py:1"),
+    (["hostile.py:matrix", "--invariant", "nope"], "--invariant: unknown nope"),
+    (["hostile.py:matrix", "--json", ""], "--json: an empty path"),
+])
+def test_bad_input_is_one_line_naming_what_is_wrong(scratch, args, words):
+    (scratch / "notes.txt").write_text("not python\n")
+    (scratch / "syntax.py").write_text("def apply(x, positions)\n    return x\n")
+    proc, _ = _check(scratch, *args)
+    assert proc.returncode == 2 and words in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert "<frozen" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_invariant_list_names_each_invariant_once(scratch):
+    proc, _ = _check(scratch, "hostile.py:matrix", "--invariant", "nope")
+    known = proc.stderr.split("(known: ", 1)[1].split(";", 1)[0].split(", ")
+    assert len(known) == len(set(known)) and "rope.conformance" in known, known
+
+
+def test_a_target_may_follow_an_option(scratch):
+    proc, _ = _check(scratch, "hostile.py:matrix", "--invariant", "rope.identity-at-zero", "hostile.py:masked",
+                     "--seed", "1", "--json", "r.json")
+    names = [i["target"] for i in json.loads((scratch / "r.json").read_text())["implementations"]]
+    assert names == ["hostile.py:matrix", "hostile.py:masked"], (names, proc.stderr)
+
+
+def test_golden_positions_beyond_2_53_are_one_line(scratch):
+    proc = subprocess.run([sys.executable, "-m", "ropespec", "golden", "--expect", "llama2-7b", "--positions",
+                           "99999999999999999999", "--out", "g.json"], cwd=scratch, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and "--positions: expected integers in [0, 2^53" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not (scratch / "g.json").exists()
