@@ -6,7 +6,7 @@
 
 Each mutant is one textual replacement in one file (it must match exactly once), applied to a copy of the
 working tree in a temporary folder; the tests then run in that copy (``python -m pytest -x``). A mutant is
-killed when the tests fail. Not run in CI: it is how the suite's own tests are tested (issue 13).
+killed when the tests fail. Not run in CI: it is how the suite's own tests are tested.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ imports" column. Prints one Markdown table (median of ``--repeats`` and every ru
 the machine, ready for README. ``--pytest`` also times the README's test command, ``pytest``, which
 takes minutes.
 
-Cases and targets (issue 16, dev profile, 2 cores): a plain numpy function <= 3 s after imports, the
+Cases and targets (dev profile, 2 cores): a plain numpy function <= 3 s after imports, the
 numpy factory <= 10 s, the torch factory <= 12 s, the transformers adapter <= 12 s; ``ropespec spec``
 < 3 s; ``decode.consistency`` with dynamic NTK at L = 2048 decoding to 2L < 20 s; ``precision --exhaustive``
 over 2^20 positions at head_dim 128 <= 60 s; ``pytest`` <= 2.5 min.
@@ -42,8 +42,8 @@ CASES = {
     "torch factory": (["check", "implementations.torch_rope:make", "--array", "torch", "--seed", "1"], 12.0),
     "transformers adapter": (["check", "implementations.adapters.hf:make", "--array", "torch", "--dtype", "bfloat16",
                               "--expect", "llama3.1-8b", "--seed", "1"], 12.0),
-    "numpy thd layout (issue 17)": (["check", "implementations.numpy_layout:thd", "--layout", "thd", "--seed", "1"], None),
-    "jax factory (issue 17)": (["check", "implementations.jax_rope:make", "--array", "jax", "--seed", "1"], None),
+    "numpy thd layout": (["check", "implementations.numpy_layout:thd", "--layout", "thd", "--seed", "1"], None),
+    "jax factory": (["check", "implementations.jax_rope:make", "--array", "jax", "--seed", "1"], None),
     "every shipped implementation": (["check", "--seed", "1"], None),
     "spec (Markdown)": (["spec", "--out", "spec.md"], 3.0),
     "spec (HTML)": (["spec", "--format", "html", "--out", "spec.html"], 3.0),

@@ -59,7 +59,7 @@ def test_rotation(bind, case):
     call = bind(e).kernel(x, c, s)
     if call.input_mutated:
         raise Fault(f"kernel(x, cos, sin) wrote into its argument {call.input_mutated} (a kernel that writes its "
-                    f"result into x is declared in place, issue 17's --inplace)", "input-mutated")
+                    f"result into x is declared in place, --inplace)", "input-mutated")
     want = rotated(e, x, c, s)
     bound = per_dim(e, tolerance.strict_bound(e, pair_norms(e, x)))  # pass-through dims: 0, exact
     try:

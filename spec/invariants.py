@@ -278,13 +278,13 @@ _SOURCES = {
     "scaling.longrope-switch": "LongRoPE (Phi-3); transformers PR #33129",
     "decode.consistency": "transformers #25104, PR #33129; vLLM #3488, #41236",
     "kernel.rotation": "flash-attention's apply_rotary_emb and vLLM's rotary kernels take cos/sin from the caller; "
-                       "issue 17 (a wrapper that builds the table tests the wrapper, not the kernel)",
+                       "a wrapper that builds the table tests the wrapper, not the kernel",
     "rope.layout": "flash-attention's apply_rotary_emb (cu_seqlens, seqlen_offsets, inplace); vLLM's "
                    "RotaryEmbedding.forward (positions, query, key) on views of the fused qkv; transformers #22161 "
-                   "(left padding); issue 17",
-    "kernel.qk": "transformers' apply_rotary_pos_emb (modeling_llama and the models that copy it); issue 17",
+                   "(left padding)",
+    "kernel.qk": "transformers' apply_rotary_pos_emb (modeling_llama and the models that copy it)",
     "table.angles": "transformers' RotaryEmbedding.forward (cos, sin per dim, times attention_scaling); vLLM's "
-                    "cos_sin_cache (per pair); issue 17",
+                    "cos_sin_cache (per pair)",
     "autograd.inverse-rotation": "R is orthogonal: d(R x)/dx = R, so the gradient is R^T g = R(-p) g",
     "sinusoidal.conformance": "Vaswani et al. 2017 (arXiv 1706.03762); tensor2tensor, fairseq, GPT-J layouts; seed tutorial 000",
     "sinusoidal.norm": "seed tutorial 000 (||PE(p)|| = 4.00 at d = 32)",

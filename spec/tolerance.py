@@ -120,7 +120,7 @@ def norm_readoff_error(n_pairs: int) -> float:
     """Relative error, in float64, of an attention factor read off exact float64 outputs as the mean of
     n pair norms (properties/probe.py): hypot (1 ulp), the mean's pairwise sum (ceil(log2 n) ulp) and
     the division by n, plus the reference factor's own rounding to float64 (half an ulp): (2.5 +
-    ceil(log2 n)) u of float64. Without it a correct float64 implementation failed at 6 u (issue 15)."""
+    ceil(log2 n)) u of float64. A bound without it fails correct float64 code at 6 u."""
     return (2.5 + math.ceil(math.log2(max(n_pairs, 1)))) * unit_roundoff("float64")
 
 

@@ -175,7 +175,7 @@ def test_a_fixed_size_angle_error_is_not_a_rounding_of_the_angles():
 
 
 def test_the_terminal_table_prints_bracketed_text_as_text():
-    """rich read '[layout]' and '[row 1, dim 5]' as markup and deleted them from the table (issue 15)."""
+    """rich read '[layout]' and '[row 1, dim 5]' as markup and deleted them from the table."""
     import io
 
     from rich.console import Console

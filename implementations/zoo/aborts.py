@@ -6,7 +6,7 @@ from implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "crash"
-SOURCE = "a torch call interrupted at exit aborts the interpreter (ropespec issue 11: exit 134)"
+SOURCE = "a torch call interrupted at exit aborts the interpreter"
 
 
 def _abort(x, out, positions):

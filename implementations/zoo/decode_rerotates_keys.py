@@ -6,7 +6,7 @@ from implementations.attention_decode import Decoder
 
 TARGETS = ("decode.attention-consistency",)
 DIAGNOSIS = "double-rotation"
-SOURCE = "caches that store rotated keys and apply RoPE again on read (issue 8's list)"
+SOURCE = "caches that store rotated keys and apply RoPE again on read"
 FAMILY = "attention"
 EXPECT = {"head_dim": 16, "max_position": 8192, "dtype": "float64"}
 

@@ -6,7 +6,7 @@ from implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "crash"
-SOURCE = "wrappers that call sys.exit on an unsupported input (ropespec issue 11: it made ropespec exit 0)"
+SOURCE = "wrappers that call sys.exit on an unsupported input"
 
 
 def _exit(x, out, positions):

@@ -4,7 +4,7 @@ import time
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "timeout"
-SOURCE = "a factory waiting on a lock or a device (ropespec issue 11: --timeout did not cover the factory)"
+SOURCE = "a factory waiting on a lock or a device"
 TIMEOUT = 0.5
 WARMUP_TIMEOUT = 0.5  # it never returns: any budget ends in a timeout
 

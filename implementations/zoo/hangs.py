@@ -8,7 +8,7 @@ from implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "timeout"
-SOURCE = "a kernel spinning on an out-of-range index (ropespec issue 11: a hang hung the whole run)"
+SOURCE = "a kernel spinning on an out-of-range index"
 TIMEOUT = 0.5
 
 

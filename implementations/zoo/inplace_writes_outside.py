@@ -6,7 +6,7 @@ from implementations.numpy_layout import bshd
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "input-mutated"
-SOURCE = "flash-attention's apply_rotary_emb(inplace=True) on a slice of qkv; kernels launched over the buffer's width: issue 17's layout zoo"
+SOURCE = "flash-attention's apply_rotary_emb(inplace=True) on a slice of qkv; kernels launched over the buffer's width"
 LAYOUT = "bshd"
 INPLACE = True
 EXPECT = {"head_dim": 32, "dtype": "float32"}

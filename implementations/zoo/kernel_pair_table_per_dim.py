@@ -7,7 +7,7 @@ from implementations.numpy_kernel import make as make_kernel
 TARGETS = ("kernel.rotation",)
 DIAGNOSIS = "layout"
 SOURCE = ("a kernel written for transformers' per-dim interleaved table (repeat_interleave) handed vLLM's per-pair "
-          "cache (issue 17's layout zoo; out of bounds on a GPU it reads what lies past the table)")
+          "cache (out of bounds on a GPU it reads what lies past the table)")
 FAMILY = "kernel"
 EXPECT = {"head_dim": 64, "dtype": "float32", "convention": "interleaved"}
 

@@ -5,7 +5,7 @@ from implementations.numpy_kernel import make as make_kernel
 TARGETS = ("kernel.rotation",)
 DIAGNOSIS = "direction"
 SOURCE = ("flash-attention's apply_rotary takes conjugate=True for the backward pass; a forward call with it set "
-          "rotates by -p theta (issue 17's kernel form)")
+          "rotates by -p theta")
 FAMILY = "kernel"
 EXPECT = {"head_dim": 64, "dtype": "float32"}
 

@@ -4,7 +4,7 @@ from implementations.numpy_layout import bshd
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"
-SOURCE = "kernels that index x as contiguous (offsets from the shape, not x.stride()): flash-attention #1131; issue 17's layout zoo"
+SOURCE = "kernels that index x as contiguous (offsets from the shape, not x.stride()): flash-attention #1131"
 LAYOUT = "bshd"
 EXPECT = {"head_dim": 32, "dtype": "float32"}
 

@@ -6,7 +6,7 @@ from implementations.numpy_layout import _rows
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"
-SOURCE = "transformers' apply_rotary_pos_emb(unsqueeze_dim=...): 1 for (b, h, s, d), 2 for (b, s, h, d); issue 17's layout zoo"
+SOURCE = "transformers' apply_rotary_pos_emb(unsqueeze_dim=...): 1 for (b, h, s, d), 2 for (b, s, h, d)"
 LAYOUT = "bhsd"
 EXPECT = {"head_dim": 32, "dtype": "float32"}
 

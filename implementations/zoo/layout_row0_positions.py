@@ -6,7 +6,7 @@ from implementations.numpy_layout import bshd
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"
-SOURCE = "transformers #22161 (position ids not derived from the padding mask): issue 17's layout zoo"
+SOURCE = "transformers #22161 (position ids not derived from the padding mask)"
 LAYOUT = "bshd"
 EXPECT = {"head_dim": 32, "dtype": "float32"}
 

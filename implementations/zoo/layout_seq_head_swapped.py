@@ -4,7 +4,7 @@ from implementations.numpy_layout import bhsd
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"
-SOURCE = "a kernel written for (batch, heads, seq, dim) handed (batch, seq, heads, dim): issue 17's layout zoo"
+SOURCE = "a kernel written for (batch, heads, seq, dim) handed (batch, seq, heads, dim)"
 LAYOUT = "bshd"
 EXPECT = {"head_dim": 32, "dtype": "float32"}
 

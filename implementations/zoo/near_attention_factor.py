@@ -8,7 +8,7 @@ from spec.dtypes import unit_roundoff
 
 TARGETS = ("rope.norm-per-pair",)
 DIAGNOSIS = "attention-factor"
-SOURCE = "yarn's mscale formed in half precision; the norm bound's tightness (issue 13)"
+SOURCE = "yarn's mscale formed in half precision; the norm bound's tightness"
 EXPECT = {"head_dim": 64, "dtype": "float32", "max_position": 4096}
 NEAR = True  # its worst error is 2 to 10 times the bound it breaks
 

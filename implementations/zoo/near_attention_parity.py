@@ -8,7 +8,7 @@ from implementations.zoo._encodings import attend
 
 TARGETS = ("attention.shift-invariance",)
 DIAGNOSIS = "absolute-position"
-SOURCE = "synthetic: the attention bound's tightness (issue 13); real cousins are kernels tiled by absolute position"
+SOURCE = "synthetic: the attention bound's tightness; real cousins are kernels tiled by absolute position"
 FAMILY = "attention"
 EXPECT = {"head_dim": 16, "max_position": 8192, "dtype": "float64", "angle_dtype": "exact", "inv_freq_dtype": "exact"}
 NEAR = True

@@ -5,7 +5,7 @@ from implementations.zoo._base import build, spec_table
 
 TARGETS = ("scaling.band-edges",)
 DIAGNOSIS = "scaling"
-SOURCE = "synthetic: the band-edges bound's tightness (issue 13); real cousins are llama3 tables rebuilt with a rounded factor"
+SOURCE = "synthetic: the band-edges bound's tightness; real cousins are llama3 tables rebuilt with a rounded factor"
 EXPECT = {"head_dim": 64, "dtype": "float64", "max_position": 65536, "rope_theta": 500000.0,
           "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                            "original_max_position_embeddings": 8192}}

@@ -9,7 +9,7 @@ from spec.dtypes import unit_roundoff
 
 TARGETS = ("rope.linearity",)
 DIAGNOSIS = "not-a-rotation"
-SOURCE = "synthetic: the same-angle (linearity) bound's tightness (issue 13)"
+SOURCE = "synthetic: the same-angle (linearity) bound's tightness"
 EXPECT = {"head_dim": 64, "dtype": "float32", "max_position": 4096}
 NEAR = True
 

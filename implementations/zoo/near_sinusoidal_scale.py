@@ -6,7 +6,7 @@ from spec.dtypes import unit_roundoff
 
 TARGETS = ("sinusoidal.norm",)
 DIAGNOSIS = "scale"
-SOURCE = "an embedding scale rounded through a lower precision before it multiplies the table; the sinusoidal norm bound's tightness (issue 13)"
+SOURCE = "an embedding scale rounded through a lower precision before it multiplies the table; the sinusoidal norm bound's tightness"
 FAMILY = "sinusoidal"
 EXPECT = {"head_dim": 64, "dtype": "float32", "angle_dtype": "exact", "inv_freq_dtype": "exact", "max_position": 4096}
 NEAR = True

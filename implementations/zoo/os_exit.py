@@ -6,7 +6,7 @@ from implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "crash"
-SOURCE = "os._exit in a forked helper's error path (ropespec issue 11: it made ropespec exit 0)"
+SOURCE = "os._exit in a forked helper's error path"
 
 
 def _exit(x, out, positions):

@@ -4,7 +4,7 @@ from implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "exception"
-SOURCE = "framework control-flow exceptions derived from BaseException (ropespec issue 11: a 138-line traceback)"
+SOURCE = "framework control-flow exceptions derived from BaseException"
 
 
 class Stop(BaseException):

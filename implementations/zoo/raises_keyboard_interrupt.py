@@ -4,7 +4,7 @@ from implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "exception"
-SOURCE = "a signal handler re-raising KeyboardInterrupt (ropespec issue 11: reported as the user's Ctrl-C)"
+SOURCE = "a signal handler re-raising KeyboardInterrupt"
 
 
 def _raise(x, out, positions):

@@ -2,7 +2,7 @@
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "shape"
-SOURCE = "Meta's llama reference rotates with torch.view_as_complex; forgetting view_as_real returns complex (ropespec issue 11: imaginary part dropped)"
+SOURCE = "Meta's llama reference rotates with torch.view_as_complex; forgetting view_as_real returns complex"
 ARRAY = "torch"
 EXPECT = {"head_dim": 64, "dtype": "float32"}
 

@@ -6,7 +6,7 @@ from implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "shape"
-SOURCE = "a half-precision cast left in the output path (ropespec issue 11: named rotary-dim)"
+SOURCE = "a half-precision cast left in the output path"
 EXPECT = {"head_dim": 64, "dtype": "float32"}
 
 

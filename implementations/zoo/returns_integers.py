@@ -6,7 +6,7 @@ from implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "shape"
-SOURCE = "a quantised port that forgot to dequantise (ropespec issue 11: integers read as not-a-rotation)"
+SOURCE = "a quantised port that forgot to dequantise"
 
 
 def make(expect):

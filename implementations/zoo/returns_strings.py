@@ -2,7 +2,7 @@
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "shape"
-SOURCE = "a JSON/text bridge to another language (ropespec issue 11: strings were parsed as numbers, 12 passed)"
+SOURCE = "a JSON/text bridge to another language"
 ARRAY = "list"
 
 

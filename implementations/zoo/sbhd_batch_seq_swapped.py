@@ -4,7 +4,7 @@ from implementations.numpy_layout import _batched
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"
-SOURCE = "Megatron-style (seq, batch, heads, dim) inputs handed to code written for (batch, seq, ...): issue 17's layout zoo"
+SOURCE = "Megatron-style (seq, batch, heads, dim) inputs handed to code written for (batch, seq, ...)"
 LAYOUT = "sbhd"
 EXPECT = {"head_dim": 32, "dtype": "float32"}
 

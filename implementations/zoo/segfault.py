@@ -6,7 +6,7 @@ from implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "crash"
-SOURCE = "an out-of-bounds read in a native kernel (ropespec issue 11: exit 139 and no report)"
+SOURCE = "an out-of-bounds read in a native kernel"
 
 
 def _crash(x, out, positions):

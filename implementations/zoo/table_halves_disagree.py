@@ -6,7 +6,7 @@ from implementations.numpy_table import make as make_table
 
 TARGETS = ("table.angles",)
 DIAGNOSIS = "layout"
-SOURCE = ("issue 17's layout zoo: cat([cos(freqs), cos(freqs_again)]) with the halves formed by two code paths "
+SOURCE = ("cat([cos(freqs), cos(freqs_again)]) with the halves formed by two code paths "
           "(one fused, one not), so that q and k pairs turn by slightly different angles")
 FAMILY = "table"
 EXPECT = {"head_dim": 64, "dtype": "float32"}

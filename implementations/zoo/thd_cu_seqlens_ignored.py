@@ -6,7 +6,7 @@ from implementations.numpy_layout import _rows
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"
-SOURCE = "flash-attention's apply_rotary_emb with cu_seqlens (varlen); packed-sequence position bugs: issue 17's layout zoo"
+SOURCE = "flash-attention's apply_rotary_emb with cu_seqlens (varlen); packed-sequence position bugs"
 LAYOUT = "thd"
 EXPECT = {"head_dim": 32, "dtype": "float32"}
 

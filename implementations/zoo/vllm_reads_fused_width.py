@@ -5,7 +5,7 @@ from implementations.numpy_layout import vllm
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"
-SOURCE = "query and key are views of the fused qkv projection (vLLM's qkv.split); issue 17's layout zoo"
+SOURCE = "query and key are views of the fused qkv projection (vLLM's qkv.split)"
 LAYOUT = "vllm"
 EXPECT = {"head_dim": 32, "dtype": "float32", "n_heads": 2, "n_kv_heads": 1}
 
