@@ -1,282 +1,45 @@
-"""implementations: what is UNDER TEST — the plug-in contract and loader, the shipped
-implementations, adapters, and ``zoo/`` (known-buggy implementations).
+"""implementations: what is UNDER TEST — the plug-in contract, the call shape and the families' forms, the loader and
+the process boundary, the shipped implementations, adapters, and ``zoo/`` (known-buggy implementations).
 
-Imports ``spec`` (the expectation schema) and nothing else of ropespec.
+Imports ``spec`` and nothing else of ropespec. Its modules import each other by their own names, never through this
+package, which only gathers the public names.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Callable
 
 from implementations import arrays
 from implementations.contract import (
     DEFAULT_TIMEOUT,
     DEFAULT_WARMUP_TIMEOUT,
     FATAL,
-    Bound,
     Call,
     Failure,
     Fault,
-    Subject,
     TargetError,
     Unsupported,
 )
-from spec.expectation import DEFAULT, Expect
-
-
-@dataclass(frozen=True)
-class Shipped:
-    name: str
-    target: str
-    array: str
-    dtypes: tuple[str, ...]
-    kind: str = "rope"
-    layout: str = "nd"
-    inplace: bool = False
-
-
-#: The implementations ropespec ships, each a factory, with the dtypes each is checked at.
-SHIPPED = (
-    Shipped("stdlib", "implementations.stdlib_rope:make", "list", ("float64",)),
-    Shipped("numpy", "implementations.numpy_rope:make", "numpy", ("float64", "float32")),
-    Shipped("torch", "implementations.torch_rope:make", "torch", ("float64", "float32", "float16", "bfloat16")),
-    Shipped("numpy-decode", "implementations.numpy_decode:make", "numpy", ("float64",)),
-    Shipped("numpy-table", "implementations.numpy_table:make", "numpy", ("float32",), "table"),
-    Shipped("numpy-kernel", "implementations.numpy_kernel:make", "numpy", ("float32",), "kernel"),
-    Shipped("numpy-qk", "implementations.numpy_qk:make", "numpy", ("float32",), "qk"),
-    Shipped("numpy-bshd", "implementations.numpy_layout:bshd", "numpy", ("float32",), layout="bshd"),
-    Shipped("numpy-thd", "implementations.numpy_layout:thd", "numpy", ("float32",), layout="thd"),
-    Shipped("numpy-vllm-inplace", "implementations.numpy_layout:vllm_inplace", "numpy", ("float32",), layout="vllm",
-            inplace=True),
-    Shipped("sinusoidal", "implementations.sinusoidal:make", "numpy", ("float64",), "sinusoidal"),
-    Shipped("integer-index", "implementations.toy_encodings:integer_index", "numpy", ("float64",), "sinusoidal"),
-    Shipped("length-normalised", "implementations.toy_encodings:length_normalised", "numpy", ("float64",), "sinusoidal"),
-    Shipped("binary", "implementations.toy_encodings:binary", "numpy", ("float64",), "sinusoidal"),
-    Shipped("learned", "implementations.learned:make", "numpy", ("float64",), "learned"),
-    Shipped("attention", "implementations.attention:make", "numpy", ("float64",), "attention"),
-    Shipped("attention-decode", "implementations.attention_decode:make", "numpy", ("float64",), "attention"),
-)
-
-#: what each kind of implementation is called with (ropespec check --family)
-KINDS = ("rope", "table", "kernel", "qk", "sinusoidal", "learned", "attention")
-
-
-def reference_of(fn: Callable) -> tuple[dict | None, str | None]:
-    """How a worker process can load the callable ``fn``: ``({"module", "file", "qualname"}, None)``, or
-    ``(None, why)`` when no other process can (a lambda, a closure, a function defined in ``__main__``,
-    a bound method or partial): such a callable is run in-process."""
-    import sys
-
-    mod, qn = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
-    if not isinstance(qn, str) or not isinstance(mod, str):
-        return None, f"a {type(fn).__name__} object has no importable name"
-    if mod == "__main__":
-        return None, "it is defined in __main__ (a script, a notebook or the interactive prompt)"
-    module = sys.modules.get(mod)
-    obj = module
-    for part in qn.split("."):
-        obj = getattr(obj, part, None)
-    if module is None or obj is not fn:
-        # the name a user would import it by: the module attribute that is this very object (a decorator's
-        # wrapper carries the decorator's qualified name, _keep_dtype.<locals>.wrapped, but sits at the name it
-        # decorated)
-        names = [k for k, v in vars(module).items() if v is fn] if module is not None else []
-        if not names:
-            if "<lambda>" in qn:
-                return None, "a lambda has no importable name"
-            if "<locals>" in qn:
-                return None, "it is defined inside a function"
-            return None, f"{mod}.{qn} does not name this object"
-        qn = getattr(fn, "__name__", None) if getattr(fn, "__name__", None) in names else names[0]
-    file = getattr(module, "__file__", None)
-    if mod.startswith("_ropespec_target_"):
-        mod = None  # loaded from its file by ropespec
-    if mod is None and not file:
-        return None, "its module has no file"
-    return {"module": mod, "file": file, "qualname": qn}, None
-
-
-def _loadable_label(ref: dict) -> str:
-    """A TARGET string for a function's reference: its file (relative to the working directory when
-    inside it), else its module, and its qualified name."""
-    import os
-
-    if ref.get("file"):
-        path = os.path.abspath(ref["file"])
-        rel = os.path.relpath(path)
-        return f"{rel if not rel.startswith('..') else path}:{ref['qualname']}"
-    return f"{ref['module']}:{ref['qualname']}"
-
-
-def make_subject(
-    target: str | Callable,
-    *,
-    expect: Expect | None = None,
-    array: str = "numpy",
-    dtype: str | None = None,
-    max_position: int | None = None,
-    device: str = "cpu",
-    name: str | None = None,
-    timeout: float | None = None,
-    warmup_timeout: float | None = None,
-    kind: str = "rope",
-    isolate: bool | None = None,
-    layout: str = "nd",
-    inplace: bool = False,
-    table: str | Callable | None = None,
-    memory_limit: int | None = None,
-) -> Subject:
-    """A Subject for TARGET (a target string or the callable itself), loaded in its own worker process
-    (see :mod:`implementations.isolation`). Raises TargetError when TARGET cannot be loaded.
-
-    A callable that no other process can load (``isolate`` None: decided by :func:`reference_of`), or
-    any callable with ``isolate=False``, runs in-process; the subject's ``isolation`` says which.
-    A plain function is checked against ``expect`` (default: :data:`spec.DEFAULT`); a factory against
-    ``expect`` when given, else against expectations the suite draws. ``dtype`` and
-    ``max_position`` override the expectation's. ``timeout`` and ``warmup_timeout``: seconds (0: no limit).
-    ``memory_limit``: bytes of data the worker process may hold (None: :func:`default_memory_limit`; 0: no limit).
-    """
-    from implementations.host import InProcessHost
-    from implementations.isolation import WorkerHost
-
-    pipe = table_label = None
-    if table is not None:  # a kernel or qk function and its library's table, checked as one apply function
-        if kind not in ("kernel", "qk"):
-            raise TargetError(f"--table: the table of a kernel (--form kernel or qk), not of a {kind} TARGET")
-        table_label = table if isinstance(table, str) else getattr(table, "__qualname__", None) or repr(table)
-        if callable(table):  # a worker loads it by its reference; one no other process can load runs in-process
-            tref, why_not = reference_of(table)
-            if tref is None:
-                if not callable(target):
-                    raise TargetError(f"--table: {table_label} cannot be loaded by another process ({why_not}); hand the "
-                                      f"TARGET over as a function too, to check both in this process")
-                isolate = False
-            elif isolate is not False:
-                table, table_label = tref, _loadable_label(tref)
-        pipe, kind = (kind, table), "rope"
-
-    memory_limit = default_memory_limit() if memory_limit is None else (memory_limit or None)
-    timeout = DEFAULT_TIMEOUT if timeout is None else (timeout or None)
-    warmup_timeout = DEFAULT_WARMUP_TIMEOUT if warmup_timeout is None else (warmup_timeout or None)
-    dtype = dtype or (expect.dtype if expect is not None else DEFAULT.dtype)
-    if callable(target):
-        label = getattr(target, "__qualname__", None) or repr(target)
-        ref, why = reference_of(target)
-        if isolate is False:
-            ref, why = None, "isolate=False"
-        if ref is None:
-            host = InProcessHost(target, label, kind=kind, array=array, device=device, timeout=timeout,
-                                 warmup_timeout=warmup_timeout, why=why, layout=layout, inplace=inplace,
-                                 pipeline=pipe)
-            isolation = f"in-process ({why})"
-        else:
-            label = _loadable_label(ref)  # what a replay command can load again
-            host = WorkerHost(ref, label, kind=kind, array=array, device=device, timeout=timeout,
-                              warmup_timeout=warmup_timeout, layout=layout, inplace=inplace, pipeline=pipe,
-                              memory_limit=memory_limit)
-            isolation = "worker process"
-    else:
-        label = target
-        host = WorkerHost({"target": target}, target, kind=kind, array=array, device=device, timeout=timeout,
-                          warmup_timeout=warmup_timeout, layout=layout, inplace=inplace, pipeline=pipe,
-                          memory_limit=memory_limit)
-        isolation = "worker process"
-    load_fault = None
-    try:
-        info = host.load(dtype)
-    except Fault as e:
-        if e.diagnosis not in FATAL:
-            host.close()
-            raise TargetError(f"{label}: import failed: {e.message}") from None
-        load_fault, info = e, {"mode": "unknown", "expected_failures": {}, "error": None, "skip_reason": None}
-    except TargetError:
-        host.close()
-        raise
-    if info["error"]:
-        host.close()
-        raise TargetError(info["error"])
-    mode = info["mode"]
-    if expect is None and mode == "plain":
-        expect = DEFAULT
-    changes = {"dtype": dtype}
-    if max_position is not None:
-        changes["max_position"] = max_position
-    if expect is not None:
-        expect = expect.replace(**changes)
-    mp = expect.max_position if expect is not None else (max_position or DEFAULT.max_position)
-    subject = Subject(
-        name=name or f"{label}-{dtype}",
-        target=label,
-        mode=mode,
-        array=array,
-        dtype=dtype,
-        max_position=mp,
-        expect=expect,
-        device=device,
-        kind=kind,
-        layout=layout,
-        inplace=inplace,
-        pipeline=None if pipe is None else (pipe[0], table_label),
-        expected_failures=dict(info["expected_failures"]),
-        promise=dict(info.get("promise") or {}),
-        timeout=timeout,
-        warmup_timeout=warmup_timeout,
-        isolation=isolation,
-        load_fault=load_fault,
-        host=host,
-    )
-    subject.skip_reason = info["skip_reason"]
-    if subject.skip_reason is None and load_fault is None and mode == "factory":
-        # A factory that declines the subject's dtype outright is skipped as a whole; binding once
-        # also tells a decode-mode factory (prefill/step objects) from a plain one.
-        probe = (expect or DEFAULT).replace(dtype=dtype)
-        try:
-            subject.bind(probe)
-        except Unsupported as e:
-            subject.skip_reason = str(e)
-        except Fault:
-            pass  # reported by the properties, with its diagnosis
-    if subject.skip_reason is not None:
-        subject.close()
-    return subject
-
-
-#: the share of the machine's memory one worker process may hold by default (--memory-limit)
-DEFAULT_MEMORY_FRACTION = 0.5
-
-
-def default_memory_limit() -> int | None:
-    """Bytes of data a worker may hold unless told otherwise: half the machine's memory, so that one implementation
-    cannot take the machine down (None where the system does not say how much it has)."""
-    from implementations.contract import machine_memory
-
-    total = machine_memory()
-    return int(total * DEFAULT_MEMORY_FRACTION) if total else None
-
-
-def unavailable(array: str) -> str | None:
-    """Why an array kind's package is not installed here (found without importing it), or None."""
-    import importlib.util
-
-    if array == "torch" and importlib.util.find_spec("torch") is None:
-        return "torch is not installed (pip install torch==2.13.0)"
-    if array == "jax" and importlib.util.find_spec("jax") is None:
-        return "jax is not installed (pip install -e '.[jax]')"
-    return None
-
+from implementations.families import Bound
+from implementations.implementation import Subject
+from implementations.loader import default_memory_limit, make_subject, reference_of, unavailable
+from implementations.shape import CallShape
+from implementations.shipped import SHIPPED, Shipped
 
 __all__ = [
     "SHIPPED",
     "arrays",
     "Bound",
     "Call",
+    "CallShape",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_WARMUP_TIMEOUT",
+    "FATAL",
     "Failure",
     "Fault",
     "Shipped",
     "Subject",
     "TargetError",
     "Unsupported",
+    "default_memory_limit",
     "make_subject",
     "unavailable",
     "reference_of",

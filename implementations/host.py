@@ -1,15 +1,15 @@
-"""The host side of the process boundary: where the implementation under test is loaded, built and
-called.
+"""The host side of the process boundary: where the implementation under test is loaded, built and called.
 
-A :class:`Host` holds the loaded TARGET and the functions its factory built (one per handle), and
-answers operations (``call``, ``prefill``, ``step``, ``pe``, ``lookup``, ``attend``, ...) with float64
-numpy arrays. Every conversion into and out of the implementation's kind of arrays, every check of what
-it returned (kind, dtype, shape) and every exception it raised are dealt with here, so the parent only
-ever sees plain arrays or a :class:`~implementations.contract.Fault` that names the fault.
+:func:`load_target` loads a TARGET (a target string or a function's reference) and says what it is; a :class:`Host`
+holds it and the functions its factory built (one per handle), and answers the operations its form declares
+(:mod:`implementations.families`) with float64 numpy arrays. Every conversion into and out of the
+implementation's arrays, every check of what it returned (kind, dtype, shape) and every exception it raised are
+dealt with here, so the parent only ever sees plain arrays or a :class:`~implementations.contract.Fault` that names
+the fault.
 
-The same Host runs in a worker process (``implementations.worker``, the default) or, for a callable
-that another process cannot load (a lambda, a function defined in ``__main__``), in the caller's own
-process (:class:`InProcessHost`).
+The same loader and Host run in a worker process (``implementations.worker``, the default) or, for a callable
+another process cannot load (a lambda, a function defined in ``__main__``), in the caller's own process
+(:class:`InProcessHost`).
 """
 
 from __future__ import annotations
@@ -38,26 +38,10 @@ from implementations.contract import (
     mode_of,
     where,
 )
+from implementations.families import Form, form_of
+from implementations.families.rope import pipeline
+from implementations.shape import CallShape
 from spec.expectation import Expect
-
-#: the number of required arguments a plain (not factory) TARGET takes, per kind, and how it reads
-PLAIN_SHAPES = {"rope": (2, "(x, positions)"), "vllm": (3, "(positions, query, key)"),
-                "thd": ((2, 3), "(x, positions, cu_seqlens)"), "sinusoidal": (2, "(positions, d)"),
-                "attention": (5, "(q, k, v, positions, causal)"), "kernel": (3, "(x, cos, sin)"),
-                "table": (1, "(positions)"), "qk": (4, "(q, k, cos, sin)")}
-
-#: how an apply function takes its rows (``--layout``, and ``--form vllm``), with the canonical axes (batch, seq,
-#: head, dim) of the batched layouts in the order each puts them: nd f(x (n, d), positions (n,)); bshd, bhsd,
-#: sbhd f(x, positions (batch, seq)); thd f(x (tokens, heads, d), offsets (sequences,), cu_seqlens=...) with
-#: token j of sequence i at offsets[i] + j - cu_seqlens[i]; vllm forward(positions (tokens,), query (tokens,
-#: h_q d), key (tokens, h_kv d)) -> (query, key)
-LAYOUTS = ("nd", "bshd", "bhsd", "sbhd", "thd", "vllm")
-AXES = {"bshd": (0, 1, 2, 3), "bhsd": (0, 2, 1, 3), "sbhd": (1, 0, 2, 3)}
-
-#: how a kernel takes its table (``kernel.table``, default "dim"): one cos and one sin per pair, shape
-#: (n, rotary_dim/2), or per dim, shape (n, rotary_dim), both dims of pair i holding its value, in the
-#: layout the convention writes (transformers' cat([freqs, freqs]) for "half")
-TABLE_SHAPES = ("dim", "pair")
 
 
 # -- loading ---------------------------------------------------------------------------------------
@@ -142,26 +126,26 @@ def resolve(ref: dict) -> Callable:
     return _attribute(module, f"{ref.get('file') or ref['module']}:{ref['qualname']}", ref.get("module") or "", ref["qualname"])
 
 
-def describe_loaded(obj: Callable, kind: str, label: str) -> dict:
-    """What the parent needs to know of a loaded TARGET: its mode, declared failures, and a one-line
-    error when its signature fits no contract of ``kind``."""
+def describe_loaded(obj: Callable, form: Form, label: str, layout: str = "nd") -> dict:
+    """What the parent needs to know of a loaded TARGET: its mode, declared failures, the precision class a factory
+    promises, and a one-line error when its signature fits no contract of its form."""
     info = {"mode": None, "expected_failures": {}, "error": None}
     try:
         info["mode"] = mode_of(obj)
     except TargetError as e:
         info["error"] = f"{label}: {e}"
         return info
-    if kind == "table" and info["mode"] == "factory" and _sole_parameter(obj).lower().startswith("position"):
-        info["mode"] = "plain"  # table(positions): one argument, as a factory's, told apart by its name
+    if info["mode"] == "factory" and form.plain_if is not None and form.plain_if(obj):
+        info["mode"] = "plain"
     ef = getattr(obj, "expected_failures", {})
     info["expected_failures"] = {str(k): str(v) for k, v in dict(ef).items()} if isinstance(ef, dict) else {}
     promise = getattr(obj, "promise", None)  # the precision class a factory promises: angle/inv_freq dtypes
     if isinstance(promise, dict):
         info["promise"] = {k: str(v) for k, v in promise.items() if k in ("angle_dtype", "inv_freq_dtype")}
     if info["mode"] == "plain":
-        want = PLAIN_SHAPES.get(kind)
+        want = form.signature_in(layout)
         if want is None:
-            info["error"] = f"{label}: a {kind} TARGET is a factory make(expect)"
+            info["error"] = f"{label}: a {form.label} TARGET is a factory make(expect)"
             return info
         try:
             sig = inspect.signature(obj)
@@ -169,41 +153,33 @@ def describe_loaded(obj: Callable, kind: str, label: str) -> dict:
             return info
         n = sum(1 for p in sig.parameters.values()
                 if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-        if n not in (want[0] if isinstance(want[0], tuple) else (want[0],)):
+        if n not in want[0]:
             info["error"] = f"{label}: must take {want[1]} or (expect); its signature is {sig}"
     return info
 
 
-def _sole_parameter(obj: Callable) -> str:
-    try:
-        return next(iter(inspect.signature(obj).parameters))
-    except (TypeError, ValueError, StopIteration):
-        return ""
-
-
-def pipeline(kernel: Callable, table: Callable, form: str, label: str, table_label: str) -> Callable:
-    """A library's table builder and apply kernel (``--form kernel|qk --table TARGET``) as one apply function: a
-    factory ``make(expect)`` building both (each a factory or a plain function) and returning
-    ``f(x, positions) = kernel(x, *table(positions))``, or for the qk form ``apply(x, x, cos, sin)[0]`` with x as one
-    head of one batch row. The library's own table, in its own dtype, goes to its kernel as it is."""
-    modes = []
-    for obj, kind, what in ((kernel, form, label), (table, "table", table_label)):
-        info = describe_loaded(obj, kind, what)
-        if info["error"]:
-            raise TargetError(info["error"])
-        modes.append(info["mode"])
-
-    def make(expect: Expect):
-        k, t = ((obj(expect) if mode == "factory" else obj) for obj, mode in zip((kernel, table), modes))
-        if form == "qk":
-            def apply(x, positions):
-                cos, sin = t(positions)
-                return k(x[None, None], x[None, None], cos[None], sin[None])[0].reshape(x.shape)
-            return apply
-        return lambda x, positions: k(x, *t(positions))
-
-    make.promise = getattr(table, "promise", None)  # the table decides the angles' precision class
-    return make
+def load_target(target, shape: CallShape, label: str, array: str, dtype: str, device: str,
+                in_worker: bool = True) -> tuple[Host | None, dict]:
+    """Load TARGET (a reference dict, or the callable itself in-process) as its call shape says: (the Host that
+    calls it, or None when it does not fit its form; what it is: mode, declared failures, promise, error, skip
+    reason). A kernel with its library's table (``shape.table``) is loaded as one apply function."""
+    t0 = time.perf_counter()
+    obj = guarded("importing the TARGET", resolve, target) if isinstance(target, dict) else target
+    if shape.table is not None:
+        table = shape.table
+        tobj = guarded("importing the --table TARGET", resolve, {"target": table} if isinstance(table, str) else table) \
+            if isinstance(table, (str, dict)) else table
+        obj = pipeline(obj, tobj, shape.form, describe_loaded(obj, form_of(CallShape(form=shape.form)), label),
+                       describe_loaded(tobj, form_of(CallShape(form="table")), shape.table_label))
+    form = form_of(shape)
+    info = describe_loaded(obj, form, label, shape.layout)
+    info["skip_reason"] = arrays.unsupported_reason(array, dtype, device)
+    info["load_seconds"] = time.perf_counter() - t0
+    host = None
+    if info["mode"] and not info["error"]:
+        host = Host(obj, info["mode"], array, device, shape)
+        host.in_worker = in_worker
+    return host, info
 
 
 # -- calling ---------------------------------------------------------------------------------------
@@ -273,23 +249,22 @@ def plain(value):
 
 
 class Host:
-    """A loaded TARGET and the functions built from it, answering operations with float64 arrays."""
+    """A loaded TARGET and the functions built from it, answering its form's operations with float64 arrays."""
 
     in_worker = True
 
-    def __init__(self, obj: Callable, mode: str, array: str, device: str = "cpu", kind: str = "rope",
-                 layout: str = "nd", inplace: bool = False):
+    def __init__(self, obj: Callable, mode: str, array: str, device: str, shape: CallShape):
         self.obj = obj
         self.mode = mode
-        self.kind = kind
-        self.layout = layout
-        self.inplace = inplace
+        self.shape = shape
+        self.form = form_of(shape)
         self.array = array
         self.device = device
         self.fns: dict[int, Any] = {}
         self.expects: dict[int, Expect] = {}
 
-    def _call(self, what: str, fn: Callable, *args):
+    def call(self, what: str, fn: Callable, *args):
+        """Call the implementation (see :func:`guarded`)."""
         return guarded(what, fn, *args, in_worker=self.in_worker)
 
     # handles -------------------------------------------------------------------------------------
@@ -304,7 +279,7 @@ class Host:
                 except NotImplementedError as err:  # the factory declines this expectation
                     raise Unsupported(str(err) or "NotImplementedError") from None
 
-            fn = self._call("factory", build, expect)
+            fn = self.call("factory", build, expect)
             if not is_decoder(fn) and not callable(fn):
                 raise Fault(f"it has one required argument, so it was called as a factory, make(expect), and returned "
                             f"{type(fn).__name__}, not a function: a plain function takes (x, positions), a factory "
@@ -320,26 +295,8 @@ class Host:
         fn, e = self.fns[hid], self.expects[hid]
         if is_decoder(fn):
             return None  # stateful: its factory call was the warm-up
-        pos = np.array([0, 1], dtype=np.int64)
         try:
-            if self.kind == "sinusoidal":
-                self.op_pe(fn, e, pos)
-            elif self.kind == "learned":
-                self.op_lookup(fn, e, pos[:1])
-            elif self.kind == "table":
-                self.op_table(fn, e, pos)
-            elif self.kind == "qk":
-                x, half = np.full((1, 1, 2, e.head_dim), 0.5), np.full((1, 2, e.rotary_dim // 2), 0.5)
-                self.op_qk(fn, e, x, x, half, half)
-            elif self.kind == "kernel":
-                half = np.full((2, e.rotary_dim // 2), 0.5)
-                self.op_kernel(fn, e, np.full((2, e.head_dim), 0.5), half, half)
-            elif self.kind == "attention":
-                q = np.full((2, e.n_heads * e.head_dim), 0.5)
-                kv = np.full((2, e.n_kv_heads * e.head_dim), 0.5)
-                self.op_attend(fn, e, q, kv, kv, pos, True)
-            else:
-                self.op_call(fn, e, np.full((2, e.head_dim), 0.5), pos)
+            self.form.warmup(self, fn, e)
         except Fault as err:
             if err.diagnosis == "crash":
                 raise
@@ -350,264 +307,27 @@ class Host:
         self.expects.pop(hid, None)
 
     def op(self, hid: int, name: str, args: tuple):
-        method = getattr(self, f"op_{name}", None)
-        if method is None:
-            raise ValueError(f"unknown operation {name!r}")
-        return method(self.fns[hid], self.expects[hid], *args)
+        fn = self.fns[hid]
+        op = self.form.operations("decoder" if is_decoder(fn) else "factory").get(name)
+        if op is None:
+            raise ValueError(f"the {self.form.label} form has no operation {name!r}")
+        return op.run(self, fn, self.expects[hid], *args)
 
     # conversions ---------------------------------------------------------------------------------
-    def _native(self, x, positions, e: Expect):
+    def native(self, x, positions, e: Expect):
+        """Float64 rows and int64 positions as the implementation's arrays, in its dtype and on its device."""
         return arrays.to_native(x, np.asarray(positions, dtype=np.int64), self.array, e.dtype, self.device)
 
-    def _positions(self, positions, e: Expect):
-        return self._native(np.zeros((len(positions), 1)), positions, e)[1]
+    def native_positions(self, positions, e: Expect):
+        return self.native(np.zeros((len(np.atleast_1d(positions)), 1)), np.atleast_1d(positions), e)[1] \
+            if np.ndim(positions) <= 1 else self.native(np.zeros((1, 1)), positions, e)[1]
 
-    def _rows(self, out, e: Expect, shape: tuple[int, int], rows=None) -> np.ndarray:
+    def rows(self, out, e: Expect, shape: tuple[int, ...], rows=None) -> np.ndarray:
+        """A result checked (kind, dtype, shape: a ``shape`` Fault otherwise) and converted to float64."""
         try:
             return arrays.from_native(out, self.array, shape, e.dtype, rows)
         except arrays.ArrayError as err:
             raise Fault(str(err), "shape") from None
-
-    # operations ----------------------------------------------------------------------------------
-    def op_call(self, fn, e: Expect, x, positions):
-        """f(x, positions): (float64 result, the dtype returned, which argument it wrote into). In another layout the
-        rows are one sequence of one head (thd: n sequences of one token, at offsets ``positions``); an in-place
-        function's result is x after the call."""
-        if self.layout != "nd":
-            n, d = np.shape(x)
-            x = np.asarray(x, dtype=np.float64)
-            if self.layout == "thd":
-                got = self.op_layout(fn, e, x.reshape(n, 1, d), positions, np.arange(n + 1))
-            elif self.layout == "vllm":
-                got = self.op_layout(fn, e, x.reshape(n, 1, d), positions, key=x.reshape(n, 1, d))
-            else:
-                got = self.op_layout(fn, e, x.reshape(1, n, 1, d), np.reshape(positions, (1, n)))
-            if got["outside"]:
-                raise Fault(got["outside"], "input-mutated")
-            return got["out"].reshape(n, d), got["dtype"], got["mutated"]
-        nx, npos = self._native(x, positions, e)
-        keep_x, keep_p = arrays.snapshot(nx, self.array), arrays.snapshot(npos, self.array)
-        out = self._call("f(x, positions)", fn, nx, npos)
-        mutated = None
-        if self.inplace:
-            out = nx
-        elif not arrays.same(nx, keep_x, self.array):
-            mutated = "x"
-        if mutated is None and not arrays.same(npos, keep_p, self.array):
-            mutated = "positions"
-        arr = self._rows(out, e, tuple(np.shape(x)))
-        return arr, arrays.native_dtype(out, self.array), mutated
-
-    def op_layout(self, fn, e: Expect, x, positions, cu_seqlens=None, storage: str = "contiguous", key=None) -> dict:
-        """One call in the subject's layout (:data:`LAYOUTS`) with x in canonical axes, (batch, seq, head, dim), or
-        (tokens, head, dim) for thd and vllm (whose ``key`` is (tokens, h_kv, dim)), stored as ``storage``
-        (:data:`arrays.STORAGES`). Returns {"out", "key" (vllm), "dtype", "mutated", "outside"}: the results in
-        canonical axes as float64 (an in-place function's are its arguments after the call), which argument an
-        out-of-place function wrote into, and what an in-place one wrote outside its views."""
-        if self.array == "list":
-            raise Unsupported("the batched layouts take numpy arrays, torch or jax tensors, not nested lists")
-        if self.inplace and self.array == "jax":
-            raise Unsupported("jax arrays are immutable: nothing can be computed in place")
-        perm = AXES.get(self.layout, (0, 1, 2))
-        values = [np.asarray(x, dtype=np.float64).transpose(perm)]
-        names = ["x"]
-        if self.layout == "vllm":  # heads flattened: (tokens, heads * dim)
-            values = [values[0].reshape(len(x), -1), np.asarray(key, dtype=np.float64).reshape(len(key), -1)]
-            names = ["query", "key"]
-        axis = perm.index(2) if self.layout in AXES else 1
-        try:
-            views, buffer, regions = arrays.stored(values, self.array, e.dtype, self.device, storage, axis)
-        except ValueError as err:
-            raise Unsupported(str(err)) from None
-        buffers = buffer if isinstance(buffer, list) else [buffer]
-        before = [arrays.snapshot(b, self.array) for b in buffers]
-        pos = self._native(np.zeros((1, 1)), np.asarray(positions, dtype=np.int64), e)[1]
-        cu = None if cu_seqlens is None else self._native(np.zeros((1, 1)), np.asarray(cu_seqlens, dtype=np.int64), e)[1]
-        ints = [(n, v, arrays.snapshot(v, self.array)) for n, v in (("positions", pos), ("cu_seqlens", cu)) if v is not None]
-        if self.layout == "vllm":
-            out = self._call("forward(positions, query, key)", fn, pos, *views)
-        elif self.layout == "thd":
-            out = self._call("f(x, positions, cu_seqlens=...)", lambda: fn(views[0], pos, cu_seqlens=cu))
-        else:
-            out = self._call(f"f(x, positions) ({self.layout})", fn, views[0], pos)
-        got = {"mutated": None, "outside": None}
-        if self.inplace:
-            outs = views
-            if regions is not None and arrays.written_outside(buffers[0], before[0], regions, self.array):
-                got["outside"] = (f"the in-place call wrote outside its argument{'s' * (len(views) > 1)}: into the "
-                                  f"{'fused buffer' if storage == 'fused' else 'memory'} around "
-                                  f"{' and '.join(names)} ({storage} storage)")
-        else:
-            if self.layout == "vllm":
-                if not isinstance(out, (tuple, list)) or len(out) != 2:
-                    raise Fault(f"returned {type(out).__name__}, expected a pair (query, key)", "shape")
-                outs = list(out)
-            else:
-                outs = [out]
-            changed = [n for n, b, k in zip(names, buffers, before) if not arrays.same(b, k, self.array)]
-            got["mutated"] = changed[0] if changed else None
-        got["mutated"] = got["mutated"] or next((n for n, v, k in ints if not arrays.same(v, k, self.array)), None)
-        inverse = np.argsort(perm)
-        res = [self._rows(o, e, v.shape).reshape(v.shape) for o, v in zip(outs, values)]
-        if self.layout == "vllm":
-            got["out"], got["key"] = (r.reshape(len(r), -1, e.head_dim) for r in res)
-        else:
-            got["out"] = res[0].transpose(inverse)
-        got["dtype"] = arrays.native_dtype(outs[0], self.array)
-        return got
-
-    def op_kernel(self, fn, e: Expect, x, cos, sin):
-        """kernel(x, cos, sin) with the table per pair (n, rotary_dim/2) as given, or spread per dim as the kernel
-        declares (``kernel.table``): (float64 result, which argument it wrote into)."""
-        shape = getattr(fn, "table", "dim")
-        if shape not in TABLE_SHAPES:
-            raise Fault(f"declares table = {shape!r}; a kernel takes its cos/sin per 'dim' (the default) or per "
-                        f"'pair'", "shape")
-        if shape == "dim":
-            _, _, oa, ob = e.pair_index()
-            cos, sin = (_per_dim(t, oa, ob, e.rotary_dim) for t in (cos, sin))
-        zeros = np.zeros(len(x), dtype=np.int64)
-        nx, nc, ns = (self._native(v, zeros, e)[0] for v in (x, cos, sin))
-        keep = [arrays.snapshot(v, self.array) for v in (nx, nc, ns)]
-        out = self._call("kernel(x, cos, sin)", fn, nx, nc, ns)
-        mutated = next((name for name, v, k in zip(("x", "cos", "sin"), (nx, nc, ns), keep)
-                        if not arrays.same(v, k, self.array)), None)
-        return self._rows(out, e, tuple(np.shape(x))), mutated
-
-    def op_table(self, fn, e: Expect, positions):
-        """table(positions) -> (cos, sin): each (n, rotary_dim/2), one value per pair, or (n, rotary_dim), one per
-        dim, whose two dims of every pair must agree bit for bit; handed back per pair as float64."""
-        out = self._call("table(positions)", fn, self._positions(positions, e))
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise Fault(f"returned {type(out).__name__}, expected a pair (cos, sin)", "shape")
-        n, k = len(positions), e.rotary_dim // 2
-        got = []
-        for name, t in zip(("cos", "sin"), out):
-            shape = tuple(np.shape(t))
-            if shape not in ((n, k), (n, 2 * k)):
-                raise Fault(f"returned {name} of shape {shape}, expected ({n}, {k}) (one value per pair) or "
-                            f"({n}, {2 * k}) (one per dim)", "shape")
-            got.append(self._rows(t, e, shape))
-        if got[0].shape != got[1].shape:
-            raise Fault(f"returned cos of shape {got[0].shape} and sin of shape {got[1].shape}", "shape")
-        if got[0].shape[1] == 2 * k:
-            _, _, oa, ob = e.pair_index()
-            for name, t in zip(("cos", "sin"), got):
-                differ = np.flatnonzero((t[:, oa] != t[:, ob]).any(axis=0))
-                if differ.size:
-                    i = int(differ[0])
-                    raise Fault(f"the two dims of pair {i} in the per-dim {name} table differ ({t[:, oa][:, i].tolist()[:3]} "
-                                f"vs {t[:, ob][:, i].tolist()[:3]}): one value per pair must be duplicated bit for bit "
-                                f"where the {e.convention} convention writes the pair", "layout")
-            got = [t[:, oa] for t in got]
-        return got[0], got[1]
-
-    def op_qk(self, fn, e: Expect, q, k, cos, sin):
-        """apply(q, k, cos, sin) as transformers calls it: q (b, h_q, s, d), k (b, h_kv, s, d), cos and sin given per
-        pair (b, s, rotary_dim/2) and handed over per dim (b, s, rotary_dim), or per pair when the function says
-        ``table = "pair"`` (GPT-OSS): (q_embed, k_embed) as float64."""
-        shape = getattr(fn, "table", "dim")
-        if shape not in TABLE_SHAPES:
-            raise Fault(f"declares table = {shape!r}; apply takes its cos/sin per 'dim' (the default) or per 'pair'",
-                        "shape")
-        if shape == "dim":
-            _, _, oa, ob = e.pair_index()
-            b, s_ = cos.shape[:2]
-            cos, sin = (_per_dim(t.reshape(b * s_, -1), oa, ob, e.rotary_dim).reshape(b, s_, -1) for t in (cos, sin))
-        if self.array == "list":
-            raise Unsupported("the qk form takes 4-d numpy arrays or torch tensors, not nested lists")
-        native = [self._native(v.reshape(-1, v.shape[-1]), np.zeros(1, np.int64), e)[0] for v in (q, k, cos, sin)]
-        shaped = [v.reshape(t.shape) for v, t in zip(native, (q, k, cos, sin))]
-        out = self._call("apply(q, k, cos, sin)", fn, *shaped)
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise Fault(f"returned {type(out).__name__}, expected a pair (q_embed, k_embed)", "shape")
-        return self._rows(out[0], e, tuple(q.shape)), self._rows(out[1], e, tuple(k.shape))
-
-    def op_prefill(self, fn, e, x, positions, rows=None):
-        nx, npos = self._native(x, positions, e)
-        return _some(self._call("prefill", fn.prefill, nx, npos), rows, lambda out, r: self._rows(out, e, (len(x), e.head_dim), r))
-
-    def op_step(self, fn, e, x, position, rows=None):
-        nx, _ = self._native(x, np.array([position]), e)
-        return _some(self._call("step", fn.step, nx, int(position)), rows,
-                     lambda out, r: self._rows(out, e, (position + 1, e.head_dim), r))
-
-    def op_pe(self, fn, e, positions):
-        out = self._call("pe(positions, d)", fn, self._positions(positions, e), e.head_dim)
-        return self._rows(out, e, (len(positions), e.head_dim))
-
-    def op_lookup(self, fn, e, positions):
-        out = self._call("table(positions)", fn, self._positions(positions, e))
-        return self._rows(out, e, (len(positions), e.head_dim))
-
-    def _qkv(self, e, q, k, v, positions):
-        pos = np.asarray(positions, dtype=np.int64)
-        nq, npos = self._native(q, pos, e)
-        return nq, self._native(k, pos, e)[0], self._native(v, pos, e)[0], npos
-
-    def op_attend(self, fn, e, q, k, v, positions, causal):
-        nq, nk, nv, npos = self._qkv(e, q, k, v, positions)
-        out = self._call("attend(q, k, v, positions, causal)", fn, nq, nk, nv, npos, causal)
-        return self._rows(out, e, (len(positions), e.n_heads * e.head_dim))
-
-    def op_attend_prefill(self, fn, e, q, k, v, positions):
-        nq, nk, nv, npos = self._qkv(e, q, k, v, positions)
-        return self._rows(self._call("prefill", fn.prefill, nq, nk, nv, npos), e, (len(positions), e.head_dim))
-
-    def op_attend_step(self, fn, e, q, k, v, position):
-        nq, nk, nv, _ = self._qkv(e, q, k, v, np.array([position]))
-        return self._rows(self._call("step", fn.step, nq, nk, nv, int(position)), e, (1, e.head_dim))
-
-    def op_grad(self, fn, e, x, positions, g):
-        """d<f(x, p), g>/dx through torch autograd; NotImplementedError when f does not support it."""
-        torch = arrays.torch_module()
-        if torch is None or self.array != "torch":
-            raise NotImplementedError("autograd is checked for torch implementations (--array torch)")
-        if self.layout != "nd" or self.inplace:
-            raise NotImplementedError("autograd is checked in the nd layout, out of place")
-        dtype = getattr(torch, e.dtype)
-        xt = torch.tensor(x, dtype=dtype, device=self.device, requires_grad=True)
-        out = self._call("f(x, positions)", fn, xt, torch.tensor(positions, device=self.device))
-        if not isinstance(out, torch.Tensor) or not out.requires_grad:
-            raise NotImplementedError("the implementation does not support autograd")
-        try:
-            out.backward(torch.tensor(g, dtype=dtype, device=self.device))
-        except Exception as err:
-            raise Fault(f"backward raised {type(err).__name__}: {err}", "exception") from None
-        return xt.grad.detach().to("cpu", torch.float64).numpy()
-
-    def op_parameters(self, fn, e):
-        """A learned table's parameter count (num_parameters, or the size of weight); None if neither."""
-        count = getattr(fn, "num_parameters", None)
-        if count is None and hasattr(fn, "weight"):
-            count = int(np.size(fn.weight))
-        return None if count is None else int(count)
-
-
-#: how each operation's call reads in a message
-def _per_dim(table: np.ndarray, oa, ob, r: int) -> np.ndarray:
-    """A per-pair table (n, r/2) spread onto (n, r): pair i's value at both of its output dims."""
-    out = np.empty((len(table), r))
-    out[:, oa], out[:, ob] = table, table
-    return out
-
-
-def _some(out, rows, convert):
-    """Every key (rows None), or only ``rows`` of them as contract.Keys; ``convert(out, rows)`` checks the whole
-    result (kind, dtype, shape) and converts the rows asked for."""
-    if rows is None:
-        return convert(out, None)
-    from implementations.contract import Keys
-
-    values = convert(out, rows)  # raises a Fault unless the shape is the one expected
-    return Keys(len(out), rows, values)
-
-
-OP_NAMES = {"call": "f(x, positions)", "prefill": "prefill", "step": "step", "pe": "pe(positions, d)",
-            "lookup": "table(positions)", "attend": "attend(q, k, v, positions, causal)",
-            "attend_prefill": "prefill", "attend_step": "step", "grad": "f(x, positions) with autograd",
-            "parameters": "the table's parameter count", "kernel": "kernel(x, cos, sin)",
-            "table": "table(positions)", "qk": "apply(q, k, cos, sin)", "layout": "f(x, positions) in its layout"}
 
 
 class Watchdog:
@@ -644,39 +364,44 @@ class Watchdog:
         return box["value"]
 
 
-class InProcessHost:
-    """A Host in the caller's own process (for callables no other process can load). It has the same
-    interface as :class:`implementations.isolation.WorkerHost`; its timeouts are a daemon thread's."""
+class HostClient:
+    """What an implementation's :class:`~implementations.contract.Implementation` holds: the one interface of
+    both hosts (the worker process's, :class:`implementations.isolation.WorkerHost`, and :class:`InProcessHost`):
+    ``load(dtype)``, ``bind(hid, expect, fresh)``, ``op(hid, name, *args)``, ``close()``, and what they learned:
+    ``warmup_seconds``, ``output``, ``left_behind``."""
 
-    def __init__(self, obj: Callable, label: str, *, kind: str, array: str, device: str, timeout: float | None,
-                 warmup_timeout: float | None, why: str, layout: str = "nd", inplace: bool = False,
-                 pipeline: tuple[str, Any] | None = None):
-        self.obj = obj
-        self.pipeline = pipeline
+    def __init__(self, target, label: str, *, shape: CallShape, array: str, device: str, timeout: float | None,
+                 warmup_timeout: float | None, memory_limit: int | None = None):
+        self.target = target
         self.label = label
-        self.kind = kind
-        self.layout = layout
-        self.inplace = inplace
+        self.shape = shape
         self.array = array
         self.device = device
-        self.why = why
-        self.watchdog = Watchdog(timeout)
+        self.timeout = timeout
         self.warmup_timeout = warmup_timeout
-        self.host: Host | None = None
+        self.memory_limit = memory_limit  # bytes of data the worker may hold (None: no limit)
         self.warmup_seconds: float | None = None
         self.output = None
+        self.left_behind: list[str] = []  # processes the code under test left running, stopped with its worker
+
+    def says(self, op: str) -> str:
+        """How an operation's call reads in a message."""
+        return form_of(self.shape).says(op)
+
+
+class InProcessHost(HostClient):
+    """A Host in the caller's own process (for callables no other process can load); its timeouts are a daemon
+    thread's, and no memory limit applies."""
+
+    def __init__(self, obj: Callable, label: str, *, why: str, **kwargs):
+        super().__init__(obj, label, **kwargs)
+        self.why = why
+        self.watchdog = Watchdog(self.timeout)
+        self.host: Host | None = None
 
     def load(self, dtype: str) -> dict:
-        if self.pipeline:  # --form kernel|qk --table TARGET (a TARGET string or the table builder itself)
-            form, table = self.pipeline
-            tobj = resolve({"target": table} if isinstance(table, str) else table) if isinstance(table, (str, dict)) else table
-            self.obj = pipeline(self.obj, tobj, form, self.label, table if isinstance(table, str) else repr(table))
-        info = describe_loaded(self.obj, self.layout if self.layout in ("vllm", "thd") else self.kind, self.label)
-        info["skip_reason"] = arrays.unsupported_reason(self.array, dtype, self.device)
-        info["load_seconds"] = 0.0
-        if info["mode"]:
-            self.host = Host(self.obj, info["mode"], self.array, self.device, self.kind, self.layout, self.inplace)
-            self.host.in_worker = False
+        self.host, info = load_target(self.target, self.shape, self.label, self.array, dtype, self.device,
+                                      in_worker=False)
         return info
 
     def bind(self, hid: int, expect: Expect, fresh: bool = False) -> dict:
@@ -688,7 +413,7 @@ class InProcessHost:
             t0 = time.perf_counter()
             self._run("the warm-up call", lambda: self.host.warmup(hid), self.warmup_timeout)
             self.warmup_seconds = time.perf_counter() - t0
-        return self._run(OP_NAMES.get(name, name), lambda: self.host.op(hid, name, args), self.watchdog.timeout)
+        return self._run(self.says(name), lambda: self.host.op(hid, name, args), self.watchdog.timeout)
 
     def _run(self, what: str, fn, budget: float | None):
         saved, self.watchdog.timeout = self.watchdog.timeout, budget

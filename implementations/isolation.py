@@ -38,8 +38,24 @@ from collections import OrderedDict
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from implementations.contract import OUT_OF_MEMORY, Fault, TargetError, Unsupported, describe_status, killed_for_memory
-from implementations.host import OP_NAMES
+from multiprocessing.reduction import send_handle
+
+from implementations.contract import OUT_OF_MEMORY, Fault, describe_status, killed_for_memory
+from implementations.host import HostClient
+from implementations.messages import (
+    Bind,
+    CallModule,
+    Collect,
+    Fork,
+    Load,
+    Ok,
+    Operate,
+    Preload,
+    Stop,
+    Wait,
+    Warmup,
+    unwrap,
+)
 from implementations.worker import descendants, reap
 from spec.expectation import Expect
 
@@ -291,23 +307,21 @@ class ForkServer:
         self.lock = threading.Lock()
 
     def fork(self, channel: int, output: int) -> int:
-        from multiprocessing.reduction import send_handle
-
         with self.lock:
-            self.child.send(("fork",))
+            self.child.send(Fork())
             send_handle(self.child.conn, channel, self.child.pid)
             send_handle(self.child.conn, output, self.child.pid)
             return self._answer(10.0)
 
     def wait(self, pid: int, seconds: float) -> int | None:
         with self.lock:
-            self.child.send(("wait", pid, seconds))
+            self.child.send(Wait(pid, seconds))
             return self._answer(seconds + 10.0)
 
     def collect(self) -> None:
         """Let the fork server reap what ended below it (the processes a stopped worker left are its to reap)."""
         with self.lock:
-            self.child.send(("collect",))
+            self.child.send(Collect())
             self._answer(5.0)
 
     def preload(self, names: list[str], budget: float | None) -> None:
@@ -315,15 +329,15 @@ class ForkServer:
         if not new:
             return
         with self.lock:
-            self.child.send(("preload", new))
+            self.child.send(Preload(tuple(new)))
             self._answer(budget)
         self.preloaded.update(new)
 
     def _answer(self, budget: float | None):
         reply = self.child.receive(budget)
-        if reply[0] != "ok":
-            raise RuntimeError(reply[1])
-        return reply[1]
+        if not isinstance(reply, Ok):
+            raise RuntimeError(getattr(reply, "message", repr(reply)))
+        return reply.value
 
 
 _SERVER: dict = {}
@@ -388,36 +402,22 @@ def _make_room() -> None:
         oldest.stop()
 
 
-class WorkerHost:
+class WorkerHost(HostClient):
     """The parent's side of one implementation's worker process (see the module docstring)."""
 
-    def __init__(self, ref: dict, label: str, *, kind: str, array: str, device: str, timeout: float | None,
-                 warmup_timeout: float | None, layout: str = "nd", inplace: bool = False,
-                 pipeline: tuple[str, str] | None = None, memory_limit: int | None = None):
-        self.ref = ref
-        self.memory_limit = memory_limit  # bytes of data the worker may hold (None: no limit)
-        self.pipeline = pipeline
-        self.label = label
-        self.kind = kind
-        self.layout = layout
-        self.inplace = inplace
-        self.array = array
-        self.device = device
-        self.timeout = timeout
-        self.warmup_timeout = warmup_timeout
+    def __init__(self, ref: dict, label: str, **kwargs):
+        super().__init__(ref, label, **kwargs)
+        self.output = Captured()
         self.dtype = "float32"
         self.child: Child | None = None
-        self.output = Captured()
         self.binds: dict[int, dict] = {}  # handle -> the expectation it was built for (rebuilt after a restart)
         self.fresh: set[int] = set()  # handles of stateful decoders (lost with their worker)
         self.live: set[int] = set()  # handles built in the current worker
         self.warm = False
-        self.warmup_seconds: float | None = None  # the first warm-up: start, import, first call
         self.warmup_overran = False
         self.stopped_by: str | None = None  # why the last worker ended (a fault's word)
         self.restarts = 0
         self._started = 0.0
-        self.left_behind: list[str] = []  # processes the code under test left running, stopped with its worker
 
     # budgets ------------------------------------------------------------------------------------
     def _budget(self) -> tuple[float | None, str]:
@@ -445,12 +445,9 @@ class WorkerHost:
         self.warm = False
         self.live = set()
         _touch(self)
-        settings = {"path": list(sys.path), "kind": self.kind, "layout": self.layout, "inplace": self.inplace,
-                    "memory_limit": self.memory_limit,
-                    "pipeline": self.pipeline,
-                    "label": self.label, "array": self.array,
-                    "dtype": self.dtype, "device": self.device, "cwd": os.getcwd(), "env": dict(os.environ)}
-        info = self._request(("load", self.ref, settings), "importing the TARGET")
+        load = Load(self.target, self.shape, self.label, self.array, self.dtype, self.device, self.memory_limit,
+                    list(sys.path), os.getcwd(), dict(os.environ))
+        info = self._request(load, "importing the TARGET")
         _preload(info.get("libraries") or [], self.warmup_timeout)
         return info
 
@@ -482,24 +479,13 @@ class WorkerHost:
             memory = killed_for_memory(child.returncode, child.peak_rss, self.memory_limit)
             raise Fault(f"{what} ended the worker process: it {d.status}{memory}{crash_words(self.output.since(mark))}",
                         "crash", cause=OUT_OF_MEMORY if "out of memory" in memory else None) from None
-        kind = reply[0]
-        if kind == "ok":
-            return reply[1]
-        if kind == "fault":
-            raise Fault(reply[1], reply[2], cause=reply[3] if len(reply) > 3 else None)
-        if kind == "unsupported":
-            raise Unsupported(reply[1])
-        if kind == "target-error":
-            raise TargetError(reply[1])
-        if kind == "not-implemented":
-            raise NotImplementedError(reply[1])
-        raise RuntimeError(f"unexpected reply from the worker: {reply!r}")
+        return unwrap(reply)
 
     # the interface the Subject uses -------------------------------------------------------------
     def bind(self, hid: int, expect: Expect, fresh: bool = False) -> dict:
         self._ensure()
         d = expect.to_dict()
-        info = self._request(("bind", hid, d), "the factory")
+        info = self._request(Bind(hid, d), "the factory")
         if isinstance(info, dict) and info.get("libraries"):
             _preload(info.pop("libraries"), self.warmup_timeout)
         self.binds[hid] = d
@@ -514,19 +500,19 @@ class WorkerHost:
             if hid in self.fresh:
                 raise Fault("not called: this decoder's state was lost when its worker process was stopped "
                             f"(after a {self.stopped_by or 'restart'})", self.stopped_by or "crash")
-            self._request(("bind", hid, self.binds[hid]), "the factory")  # rebuilt in the fresh worker
+            self._request(Bind(hid, self.binds[hid]), "the factory")  # rebuilt in the fresh worker
             self.live.add(hid)
         if not self.warm:  # the warm-up call: a small call of ropespec's, on its own budget
-            self._request(("warmup", hid), "the warm-up call (two rows at positions 0 and 1)")
+            self._request(Warmup(hid), "the warm-up call (two rows at positions 0 and 1)")
             self.warm = True
             if self.warmup_seconds is None:
                 self.warmup_seconds = time.perf_counter() - self._started
-        return self._request(("op", hid, name, args), OP_NAMES.get(name, name))
+        return self._request(Operate(hid, name, args), self.says(name))
 
     def attr(self, name: str, *args):
         """Call the loaded module's function ``name`` with plain Python values (the lab grader)."""
         self._ensure()
-        value = self._request(("attr", name, args), f"{name}(...)")
+        value = self._request(CallModule(name, args), f"{name}(...)")
         self.warm = True
         return value
 
@@ -535,8 +521,8 @@ class WorkerHost:
         are stopped too, and remembered in ``left_behind`` for the report."""
         if self.child is not None:
             try:  # the worker ends and reaps them itself (it is their subreaper): nothing left, not even a zombie
-                self.left_behind += self.child.request(("stop",), STOP_BUDGET)[1] or []
-            except (TimedOut, Died, OSError, EOFError, TypeError, IndexError):
+                self.left_behind += unwrap(self.child.request(Stop(), STOP_BUDGET)) or []
+            except (TimedOut, Died, OSError, EOFError, TypeError, RuntimeError, Fault):
                 pass  # a worker that does not answer: its process tree is killed from here
             self.left_behind += [f"pid {pid}: {cmd}" if cmd else f"pid {pid}" for pid, cmd in self.child.kill()]
             self.child = None

@@ -6,10 +6,9 @@ the terminal's Ctrl-C never reaches it; it ends when its parent dies (PR_SET_PDE
 and a thread that watches the parent's pid everywhere). Its standard output and error go to a pipe
 its parent reads (what the target prints is captured, with faulthandler's report of a crash).
 
-Messages (parent -> worker): ``("load", ref, settings)``, ``("bind", hid, expect_dict)``,
-``("op", hid, name, args)``, ``("drop", hid)``, ``("stop",)`` (end what the code under test left running, just
-before the worker itself is stopped). Replies: ``("ok", value)``, ``("fault", message, word)``,
-``("unsupported", message)``, ``("target-error", message)``, ``("not-implemented", message)``.
+Messages are the typed records of :mod:`implementations.messages`: the parent sends :class:`Load`, :class:`Bind`,
+:class:`Warmup`, :class:`Operate`, :class:`CallModule`, :class:`Drop` and :class:`Stop`, and every request is
+answered with its reply (:func:`implementations.messages.reply_to`).
 """
 
 from __future__ import annotations
@@ -20,6 +19,20 @@ import signal
 import sys
 import threading
 import time
+
+from implementations.host import guarded, limit_memory, load_module, load_target, plain
+from implementations.messages import (
+    Bind,
+    CallModule,
+    Drop,
+    Faulted,
+    Load,
+    Operate,
+    Stop,
+    Warmup,
+    reply_to,
+)
+from spec.expectation import Expect
 
 
 def _alive(pid: int) -> bool:
@@ -32,7 +45,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _watch_parent(parent: int) -> None:
+def watch_parent(parent: int) -> None:
     """End when ``parent`` (the ropespec process) dies. A worker forked by the fork server is that
     server's child: it watches ropespec's pid, so that the server may go away without taking it along."""
     forked = os.getppid() != parent
@@ -153,7 +166,7 @@ def main(argv: list[str]) -> None:
 
 def serve(conn, parent: int) -> None:
     """The worker's loop: answer the parent's messages until it goes away."""
-    _watch_parent(parent)
+    watch_parent(parent)
     become_subreaper()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -168,7 +181,7 @@ def serve(conn, parent: int) -> None:
         try:
             conn.send(reply)
         except Exception as e:  # an unpicklable reply: say so rather than die
-            conn.send(("fault", f"the result could not be sent back: {type(e).__name__}: {e}", "shape"))
+            conn.send(Faulted(f"the result could not be sent back: {type(e).__name__}: {e}", "shape"))
 
 
 def _libraries(names: set[str]) -> list[str]:
@@ -188,89 +201,54 @@ def _libraries(names: set[str]) -> list[str]:
 
 
 class _Server:
+    """The worker's side: one handler per request type (implementations.messages)."""
+
     def __init__(self):
         self.host = None
         self.module = None
 
     def __call__(self, msg):
-        from implementations.contract import Fault, TargetError, Unsupported
-
-        try:
-            return ("ok", self.handle(msg))
-        except Fault as e:
-            return ("fault", e.message, e.diagnosis, e.cause)
-        except Unsupported as e:
-            return ("unsupported", str(e))
-        except TargetError as e:
-            return ("target-error", str(e))
-        except NotImplementedError as e:
-            return ("not-implemented", str(e))
-        except BaseException as e:  # raised outside a guarded call: at import, or ropespec's own bug
-            from implementations.contract import describe_exit, where
-
-            if isinstance(e, SystemExit):
-                return ("fault", f"{describe_exit(e)}{where(e)}: it tried to end the process", "crash")
-            return ("fault", f"{type(e).__name__}: {e}{where(e)}", "exception")
+        return reply_to(lambda: self.handle(msg))
 
     def handle(self, msg):
-        kind = msg[0]
-        if kind == "load":
-            return self.load(*msg[1:])
-        if kind == "bind":
-            from spec.expectation import Expect
-
+        if isinstance(msg, Load):
+            return self.load(msg)
+        if isinstance(msg, Bind):
             before = set(sys.modules)
-            info = self.host.bind(msg[1], Expect.from_dict(msg[2]))
+            info = self.host.bind(msg.hid, Expect.from_dict(msg.expect))
             # a factory that imports its libraries when called (transformers' modeling code in the hf
             # adapter): the fork server may import them ahead for the next worker too
             new = _libraries(set(sys.modules) - before)
             return dict(info, libraries=new) if new and isinstance(info, dict) else info
-        if kind == "op":
-            return self.host.op(msg[1], msg[2], msg[3])
-        if kind == "warmup":
-            return self.host.warmup(msg[1])
-        if kind == "attr":  # a module's function called with plain Python values (the lab grader)
-            from implementations.host import guarded, plain
-
-            return plain(guarded(f"{msg[1]}(...)", getattr(self.module, msg[1]), *msg[2]))
-        if kind == "drop":
-            self.host.drop(msg[1])
+        if isinstance(msg, Operate):
+            return self.host.op(msg.hid, msg.name, msg.args)
+        if isinstance(msg, Warmup):
+            return self.host.warmup(msg.hid)
+        if isinstance(msg, CallModule):  # a module's function called with plain Python values (the lab grader)
+            return plain(guarded(f"{msg.name}(...)", getattr(self.module, msg.name), *msg.args))
+        if isinstance(msg, Drop):
+            self.host.drop(msg.hid)
             return None
-        if kind == "stop":  # before the parent stops this worker: end and reap what the code under test left
+        if isinstance(msg, Stop):  # before the parent stops this worker: end and reap what the code under test left
             return stop_descendants()
-        raise ValueError(f"unknown message {kind!r}")
+        raise ValueError(f"unknown message {msg!r}")
 
-    def load(self, ref: dict, settings: dict):
-        from implementations import arrays
-        from implementations.host import Host, describe_loaded, guarded, limit_memory, pipeline, resolve
-
-        limit_memory(settings.get("memory_limit"))  # before the TARGET's module allocates anything
-        sys.path[:] = list(settings["path"])
-        if settings.get("cwd"):
-            os.chdir(settings["cwd"])
-        if settings.get("env") is not None:
+    def load(self, msg: Load):
+        limit_memory(msg.memory_limit)  # before the TARGET's module allocates anything
+        sys.path[:] = list(msg.path)
+        if msg.cwd:
+            os.chdir(msg.cwd)
+        if msg.env is not None:
             os.environ.clear()
-            os.environ.update(settings["env"])
+            os.environ.update(msg.env)
         t0 = time.perf_counter()
-        if "lab" in ref:  # a whole module whose functions are called by name
-            from implementations.host import load_module
-
-            self.module = guarded("importing the module", load_module, ref["lab"])
+        if "module_path" in msg.target:  # a whole module whose functions are called by name (the lab grader)
+            self.module = guarded("importing the module", load_module, msg.target["module_path"])
             names = [n for n in dir(self.module) if not n.startswith("_") and callable(getattr(self.module, n))]
             return {"callables": names, "load_seconds": time.perf_counter() - t0}
         before = set(sys.modules)
-        obj = guarded("importing the TARGET", resolve, ref)
-        if settings.get("pipeline"):  # --form kernel|qk --table TARGET: the two as one apply function
-            form, table = settings["pipeline"]
-            tobj = guarded("importing the --table TARGET", resolve, table if isinstance(table, dict) else {"target": table})
-            obj = pipeline(obj, tobj, form, settings["label"], table.get("qualname", "") if isinstance(table, dict) else table)
-        layout, inplace = settings.get("layout", "nd"), settings.get("inplace", False)
-        info = describe_loaded(obj, layout if layout in ("vllm", "thd") else settings["kind"], settings["label"])
-        info["skip_reason"] = arrays.unsupported_reason(settings["array"], settings["dtype"], settings["device"])
-        info["load_seconds"] = time.perf_counter() - t0
+        self.host, info = load_target(msg.target, msg.shape, msg.label, msg.array, msg.dtype, msg.device)
         info["libraries"] = _libraries(set(sys.modules) - before)
-        if info["mode"]:
-            self.host = Host(obj, info["mode"], settings["array"], settings["device"], settings["kind"], layout, inplace)
         return info
 
 

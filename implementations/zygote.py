@@ -6,13 +6,13 @@ installed libraries earlier workers needed (never a TARGET's own module, never a
 code under test) and forks a new worker on request: each worker starts from that clean template, in
 its own session, with nothing of any other implementation in it.
 
-Messages (parent -> zygote), replies ``("ok", value)`` or ``("error", message)``:
-``("preload", [module names])`` imports them (failures ignored; refused once the zygote has a thread
-beyond numpy's OpenBLAS pool, since forking a threaded process is unsafe); ``("fork",)`` followed by two file descriptors
-(the worker's channel and its output pipe) forks a worker and answers its pid; ``("wait", pid,
-seconds)`` reaps it and answers ``[status, peak resident bytes]``, the status as Popen gives it (negative:
-killed by that signal), or None while it still runs; ``("collect",)`` reaps whatever else ended below it (it is the
-subreaper of what a dead worker left).
+Messages (parent -> zygote) are :mod:`implementations.messages`' records, answered with ``Ok(value)`` or
+``Refused(message)``: ``Preload(names)`` imports them (failures ignored; refused once the zygote has a thread
+beyond numpy's OpenBLAS pool, since forking a threaded process is unsafe); ``Fork()`` followed by two file
+descriptors (the worker's channel and its output pipe) forks a worker and answers its pid; ``Wait(pid, seconds)``
+reaps it and answers ``[status, peak resident bytes]``, the status as Popen gives it (negative: killed by that
+signal), or None while it still runs; ``Collect()`` reaps whatever else ended below it (it is the subreaper of what
+a dead worker left).
 """
 
 from __future__ import annotations
@@ -20,6 +20,11 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from multiprocessing.connection import Connection
+from multiprocessing.reduction import recv_handle
+
+from implementations.messages import Collect, Fork, Ok, Preload, Refused, Wait
+from implementations.worker import become_subreaper, reap, serve  # the worker's code, ready in every fork
 
 
 def _threads() -> int:
@@ -32,9 +37,6 @@ def _threads() -> int:
 
 
 def main(argv: list[str]) -> None:
-    from multiprocessing.connection import Connection
-    from multiprocessing.reduction import recv_handle
-
     conn = Connection(int(argv[0]))
     parent = int(argv[1])
     try:
@@ -46,7 +48,6 @@ def main(argv: list[str]) -> None:
     if os.getppid() != parent:
         os._exit(0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from implementations.worker import become_subreaper, reap  # the worker's code, ready in every fork
 
     become_subreaper()  # what a worker that died left running stays below this process, and ends with it
     import numpy  # noqa: F401
@@ -61,20 +62,19 @@ def main(argv: list[str]) -> None:
             msg = conn.recv()
         except (EOFError, OSError):
             os._exit(0)
-        kind = msg[0]
-        if kind == "preload":
+        if isinstance(msg, Preload):
             if _threads() > baseline:
-                conn.send(("error", "the fork server has started a thread"))
+                conn.send(Refused("the fork server has started a thread"))
                 continue
             done = []
-            for name in msg[1]:
+            for name in msg.names:
                 try:
                     __import__(name)
                     done.append(name)
                 except BaseException:  # a library that will not import here is simply not preloaded
                     pass
-            conn.send(("ok", len(done)) if _threads() <= baseline else ("error", "a preloaded library started a thread"))
-        elif kind == "fork":
+            conn.send(Ok(len(done)) if _threads() <= baseline else Refused("a preloaded library started a thread"))
+        elif isinstance(msg, Fork):
             channel, output = recv_handle(conn), recv_handle(conn)
             pid = os.fork()
             if pid == 0:  # the worker
@@ -85,24 +85,19 @@ def main(argv: list[str]) -> None:
                     os.close(output)
                     conn.close()
                     signal.signal(signal.SIGINT, signal.SIG_IGN)
-                    from multiprocessing.connection import Connection as C
-
-                    from implementations.worker import serve
-
-                    serve(C(channel), parent)  # it watches ropespec itself, not this template
+                    serve(Connection(channel), parent)  # it watches ropespec itself, not this template
                 finally:
                     os._exit(0)
             os.close(channel)
             os.close(output)
-            conn.send(("ok", pid))
-        elif kind == "collect":  # reap what ended below it (before it is stopped itself)
-            conn.send(("ok", None))
-        elif kind == "wait":
-            _, pid, seconds = msg
-            reaped = ended.pop(pid, None) or reap(pid, seconds)
-            conn.send(("ok", None if reaped is None else list(reaped)))
+            conn.send(Ok(pid))
+        elif isinstance(msg, Collect):  # reap what ended below it (before it is stopped itself)
+            conn.send(Ok(None))
+        elif isinstance(msg, Wait):
+            reaped = ended.pop(msg.pid, None) or reap(msg.pid, msg.seconds)
+            conn.send(Ok(None if reaped is None else list(reaped)))
         else:
-            conn.send(("error", f"unknown message {kind!r}"))
+            conn.send(Refused(f"unknown message {msg!r}"))
         _collect(ended)  # what dead workers left (this is their subreaper) is reaped here, not left as zombies
 
 

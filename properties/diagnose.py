@@ -14,23 +14,12 @@ import math
 import numpy as np
 
 import reference
-from implementations.contract import Fault
-from properties import probe
+from implementations.contract import Failure, Fault, Unsupported
+from properties import precision, probe
+from properties.numerics import output_bound
 from spec import tolerance
 from spec.expectation import Expect
 from spec.scaling import original_length
-
-VOCABULARY = (
-    "convention", "layout", "base", "double-rotation", "position-offset", "direction", "scaling", "attention-factor",
-    "rotary-dim", "not-a-rotation", "angle-precision", "non-finite", "shape", "exception", "timeout",
-    "crash", "input-mutated", "nondeterministic",
-    # the other families: an additive encoding plus a constant, times a constant, or depending on the
-    # call's other positions; attention that ignores the causal mask, rotates the values, or adds its
-    # encoding (scores that depend on absolute positions)
-    "bias", "scale", "length-leak", "causal-mask", "values-rotated", "absolute-position",
-    "unknown",
-)
-
 
 def _close(a, b, tol) -> bool:
     """Frequencies equal to a relative tolerance, modulo 2 pi (integer positions cannot tell theta
@@ -230,8 +219,6 @@ def nonfinite_evidence(f, x: np.ndarray, positions: np.ndarray, y: np.ndarray) -
 
 
 def _diagnose(f, e: Expect) -> tuple[str, str] | None:
-    from properties import precision  # imports the framework, which imports this module
-
     found = _structure_of(f, e)
     if found:
         return found
@@ -326,8 +313,6 @@ def _ladder(theta: np.ndarray, e: Expect, tol: float) -> tuple[str, str] | None:
 
 def _growth(f, e: Expect) -> tuple[str, str] | None:
     """Frequencies are right: is the error a rounding's (angles computed with too little precision)?"""
-    from properties import precision
-
     sw = precision.measure(f, e, precision.sweep_positions(e.max_position, per_octave=1), vectors=1)
     return precision_evidence(sw, e)
 
@@ -337,8 +322,6 @@ def precision_evidence(sw, e: Expect) -> tuple[str, str] | None:
     declared class fails: the error grows like p from within the bound, or a coarser class (angles and inverse
     frequencies formed in a lower dtype) holds at every swept position where it promises something. None when
     the sweep shows neither."""
-    from properties import precision
-
     declared = precision.class_of(e)
     fail = sw.first_failure(declared)
     if fail is None:
@@ -363,8 +346,6 @@ def precision_evidence(sw, e: Expect) -> tuple[str, str] | None:
 def _wrap(f, e: Expect) -> tuple[str, str] | None:
     """Frequencies are right up to some length; do large positions wrap around a table? f(x, p) is the rotation
     at p mod T where it is within the expectation's own bound at p mod T and outside it at p."""
-    from properties.framework import output_bound
-
     top = e.max_position - 1
     x = np.random.default_rng(0).standard_normal((1, e.head_dim))
 
@@ -394,3 +375,79 @@ def _rotary_dim_evidence(d: int, untouched: list[int], r: int) -> str:
         what = f"all {d} dims rotate and none passes through"
     want = (f"{r} rotating and dims {r}..{d - 1} passing through" if r < d else "every dim rotating")
     return f"{what}, expected rotary_dim {r} ({want})"
+
+
+# -- naming a property's failure -------------------------------------------------------------------------------
+def name_failure(res, subject) -> None:
+    """Give a failing Result (properties.results.Result) its word: from evidence where the property said none
+    (:func:`diagnose`), or the structural root cause where it named one from what it measured (:func:`root_cause`)."""
+    if res.diagnosis is None:
+        _name_unnamed(res, subject)
+    else:
+        _root_cause(res, subject)
+
+
+#: words a property gives from what it measured along the expected pairs; a structural fault underneath
+#: (another pairing or layout, no rotation, NaN) is the root cause and takes their place
+_MEASURED = ("scaling", "attention-factor", "direction", "double-rotation", "position-offset", "base", "angle-precision")
+
+
+
+
+def _expect_of(res, subject) -> Expect | None:
+    expect = subject.expect
+    if expect is None and res.counterexample and isinstance(res.counterexample.get("expect"), dict):
+        expect = Expect.from_dict(res.counterexample["expect"])
+    return expect
+
+
+def _root_cause(res, subject) -> None:
+    """One root cause, one word: a failure named from a measurement says "follows from <word>" and takes
+    that word when the implementation has a structural fault (properties.diagnose.root_cause)."""
+    if not subject.form.diagnosed or res.diagnosis not in _MEASURED:
+        return
+    expect = _expect_of(res, subject)
+    if expect is None:
+        return
+    try:
+        found = root_cause(subject.as_rope(expect), expect)
+    except (Unsupported, Failure):
+        return
+    if found and found[0] != res.diagnosis:
+        res.message = f"{res.message} -- follows from {found[0]}: {found[1]}"
+        res.diagnosis = found[0]
+
+
+def _name_unnamed(res, subject) -> None:
+    """Name the fault of a failure that came without a diagnosis, from evidence (properties.diagnose)."""
+    if res.diagnosis is not None or not subject.form.diagnosed:
+        res.diagnosis = res.diagnosis or "unknown"
+        return
+    expect = _expect_of(res, subject)
+    found = None
+    if expect is not None:
+        try:
+            found = diagnose(subject.as_rope(expect), expect, reach=reach_of(res.counterexample))
+        except (Unsupported, Failure):
+            found = None
+    if found:
+        res.diagnosis, evidence = found
+        res.message = f"{res.message} -- {res.diagnosis}: {evidence}"
+    else:
+        res.diagnosis = "unknown"
+
+
+def reach_of(counterexample: dict | None) -> int | None:
+    """The largest position a failing case called the implementation at (None: it says no position)."""
+    found = []
+    for key in ("positions", "offsets", "a", "b", "m", "n", "shift", "position"):
+        v = (counterexample or {}).get(key)
+        if v is not None:
+            found.append(int(np.max(np.abs(np.asarray(v, dtype=np.float64)))) if np.size(v) else 0)
+    if counterexample and {"a", "b"} <= counterexample.keys():
+        found.append(int(counterexample["a"]) + int(counterexample["b"]))
+    if counterexample and {"m", "n", "shift"} <= counterexample.keys():
+        found.append(max(int(counterexample["m"]), int(counterexample["n"])) + abs(int(counterexample["shift"])))
+    return max(found) if found else None
+
+

@@ -4,56 +4,62 @@ A property names the invariant it checks (an id of :mod:`spec.invariants`), a st
 for a subject, a check that calls the implementation and raises :class:`Failure` or returns the
 worst error as a fraction of its bound, and pinned cases that always run first.
 
-``@rope_property`` turns a check into a pytest test taking the ``rope_subject`` fixture, so the
-test files in this package are ordinary pytest modules, while ``ropespec check`` runs the very same
-:class:`Property` objects through :func:`run_property` and reads the :class:`Result`.
+``@rope_property`` turns a check into a pytest test taking the ``rope_subject`` fixture (and ``rope_replay``, how
+the plugin says to replay a failure), so the test files in this package are ordinary pytest modules, while
+``ropespec check`` runs the very same :class:`Property` objects through :func:`run_property` and reads the
+:class:`~properties.results.Result`. The cases they draw are :mod:`properties.cases`'; their numerics
+:mod:`properties.numerics`'; the word a failure carries is named by :mod:`properties.diagnose`.
 """
 
 from __future__ import annotations
 
-import json
+import contextvars
+import importlib
+import os
+import pkgutil
 import re
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
-from hypothesis import HealthCheck, example, given, reject, reproduce_failure, seed, settings
+import pytest
+from hypothesis import HealthCheck, configuration, example, given, reject, reproduce_failure, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure, Unsatisfiable
 
-from implementations.contract import FATAL, MAX_TIMEOUTS, OUT_OF_MEMORY, Bound, Failure, Fault, Subject, Unsupported
+import properties
+from implementations.contract import FATAL, MAX_TIMEOUTS, OUT_OF_MEMORY, Failure, Fault, Unsupported
+from implementations.families import Bound
+from implementations.implementation import Subject
 from properties import profiles
-from properties.strategies import boundary_positions, expectations, make_vectors, positions, vectors
-import reference
-from spec import invariants, tolerance
+from properties.diagnose import name_failure
+from properties.results import Result, jsonable
+from spec import invariants
 from spec.expectation import Expect
 
 PROPERTIES: dict[str, "Property"] = {}
 
-#: how to print a replay command for a failure inside pytest (set by ropespec's plugin: the command line
-#: is ropespec's, and properties import nothing of ropespec)
-REPLAY: Callable[[Subject, "Result"], str | None] | None = None
-_BLOB = re.compile(r"@reproduce_failure\('([^']+)', b'([^']*)'\)")
-
-#: told how far the running property has got, at most every PROGRESS_EVERY seconds:
-#: ``PROGRESS(implementation, invariant, text, seconds it has run)`` (set by ropespec's command line)
-PROGRESS: Callable[[str, str, str, float], None] | None = None
+#: at most this often a running property says how far it has got (:func:`progress`)
 PROGRESS_EVERY = 0.25
-_running: dict = {}
+#: the running property's listener and where it has got: (listener, state), set by :func:`run_property`
+_RUNNING: contextvars.ContextVar = contextvars.ContextVar("ropespec_running", default=None)
+_BLOB = re.compile(r"@reproduce_failure\('([^']+)', b'([^']*)'\)")
 
 
 def progress(text: str = "") -> None:
     """Say how far the running property has got (its example number, and ``text`` such as "length 2400 of
     4096"). Cheap enough to call at every step of a loop: it passes on at most every PROGRESS_EVERY s."""
-    if PROGRESS is None or not _running:
+    running = _RUNNING.get()
+    if running is None:
         return
+    listener, state = running
     now = time.monotonic()
-    if now - _running["said"] < PROGRESS_EVERY:
+    if now - state["said"] < PROGRESS_EVERY:
         return
-    _running["said"] = now
-    where = f"example {_running['example']}" + (f", {text}" if text else "")
-    PROGRESS(_running["implementation"], _running["invariant"], where, now - _running["started"])
+    state["said"] = now
+    where = f"example {state['example']}" + (f", {text}" if text else "")
+    listener(state["implementation"], state["invariant"], where, now - state["started"])
 
 
 @dataclass(frozen=True)
@@ -63,148 +69,19 @@ class Property:
     cases: Callable[[Subject], st.SearchStrategy[dict]]
     check: Callable[[Callable[[Expect], Bound], dict], float | None]
     pinned: Callable[[Subject], list[dict]]
-    applies: Callable[[Subject], str | None]
+    #: why it skips an implementation it is about (a reason), or None when it runs
+    skip_if: Callable[[Subject], str | None]
     max_examples: int | None = None  # a cap below the profile's, for expensive properties
-    #: why the property is not about this subject at all (as an invariant of another family is not): not applicable,
-    #: where ``applies`` gives a reason to skip an applicable one
-    about: Callable[[Subject], str | None] = lambda subject: None
+    #: why the property is not about an implementation at all, beyond its form (as rope.layout is not about the nd
+    #: layout): hidden from reports, where ``skip_if`` gives a reason to skip one it is about
+    not_about: Callable[[Subject], str | None] = lambda subject: None
 
     @property
     def statement(self) -> str:
         return invariants.get(self.invariant).statement
 
 
-@dataclass
-class Result:
-    """The outcome of one property on one subject."""
-
-    implementation: str
-    property: str
-    invariant: str
-    status: str  # "pass" | "fail" | "skip" | "error" | "xfail" (a declared, documented failure)
-    diagnosis: str | None = None
-    message: str = ""
-    counterexample: dict | None = None
-    worst: float | None = None  # worst error seen, as a fraction of its bound
-    examples: int = 0
-    replay: list[str] = field(default_factory=list)  # extra CLI arguments that replay the failure
-    seed: int | None = None
-    profile: str | None = None
-    applicable: bool = True  # False: the property is for the other mode (rope vs decode); reports hide it
-
-    @property
-    def passed(self) -> bool:
-        return self.status in ("pass", "skip", "xfail")
-
-    def to_json(self) -> dict:
-        return {
-            "invariant": self.invariant,
-            "property": self.property,
-            "status": self.status,
-            "diagnosis": self.diagnosis,
-            "message": self.message,
-            "counterexample": self.counterexample,
-            "worst": self.worst,
-            "examples": self.examples,
-        }
-
-    def explain(self, replay_command: str | None = None, values: str = "the replay command with --json PATH") -> str:
-        """The failure as text: message, minimal counterexample, and the command that replays it.
-        ``values``: where the counterexample's full values are (a --json file, or how to get one)."""
-        lines = [f"{self.implementation} :: {self.invariant} ({self.property}): {self.status}"
-                 + (f" [{self.diagnosis}]" if self.diagnosis else "")]
-        lines.append(f"  {self.message}")
-        if self.counterexample:
-            lines.append(f"  counterexample (full values: {values}):")
-            for k, v in self.counterexample.items():
-                lines.append(f"    {k} = {_brief(v)}")
-        if replay_command:
-            lines.append(f"  replay: {replay_command}")
-        return "\n".join(lines)
-
-
-def _brief(v: Any) -> str:
-    """A short rendering of a counterexample value for the text report."""
-    if isinstance(v, dict):
-        return json.dumps(v, separators=(",", ":"))
-    if isinstance(v, list) and v and isinstance(v[0], list):
-        a = np.array(v)
-        return f"array{a.shape} " + np.array2string(a, precision=9, threshold=12, edgeitems=3, separator=", ",
-                                                  max_line_width=10**6).replace("\n", "")
-    return json.dumps(v)
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, Expect):
-        return v.to_dict()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (np.floating,)):
-        return float(v)
-    return v
-
-
-def promised(subject: Subject, drawn: st.SearchStrategy[Expect]) -> st.SearchStrategy[Expect]:
-    """Drawn expectations in the precision class a factory promises (``make.promise``, e.g. the shipped
-    numpy and torch factories promise the strict class): shipped code is held to its own promise."""
-    if not subject.promise:
-        return drawn
-    return drawn.map(lambda e: e.replace(**subject.promise))
-
-
-def expect_strategy(subject: Subject, *, partial: bool | None = None) -> st.SearchStrategy[Expect]:
-    """The subject's fixed expectation, or drawn ones for a factory without one."""
-    if subject.expect is not None:
-        return st.just(subject.expect)
-    return promised(subject, expectations(dtype=subject.dtype, max_position=subject.max_position, partial=partial))
-
-
-def pinned_expects(subject: Subject, *, partial: bool | None = None) -> list[Expect]:
-    """Expectations every property tries first: the fixed one, or d = 2 (and a partial one)."""
-    if subject.expect is not None:
-        return [subject.expect]
-    base = Expect(dtype=subject.dtype, max_position=subject.max_position, **subject.promise)
-    if partial:
-        return [base.replace(head_dim=8, rotary_dim=4)]
-    return [base.replace(head_dim=2), base.replace(head_dim=64, convention="interleaved")]
-
-
-def pinned_positions(subject: Subject) -> list[int]:
-    """p = 0, p = 1 and p = max_position - 1."""
-    return [0, 1, subject.max_position - 1]
-
-
-def rows_cases(subject: Subject, *, partial: bool | None = None, with_x: bool = True) -> st.SearchStrategy[dict]:
-    """Cases of one call: an expectation, 1 to 8 positions and (``with_x``) as many rows x."""
-
-    @st.composite
-    def build(draw):
-        e = draw(expect_strategy(subject, partial=partial), label="expect")
-        n = draw(st.integers(1, 8), label="n")
-        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
-        case = {"expect": e, "positions": np.array(pos, dtype=np.int64)}
-        if with_x:
-            case["x"] = draw(vectors(e, n), label="x")
-        return case
-
-    return build()
-
-
-def rows_pinned(subject: Subject, *, partial: bool | None = None, with_x: bool = True) -> list[dict]:
-    """The pinned cases of :func:`rows_cases`: positions 0, 1 and max_position - 1."""
-    pos = np.array(pinned_positions(subject), dtype=np.int64)
-    out = []
-    for e in pinned_expects(subject, partial=partial):
-        case = {"expect": e, "positions": pos}
-        if with_x:
-            case["x"] = make_vectors(e, len(pos))
-        out.append(case)
-    return out
-
-
-def rope_property(invariant: str, *, cases, pinned=None, applies=None, max_examples=None, about=None):
+def rope_property(invariant: str, *, cases, pinned=None, skip_if=None, max_examples=None, not_about=None):
     """Declare a property of ``invariant``: decorates ``check(bind, case)`` and returns a pytest test.
 
     ``check`` raises :class:`Failure`, or returns the worst error as a fraction of its bound, or a
@@ -219,24 +96,22 @@ def rope_property(invariant: str, *, cases, pinned=None, applies=None, max_examp
             cases=cases,
             check=check,
             pinned=pinned or (lambda subject: []),
-            applies=applies or (lambda subject: None),
+            skip_if=skip_if or (lambda subject: None),
             max_examples=max_examples,
-            about=about or (lambda subject: None),
+            not_about=not_about or (lambda subject: None),
         )
         if name in PROPERTIES:
             raise ValueError(f"duplicate property {name!r}")
         PROPERTIES[name] = prop
 
-        def test(rope_subject):
-            import pytest
-
+        def test(rope_subject, rope_replay):
             result = run_property(prop, rope_subject)
             if result.status == "skip":
                 pytest.skip(f"{invariant}: {result.message}")
             if result.status == "xfail":
                 pytest.xfail(f"{invariant}: {result.message}")
             if not result.passed:
-                pytest.fail(result.explain(REPLAY(rope_subject, result) if REPLAY else None), pytrace=False)
+                pytest.fail(result.explain(rope_replay(rope_subject, result)), pytrace=False)
 
         test.__name__ = f"test_{name}"
         test.__doc__ = f"{invariant}: {prop.statement}"
@@ -251,18 +126,12 @@ class _storage:
     working directory, while a property runs (``HYPOTHESIS_STORAGE_DIRECTORY`` overrides)."""
 
     def __enter__(self):
-        import os
-
-        from hypothesis import configuration
-
         self.saved = getattr(configuration, "__hypothesis_home_directory", None)
         if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
             cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
             configuration.set_hypothesis_home_dir(os.path.join(cache, "ropespec", "hypothesis"))
 
     def __exit__(self, *exc):
-        from hypothesis import configuration
-
         configuration.set_hypothesis_home_dir(self.saved)
 
 
@@ -286,11 +155,12 @@ class _Recorder:
         self.note: str | None = None
 
 
-def _kind_reason(prop: Property, subject: Subject) -> str | None:
-    families = invariants.get(prop.invariant).families
-    if subject.kind not in families:
-        return f"an invariant of {' and '.join(families)} implementations; this is a {subject.kind} implementation"
-    return prop.about(subject)
+def _not_about(prop: Property, subject: Subject) -> str | None:
+    """Why the property is not about this implementation (its form and mode do not answer the invariant, or the
+    property says why), or None."""
+    if not subject.answers(prop.invariant):
+        return f"not an invariant of {subject.form.label} implementations ({subject.mode})"
+    return prop.not_about(subject)
 
 
 def hypothesis_settings(profile: str | None = None) -> settings:
@@ -313,13 +183,15 @@ def run_property(
     profile: str | None = None,
     seed_value: int | None = None,
     replay: tuple[str, str] | None = None,
+    on_progress: Callable[[str, str, str, float], None] | None = None,
 ) -> Result:
-    """Run ``prop`` on ``subject``; never raises for anything the implementation does."""
+    """Run ``prop`` on ``subject``; never raises for anything the implementation does. ``on_progress(implementation,
+    invariant, text, seconds)`` hears how far it has got (:func:`progress`)."""
     profile = profile or profiles.active()
     res = Result(subject.name, prop.name, prop.invariant, "pass", seed=seed_value, profile=profile)
-    kind_reason = _kind_reason(prop, subject)
-    res.applicable = kind_reason is None
-    reason = subject.skip_reason or kind_reason or (res.applicable and subject.halted) or prop.applies(subject)
+    not_about = _not_about(prop, subject)
+    res.applicable = not_about is None
+    reason = subject.skip_reason or not_about or (res.applicable and subject.halted) or prop.skip_if(subject)
     if reason:
         res.status, res.message = "skip", reason
         return res
@@ -344,7 +216,7 @@ def run_property(
     def inner(case: dict) -> None:
         rec.case = case
         rec.examples += 1
-        _running["example"] = rec.examples
+        state["example"] = rec.examples
         progress()
         try:
             ratio = prop.check(bind, case)
@@ -372,7 +244,8 @@ def run_property(
     if replay is not None:
         test = reproduce_failure(replay[0], replay[1].encode("ascii"))(test)
     now = time.monotonic()
-    _running.update(implementation=subject.name, invariant=prop.invariant, started=now, said=now, example=0)
+    state = {"implementation": subject.name, "invariant": prop.invariant, "started": now, "said": now, "example": 0}
+    token = _RUNNING.set((on_progress, state) if on_progress else None)
     try:
         with _storage():
             test()
@@ -404,7 +277,7 @@ def run_property(
         if rec.unsupported and rec.examples:
             res.message = "; ".join(filter(None, [res.message, f"some cases unsupported: {rec.unsupported}"]))
     finally:
-        _running.clear()  # nothing runs now, whatever ended the property (Ctrl-C included)
+        _RUNNING.reset(token)  # nothing runs now, whatever ended the property (Ctrl-C included)
     res.examples = rec.examples
     documented = invariants.get(prop.invariant).expected_to_fail or None
     declared = subject.expected_failures.get(prop.invariant) or documented
@@ -416,87 +289,9 @@ def run_property(
                 res.diagnosis = None
         elif res.status == "pass":  # not an error: the examples drawn did not show the documented flaw
             res.message = f"declared to fail ({declared}), but it held on these examples"
-    if res.status == "fail" and res.diagnosis is None:
-        _diagnose(res, subject)
-    elif res.status == "fail":
-        _root_cause(res, subject)
+    if res.status == "fail":
+        name_failure(res, subject)
     return res
-
-
-#: words a property gives from what it measured along the expected pairs; a structural fault underneath
-#: (another pairing or layout, no rotation, NaN) is the root cause and takes their place
-_MEASURED = ("scaling", "attention-factor", "direction", "double-rotation", "position-offset", "base", "angle-precision")
-
-
-#: the kinds the RoPE diagnoses name: apply functions, and table builders through the RoPE their table defines
-_DIAGNOSED = ("rope", "table")
-
-
-def _as_rope(subject: Subject, expect: Expect):
-    """The implementation as f(x, positions) for the diagnoses: the bound function, or R(table(p)) x."""
-    f = subject.bind(expect)
-    return f.rotate_by_table if subject.kind == "table" else f
-
-
-def _expect_of(res: Result, subject: Subject) -> Expect | None:
-    expect = subject.expect
-    if expect is None and res.counterexample and isinstance(res.counterexample.get("expect"), dict):
-        expect = Expect.from_dict(res.counterexample["expect"])
-    return expect
-
-
-def _root_cause(res: Result, subject: Subject) -> None:
-    """One root cause, one word: a failure named from a measurement says "follows from <word>" and takes
-    that word when the implementation has a structural fault (properties.diagnose.root_cause)."""
-    if subject.kind not in _DIAGNOSED or res.diagnosis not in _MEASURED:
-        return
-    expect = _expect_of(res, subject)
-    if expect is None:
-        return
-    from properties.diagnose import root_cause
-
-    try:
-        found = root_cause(_as_rope(subject, expect), expect)
-    except (Unsupported, Failure):
-        return
-    if found and found[0] != res.diagnosis:
-        res.message = f"{res.message} -- follows from {found[0]}: {found[1]}"
-        res.diagnosis = found[0]
-
-
-def _diagnose(res: Result, subject: Subject) -> None:
-    """Name the fault of a failure that came without a diagnosis, from evidence (properties.diagnose)."""
-    if res.diagnosis is not None or subject.kind not in _DIAGNOSED:
-        res.diagnosis = res.diagnosis or "unknown"
-        return
-    expect = _expect_of(res, subject)
-    found = None
-    if expect is not None:
-        from properties.diagnose import diagnose
-
-        try:
-            found = diagnose(_as_rope(subject, expect), expect, reach=_reach(res.counterexample))
-        except (Unsupported, Failure):
-            found = None
-    if found:
-        res.diagnosis, evidence = found
-        res.message = f"{res.message} -- {res.diagnosis}: {evidence}"
-    else:
-        res.diagnosis = "unknown"
-
-
-def _reach(counterexample: dict | None) -> int | None:
-    """The largest position a failing case called the implementation at (None: it says no position)."""
-    found = []
-    for key in ("positions", "offsets", "a", "b", "m", "n", "shift", "position"):
-        v = (counterexample or {}).get(key)
-        if v is not None:
-            found.append(int(np.max(np.abs(np.asarray(v, dtype=np.float64)))) if np.size(v) else 0)
-    if counterexample and {"a", "b"} <= counterexample.keys():
-        found.append(int(counterexample["a"]) + int(counterexample["b"]))
-    if counterexample and {"m", "n", "shift"} <= counterexample.keys():
-        found.append(max(int(counterexample["m"]), int(counterexample["n"])) + abs(int(counterexample["shift"])))
-    return max(found) if found else None
 
 
 #: numpy 2's scalar repr, np.float64(0.5), in a message reads as code: the number is what is meant
@@ -508,7 +303,7 @@ def _fail(res: Result, e: Failure, rec: _Recorder) -> None:
     res.diagnosis = e.diagnosis
     res.message = _NUMPY_REPR.sub(r"\1", e.message)
     res.worst = e.ratio
-    res.counterexample = {k: _jsonable(v) for k, v in (rec.case or {}).items()}
+    res.counterexample = {k: jsonable(v) for k, v in (rec.case or {}).items()}
     for note in getattr(e, "__notes__", []):
         m = _BLOB.search(note)
         if m:
@@ -519,12 +314,6 @@ def _fail(res: Result, e: Failure, rec: _Recorder) -> None:
 
 def all_properties() -> list[Property]:
     """Every property, in spec-section order (importing the section modules registers them)."""
-    import importlib
-
-    import pkgutil
-
-    import properties
-
     for info in pkgutil.iter_modules(properties.__path__):  # every properties/test_*.py module
         if info.name.startswith("test_"):
             importlib.import_module(f"properties.{info.name}")
@@ -532,83 +321,5 @@ def all_properties() -> list[Property]:
     return sorted(PROPERTIES.values(), key=lambda p: order[p.invariant])
 
 
-def pair_norms(expect: Expect, x: np.ndarray, *, output: bool = False) -> np.ndarray:
-    """||(x_a, x_b)|| for every row and pair: shape (n, n_pairs). ``output``: x is an output, whose
-    pairs sit where the convention writes them (:meth:`Expect.out_pairs`)."""
-    a, b = (np.array(ix) for ix in zip(*(expect.out_pairs() if output else expect.pairs())))
-    return np.hypot(x[:, a], x[:, b])
-
-
-def output_bound(expect: Expect, x: np.ndarray, positions: np.ndarray, *, pairing_free: bool = False) -> np.ndarray:
-    """Allowed error of each output component of one call f(x, positions): shape (n, head_dim).
-
-    The tolerance model's bound at the call's own frequencies (seq_len = max(positions) + 1 for the
-    types that depend on it), scaled by the attention factor. ``pairing_free`` bounds each pair norm
-    whatever the pairing, for properties that must hold for any pairing."""
-    positions = np.asarray(positions, dtype=np.int64)
-    g = reference.attention_factor(expect)
-    th = reference.thetas(expect, reference.seq_len_of(positions))
-    if pairing_free:
-        norms = np.broadcast_to(tolerance.pairing_free_norm(x), (len(x), expect.n_pairs))
-    else:
-        norms = pair_norms(expect, x)
-    return per_dim(expect, tolerance.component_bound(expect, positions, th, g * norms))
-
-
-def exact(expect: Expect, x: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The exact rotation of rows ``x`` to compare an output with, and a bound on that reference's own
-    error per component (shape (n, head_dim)): ``reference.fast`` (double-double, 2 ulp of the pair
-    norm) where ``tolerance.fast_reference_suffices``, which the bound then carries; the mpmath
-    reference, exact to half an ulp of float64, otherwise (0)."""
-    positions = np.asarray(positions, dtype=np.int64)
-    if tolerance.fast_reference_suffices(expect):
-        g = reference.attention_factor(expect)
-        own = per_dim(expect, tolerance.FAST_REFERENCE_ERROR * g * pair_norms(expect, x))
-        return reference.fast.apply(expect, x, positions), own
-    return reference.apply(expect, x, positions), np.zeros((len(x), expect.head_dim))
-
-
-def to_output_layout(expect: Expect, x: np.ndarray) -> np.ndarray:
-    """x (n, head_dim) with each dim moved to where the convention writes it (a copy)."""
-    out = np.empty_like(x)
-    out[:, expect.layout()] = x
-    return out
-
-
-def to_input_layout(expect: Expect, y: np.ndarray) -> np.ndarray:
-    """An output y (n, head_dim) read back into the input layout: the inverse of :func:`to_output_layout`."""
-    return np.asarray(y)[:, expect.layout()]
-
-
-def per_dim(expect: Expect, per_pair: np.ndarray, passthrough: np.ndarray | float = 0.0) -> np.ndarray:
-    """Spread an (n, n_pairs) array onto (n, head_dim): both dims of a pair get the pair's value;
-    pass-through dims (at and beyond rotary_dim) get ``passthrough`` (a scalar or an (n, head_dim) array)."""
-    out = np.array(np.broadcast_to(passthrough, (per_pair.shape[0], expect.head_dim)), dtype=np.float64)
-    out[:, : expect.rotary_dim] = 0.0
-    a, b = (np.array(ix) for ix in zip(*expect.out_pairs()))
-    out[:, a] = per_pair
-    out[:, b] = per_pair
-    return out
-
-
-__all__ = [
-    "PROPERTIES",
-    "all_properties",
-    "Property",
-    "Result",
-    "boundary_positions",
-    "expect_strategy",
-    "hypothesis_settings",
-    "output_bound",
-    "pair_norms",
-    "per_dim",
-    "to_input_layout",
-    "to_output_layout",
-    "pinned_expects",
-    "pinned_positions",
-    "promised",
-    "rows_cases",
-    "rows_pinned",
-    "rope_property",
-    "run_property",
-]
+__all__ = ["PROPERTIES", "Property", "all_properties", "hypothesis_settings", "progress", "rope_property",
+           "run_property"]

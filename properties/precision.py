@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 import reference
-from properties.framework import exact, pair_norms, per_dim
+from properties.numerics import exact, pair_norms, per_dim
 from spec import tolerance
 from spec.dtypes import round_to
 from spec.expectation import Expect

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 import reference
 from implementations.contract import Failure
 from properties.assertions import assert_close
-from properties.framework import expect_strategy, output_bound, pinned_expects, rope_property, to_input_layout
+from properties.numerics import output_bound, to_input_dims
+from properties.cases import expect_strategy, pinned_expects
+from properties.framework import rope_property
 from properties.strategies import make_vectors, positions, vectors
 from spec.scaling import SEQ_LEN_DEPENDENT
 
@@ -30,9 +32,9 @@ def _cases(subject):
 def _applies(subject):
     if subject.array != "torch":
         return "autograd is checked for torch implementations (--array torch)"
-    shape = (f"a --form {subject.kind} function" if subject.kind in ("kernel", "qk") else
-             f"the {subject.layout} layout" if subject.layout != "nd" else "an in-place function" if subject.inplace
-             else None)
+    s = subject.shape
+    shape = (f"a --form {s.form} function" if s.form in ("kernel", "qk") and s.table is None else
+             f"the {s.rows} layout" if s.rows != "nd" else "an in-place function" if s.inplace else None)
     if shape is not None:  # said, so that a custom backward is never assumed to have been checked
         return (f"the backward was not checked: autograd is checked on f(x, positions) in the nd layout, out of place, "
                 f"and this is {shape}")
@@ -41,7 +43,7 @@ def _applies(subject):
     return None
 
 
-@rope_property("autograd.inverse-rotation", cases=_cases, applies=_applies,
+@rope_property("autograd.inverse-rotation", cases=_cases, skip_if=_applies,
                pinned=lambda subject: [{"expect": e, "positions": np.array([0, 1, 7]), "x": make_vectors(e, 3),
                                         "g": make_vectors(e, 3, seed=1)} for e in pinned_expects(subject)])
 def test_inverse_rotation(bind, case):
@@ -49,14 +51,14 @@ def test_inverse_rotation(bind, case):
     grad = bind(e).grad(x, pos, g)  # NotImplementedError (a rejected case) when f has no autograd
     # f = L R(p) with L where the convention writes each pair (the identity but for rope_interleave): the
     # gradient is R(-p) L^T g, in the input's layout, scaled by the attention factor like the forward
-    h = to_input_layout(e, g)
-    want = to_input_layout(e, reference.apply(e, h, -pos))
-    bound = to_input_layout(e, output_bound(e, h, pos))
+    h = to_input_dims(e, g)
+    want = to_input_dims(e, reference.apply(e, h, -pos))
+    bound = to_input_dims(e, output_bound(e, h, pos))
     try:
         return assert_close("d<f(x, p), g>/dx", grad, want, bound,
                             call=f"backward at positions {pos.tolist()}: should be R(-p) g", dtype=e.dtype)
     except Failure as err:
-        if np.all(np.abs(grad - to_input_layout(e, reference.apply(e, h, pos))) <= bound):
+        if np.all(np.abs(grad - to_input_dims(e, reference.apply(e, h, pos))) <= bound):
             raise Failure(f"{err.message} -- direction: the gradient is R(+p) g, the forward rotation, not its "
                           "inverse: the backward forgot the sign", "direction") from None
         raise

@@ -9,7 +9,9 @@ from implementations.contract import Failure
 from properties import diagnose, precision
 from properties.assertions import assert_close
 from properties.strategies import make_vectors
-from properties.framework import exact, expect_strategy, output_bound, pinned_expects, rope_property, rows_cases, rows_pinned
+from properties.numerics import exact, output_bound
+from properties.cases import expect_strategy, pinned_expects, rows_cases, rows_pinned
+from properties.framework import rope_property
 from spec import tolerance
 
 

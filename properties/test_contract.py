@@ -6,7 +6,8 @@ import numpy as np
 
 from implementations.contract import Failure
 from properties.assertions import assert_equal
-from properties.framework import rope_property, rows_cases, rows_pinned
+from properties.cases import rows_cases, rows_pinned
+from properties.framework import rope_property
 
 
 

@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from implementations.contract import Failure
 from properties.assertions import assert_close
-from properties.framework import exact, output_bound, progress, promised, rope_property
+from properties.numerics import exact, output_bound
+from properties.cases import promised
+from properties.framework import progress, rope_property
 from properties.strategies import make_vectors, scaled_expectations, vectors
 from spec.expectation import Expect
 from spec.scaling import SEQ_LEN_DEPENDENT, original_length

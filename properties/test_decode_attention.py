@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from implementations.contract import Failure
 from properties.assertions import assert_close
-from properties.framework import expect_strategy, rope_property
+from properties.cases import expect_strategy
+from properties.framework import rope_property
 from properties.strategies import positions, vectors
 from reference.encodings import attention
 from spec import tolerance

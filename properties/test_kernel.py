@@ -14,26 +14,14 @@ from hypothesis import strategies as st
 
 from implementations.contract import Failure, Fault
 from properties.assertions import assert_close
-from properties.framework import expect_strategy, pair_norms, per_dim, pinned_expects, pinned_positions, rope_property
+from properties.numerics import pair_norms, per_dim
+from properties.cases import expect_strategy, pinned_expects, pinned_positions
+from properties.framework import rope_property
 from properties.strategies import make_vectors, positions, vectors
 from spec import tolerance
-from spec.angles import rounded_table as table, two_prod, two_sum
+from reference.table import rotated
+from spec.angles import rounded_table as table
 from spec.expectation import CONVENTIONS
-
-
-def rotated(e, x: np.ndarray, c: np.ndarray, s: np.ndarray, *, pairs=None, sign: float = 1.0) -> np.ndarray:
-    """The rotation of x by the given table, formed in double-double (exact to 2^-100 of the pair norm, so the
-    reference adds nothing to the bound): (x_a c - x_b s, x_a s + x_b c) written where ``pairs`` say
-    (a, b, out_a, out_b; default the expectation's own), pass-through dims copied."""
-    a, b, oa, ob = pairs or e.pair_index()
-    xa, xb = x[:, a], x[:, b]
-    out = x.copy()
-    for dst, (u, v, w, z) in ((oa, (xa, c, xb, -sign * s)), (ob, (xa, sign * s, xb, c))):
-        p1, e1 = two_prod(u, v)
-        p2, e2 = two_prod(w, z)
-        hi, lo = two_sum(p1, p2)
-        out[:, dst] = hi + (lo + e1 + e2)
-    return out
 
 
 def _cases(subject):
@@ -59,7 +47,7 @@ def test_rotation(bind, case):
     call = bind(e).kernel(x, c, s)
     if call.input_mutated:
         raise Fault(f"kernel(x, cos, sin) wrote into its argument {call.input_mutated} (a kernel that writes its "
-                    f"result into x is declared in place, --inplace)", "input-mutated")
+                    f"result into x is declared in place, with --inplace)", "input-mutated")
     want = rotated(e, x, c, s)
     bound = per_dim(e, tolerance.strict_bound(e, pair_norms(e, x)))  # pass-through dims: 0, exact
     try:

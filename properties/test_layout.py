@@ -16,13 +16,15 @@ from hypothesis import strategies as st
 from implementations import arrays
 from implementations.contract import Failure, Fault
 from properties.assertions import assert_close
-from properties.framework import exact, expect_strategy, output_bound, rope_property
+from properties.numerics import exact, output_bound
+from properties.cases import expect_strategy
+from properties.framework import rope_property
 from properties.strategies import make_vectors, positions, vectors
 from spec.definitions import token_positions
 
 
 def _about(subject):
-    if subject.layout == "nd":
+    if subject.shape.rows == "nd":
         return "an invariant of the batched layouts (--layout bshd, bhsd, sbhd, thd or --form vllm)"
     return None
 
@@ -34,10 +36,10 @@ def _applies(subject):
 
 
 def _cases(subject):
-    layout = subject.layout
+    layout = subject.shape.rows
     # read-only memory is no place to write; flattened heads (vllm) cannot repeat a head by strides
     storages = tuple(s for s in arrays.STORAGES.get(subject.array, ("contiguous",))
-                     if not (s == "broadcast" and (subject.inplace or layout == "vllm")))
+                     if not (s == "broadcast" and (subject.shape.inplace or layout == "vllm")))
 
     @st.composite
     def build(draw):
@@ -117,7 +119,7 @@ def _fits(e, case, got, element_positions) -> bool:
     return bool(np.all(np.abs(out - ref) <= bound))
 
 
-@rope_property("rope.layout", cases=_cases, applies=_applies, about=_about)
+@rope_property("rope.layout", cases=_cases, skip_if=_applies, not_about=_about)
 def test_layout(bind, case):
     e, storage = case["expect"], case["storage"]
     f, layout = bind(e), case["layout"]

@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from implementations.contract import Failure, Fault
-from properties.framework import expect_strategy, pinned_expects, rope_property, rows_pinned
+from properties.cases import expect_strategy, pinned_expects, rows_pinned
+from properties.framework import rope_property
 from properties.strategies import positions
 
 

@@ -13,10 +13,9 @@ from hypothesis import strategies as st
 
 import reference
 from properties.assertions import assert_close
-from properties.framework import (
-    expect_strategy, output_bound, pair_norms, pinned_expects, rope_property, rows_cases, rows_pinned,
-    to_input_layout, to_output_layout,
-)
+from properties.numerics import output_bound, pair_norms, to_input_dims, to_output_dims
+from properties.cases import expect_strategy, pinned_expects, rows_cases, rows_pinned
+from properties.framework import rope_property
 from properties.strategies import make_vectors, positions, vectors
 from spec import tolerance
 from spec.scaling import SEQ_LEN_DEPENDENT
@@ -105,7 +104,7 @@ def test_identity_at_zero(bind, case):
     y = bind(e)(x, pos)
     gx = x.copy()
     gx[:, : e.rotary_dim] *= reference.attention_factor(e)  # the attention factor scales the rotated dims
-    gx = to_output_layout(e, gx)  # written where the convention puts each pair (rope_interleave moves them)
+    gx = to_output_dims(e, gx)  # written where the convention puts each pair (rope_interleave moves them)
     return assert_close("f(x, 0)", y, gx, _tau(e, x, pos), call="f(x, positions=0)", dtype=e.dtype)
 
 
@@ -133,14 +132,14 @@ def _static_table(subject):
     return None
 
 
-@rope_property("rope.composition", cases=_composition_cases, pinned=_composition_pinned, applies=_static_table)
+@rope_property("rope.composition", cases=_composition_cases, pinned=_composition_pinned, skip_if=_static_table)
 def test_composition(bind, case):
     e, a, b, x = case["expect"], case["a"], case["b"], case["x"]
     f = bind(e)
     k = len(x)
     g = reference.attention_factor(e)
     pa, pb, pab = (np.full(k, v, dtype=np.int64) for v in (a, b, a + b))
-    y1 = to_input_layout(e, f(x, pa))  # read back as pairs (rope_interleave writes another layout)
+    y1 = to_input_dims(e, f(x, pa))  # read back as pairs (rope_interleave writes another layout)
     twice = f(y1, pb)
     once = f(x, pab)
     once[:, : e.rotary_dim] *= g  # twice carries the attention factor twice: f(f(x, a), b) = g f(x, a + b)

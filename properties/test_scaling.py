@@ -16,7 +16,9 @@ import reference
 from implementations.contract import Failure, Unsupported
 from properties import probe
 from properties.assertions import assert_close
-from properties.framework import output_bound, promised, rope_property
+from properties.numerics import output_bound
+from properties.cases import promised
+from properties.framework import rope_property
 from properties.strategies import positions, scaled_expectations, vectors
 from spec import tolerance
 from spec.scaling import original_length
@@ -102,7 +104,7 @@ def _first_bad(ok):
 
 
 @rope_property("scaling.bounded", cases=_cases(("linear", "ntk", "yarn", "llama3", "dynamic")),
-               applies=_of_type(("linear", "ntk", "yarn", "llama3", "dynamic")), max_examples=8)
+               skip_if=_of_type(("linear", "ntk", "yarn", "llama3", "dynamic")), max_examples=8)
 def test_bounded(bind, case):
     e = case["expect"]
     s = e.rope_scaling["factor"]
@@ -167,7 +169,7 @@ def _linear_applies(subject):
     return None
 
 
-@rope_property("scaling.linear-positions", cases=_linear_cases, applies=_linear_applies, max_examples=10)
+@rope_property("scaling.linear-positions", cases=_linear_cases, skip_if=_linear_applies, max_examples=10)
 def test_linear_positions(bind, case):
     e, q, x = case["expect"], case["q"], case["x"]
     s = int(e.rope_scaling["factor"])
@@ -178,7 +180,7 @@ def test_linear_positions(bind, case):
                         dtype=e.dtype, diagnosis="scaling")
 
 
-@rope_property("scaling.ntk-endpoints", cases=_cases(("ntk",)), applies=_of_type(("ntk",)), max_examples=8)
+@rope_property("scaling.ntk-endpoints", cases=_cases(("ntk",)), skip_if=_of_type(("ntk",)), max_examples=8)
 def test_ntk_endpoints(bind, case):
     e = case["expect"]
     s = e.rope_scaling["factor"]
@@ -195,7 +197,7 @@ def test_ntk_endpoints(bind, case):
     return float(abs(m.thetas[-1] - th[-1] / s) / (tol[-1] * th[-1] / s))
 
 
-@rope_property("scaling.band-edges", cases=_cases(("yarn", "llama3")), applies=_of_type(("yarn", "llama3")),
+@rope_property("scaling.band-edges", cases=_cases(("yarn", "llama3")), skip_if=_of_type(("yarn", "llama3")),
                max_examples=8)
 def test_band_edges(bind, case):
     e = case["expect"]
@@ -219,7 +221,7 @@ def test_band_edges(bind, case):
     return float(np.max(np.abs(m.thetas - exact) / (tol * exact)))
 
 
-@rope_property("scaling.dynamic-length", cases=_cases(("dynamic",)), applies=_of_type(("dynamic",)), max_examples=8)
+@rope_property("scaling.dynamic-length", cases=_cases(("dynamic",)), skip_if=_of_type(("dynamic",)), max_examples=8)
 def test_dynamic_length(bind, case):
     e = case["expect"]
     f, L = bind(e), original_length(e)
@@ -244,7 +246,7 @@ def test_dynamic_length(bind, case):
 
 
 @rope_property("scaling.attention-factor", cases=_cases(("yarn", "longrope")), max_examples=8,
-               applies=lambda subject: _of_type(("yarn", "longrope", "default", "linear", "ntk", "dynamic", "llama3"))(subject))
+               skip_if=lambda subject: _of_type(("yarn", "longrope", "default", "linear", "ntk", "dynamic", "llama3"))(subject))
 def test_attention_factor(bind, case):
     e = case["expect"]
     m = probe.measure(bind(e), e, max_position=2)
@@ -259,7 +261,7 @@ def test_attention_factor(bind, case):
     return float(abs(m.attention_factor - g) / allowed)
 
 
-@rope_property("scaling.longrope-switch", cases=_cases(("longrope",)), applies=_of_type(("longrope",)), max_examples=8)
+@rope_property("scaling.longrope-switch", cases=_cases(("longrope",)), skip_if=_of_type(("longrope",)), max_examples=8)
 def test_longrope_switch(bind, case):
     e = case["expect"]
     f, L = bind(e), original_length(e)

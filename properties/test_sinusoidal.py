@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 import reference
 from implementations.contract import Failure
 from properties.assertions import assert_close
-from properties.framework import expect_strategy, per_dim, pinned_expects, rope_property, rows_cases, rows_pinned
+from properties.numerics import per_dim
+from properties.cases import expect_strategy, pinned_expects, rows_cases, rows_pinned
+from properties.framework import rope_property
 from properties.strategies import positions
 from reference.encodings import sinusoidal, sinusoidal_fast
 from spec import tolerance

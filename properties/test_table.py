@@ -13,7 +13,9 @@ import numpy as np
 
 from implementations.contract import Failure
 from properties.assertions import assert_close
-from properties.framework import exact, output_bound, rope_property, rows_cases, rows_pinned
+from properties.numerics import exact, output_bound
+from properties.cases import rows_cases, rows_pinned
+from properties.framework import rope_property
 
 
 def unit_pairs(e, n: int) -> np.ndarray:

@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 from implementations import SHIPPED, arrays, make_subject, unavailable
-from implementations.contract import Subject, TargetError
+from implementations.contract import TargetError
+from implementations.implementation import Subject
+from implementations.shape import CallShape, ShapeError
 from spec import hfconfig, presets
 from spec.expectation import DEFAULT, DTYPES, Expect, ExpectationError, load_json
 
@@ -22,7 +24,7 @@ def shipped(*, expect: Expect | None = None, dtype: str | None = None, notes: li
     ``dtype`` when given, and none whose array package is not installed (``notes`` says which)."""
     out = []
     for s in SHIPPED:
-        if expect is not None and s.kind != "rope":
+        if expect is not None and s.shape.family != "rope":
             continue  # an expectation given on the command line describes RoPE
         if dtype and dtype not in s.dtypes:
             continue
@@ -148,24 +150,13 @@ def parse_replay(text: str | None) -> tuple[str, str] | None:
 
 
 def call_shape(*, family: str = "rope", form: str = "apply", layout: str = "nd", inplace: bool = False,
-               table=None) -> dict:
-    """How the properties call TARGET, from the options (the command line's and the API's): the kind (the family,
-    or for RoPE the form), the layout, whether in place, and a kernel's table TARGET. UsageError when they do not
-    fit together."""
-    if form != "apply" and family != "rope":
-        raise UsageError(f"--form {form}: a form of RoPE code; drop it with --family {family}")
-    if (layout != "nd" or inplace) and family != "rope":
-        raise UsageError(f"--{'layout' if layout != 'nd' else 'inplace'}: a layout of RoPE apply functions; drop it "
-                         f"with --family {family}")
-    if layout != "nd" and form != "apply":
-        raise UsageError(f"--layout {layout}: a layout of the apply form; drop it with --form {form}")
-    if inplace and form not in ("apply", "vllm"):
-        raise UsageError(f"--inplace: an apply function or vLLM's forward writes in place; drop it with --form {form}")
-    if table is not None and form not in ("kernel", "qk"):
-        raise UsageError(f"--table: the table of an apply kernel, with --form kernel or qk (not --form {form})")
-    if form == "vllm":
-        return {"kind": "rope", "layout": "vllm", "inplace": inplace}
-    return {"kind": form if form != "apply" else family, "layout": layout, "inplace": inplace, "table": table}
+               table=None) -> CallShape:
+    """How the properties call TARGET, from the options (the command line's and the API's); UsageError when they do
+    not fit together."""
+    try:
+        return CallShape(family, form, layout, inplace, table)
+    except ShapeError as e:
+        raise UsageError(str(e)) from None
 
 
 def subject_specs(
@@ -178,12 +169,9 @@ def subject_specs(
     device: str = "cpu",
     timeout: float | None = None,
     warmup_timeout: float | None = None,
-    kind: str = "rope",
+    shape: CallShape = CallShape(),
     isolate: bool | None = None,
     notes: list[str] | None = None,
-    layout: str = "nd",
-    inplace: bool = False,
-    table: str | None = None,
     memory_limit=None,
 ) -> list[dict]:
     """The :func:`implementations.make_subject` arguments of each implementation to check (the shipped
@@ -204,11 +192,10 @@ def subject_specs(
     common = dict(expect=expect, max_position=max_position, device=device, timeout=timeout,
                   warmup_timeout=warmup_timeout, memory_limit=parse_memory("--memory-limit", memory_limit))
     if not targets:
-        return [dict(common, target=s.target, array=s.array, dtype=d, name=f"{s.name}-{d}", kind=s.kind,
-                     layout=s.layout, inplace=s.inplace)
+        return [dict(common, target=s.target, array=s.array, dtype=d, name=f"{s.name}-{d}", shape=s.shape)
                 for s in shipped(expect=expect, dtype=dtype, notes=notes) for d in ((dtype,) if dtype else s.dtypes)]
     return [dict(common, target=t, array=array or "numpy", dtype=dtype, name=t if isinstance(t, str) else None,
-                 kind=kind, isolate=isolate, layout=layout, inplace=inplace, table=table) for t in targets]
+                 shape=shape, isolate=isolate) for t in targets]
 
 
 def build_subjects(targets: list | None, **kwargs) -> list[Subject]:

@@ -15,7 +15,8 @@ import numpy as np
 import reference
 from reference.encodings import sinusoidal_fast
 from implementations.contract import Failure
-from properties.framework import Result, output_bound
+from properties.numerics import output_bound
+from properties.results import Result
 from spec import tolerance
 from spec.expectation import Expect
 
@@ -175,11 +176,12 @@ def grade(path: str, *, seed: int = 0, timeout: float | None = 10.0, warmup_time
     must be a path to a .py file (TargetError otherwise: a bare name is never imported)."""
     from implementations.contract import TargetError
     from implementations.isolation import WorkerHost
+    from implementations.shape import CallShape
 
     if not (path.endswith(".py") or "/" in path or "\\" in path):
         raise TargetError(f"{path}: expected a path to the lab's .py file (a bare name is not imported)")
-    host = WorkerHost({"lab": path}, path, kind="lab", array="list", device="cpu", timeout=timeout or None,
-                      warmup_timeout=warmup_timeout or None)
+    host = WorkerHost({"module_path": path}, path, shape=CallShape(), array="list", device="cpu",
+                      timeout=timeout or None, warmup_timeout=warmup_timeout or None)
     try:
         try:
             info = host.load("float64")

@@ -7,6 +7,9 @@ its own worker process, as with ``ropespec check``. Without ``--rope-impl`` the 
 test that takes the ``rope_subject`` fixture runs once per subject, with ids like ``[numpy-float32]``.
 ``--rope-profile dev|ci|thorough`` chooses the profile of ropespec's properties and of ``rope_check``
 (default: dev, ci when ``CI`` is set); the plugin changes no other test's Hypothesis settings.
+
+Every import of ropespec's own modules is inside the hook or fixture that needs it: the plugin is loaded by every
+pytest run of an environment where ropespec is installed, and one that uses none of it pays nothing for it.
 """
 
 from __future__ import annotations
@@ -55,10 +58,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if not chosen and hyp.startswith("ropespec-"):
         chosen = hyp.removeprefix("ropespec-")
     profiles.set_active(chosen)
-    from properties import framework
-    from ropespec.api import replay_text
-
-    framework.REPLAY = replay_text  # property failures in pytest print how to replay them
     _expect(config)  # bad usage is said before anything runs (exit 4, one line)
 
 
@@ -123,12 +122,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "rope_subject" in metafunc.fixturenames:
         subjects = _subjects(metafunc.config)
         prop = getattr(metafunc.function, "property", None)
-        if prop is not None:  # only the implementations the invariant is about (rope, decode, sinusoidal, ...)
-            from spec.invariants import get
-
-            families = get(prop.invariant).families
-            subjects = [s for s in subjects if s.kind in families or s.skip_reason]
+        if prop is not None:  # only the implementations the invariant is about (its form, in its mode)
+            subjects = [s for s in subjects if s.answers(prop.invariant) or s.skip_reason]
         metafunc.parametrize("rope_subject", subjects, ids=[s.name for s in subjects])
+
+
+@pytest.fixture
+def rope_replay():
+    """How a failing property of ``pytest properties`` says to replay it: ``rope_replay(subject, result)``."""
+    from ropespec.replay import replay_text
+
+    return replay_text
 
 
 @pytest.fixture

@@ -11,8 +11,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+import os
+import xml.etree.ElementTree as ET
+
+from rich import box
+
 from implementations.contract import clean
-from ropespec.api import SubjectReport, replay_text
+from properties.diagnose import STRUCTURAL
+from properties.precision import class_of, describe_position, holds
+from ropespec.replay import replay_text
 from spec import tolerance
 
 _STYLE = {"pass": "green", "fail": "bold red", "skip": "yellow", "error": "bold magenta", "xfail": "cyan"}
@@ -47,8 +54,6 @@ _ALIAS_OVER = 16
 
 def table_mode(console: Console) -> bool:
     """The table on a terminal; plain lines when piped, with NO_COLOR set, or on a dumb terminal."""
-    import os
-
     return console.is_terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
@@ -65,8 +70,6 @@ def _table(reports, console: Console) -> None:
     """Implementation (or its alias), invariant, status, diagnosis word and worst ratio: columns that
     fold rather than vanish, so every row stays readable at 80 columns. Details go below the table:
     failures under 'N failing', other notes (skips, expected failures, errors' first lines) in a list."""
-    from rich import box
-
     long = any(len(rep.subject.name) > _ALIAS_OVER for rep in reports)
     names = {id(rep): (_alias(i) if long else rep.subject.name) for i, rep in enumerate(reports)}
     if long:
@@ -99,7 +102,7 @@ def _ratio(r) -> str:
     return "inf" if r.worst == float("inf") else f"{r.worst:.2g}"
 
 
-def render(reports: list[SubjectReport], console: Console, *, seed: int, profile: str,
+def render(reports: list, console: Console, *, seed: int, profile: str,
            values: str = "the replay command with --json PATH") -> None:
     """Print the implementation x invariant table, then every failure with its replay command."""
     wrap = not table_mode(console)  # on a terminal rich wraps at words; piped lines stay whole
@@ -171,8 +174,6 @@ def _count(n: int, noun: str) -> str:
 def root_cause(rep) -> tuple[str, int, int] | None:
     """(word, failures carrying it, failures) when an implementation's failures have a structural root
     cause (properties.diagnose.STRUCTURAL), else None."""
-    from properties.diagnose import STRUCTURAL
-
     words = [r.diagnosis for r in rep.results if r.status == "fail"]
     roots = [w for w in dict.fromkeys(words) if w in STRUCTURAL]
     return (roots[0], words.count(roots[0]), len(words)) if roots else None
@@ -196,8 +197,6 @@ def _indent(text: str, max_lines: int) -> str:
 
 def render_precision(sw, console: Console, target: str) -> None:
     """The precision sweep as a table of positions, then the safe position of every class."""
-    from properties.precision import class_of, describe_position, holds
-
     e = sw.expect
     declared = class_of(e)
     console.print(f"ropespec precision: {target}: {e.describe()}; declared class: {tolerance.class_name(e)}",
@@ -230,8 +229,6 @@ def render_precision(sw, console: Console, target: str) -> None:
 
 def render_exhaustive(ex, console: Console, target: str) -> None:
     """Every class: holds at every position, or the first position where it fails; the worst ratio."""
-    from properties.precision import class_of
-
     e = ex.expect
     declared = class_of(e)
     say = lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True)
@@ -293,8 +290,6 @@ def junit_text(result) -> str:
     """JUnit XML: a testsuite per implementation, a testcase per property (skips and failures marked); an
     interrupted or stopped run says so on the root (``interrupted``, ``error``). Whatever the implementation's
     messages hold, the text is valid XML."""
-    import xml.etree.ElementTree as ET
-
     root = ET.Element("testsuites", name="ropespec", passed=str(result.passed).lower())
     if result.interrupted:
         root.set("interrupted", result.interrupted)

@@ -1,60 +1,56 @@
 """A ``-j`` runner process: ``python -m ropespec.runner FD PARENT_PID``.
 
-``ropespec check -j N`` starts N runners (:func:`ropespec.api.check_in_processes`). Each takes one
-implementation at a time: it builds the subject (whose worker process is the runner's own child), runs
-the properties, and streams every result back as it finishes, so an interrupted run still reports
-what finished. A runner lives in its own session and ends when the main process dies.
+``ropespec check -j N`` starts N runners (:func:`ropespec.scheduler.check_in_processes`). Each takes one
+implementation at a time: it builds the implementation (whose worker process is the runner's own child), runs the
+properties, and streams every result back as it finishes, so an interrupted run still reports what finished. A
+runner lives in its own session and ends when the main process dies.
 
-Messages (main -> runner): ``("job", index, subject_kwargs, invariant_ids, profile, seed, replay)``.
-Runner -> main: ``("subject", index, subject)``, ``("result", index, result)``, ``("done", index)``,
-``("progress", index, (implementation, invariant, text, seconds))`` (how far a long property has got),
-``("target-error", index, message)``, ``("error", index, message)``.
+Messages are :mod:`implementations.messages`' records: a :class:`Job` in, then :class:`Loaded`, one
+:class:`Finished` per property, :class:`Progress` (how far a long property has got) and :class:`Done` back, or
+:class:`JobFailed`.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
+from multiprocessing.connection import Connection
+
+from implementations.contract import TargetError
+from implementations.loader import make_subject
+from implementations.messages import Done, Finished, JobFailed, Loaded, Progress
+from implementations.worker import watch_parent
+from properties.framework import run_property
+from ropespec.engine import select_properties
 
 
 def main(argv: list[str]) -> None:
-    from multiprocessing.connection import Connection
-
-    from implementations.worker import _watch_parent
-
     conn = Connection(int(argv[0]))
-    _watch_parent(int(argv[1]))
+    watch_parent(int(argv[1]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from implementations import make_subject
-    from implementations.contract import TargetError
-    from properties import framework
-    from properties.framework import run_property
-    from ropespec.api import select_properties
-
     while True:
         try:
-            msg = conn.recv()
+            job = conn.recv()
         except (EOFError, OSError):
             return
-        _, index, kwargs, ids, profile, seed, replay = msg
         try:
-            subject = make_subject(**kwargs)
+            subject = make_subject(**job.spec)
         except TargetError as e:
-            conn.send(("target-error", index, str(e)))
+            conn.send(JobFailed(job.index, str(e), target_error=True))
             continue
         except Exception as e:  # ropespec's own bug: said plainly
-            conn.send(("error", index, f"{type(e).__name__}: {e}"))
+            conn.send(JobFailed(job.index, f"{type(e).__name__}: {e}", target_error=False))
             continue
-        framework.PROGRESS = lambda *said, i=index: conn.send(("progress", i, said))
+        tell = lambda *said, i=job.index: conn.send(Progress(i, said))  # noqa: E731
         try:
-            conn.send(("subject", index, subject))
-            for p in select_properties(ids):
-                conn.send(("result", index, run_property(p, subject, profile=profile, seed_value=seed,
-                                                          replay=replay)))
+            conn.send(Loaded(job.index, subject))
+            for p in select_properties(job.invariants):
+                conn.send(Finished(job.index, run_property(p, subject, profile=job.profile, seed_value=job.seed,
+                                                           replay=job.replay, on_progress=tell)))
         finally:
             subject.close()
-        conn.send(("subject", index, subject))  # again: now with its warm-up time and captured output
-        conn.send(("done", index))
+        conn.send(Loaded(job.index, subject))  # again: now with its warm-up time and captured output
+        conn.send(Done(job.index))
 
 
 if __name__ == "__main__":

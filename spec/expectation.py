@@ -255,8 +255,8 @@ class Expect:
         oa, ob = zip(*self.out_pairs())
         return tuple(index(list(ix)) for ix in (a, b, oa, ob))
 
-    def layout(self) -> list[int]:
-        """Where each input dim's result is written: ``layout()[j]`` is the output dim of input dim j
+    def output_dims(self) -> list[int]:
+        """Where each input dim's result is written: ``output_dims()[j]`` is the output dim of input dim j
         (the identity but for ``rope_interleave``)."""
         perm = list(range(self.head_dim))
         for (a, b), (oa, ob) in zip(self.pairs(), self.out_pairs()):

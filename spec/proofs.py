@@ -179,7 +179,7 @@ def identity_at_zero():
     for e in expects(partial=True):
         x = vec("x", e.head_dim)
         _zero([yy - xx for yy, xx in zip(f(e, x, 0, thetas(e.n_pairs)), x)] if e.convention != "rope_interleave"
-              else [f(e, x, 0, thetas(e.n_pairs))[e.layout()[j]] - x[j] for j in range(e.head_dim)],
+              else [f(e, x, 0, thetas(e.n_pairs))[e.output_dims()[j]] - x[j] for j in range(e.head_dim)],
               f"{e.convention}, d = {e.head_dim}")
     return f"f(x, 0) = x (rope_interleave: x in its output layout) for symbolic x, theta_i; every even d <= {MAX_D}"
 
@@ -380,7 +380,7 @@ def autograd_inverse_rotation():
         J = sp.Matrix(f(e, x, p, th)).jacobian(x)
         back = f(e, gv, -p, th)  # the inverse rotation
         if e.convention == "rope_interleave":  # y = P f_interleaved(x): J^T g = f_interleaved(P^T g, -p)
-            back = f(e.replace(convention="interleaved"), [gv[e.layout()[j]] for j in range(d)], -p, th)
+            back = f(e.replace(convention="interleaved"), [gv[e.output_dims()[j]] for j in range(d)], -p, th)
         _zero(list(J.T * sp.Matrix(gv) - sp.Matrix(back)), f"{e.convention}, d = {d}, r = {e.rotary_dim}")
     return ("the gradient of <f(x, p), g> is J^T g = f(g, -p), the inverse rotation, with pass-through dims getting g "
             f"unchanged (rope_interleave: read back in the input layout); symbolic x, g, p, theta_i; every even d <= {MAX_D}")
@@ -684,6 +684,12 @@ class Outcome:
     ok: bool
     account: str
     seconds: float = 0.0
+    #: (mutations it failed under, mutations of what it is about) once audited (:func:`audit`), else None
+    killed: tuple[int, int] | None = None
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "ok": self.ok, "account": self.account, "seconds": round(self.seconds, 3),
+                **({"mutants": list(self.killed)} if self.killed else {})}
 
 
 def run_all(ids=None) -> list[Outcome]:
@@ -701,3 +707,17 @@ def run_all(ids=None) -> list[Outcome]:
             ok, account = False, str(e)
         out.append(Outcome(pid, pr.kind, ok, account, time.perf_counter() - t0))
     return out
+
+
+def audit(outcome: Outcome) -> Outcome:
+    """A proof that verified, run again under each mutation of what it is about: it must fail under every one. One
+    that survives a mutation proves nothing about it, and fails the audit; ``killed`` counts them."""
+    pr = ALL[outcome.id]
+    if pr.fn is None or not pr.about or not outcome.ok:
+        return outcome
+    survived = [mu for mu in pr.about if holds_under(outcome.id, mu)]
+    outcome.killed = (len(pr.about) - len(survived), len(pr.about))
+    if survived:
+        outcome.ok = False
+        outcome.account = f"still verifies with {', '.join(survived)}: it does not prove what it claims"
+    return outcome

@@ -10,7 +10,7 @@ import pytest
 
 import reference
 from implementations import make_subject
-from properties.framework import pair_norms, per_dim
+from properties.numerics import pair_norms, per_dim
 from spec import Expect
 from spec.dtypes import MANTISSA_BITS, round_to
 

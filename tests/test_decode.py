@@ -9,7 +9,7 @@ import sys
 from implementations import make_subject
 from properties import framework
 from properties import test_decode as decode
-from ropespec import api
+from ropespec import engine, scheduler
 from spec.expectation import Expect
 
 L = 256
@@ -43,7 +43,7 @@ def test_a_running_decode_says_which_length_it_has_reached(monkeypatch):
     monkeypatch.setattr(framework, "PROGRESS_EVERY", 0.0)
     said = []
     subject = make_subject("implementations.numpy_decode:make", expect=Expect.from_dict(EXPECT), isolate=False)
-    api.check_subjects([subject], [decode.test_consistency.property], profile="dev", seed=3,
+    engine.check_subjects([subject], [decode.test_consistency.property], profile="dev", seed=3,
                        on_progress=lambda *a: said.append(a))
     assert said and all(impl == subject.name and inv == "decode.consistency" for impl, inv, _, _ in said)
     texts = [t for _, _, t, _ in said]
@@ -58,7 +58,7 @@ def test_a_j_runner_passes_the_progress_on():
 
     specs = subject_specs(["implementations.numpy_decode:make"], expect=Expect.from_dict(EXPECT))
     said = []
-    reports = api.check_in_processes(specs, ["decode.consistency"], profile="dev", seed=3, replay=None, jobs=1,
+    reports = scheduler.check_in_processes(specs, ["decode.consistency"], profile="dev", seed=3, replay=None, jobs=1,
                                      on_progress=lambda *a: said.append(a))
     assert reports[0].results[0].status == "pass"
     assert any(inv == "decode.consistency" and "length" in text for _, inv, text, _ in said), said

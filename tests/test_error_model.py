@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import reference
-from properties.framework import pair_norms, per_dim
+from properties.numerics import pair_norms, per_dim
 from spec import Expect, tolerance
 from spec.dtypes import round_to
 

@@ -82,10 +82,10 @@ def test_rope_interleave_reads_interleaved_pairs_and_writes_the_half_layout():
     e = Expect(head_dim=10, rotary_dim=8, convention="rope_interleave")
     assert e.pairs() == [(0, 1), (2, 3), (4, 5), (6, 7)]
     assert e.out_pairs() == [(0, 4), (1, 5), (2, 6), (3, 7)]
-    assert e.layout() == [0, 4, 1, 5, 2, 6, 3, 7, 8, 9]  # pass-through dims stay
+    assert e.output_dims() == [0, 4, 1, 5, 2, 6, 3, 7, 8, 9]  # pass-through dims stay
     for c in ("half", "interleaved"):
         ec = Expect(head_dim=8, convention=c)
-        assert ec.out_pairs() == ec.pairs() and ec.layout() == list(range(8))
+        assert ec.out_pairs() == ec.pairs() and ec.output_dims() == list(range(8))
 
 
 def test_replace_rederives_rotary_dim():

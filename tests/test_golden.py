@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from implementations import make_subject
-from properties.framework import output_bound
+from properties.numerics import output_bound
 from reference import golden
 from reference.data.make_golden import POSITIONS
 from ropespec.cli import main

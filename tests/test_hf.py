@@ -8,8 +8,9 @@ transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 
 import reference  # noqa: E402
+from implementations import CallShape  # noqa: E402
 from implementations.adapters.hf import config_for  # noqa: E402
-from properties.framework import PROPERTIES, all_properties, run_property  # noqa: E402
+from properties.framework import all_properties, PROPERTIES, run_property  # noqa: E402
 from ropespec.inputs import build_subjects  # noqa: E402
 from spec import Expect, presets, tolerance  # noqa: E402
 
@@ -75,7 +76,7 @@ def test_transformers_rotary_embedding_as_a_table_passes(target, preset, dtype):
     import properties.test_table  # noqa: F401  (registers table.angles)
 
     [subject] = build_subjects([f"implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
-                               dtype=dtype, kind="table")
+                               dtype=dtype, shape=CallShape(form="table"))
     result = run_property(PROPERTIES["angles"], subject, profile="dev", seed_value=0)
     assert result.status == "pass", result.message
 
@@ -90,7 +91,7 @@ def test_transformers_apply_function_as_qk_passes(target, preset, dtype):
     import properties.test_kernel  # noqa: F401  (registers kernel.qk)
 
     [subject] = build_subjects([f"implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
-                               dtype=dtype, kind="qk")
+                               dtype=dtype, shape=CallShape(form="qk"))
     result = run_property(PROPERTIES["qk"], subject, profile="dev", seed_value=0)
     assert result.status == "pass", result.message
 
@@ -102,9 +103,9 @@ def test_transformers_table_and_apply_checked_together():
     from implementations.adapters import hf
 
     # in this process, which has imported transformers already (tests/test_forms.py runs --table through a worker)
-    subject = make_subject(hf.llama_qk, expect=presets.get("llama3.1-8b"), array="torch", dtype="bfloat16", kind="qk",
-                           table=hf.llama_table, isolate=False)
-    assert subject.kind == "rope" and subject.pipeline == ("qk", "llama_table")
+    subject = make_subject(hf.llama_qk, expect=presets.get("llama3.1-8b"), array="torch", dtype="bfloat16",
+                           shape=CallShape(form="qk", table=hf.llama_table), isolate=False)
+    assert subject.form.name == "apply" and subject.shape.flags() == ["--form", "qk", "--table", "llama_table"]
     for prop in ("conformance", "large_positions"):
         result = run_property(PROPERTIES[prop], subject, profile="dev", seed_value=0)
         assert result.status == "pass", (prop, result.message)

@@ -377,7 +377,7 @@ def test_a_worker_outlives_the_fork_server_it_came_from(tmp_path, fresh_fork_ser
     grew a thread, or timed out) the workers it forked go on answering. Before, a plain function that
     imports transformers died with 'ended the worker process: it ended'."""
     from implementations import isolation
-    from properties.framework import PROPERTIES, all_properties, run_property
+    from properties.framework import all_properties, PROPERTIES, run_property
     from ropespec.inputs import build_subjects
 
     all_properties()
@@ -395,7 +395,7 @@ def test_a_worker_outlives_the_fork_server_it_came_from(tmp_path, fresh_fork_ser
 
 LAZY_FACTORY = '''
 def make(expect):
-    import colorsys  # noqa: F401  (a library the factory imports when called, as the hf adapter imports transformers)
+    import mailbox  # noqa: F401  (a library the factory imports when called, as the hf adapter imports transformers)
 
     def rope(x, positions):
         return x
@@ -415,4 +415,4 @@ def test_libraries_a_factory_imports_when_called_are_preloaded(tmp_path, fresh_f
     [subject] = build_subjects([f"{tmp_path / 'lazy.py'}:make"], expect=Expect(head_dim=8), dtype="float64")
     subject.bind(Expect(head_dim=8, dtype="float64"))
     server = isolation.fork_server()
-    assert server is not None and "colorsys" in server.preloaded
+    assert server is not None and "mailbox" in server.preloaded

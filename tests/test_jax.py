@@ -4,15 +4,15 @@
 import numpy as np
 import pytest
 
-from implementations import arrays, make_subject
-from properties.framework import PROPERTIES, all_properties, run_property
+from implementations import CallShape, arrays, make_subject
+from properties.framework import all_properties, PROPERTIES, run_property
 from spec.expectation import Expect
 
 all_properties()
 
 # (factory, form, layout, the property that checks that form)
-FORMS = [("make", "rope", "nd", "conformance"), ("table", "table", "nd", "angles"),
-         ("kernel", "kernel", "nd", "rotation"), ("qk", "qk", "nd", "qk"), ("vllm", "rope", "vllm", "layout")]
+FORMS = [("make", "apply", "conformance"), ("table", "table", "angles"), ("kernel", "kernel", "rotation"),
+         ("qk", "qk", "qk"), ("vllm", "vllm", "layout")]
 
 
 def test_the_jax_implementation_passes_in_every_form_and_dtype():
@@ -22,11 +22,11 @@ def test_the_jax_implementation_passes_in_every_form_and_dtype():
     from implementations import jax_rope
 
     props = {p.name: p for p in all_properties()}
-    cases = [(f, k, lay, prop, "float32") for f, k, lay, prop in FORMS]
-    cases += [("make", "rope", "nd", "conformance", "float64")]  # bfloat16: README's example (tests/test_readme.py)
-    for factory, kind, layout, prop, dtype in cases:
-        e = Expect(head_dim=64, rotary_dim=32 if layout == "vllm" else 64, dtype=dtype, max_position=1 << 20)
-        s = make_subject(getattr(jax_rope, factory), expect=e, array="jax", kind=kind, layout=layout, isolate=False)
+    cases = [(f, form, prop, "float32") for f, form, prop in FORMS]
+    cases += [("make", "apply", "conformance", "float64")]  # bfloat16: README's example (tests/test_readme.py)
+    for factory, form, prop, dtype in cases:
+        e = Expect(head_dim=64, rotary_dim=32 if form == "vllm" else 64, dtype=dtype, max_position=1 << 20)
+        s = make_subject(getattr(jax_rope, factory), expect=e, array="jax", shape=CallShape(form=form), isolate=False)
         r = run_property(props[prop], s, profile="ci", seed_value=0)
         assert r.status == "pass", (factory, dtype, r.message)
 

@@ -145,7 +145,7 @@ def test_attention_factor_names_the_root_cause(tmp_path, body, word):
 def test_composition_holds_for_a_correct_implementation_with_an_attention_factor():
     """f(f(x, a), b) = g f(x, a + b) when the attention factor g != 1 (yarn): the property divides it out once.
     Without that correction the correct numpy implementation failed composition under qwen2.5-7b-yarn."""
-    from properties.framework import PROPERTIES, all_properties, run_property
+    from properties.framework import all_properties, PROPERTIES, run_property
     from implementations import make_subject
     from spec import presets
 

@@ -8,7 +8,7 @@ import pytest
 
 from implementations.zoo import members
 from properties import precision
-from properties.framework import PROPERTIES, all_properties, run_property
+from properties.framework import all_properties, PROPERTIES, run_property
 from ropespec.cli import main
 from spec import Expect
 

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
-from properties.framework import PROPERTIES, all_properties, run_property  # noqa: E402
+from properties.framework import all_properties, PROPERTIES, run_property  # noqa: E402
 from ropespec.inputs import build_subjects  # noqa: E402
 from spec import presets  # noqa: E402
 from spec.hfconfig import from_hf_config, read  # noqa: E402

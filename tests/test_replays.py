@@ -142,7 +142,7 @@ def _replay_cases():
 
     seen, out = set(), []
     for m in members():
-        key = (m.family, m.layout, m.inplace, m.array, m.expect is None)
+        key = (m.shape, m.array, m.expect is None)
         if key not in seen:
             seen.add(key)
             out.append(m)
@@ -155,7 +155,7 @@ def test_every_kind_of_failure_replays_with_its_word(member, capsys):
     import shlex
 
     from properties.framework import all_properties, run_property
-    from ropespec.api import replay_command
+    from ropespec.replay import replay_command
     from ropespec.cli import main
     from tests.test_zoo import target_property
 

@@ -99,7 +99,7 @@ def test_attention_bound_is_not_vacuous(dtype, top):
 def test_sinusoidal_bound_is_tight(d):
     """sinusoidal.*'s per-component bound (a unit pair's component bound) against a float32-class encoding:
     positions, frequencies, angles and sin/cos rounded to float32. Measured 0.46."""
-    from properties.framework import per_dim
+    from properties.numerics import per_dim
     from reference.encodings import sinusoidal
     from spec.angles import sinusoidal_layout
 

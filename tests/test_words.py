@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from implementations.zoo import members
-from properties.framework import PROPERTIES, all_properties, run_property
+from properties.framework import all_properties, PROPERTIES, run_property
 from ropespec import check
 from ropespec.cli import main
 from spec import Expect, presets

@@ -1,7 +1,7 @@
 """The zoo: known-buggy implementations, each modelled on a real bug.
 
 Each member is a module here with a factory ``make(expect)``, ``TARGETS`` (the invariant ids it
-must fail), ``DIAGNOSIS`` (the word a correct diagnosis names) and ``SOURCE`` (where the bug was
+must fail), its call shape where it is not f(x, positions) (``FAMILY``, ``FORM``, ``LAYOUT``, ``INPLACE``), ``DIAGNOSIS`` (the word a correct diagnosis names) and ``SOURCE`` (where the bug was
 seen). Its docstring's first line says what it does wrong. A member may carry ``EXPECT``, a dict of
 expectation fields it is checked under (the precision class it claims, say); otherwise the suite draws
 expectations. ``NEAR = True`` marks a near-threshold member: its worst error is 2 to 10 times the bound of
@@ -16,6 +16,10 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 
+from implementations.loader import make_subject
+from implementations.shape import CallShape
+from spec.expectation import Expect
+
 
 @dataclass(frozen=True)
 class Member:
@@ -27,9 +31,8 @@ class Member:
     source: str
     expect: dict | None = None
     array: str = "numpy"
-    family: str = "rope"
-    layout: str = "nd"  # LAYOUT: how it takes its rows (implementations.host.LAYOUTS)
-    inplace: bool = False  # INPLACE: it writes its result into x
+    #: how it is called (FAMILY, FORM, LAYOUT, INPLACE: spec.glossary's words)
+    shape: CallShape = CallShape()
     timeout: float | None = None  # seconds per call (None: the default), for members that hang
     warmup_timeout: float | None = None
     near: bool = False  # a near-threshold member: its worst error is 2 to 10 times the bound it breaks
@@ -38,17 +41,12 @@ class Member:
     def subject(self, dtype: str | None = None):
         """The Subject this member is checked as: under ``EXPECT`` when it has one (in its dtype unless
         ``dtype`` is given), else on drawn expectations (float64 unless ``dtype`` is given)."""
-        from implementations import make_subject
-        from spec.expectation import Expect
-
-        limits = {"timeout": self.timeout, "warmup_timeout": self.warmup_timeout, "layout": self.layout,
-                  "inplace": self.inplace}
+        limits = {"timeout": self.timeout, "warmup_timeout": self.warmup_timeout, "shape": self.shape}
         if self.expect is not None:
             e = Expect.from_dict(self.expect)
             return make_subject(self.target, expect=e, dtype=dtype or e.dtype, name=self.name, array=self.array,
-                                kind=self.family, **limits)
-        return make_subject(self.target, dtype=dtype or "float64", name=self.name, array=self.array, kind=self.family,
-                            **limits)
+                                **limits)
+        return make_subject(self.target, dtype=dtype or "float64", name=self.name, array=self.array, **limits)
 
 
 def members() -> list[Member]:
@@ -68,9 +66,8 @@ def members() -> list[Member]:
                 source=mod.SOURCE,
                 expect=getattr(mod, "EXPECT", None),
                 array=getattr(mod, "ARRAY", "numpy"),
-                family=getattr(mod, "FAMILY", "rope"),
-                layout=getattr(mod, "LAYOUT", "nd"),
-                inplace=bool(getattr(mod, "INPLACE", False)),
+                shape=CallShape(getattr(mod, "FAMILY", "rope"), getattr(mod, "FORM", "apply"),
+                                getattr(mod, "LAYOUT", "nd"), bool(getattr(mod, "INPLACE", False))),
                 timeout=getattr(mod, "TIMEOUT", None),
                 warmup_timeout=getattr(mod, "WARMUP_TIMEOUT", None),
                 near=bool(getattr(mod, "NEAR", False)),

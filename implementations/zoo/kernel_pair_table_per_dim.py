@@ -8,7 +8,7 @@ TARGETS = ("kernel.rotation",)
 DIAGNOSIS = "layout"
 SOURCE = ("a kernel written for transformers' per-dim interleaved table (repeat_interleave) handed vLLM's per-pair "
           "cache (out of bounds on a GPU it reads what lies past the table)")
-FAMILY = "kernel"
+FORM = "kernel"
 EXPECT = {"head_dim": 64, "dtype": "float32", "convention": "interleaved"}
 
 

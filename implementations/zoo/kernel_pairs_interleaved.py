@@ -6,7 +6,7 @@ TARGETS = ("kernel.rotation",)
 DIAGNOSIS = "convention"
 SOURCE = ("flash-attention's apply_rotary_emb(interleaved=...) and vLLM's is_neox_style: the flag set the wrong way "
           "for the checkpoint (transformers #25199: GPT-J style vs NeoX style)")
-FAMILY = "kernel"
+FORM = "kernel"
 EXPECT = {"head_dim": 64, "dtype": "float32", "convention": "half"}
 
 

@@ -6,7 +6,7 @@ TARGETS = ("kernel.rotation",)
 DIAGNOSIS = "direction"
 SOURCE = ("flash-attention's apply_rotary takes conjugate=True for the backward pass; a forward call with it set "
           "rotates by -p theta")
-FAMILY = "kernel"
+FORM = "kernel"
 EXPECT = {"head_dim": 64, "dtype": "float32"}
 
 

@@ -7,7 +7,7 @@ from implementations.numpy_qk import make as make_qk
 TARGETS = ("kernel.qk",)
 DIAGNOSIS = "layout"
 SOURCE = "per-row position ids ignored (transformers #22161, left padding)"
-FAMILY = "qk"
+FORM = "qk"
 EXPECT = {"head_dim": 64, "dtype": "float32", "n_heads": 4, "n_kv_heads": 2}
 
 

@@ -5,7 +5,7 @@ from implementations.numpy_qk import make as make_qk
 TARGETS = ("kernel.qk",)
 DIAGNOSIS = "direction"
 SOURCE = "rotate_half written as cat(x1, -x2) instead of cat(-x2, x1) (a port of apply_rotary_pos_emb)"
-FAMILY = "qk"
+FORM = "qk"
 EXPECT = {"head_dim": 64, "dtype": "float32", "n_heads": 2, "n_kv_heads": 1}
 
 

@@ -8,7 +8,7 @@ TARGETS = ("table.angles",)
 DIAGNOSIS = "layout"
 SOURCE = ("cat([cos(freqs), cos(freqs_again)]) with the halves formed by two code paths "
           "(one fused, one not), so that q and k pairs turn by slightly different angles")
-FAMILY = "table"
+FORM = "table"
 EXPECT = {"head_dim": 64, "dtype": "float32"}
 
 

@@ -6,7 +6,7 @@ from spec.angles import theta_hi_lo
 TARGETS = ("table.angles",)
 DIAGNOSIS = "attention-factor"
 SOURCE = "transformers' attention_scaling multiplied into cos/sin (YaRN eq. 22); a port that drops it"
-FAMILY = "table"
+FORM = "table"
 EXPECT = {"head_dim": 64, "dtype": "float32", "max_position": 65536,
           "rope_scaling": {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 4096}}
 

@@ -6,7 +6,7 @@ TARGETS = ("table.angles",)
 DIAGNOSIS = "base"
 SOURCE = ("a rotary-embedding module constructed without the config's rope_theta (transformers #25199-style "
           "mismatches; Code Llama's 1e6 base read as 1e4)")
-FAMILY = "table"
+FORM = "table"
 EXPECT = {"head_dim": 64, "dtype": "float32", "rope_theta": 1000000.0}
 
 

@@ -5,7 +5,7 @@ from implementations.numpy_layout import vllm
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"
 SOURCE = "key.view(num_tokens, num_heads, head_size) with num_heads of the query (grouped-query attention)"
-LAYOUT = "vllm"
+FORM = "vllm"
 EXPECT = {"head_dim": 32, "dtype": "float32", "n_heads": 2, "n_kv_heads": 1}
 
 

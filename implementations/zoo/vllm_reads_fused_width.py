@@ -6,7 +6,7 @@ from implementations.numpy_layout import vllm
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"
 SOURCE = "query and key are views of the fused qkv projection (vLLM's qkv.split)"
-LAYOUT = "vllm"
+FORM = "vllm"
 EXPECT = {"head_dim": 32, "dtype": "float32", "n_heads": 2, "n_kv_heads": 1}
 
 

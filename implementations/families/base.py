@@ -1,0 +1,125 @@
+"""What a form of a family declares, once: how it is called, on both sides of the process boundary.
+
+A :class:`Form` says what a plain function of it takes, the warm-up call made before the first timed one, the
+operations it offers across the process boundary (each run in the implementation's process by the host, with the
+conversions and checks of :class:`implementations.host.Host`), the :class:`Bound` the properties hold, how a property
+reads it as a RoPE f(x, positions) where diagnoses, the fingerprint and the precision sweep need that, and which
+invariants it answers. Each family's module registers its forms; :func:`form_of` finds one for a call shape.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from spec.expectation import Expect
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation across the process boundary: ``run(host, fn, expect, *args)`` in the implementation's process,
+    taking and returning float64 arrays; ``says`` is how the call reads in a message ("kernel(x, cos, sin)")."""
+
+    run: Callable
+    says: str
+
+
+class Bound:
+    """An implementation bound to one expectation, as the properties see it: every method takes and returns float64
+    numpy arrays. The calls happen in the implementation's host (a worker process), which converts, checks and
+    reports what came back. Each form adds the methods of its own calls."""
+
+    def __init__(self, host, hid: int, expect: Expect, array: str, device: str = "cpu"):
+        self.host = host
+        self.hid = hid
+        self.expect = expect
+        self.array = array
+        self.device = device
+
+    def _op(self, name: str, *args):
+        return self.host.op(self.hid, name, *args)
+
+
+def f64(v) -> np.ndarray:
+    return np.asarray(v, dtype=np.float64)
+
+
+def i64(v) -> np.ndarray:
+    return np.asarray(v, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Form:
+    family: str
+    name: str
+    #: the required positional arguments a plain function takes (one count, or several accepted), and how they read;
+    #: None: only a factory make(expect) is this form
+    signature: tuple[tuple[int, ...], str] | None
+    #: invariant ids it answers, as patterns ("rope.*")
+    invariants: tuple[str, ...]
+    ops: dict[str, Op]
+    #: the warm-up call, ``warmup(host, fn, expect)``: one small call whose result is not judged
+    warmup: Callable[[Any, Any, Expect], None]
+    bound: type = Bound
+    #: the implementation as f(x, positions) for the diagnoses, the fingerprint and the precision sweep:
+    #: ``as_rope(bound)``, or None for a family that is no RoPE
+    as_rope: Callable[[Bound], Callable] | None = None
+    #: whether the RoPE diagnoses name its failures (a kernel's properties name theirs from their own evidence)
+    diagnosed: bool = False
+    #: a decoder of this form (a factory returning prefill/step objects): what it answers, offers and is held as
+    decoder_invariants: tuple[str, ...] = ()
+    decoder_ops: dict[str, Op] = field(default_factory=dict)
+    decoder_bound: type | None = None
+    #: a one-argument function that is plain, not a factory (a table builder whose argument is named positions)
+    plain_if: Callable[[Callable], bool] | None = None
+    #: the plain signature in a layout whose calls take other arguments (thd's cu_seqlens)
+    layout_signatures: dict[str, tuple[tuple[int, ...], str]] = field(default_factory=dict)
+
+    def signature_in(self, layout: str) -> tuple[tuple[int, ...], str] | None:
+        return self.layout_signatures.get(layout, self.signature)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.family, self.name
+
+    @property
+    def label(self) -> str:
+        return self.family if self.name == "apply" else f"{self.family} {self.name}"
+
+    def answers(self, invariant: str, mode: str) -> bool:
+        """Whether the invariant is about an implementation of this form in this mode."""
+        patterns = self.decoder_invariants if mode == "decoder" else self.invariants
+        return any(fnmatch.fnmatchcase(invariant, p) for p in patterns)
+
+    def operations(self, mode: str) -> dict[str, Op]:
+        return {**self.ops, **self.decoder_ops} if mode == "decoder" else self.ops
+
+    def says(self, op: str) -> str:
+        found = self.ops.get(op) or self.decoder_ops.get(op)
+        return found.says if found else op
+
+
+REGISTRY: dict[tuple[str, str], Form] = {}
+
+
+def register(*forms: Form) -> None:
+    for f in forms:
+        if f.key in REGISTRY:
+            raise ValueError(f"form {f.key} registered twice")
+        REGISTRY[f.key] = f
+
+
+def form_of(shape) -> Form:
+    """The form of a call shape (implementations.shape.CallShape): a kernel with its table is an apply function."""
+    try:
+        return REGISTRY[shape.checked_as]
+    except KeyError:
+        raise ValueError(f"no form {shape.checked_as[1]} of the {shape.checked_as[0]} family") from None
+
+
+def forms_answering(invariant: str) -> list[Form]:
+    """Every form (and decoder) that answers an invariant: what the rendered spec lists for it."""
+    return [f for f in REGISTRY.values() if f.answers(invariant, "factory") or f.answers(invariant, "decoder")]

@@ -1,0 +1,93 @@
+"""The call shape: how the properties call an implementation, parsed, validated and turned back into flags here.
+
+A call shape is the family (what it computes), the form (which function of the family: apply, table, kernel, qk,
+vllm), the layout of an apply function's rows, whether it writes in place, and a kernel's table TARGET (a kernel or
+qk function checked together with its library's table as one apply function). The mode (plain, factory, decoder)
+is not part of it: it is what TARGET turns out to be when it is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from spec.glossary import FAMILIES, FORMS, LAYOUTS
+
+
+class ShapeError(ValueError):
+    """Options that do not fit together, in one line naming the option."""
+
+
+@dataclass(frozen=True)
+class CallShape:
+    family: str = "rope"
+    form: str = "apply"
+    layout: str = "nd"
+    inplace: bool = False
+    #: the table builder of a kernel or qk function (a TARGET string, a callable, or a worker's reference to one)
+    table: Any = None
+    #: how the table reads in a command line (its TARGET string, or the name a worker loads it by)
+    table_label: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ShapeError(f"--family: one of {', '.join(FAMILIES)}, got {self.family!r}")
+        if self.form not in FORMS:
+            raise ShapeError(f"--form: one of {', '.join(FORMS)}, got {self.form!r}")
+        if self.layout not in LAYOUTS:
+            raise ShapeError(f"--layout: one of {', '.join(LAYOUTS)}, got {self.layout!r}")
+        if self.form != "apply" and self.family != "rope":
+            raise ShapeError(f"--form {self.form}: a form of RoPE code; drop it with --family {self.family}")
+        if (self.layout != "nd" or self.inplace) and self.family != "rope":
+            raise ShapeError(f"--{'layout' if self.layout != 'nd' else 'inplace'}: a layout of RoPE apply functions; "
+                             f"drop it with --family {self.family}")
+        if self.layout != "nd" and self.form != "apply":
+            raise ShapeError(f"--layout {self.layout}: a layout of the apply form; drop it with --form {self.form}")
+        if self.inplace and self.form not in ("apply", "vllm"):
+            raise ShapeError(f"--inplace: an apply function or vLLM's forward writes in place; drop it with --form "
+                             f"{self.form}")
+        if self.table is not None and self.form not in ("kernel", "qk"):
+            raise ShapeError(f"--table: the table of an apply kernel, with --form kernel or qk (not --form {self.form})")
+        if self.table is not None and self.table_label is None:
+            label = self.table if isinstance(self.table, str) else getattr(self.table, "__qualname__", None)
+            object.__setattr__(self, "table_label", label or repr(self.table))
+
+    @property
+    def checked_as(self) -> tuple[str, str]:
+        """(family, form) of the function the properties call: a kernel with its table is one apply function."""
+        return (self.family, "apply") if self.table is not None else (self.family, self.form)
+
+    @property
+    def rows(self) -> str:
+        """How one call lays out its rows: a layout, or vLLM's flattened heads ("vllm")."""
+        return "vllm" if self.form == "vllm" else self.layout
+
+    def flags(self) -> list[str]:
+        """The command-line options that make ``ropespec check`` call TARGET this way."""
+        out = [] if self.family == "rope" else ["--family", self.family]
+        if self.form != "apply":
+            out += ["--form", self.form]
+        if self.table is not None:
+            out += ["--table", self.table_label]
+        if self.layout != "nd":
+            out += ["--layout", self.layout]
+        return out + ["--inplace"] * self.inplace
+
+    def keywords(self) -> dict:
+        """The same as :func:`ropespec.check`'s keyword arguments (the defaults left out)."""
+        out = {k: v for k, v in (("family", self.family), ("form", self.form), ("layout", self.layout))
+               if v != CallShape.__dataclass_fields__[k].default}
+        if self.table is not None:
+            out["table"] = self.table_label
+        if self.inplace:
+            out["inplace"] = True
+        return out
+
+    def describe(self) -> str:
+        """', bshd layout', ", vLLM's forward", ', --form kernel with --table T', ', in place' (empty for f(x, p))."""
+        out = "" if self.layout == "nd" else f", {self.layout} layout"
+        if self.form == "vllm":
+            out += ", vLLM's forward"
+        if self.table is not None:
+            out += f", --form {self.form} with --table {self.table_label}"
+        return out + ", in place" * self.inplace

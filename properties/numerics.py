@@ -1,0 +1,69 @@
+"""Numerics the properties share: pair norms, the tolerance model's bound of one call, the exact rotation to compare
+an output with (and that reference's own error), and the convention's dims moved between input and output."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import reference
+from spec import tolerance
+from spec.expectation import Expect
+
+
+def pair_norms(expect: Expect, x: np.ndarray, *, output: bool = False) -> np.ndarray:
+    """||(x_a, x_b)|| for every row and pair: shape (n, n_pairs). ``output``: x is an output, whose
+    pairs sit where the convention writes them (:meth:`Expect.out_pairs`)."""
+    a, b = (np.array(ix) for ix in zip(*(expect.out_pairs() if output else expect.pairs())))
+    return np.hypot(x[:, a], x[:, b])
+
+
+def output_bound(expect: Expect, x: np.ndarray, positions: np.ndarray, *, pairing_free: bool = False) -> np.ndarray:
+    """Allowed error of each output component of one call f(x, positions): shape (n, head_dim).
+
+    The tolerance model's bound at the call's own frequencies (seq_len = max(positions) + 1 for the
+    types that depend on it), scaled by the attention factor. ``pairing_free`` bounds each pair norm
+    whatever the pairing, for properties that must hold for any pairing."""
+    positions = np.asarray(positions, dtype=np.int64)
+    g = reference.attention_factor(expect)
+    th = reference.thetas(expect, reference.seq_len_of(positions))
+    if pairing_free:
+        norms = np.broadcast_to(tolerance.pairing_free_norm(x), (len(x), expect.n_pairs))
+    else:
+        norms = pair_norms(expect, x)
+    return per_dim(expect, tolerance.component_bound(expect, positions, th, g * norms))
+
+
+def exact(expect: Expect, x: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The exact rotation of rows ``x`` to compare an output with, and a bound on that reference's own
+    error per component (shape (n, head_dim)): ``reference.fast`` (double-double, 2 ulp of the pair
+    norm) where ``tolerance.fast_reference_suffices``, which the bound then carries; the mpmath
+    reference, exact to half an ulp of float64, otherwise (0)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    if tolerance.fast_reference_suffices(expect):
+        g = reference.attention_factor(expect)
+        own = per_dim(expect, tolerance.FAST_REFERENCE_ERROR * g * pair_norms(expect, x))
+        return reference.fast.apply(expect, x, positions), own
+    return reference.apply(expect, x, positions), np.zeros((len(x), expect.head_dim))
+
+
+def to_output_dims(expect: Expect, x: np.ndarray) -> np.ndarray:
+    """x (n, head_dim) with each dim moved to where the convention writes it (a copy)."""
+    out = np.empty_like(x)
+    out[:, expect.output_dims()] = x
+    return out
+
+
+def to_input_dims(expect: Expect, y: np.ndarray) -> np.ndarray:
+    """An output y (n, head_dim) read back into the input layout: the inverse of :func:`to_output_dims`."""
+    return np.asarray(y)[:, expect.output_dims()]
+
+
+def per_dim(expect: Expect, per_pair: np.ndarray, passthrough: np.ndarray | float = 0.0) -> np.ndarray:
+    """Spread an (n, n_pairs) array onto (n, head_dim): both dims of a pair get the pair's value;
+    pass-through dims (at and beyond rotary_dim) get ``passthrough`` (a scalar or an (n, head_dim) array)."""
+    out = np.array(np.broadcast_to(passthrough, (per_pair.shape[0], expect.head_dim)), dtype=np.float64)
+    out[:, : expect.rotary_dim] = 0.0
+    a, b = (np.array(ix) for ix in zip(*expect.out_pairs()))
+    out[:, a] = per_pair
+    out[:, b] = per_pair
+    return out

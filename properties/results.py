@@ -1,0 +1,84 @@
+"""The outcome of one property on one implementation, and how it reads as text."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from spec.expectation import Expect
+
+
+@dataclass
+class Result:
+    """The outcome of one property on one subject."""
+
+    implementation: str
+    property: str
+    invariant: str
+    status: str  # "pass" | "fail" | "skip" | "error" | "xfail" (a declared, documented failure)
+    diagnosis: str | None = None
+    message: str = ""
+    counterexample: dict | None = None
+    worst: float | None = None  # worst error seen, as a fraction of its bound
+    examples: int = 0
+    replay: list[str] = field(default_factory=list)  # extra CLI arguments that replay the failure
+    seed: int | None = None
+    profile: str | None = None
+    applicable: bool = True  # False: the property is for the other mode (rope vs decode); reports hide it
+
+    @property
+    def passed(self) -> bool:
+        return self.status in ("pass", "skip", "xfail")
+
+    def to_json(self) -> dict:
+        return {
+            "invariant": self.invariant,
+            "property": self.property,
+            "status": self.status,
+            "diagnosis": self.diagnosis,
+            "message": self.message,
+            "counterexample": self.counterexample,
+            "worst": self.worst,
+            "examples": self.examples,
+        }
+
+    def explain(self, replay_command: str | None = None, values: str = "the replay command with --json PATH") -> str:
+        """The failure as text: message, minimal counterexample, and the command that replays it.
+        ``values``: where the counterexample's full values are (a --json file, or how to get one)."""
+        lines = [f"{self.implementation} :: {self.invariant} ({self.property}): {self.status}"
+                 + (f" [{self.diagnosis}]" if self.diagnosis else "")]
+        lines.append(f"  {self.message}")
+        if self.counterexample:
+            lines.append(f"  counterexample (full values: {values}):")
+            for k, v in self.counterexample.items():
+                lines.append(f"    {k} = {_brief(v)}")
+        if replay_command:
+            lines.append(f"  replay: {replay_command}")
+        return "\n".join(lines)
+
+
+def _brief(v: Any) -> str:
+    """A short rendering of a counterexample value for the text report."""
+    if isinstance(v, dict):
+        return json.dumps(v, separators=(",", ":"))
+    if isinstance(v, list) and v and isinstance(v[0], list):
+        a = np.array(v)
+        return f"array{a.shape} " + np.array2string(a, precision=9, threshold=12, edgeitems=3, separator=", ",
+                                                  max_line_width=10**6).replace("\n", "")
+    return json.dumps(v)
+
+
+def jsonable(v: Any) -> Any:
+    """A case's value as JSON can hold it (an expectation as its dict, arrays as lists)."""
+    if isinstance(v, Expect):
+        return v.to_dict()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    return v

@@ -1,0 +1,9 @@
+"""The ``ropespec`` commands, one module each: ``NAME``, ``add(subparsers)`` for its arguments and ``run(args,
+console) -> exit code``. A new command is one more module, listed here."""
+
+from ropespec.commands import check, fingerprint, golden, invariants, lab, precision, presets, proofs, spec
+
+#: in the order ``ropespec --help`` lists them
+COMMANDS = (check, golden, fingerprint, spec, proofs, invariants, presets, precision, lab)
+
+__all__ = ["COMMANDS"]

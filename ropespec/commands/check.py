@@ -1,0 +1,207 @@
+"""``ropespec check``: every invariant on each implementation (default: the shipped ones), a verdict per invariant,
+the word of each failure with its counterexample and replay, and the exit code of the whole run."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import sys
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from implementations.contract import TargetError
+from implementations.loader import make_subject
+from ropespec import report
+from ropespec.commands import lab, options
+from ropespec.console import console as console_for, say
+from ropespec.engine import check_subjects, select_properties
+from ropespec.inputs import UsageError, parse_expect, parse_replay, subject_specs
+from ropespec.results import CheckResult
+from ropespec.scheduler import check_in_processes
+
+NAME = "check"
+
+EXIT_CODES = """exit codes:
+  0    at least one property ran on every implementation, and every one held
+  1    an invariant failed (including crash and timeout)
+  2    bad usage, a bad expectation, a TARGET that does not load, a report path that is an input or cannot be
+       written, or nothing checked on an implementation (every property skipped: the line says why;
+       --allow-skip accepts it)
+  130  interrupted (Ctrl-C); 143 terminated (SIGTERM): the report of what finished is printed, and the
+       report files say "interrupted"
+
+examples:
+  ropespec check my_rope.py:apply --expect '{"head_dim": 128, "rope_theta": 500000}'
+  ropespec check kernels.py:make --array torch --dtype bfloat16 --expect llama3.1-8b -j 2 --json r.json
+"""
+
+#: a property running this long is said to be running on stderr when the output is piped
+LONG_PROPERTY_S = 5.0
+
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI runners and timeout(1) send): stop like Ctrl-C, exit 143."""
+
+
+def add(sub) -> None:
+    p = sub.add_parser(NAME, help="check implementations against every invariant",
+                       description="Check TARGETs (default: the shipped implementations) against every invariant. "
+                                   "Each TARGET runs in a worker process of its own: a crash, a hang or an exit "
+                                   "of the code under test is a verdict (crash, timeout), never the end of the run.",
+                       epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("targets", nargs="*", metavar="TARGET",
+                   help="path/to/file.py:name or package.module:name; a function f(x, positions) or a factory make(expect)")
+    p.add_argument("--module", metavar="PATH", help="grade the tutorial lab module at PATH instead of a TARGET (as "
+                                                    "ropespec lab PATH does)")
+    options.expect(p, default="drawn for factories")
+    options.array(p)
+    options.shape(p, family=True)
+    options.dtype(p)
+    p.add_argument("--max-position", type=int, metavar="N", help="largest position tested is N-1 (default: 131072)")
+    options.profile(p)
+    p.add_argument("--seed", type=int, help="seed for a reproducible run (default: random, printed)")
+    p.add_argument("--invariant", action="append", metavar="ID",
+                   help="check only this invariant (repeatable); ID:property runs one of its properties "
+                        "(rope.conformance:large_positions), as replay commands do")
+    p.add_argument("--replay", metavar="VERSION:BLOB", help="replay one failing case printed by an earlier run")
+    options.device(p)
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="check implementations in N processes (default: 1; at most one per implementation "
+                        "and per core unless --force-jobs)")
+    p.add_argument("--force-jobs", action="store_true", help="use -j N as given, above the number of cores")
+    options.limits(p)
+    p.add_argument("--allow-skip", action="store_true",
+                   help="exit 0 (not 2) when every property was skipped on an implementation (CI matrices)")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON (schema in README; - for standard output)")
+    p.add_argument("--junit", metavar="PATH", help="write the results as JUnit XML (one testcase per property)")
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    if args.module:
+        return lab.run(args, console)
+    expect = parse_expect(args.expect)
+    outs = options.outputs(args, **{"--json": args.json, "--junit": args.junit})
+    if outs.to_stdout:  # standard output carries the report file: the text goes to standard error
+        console = console_for(to_stderr=True)
+    try:
+        props = select_properties(args.invariant)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    replay = parse_replay(args.replay)
+    if args.jobs < 1:
+        raise UsageError(f"-j: must be >= 1, got {args.jobs}")
+    notes: list[str] = []
+    specs = subject_specs(args.targets, expect=expect, notes=notes, **options.loading(args))
+    jobs = args.jobs if args.force_jobs else min(args.jobs, len(specs), os.cpu_count() or 1)
+    if jobs < args.jobs:
+        notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {args.jobs} capped at the number of "
+                     f"implementations and of cores; --force-jobs uses {args.jobs})")
+    seed = args.seed if args.seed is not None else random.randrange(2**31)
+    outs.clear()  # from here on a report path holds this run's report or nothing
+    result = _run(args, specs, props, seed, replay, jobs, console)
+    return _finish(args, result, outs, notes, console)
+
+
+def _run(args, specs, props, seed, replay, jobs, console: Console) -> CheckResult:
+    """Check every implementation, with a progress display; what finished, however the run ended."""
+    reports: list = []
+    interrupted = error = None
+    with _Display(console, total=len(specs) * len(props)) as display:
+        try:
+            if jobs > 1:
+                check_in_processes(specs, list(args.invariant) if args.invariant else None, profile=args.profile,
+                                   seed=seed, replay=replay, jobs=jobs, on_result=display.advance,
+                                   on_subject=display.finished, on_progress=display.running, into=reports)
+            else:  # each implementation is loaded just before it is checked, and stopped after
+                check_subjects(_loaded(specs, args.allow_skip), props, profile=args.profile, seed=seed, replay=replay,
+                               on_result=display.advance, on_subject=display.finished, on_progress=display.running,
+                               into=reports)
+        except TargetError as e:
+            error = f"TARGET {e}"
+        except UsageError as e:
+            error = str(e)
+        except KeyboardInterrupt as e:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the report short
+            interrupted = "terminated" if isinstance(e, Terminated) else "interrupted"
+    return CheckResult(reports, seed, args.profile, allow_skip=args.allow_skip, explicit=bool(args.targets),
+                       interrupted=interrupted, error=error)
+
+
+def _finish(args, result: CheckResult, outs, notes: list[str], console: Console) -> int:
+    """The report files first: whatever then happens to the terminal (a closed pipe, a Ctrl-C), they are whole; a
+    run that stopped before anything was checked (the first TARGET does not load) leaves none. Then the text, and
+    the exit code."""
+    unwritten = [] if result.error is not None and not result.reports else [
+        w for w in (outs.write("--json", report.json_text(result)), outs.write("--junit", report.junit_text(result)))
+        if w]
+    for note in notes:
+        say(console, note)
+    if result.reports or result.error is None:  # a first TARGET that does not load: its one line says it all
+        report.render(result.reports, console, seed=result.seed, profile=result.profile,
+                      values=f"in {args.json}" if outs.get("--json") else "rerun with --json PATH")
+    for line in unwritten:
+        print(f"ropespec: error: {line}", file=sys.stderr)
+    if result.interrupted is not None:
+        print(f"ropespec: {result.interrupted}: the report above holds the {result.finished} checks that finished",
+              file=sys.stderr)
+        return 143 if result.interrupted == "terminated" else 130
+    if result.error is not None:
+        print(f"ropespec: error: {result.error}", file=sys.stderr)
+        return 2
+    code = result.exit_code
+    if code == 2:
+        for line in result.nothing_checked() or ["nothing was checked"]:
+            print(f"ropespec: error: {line} (--allow-skip accepts this)", file=sys.stderr)
+    return 2 if unwritten else code
+
+
+class _Display:
+    """How far the run has got: a progress bar on a terminal; piped (CI logs), a line on stderr per implementation as
+    it finishes, and one for a property still running after LONG_PROPERTY_S seconds (again every twice that)."""
+
+    def __init__(self, console: Console, total: int):
+        self.piped = not console.is_terminal
+        self.said: dict = {}
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=console, transient=True, disable=self.piped)
+        self.task = self.bar.add_task("checking", total=total)
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.bar.__exit__(*exc)
+
+    def advance(self, r) -> None:
+        self.bar.update(self.task, advance=1, description=f"{r.implementation} {r.invariant}")
+
+    def finished(self, rep) -> None:
+        if self.piped:
+            counts = {k: sum(r.status == k for r in rep.results if r.applicable) for k in ("pass", "fail", "skip")}
+            print(f"ropespec: {rep.subject.name}: {counts['pass']} passed, {counts['fail']} failed, "
+                  f"{counts['skip']} skipped", file=sys.stderr, flush=True)
+
+    def running(self, implementation: str, invariant: str, text: str, seconds: float) -> None:
+        if not self.piped:  # what is running and how far first: a narrow terminal cuts the end of the line
+            self.bar.update(self.task, description=f"{invariant}: {text} ({implementation})")
+            return
+        key = (implementation, invariant)
+        if seconds >= LONG_PROPERTY_S and seconds - self.said.get(key, -LONG_PROPERTY_S) >= 2 * LONG_PROPERTY_S:
+            self.said[key] = seconds
+            print(f"ropespec: {implementation}: {invariant} still running after {seconds:.0f} s ({text})",
+                  file=sys.stderr, flush=True)
+
+
+def _loaded(specs: list[dict], allow_skip: bool):
+    """The implementations, loaded one at a time. One that cannot run here at all (numpy asked for bfloat16, no
+    CUDA, a factory declining the expectation) is bad usage before it runs (exit 2)."""
+    for spec in specs:
+        s = make_subject(**spec)
+        if s.skip_reason and not allow_skip:
+            raise UsageError(f"nothing can be checked on {s.name}: {s.skip_reason} (--allow-skip accepts this)")
+        yield s

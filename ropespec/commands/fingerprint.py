@@ -1,0 +1,58 @@
+"""``ropespec fingerprint``: what an implementation computes, inferred by probing it with basis vectors."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from implementations.contract import Failure
+from ropespec.commands import options
+from ropespec.console import console as console_for, say
+from ropespec.fingerprints import describe, fingerprint
+from ropespec.inputs import build_subjects, parse_expect
+from spec import DEFAULT
+
+NAME = "fingerprint"
+
+
+def add(sub) -> None:
+    p = sub.add_parser(NAME, help="infer what an implementation computes, by probing it",
+                       description="Probe TARGET with basis vectors and report its convention, rotary dim, frequencies, "
+                                   "base, scaling curve, direction, offset, attention factor, precision and preset.")
+    p.add_argument("target", metavar="TARGET")
+    p.add_argument("--expect", metavar="PRESET|JSON",
+                   help="builds a factory's function; only head_dim, dtype and max_position guide the probing")
+    options.array(p)
+    options.dtype(p, default="float32")
+    p.add_argument("--max-position", type=int, metavar="N", help="probe positions up to N-1 (default: the expectation's)")
+    options.device(p)
+    options.shape(p, form_note="a table is probed through the RoPE its table defines; a kernel or qk function with "
+                               "ropespec's exact table (what it shows is its convention, direction and rotary dims: "
+                               "the frequencies are ropespec's)")
+    options.limits(p)
+    p.add_argument("--json", metavar="PATH", help="write the fingerprint as JSON (- for standard output)")
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    expect = parse_expect(args.expect) or DEFAULT
+    outs = options.outputs(args, **{"--json": args.json})
+    if outs.to_stdout:
+        console = console_for(to_stderr=True)
+    outs.clear()
+    [subject] = build_subjects([args.target], expect=expect, **options.loading(args))
+    try:
+        fp = fingerprint(options.function_of(subject, args.target), subject.expect)
+    except Failure as ex:
+        return options.failed_to_run(console, args.target, ex)
+    finally:
+        subject.close()
+    say(console, f"ropespec fingerprint: {args.target} (head_dim {fp.head_dim}, {subject.dtype}, probed to "
+                 f"p = {subject.expect.max_position - 1})")
+    for line in describe(fp):
+        say(console, f"  {line}")
+    if subject.shape.form in ("kernel", "qk") and subject.shape.table is None:
+        say(console, f"  (--form {subject.shape.form}: the kernel was handed ropespec's table for the expectation, so "
+                     f"the frequencies, base, curve and presets are that table's; convention, rotary dim, direction "
+                     f"and precision are the kernel's)")
+    return options.written(outs, "--json", options.json_text(fp.to_json()))

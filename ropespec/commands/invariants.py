@@ -1,0 +1,23 @@
+"""``ropespec invariants``: every invariant of the registry with its statement."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from ropespec.console import say
+from spec.invariants import REGISTRY
+
+NAME = "invariants"
+
+
+def add(sub) -> None:
+    sub.add_parser(NAME, help="list the invariants with their statements",
+                   description="List every invariant of the registry (spec/invariants.py) with its statement.")
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    for inv in REGISTRY.values():
+        say(console, f"{inv.id:<28} {inv.statement}")
+    return 0

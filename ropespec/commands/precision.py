@@ -1,0 +1,136 @@
+"""``ropespec precision``: the error against the exact reference swept over positions (or at every position, with
+--exhaustive), and up to where each tolerance class holds; exit 0 when the declared class held everywhere."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from implementations.contract import Failure
+from properties import precision
+from ropespec import report
+from ropespec.commands import options
+from ropespec.console import console as console_for, say
+from ropespec.inputs import UsageError, build_subjects, parse_expect
+from ropespec.plots import precision_plot
+from spec import DEFAULT, tolerance
+
+NAME = "precision"
+#: the most positions --exhaustive calls and compares
+EXHAUSTIVE_MAX = 1 << 27
+
+
+def add(sub) -> None:
+    p = sub.add_parser(NAME, help="sweep positions and report up to where each tolerance class holds",
+                       description="Sweep odd positions log-spaced up to --max-position (or, with --exhaustive, "
+                                   "every position); measure the error against the exact reference; report up to "
+                                   "which position each tolerance class holds. Exit codes: 0 the declared class held "
+                                   "at every position measured; 1 it did not (or TARGET failed to run); 2 bad usage.")
+    p.add_argument("target", nargs="?", metavar="TARGET", help="default: the shipped numpy implementation")
+    options.expect(p, default="head_dim 128, theta 1e4, half")
+    options.array(p)
+    options.dtype(p, default="float32")
+    p.add_argument("--max-position", type=int, default=2**31, metavar="N", help="sweep up to N-1 (default: 2^31)")
+    p.add_argument("--per-octave", type=int, default=2, metavar="K", help="positions per doubling (default: 2)")
+    p.add_argument("--vectors", type=int, default=4, metavar="V", help="random vectors per position (default: 4)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random vectors (default: 0)")
+    options.device(p)
+    options.shape(p, form_note="a table is swept through the RoPE its table defines; a kernel or qk function with "
+                               "ropespec's exactly rounded table, so the error is the kernel's own")
+    options.limits(p)
+    p.add_argument("--exhaustive", action="store_true",
+                   help="call TARGET on every position 0 .. N-1 (--max-position N, at most 2^27), a random vector "
+                        "each, and compare every output with reference.fast: the exact first position where each "
+                        "class fails, and the worst one")
+    p.add_argument("--chunk", type=int, default=8192, metavar="K",
+                   help="with --exhaustive: positions per call (default 8192; memory grows with it)")
+    p.add_argument("--plot", metavar="PATH.png", help="draw error vs position with the bounds (needs matplotlib)")
+    p.add_argument("--json", metavar="PATH", help="write the sweep as JSON (schema in README; - for standard output)")
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    expect = parse_expect(args.expect)
+    if args.max_position < 2:
+        raise UsageError(f"--max-position: must be >= 2, got {args.max_position}")
+    if args.per_octave < 1 or args.vectors < 1:
+        raise UsageError("--per-octave and --vectors must be >= 1")
+    if args.exhaustive:
+        if args.max_position > EXHAUSTIVE_MAX:
+            raise UsageError(f"--max-position: with --exhaustive at most 2^27 = {EXHAUSTIVE_MAX} positions (every one "
+                             f"is called and compared), got {args.max_position}")
+        if not 1 <= args.chunk <= 1 << 20:
+            raise UsageError(f"--chunk: must be between 1 and 1048576, got {args.chunk}")
+        if args.plot:
+            raise UsageError("--plot: draws the sampled sweep; drop it with --exhaustive")
+    target = args.target or "implementations.numpy_rope:make"
+    outs = options.outputs(args, **{"--json": args.json})
+    if outs.to_stdout:
+        console = console_for(to_stderr=True)
+    outs.clear()
+    [subject] = build_subjects([target], expect=expect or DEFAULT, **options.loading(args))
+    try:
+        try:
+            f = options.function_of(subject, target)
+        except Failure as ex:
+            return options.failed_to_run(console, target, ex)
+        return (_exhaustive if args.exhaustive else _sweep)(f, subject.expect, target, args, console, outs)
+    finally:
+        subject.close()
+
+
+def _sweep(f, e, target: str, args, console: Console, outs) -> int:
+    positions = precision.sweep_positions(e.max_position, per_octave=args.per_octave)
+    sw = _with_progress(console, target, "sweeping positions", len(positions), lambda progress: precision.measure(
+        f, e, positions, vectors=args.vectors, seed=args.seed, progress=progress))
+    if sw is None:
+        return 1
+    report.render_precision(sw, console, target)
+    if args.plot:
+        try:
+            precision_plot(sw, args.plot, f"{target}: {e.describe()}")
+        except RuntimeError as ex:
+            raise UsageError(str(ex)) from None
+        say(console, f"plot written to {args.plot}")
+    unwritten = options.written(outs, "--json", options.json_text(sw.to_json()))
+    bad = [int(p) for p, r in zip(sw.positions, sw.ratio[precision.class_of(e)]) if r > 1.0]
+    nonfinite = [int(p) for p, n in zip(sw.positions, sw.nonfinite if sw.nonfinite is not None else []) if n]
+    return unwritten or _verdict(console, e, bad[0] if bad else None, nonfinite[0] if nonfinite else None, "swept position")
+
+
+def _exhaustive(f, e, target: str, args, console: Console, outs) -> int:
+    # on a GPU the outputs are compared there (double-double reference and bounds in torch); else in numpy
+    device = args.device if args.array == "torch" and args.device != "cpu" else None
+    ex = _with_progress(console, target, "every position", e.max_position, lambda progress: precision.exhaustive(
+        f, e, e.max_position, chunk=args.chunk, seed=args.seed, progress=progress, device=device))
+    if ex is None:
+        return 1
+    report.render_exhaustive(ex, console, target)
+    unwritten = options.written(outs, "--json", options.json_text(ex.to_json()))
+    return unwritten or _verdict(console, e, ex.first_failure[precision.class_of(e)], ex.nonfinite_at, "position")
+
+
+def _verdict(console: Console, e, first_failure: int | None, nonfinite_at: int | None, what: str) -> int:
+    """precision's exit code, said in its last line: 0 when the class the expectation declares held at every
+    position measured, 1 when it did not (exit 0 means it all held, as for ropespec check)."""
+    where = [p for p in (first_failure, nonfinite_at) if p is not None]
+    if not where:
+        say(console, f"the declared class ({tolerance.class_name(e)}) held at every {what}: exit 0")
+        return 0
+    say(console, f"the declared class ({tolerance.class_name(e)}) fails from p = {min(where)} (the first {what} "
+                 f"where it does): exit 1")
+    return 1
+
+
+def _with_progress(console: Console, target: str, label: str, total: int, run):
+    """``run(progress)`` under a progress bar (on a terminal only); a Failure of the target is printed as
+    one line and gives None."""
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(label, total=total)
+        try:
+            return run(lambda k: bar.update(task, advance=k))
+        except Failure as ex:
+            options.failed_to_run(console, target, ex)
+            return None

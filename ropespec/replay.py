@@ -1,0 +1,60 @@
+"""Replays: the command line (or, for a callable no command can load, the ropespec.check call) that runs exactly one
+failing case again, and the --invariant id that names the property it came from."""
+
+from __future__ import annotations
+
+import shlex
+
+from implementations.implementation import Subject
+from properties.framework import all_properties
+from properties.results import Result
+
+
+def property_id(result: Result) -> str:
+    """What --invariant takes to run exactly the property a result came from: the invariant id, or
+    ``ID:property`` when the invariant has more than one property."""
+    siblings = [p for p in all_properties() if p.invariant == result.invariant]
+    return result.invariant if len(siblings) <= 1 else f"{result.invariant}:{result.property}"
+
+
+def replay_command(subject: Subject, result: Result) -> str | None:
+    """A command line that runs exactly this failing case again (None unless it failed, and None for a callable that
+    runs in-process: no other process can load it, so no command can; :func:`replay_text` says how to rerun it)."""
+    if result.status != "fail" or subject.isolation.startswith("in-process"):
+        return None
+    parts = ["ropespec", "check", subject.target, "--array", subject.array, "--dtype", subject.dtype]
+    if subject.expect is not None:
+        parts += ["--expect", subject.expect.to_json()]
+    else:
+        parts += ["--max-position", str(subject.max_position)]
+    parts += subject.shape.flags()
+    parts += ["--invariant", property_id(result)]
+    if result.profile:
+        parts += ["--profile", result.profile]
+    if result.seed is not None:
+        parts += ["--seed", str(result.seed)]
+    parts += result.replay
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def replay_text(subject: Subject, result: Result) -> str | None:
+    """How to run exactly this failing case again: the command line, or, for a callable no command can load (a
+    closure, a lambda, a function of __main__), the ropespec.check call that reruns it in the same process."""
+    command = replay_command(subject, result)
+    if command is not None or result.status != "fail":
+        return command
+    why = subject.isolation.removeprefix("in-process (").removesuffix(")")
+    args = [subject.target.rpartition(".")[2] or "f"]
+    if subject.expect is not None:
+        args.append(repr(subject.expect.to_dict()))
+    keywords = {"array": subject.array, "dtype": subject.dtype, "invariants": [property_id(result)],
+                "seed": result.seed, "profile": result.profile}
+    keywords.update(subject.shape.keywords())
+    if subject.expect is None:
+        keywords["max_position"] = subject.max_position
+    if result.replay:
+        keywords["replay"] = result.replay[1]
+    call = ", ".join(args + [f"{k}={v!r}" for k, v in keywords.items() if v is not None])
+    return f"no command can load it ({why}); in the same process: ropespec.check({call})"
+
+

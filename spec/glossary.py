@@ -1,0 +1,87 @@
+"""The words ropespec uses, each for one concept, in its code, on its command line and in README.
+
+* **implementation**: the code under test, at one array library and dtype (a ``TARGET`` names where it is).
+* **family**: what an implementation computes (:data:`FAMILIES`).
+* **form**: which function of a family it is, and so how it is called (:data:`FORMS`).
+* **layout**: how an apply function takes its rows: the axes of a batched call (:data:`LAYOUTS`).
+* **mode**: what TARGET is: the function itself, a factory of functions, or a factory of decoders (:data:`MODES`).
+* **convention**: which dims of the rotary dims turn together and where their results are written
+  (``spec.expectation.CONVENTIONS``: half, interleaved, rope_interleave); "pairing" in prose means the same.
+* **call shape**: family, form, layout, in place and the table TARGET, together (``implementations.shape``).
+* **diagnosis**: the word a failure carries, from the fixed vocabulary :data:`DIAGNOSES`.
+* **kind** is kept for one thing only: the kind of a proof (``spec.proofs.KINDS``).
+
+Scripts depend on these strings: a word is added, never renamed.
+"""
+
+from __future__ import annotations
+
+#: what an implementation computes (``--family``)
+FAMILIES: dict[str, str] = {
+    "rope": "rotary position embedding: each pair of the rotary dims turned by p theta_i",
+    "sinusoidal": "the additive sinusoidal encoding PE(p) of Vaswani et al.",
+    "learned": "a learned table of position embeddings, max_position rows",
+    "attention": "attention whose scores use RoPE'd q and k (grouped-query heads)",
+}
+
+#: which function of the rope family an implementation is (``--form``); every other family has one form, apply
+FORMS: dict[str, str] = {
+    "apply": "the encoding applied: f(x, positions), or the family's own signature",
+    "table": "a cos/sin table builder: table(positions) -> (cos, sin)",
+    "kernel": "an apply kernel handed its table: kernel(x, cos, sin)",
+    "qk": "transformers' apply(q, k, cos, sin) -> (q_embed, k_embed)",
+    "vllm": "vLLM's forward(positions, query, key) -> (query, key), heads flattened",
+}
+
+#: how an apply function takes its rows (``--layout``)
+LAYOUTS: dict[str, str] = {
+    "nd": "f(x (n, head_dim), positions (n,))",
+    "bshd": "x (batch, seq, heads, head_dim), positions (batch, seq)",
+    "bhsd": "x (batch, heads, seq, head_dim), positions (batch, seq)",
+    "sbhd": "x (seq, batch, heads, head_dim), positions (batch, seq)",
+    "thd": "packed x (tokens, heads, head_dim), one offset per sequence and cu_seqlens",
+}
+
+#: what TARGET is, fixed when it is loaded
+MODES: dict[str, str] = {
+    "plain": "the function itself, computing one expectation",
+    "factory": "make(expect) -> the function, for every expectation ropespec draws",
+    "decoder": "make(expect) -> an object with prefill and step (a KV-cache decoder)",
+}
+
+#: the fixed vocabulary of diagnoses: the word a failure carries, and what it means
+DIAGNOSES: dict[str, str] = {
+    "convention": "the wrong dims turn together",
+    "layout": "the right values are read from or written to the wrong place (dims, heads, batch rows, tokens)",
+    "base": "the frequencies are another base's ladder, or the ladder's index is shifted",
+    "double-rotation": "every pair turns by twice its angle",
+    "position-offset": "positions are shifted by a constant, or wrap around a table",
+    "direction": "every pair turns the other way",
+    "scaling": "the frequencies are not the configured length-extension method's",
+    "attention-factor": "every pair comes out scaled by another factor than the method's attention factor",
+    "rotary-dim": "another number of dims rotates than rotary_dim (or the exponent is normalised by head_dim)",
+    "not-a-rotation": "the output is not a rotation of pairs of the input",
+    "angle-precision": "the angles or tables are computed in too low a precision for the promised class",
+    "non-finite": "the output holds NaN or infinity",
+    "shape": "the result is not an array of the right kind, dtype or shape",
+    "exception": "a call raised",
+    "timeout": "a call did not return within --timeout",
+    "crash": "the process ended: an exit, a signal, or running out of memory",
+    "input-mutated": "a call wrote into an argument (or outside what it may write in place)",
+    "nondeterministic": "two calls on the same input differ",
+    "bias": "an additive encoding plus a constant",
+    "scale": "an additive encoding times a constant",
+    "length-leak": "the encoding of a position depends on the call's other positions",
+    "causal-mask": "attention ignores the causal mask",
+    "values-rotated": "attention rotates the values",
+    "absolute-position": "attention scores depend on absolute positions (an additive encoding)",
+    "unknown": "nothing measured fits",
+}
+
+
+def check_word(word: str | None) -> str | None:
+    """``word`` when it is a diagnosis of the vocabulary (or None); ValueError otherwise: a word outside it is
+    ropespec's own mistake, and scripts that read the words would not know it."""
+    if word is not None and word not in DIAGNOSES:
+        raise ValueError(f"{word!r} is not a diagnosis of the vocabulary (spec.glossary.DIAGNOSES)")
+    return word
