@@ -8,7 +8,7 @@ positions up to 2**40, cold caches for mpmath. Part 2: reference.fast against th
 run (interleaved, median of K), N rows at N distinct positions (no row shares a position: the worst case
 for reference.fast, which computes one table row per distinct position) drawn below 2**12, 2**20, 2**31
 and 2**40, and once with every position shared by 8 rows. The plain RoPE is not accurate (its angle is off
-by |p theta| 2**-53 and cos of a large argument inherits it); it is the speed to compare with. Issue 16's
+by |p theta| 2**-53 and cos of a large argument inherits it); it is the speed to compare with. The
 target: reference.fast within 3x of it.
 """
 

@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 import reference
+from reference import fast
 from properties.numerics import exact, pair_norms, per_dim
 from spec import tolerance
 from spec.dtypes import round_to
@@ -357,8 +358,6 @@ def _compare(expect: Expect, class_expects: dict, x, y, pos, device: str | None)
     dims), each class's largest error as a fraction of its bound (plus the reference's own error), and
     whether the row has a non-finite value; computed in numpy, or in torch on ``device``, and handed back
     as numpy vectors of the chunk's length."""
-    from reference import fast
-
     if device is None:
         xp, X, Y, P, want = np, x, y, pos, fast.apply(expect, x, pos)
         rowmax = lambda a: a.max(axis=1)  # noqa: E731

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+import reference
 from implementations.contract import Failure
 from properties.assertions import assert_close
 from properties.cases import expect_strategy
@@ -58,9 +59,7 @@ def test_attention_decode(bind, case):
 
 def _row(e, q, k, v, qpos, kpos, rows):
     """Causal attention outputs for ``rows`` with the queries at qpos and the keys at kpos."""
-    from reference import apply
-
-    qr, kr = apply(e, q, qpos), apply(e, k, kpos)
+    qr, kr = reference.apply(e, q, qpos), reference.apply(e, k, kpos)
     out = []
     for t in rows:
         s = qr[t] @ kr[: t + 1].T / np.sqrt(q.shape[1])

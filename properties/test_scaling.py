@@ -21,6 +21,7 @@ from properties.cases import promised
 from properties.framework import rope_property
 from properties.strategies import positions, scaled_expectations, vectors
 from spec import tolerance
+from spec.expectation import Expect
 from spec.scaling import original_length
 
 
@@ -48,9 +49,6 @@ def _of_type(types):
         if e is not None and e.rope_type not in types:
             return f"the expectation's rope_type is {e.rope_type!r}, not {' or '.join(types)}"
         if e is None and types[0] in _CANONICAL:  # a factory that declines the method: say so at once
-            from implementations.contract import Unsupported
-            from spec.expectation import Expect
-
             try:
                 subject.bind(Expect(head_dim=16, dtype=subject.dtype, max_position=8192, rope_scaling=_CANONICAL[types[0]]))
             except Unsupported as err:

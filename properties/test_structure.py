@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import reference
 from implementations.contract import Failure
+from properties.diagnose import diagnose
 from properties.assertions import assert_close, assert_equal, assert_zero
 from properties.numerics import per_dim
 from properties.cases import expect_strategy, pinned_expects, pinned_positions, rows_cases, rows_pinned
@@ -69,8 +70,6 @@ def test_linearity(bind, case):
         return assert_close("f(alpha x + beta y, p)", fz, combo, bound, call=f"alpha={al}, beta={be}, positions={pos.tolist()}",
                             dtype=e.dtype, against="alpha f(x, p) + beta f(y, p)")
     except Failure as err:
-        from properties.diagnose import diagnose
-
         found = diagnose(bind(e), e)  # a cause the probes can name (a bias, NaN, another pairing) comes first
         if found is not None:
             raise Failure(f"{err.message} -- {found[0]}: {found[1]}", found[0], err.ratio) from None

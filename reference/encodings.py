@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from reference.rope import apply, cos_sin
-from spec.angles import sinusoidal_layout
+from spec.angles import cos_sin as dd_cos_sin, sinusoidal_layout, theta_hi_lo
 from spec.expectation import Expect
 
 
@@ -25,8 +25,6 @@ def sinusoidal(expect: Expect, positions) -> np.ndarray:
 def sinusoidal_fast(expect: Expect, positions) -> np.ndarray:
     """:func:`sinusoidal` to about an ulp, in vectorised double-double arithmetic (spec.angles, the
     same path as reference.fast): for bulk uses such as distances over thousands of positions."""
-    from spec.angles import cos_sin as dd_cos_sin, theta_hi_lo
-
     plain = expect.replace(rope_scaling=None, rotary_dim=expect.head_dim)
     hi, lo, _ = theta_hi_lo(plain)
     c, s = dd_cos_sin(np.asarray(positions, dtype=np.float64)[:, None], hi, lo)

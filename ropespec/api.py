@@ -46,11 +46,6 @@ def check(
     ``layout``, ``inplace`` and ``table`` are the command line's --form, --layout, --inplace and --table (``table``: a
     TARGET string or the table builder itself); ``memory_limit`` is --memory-limit (bytes, or text such as "1GB"; 0:
     none; default: half the machine's memory); ``replay`` is --replay VERSION:BLOB, as a failure prints it."""
-    import random
-
-    from properties.profiles import DEFAULT_PROFILE
-    from ropespec.inputs import build_subjects, call_shape, parse_expect, parse_replay
-
     blob = parse_replay(replay)
     subjects = build_subjects([fn], expect=parse_expect(expect), array=array, dtype=dtype,
                               max_position=max_position, device=device, timeout=timeout,
@@ -69,10 +64,6 @@ def fingerprint(fn, expect=None, *, array: str | None = None, dtype: str | None 
     """Fingerprint ``fn`` (see :mod:`ropespec.fingerprints`); ``expect`` gives head_dim, dtype and the probe
     range. ``fn`` runs in its own worker process, as in :func:`check`; ``form``, ``layout``, ``inplace`` and
     ``table`` as there."""
-    from ropespec.fingerprints import fingerprint as _fingerprint
-    from ropespec.inputs import build_subjects, call_shape, parse_expect
-    from spec import DEFAULT
-
     [subject] = build_subjects([fn], expect=parse_expect(expect) or DEFAULT, array=array, dtype=dtype,
                                max_position=max_position, device=device, timeout=timeout,
                                warmup_timeout=warmup_timeout, memory_limit=memory_limit,

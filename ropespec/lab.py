@@ -14,7 +14,10 @@ import numpy as np
 
 import reference
 from reference.encodings import sinusoidal_fast
-from implementations.contract import Failure
+from implementations.contract import Failure, TargetError
+from implementations.isolation import WorkerHost
+from implementations.shape import CallShape
+from properties.diagnose import diagnose
 from properties.numerics import output_bound
 from properties.results import Result
 from spec import tolerance
@@ -104,8 +107,6 @@ def _check_rope(fn, rng):
             got = _rope_as_f(fn, base)(x, pos)
             want = reference.apply(e, x, pos)
             if not np.all(np.abs(got - want) <= output_bound(e, x, pos)):
-                from properties.diagnose import diagnose
-
                 found = diagnose(_rope_as_f(fn, base), e)
                 k = np.unravel_index(int(np.argmax(np.abs(got - want))), got.shape)
                 msg = f"rope(vec, {pos[k[0]]}, {base:g})[{k[1]}] = {float(got[k])!r}, but should be {float(want[k])!r} (d = {d})"
@@ -174,10 +175,6 @@ def grade(path: str, *, seed: int = 0, timeout: float | None = 10.0, warmup_time
     """One Result per lab function: pass, fail (with its diagnosis) or missing. The module runs in a
     worker process of its own (:mod:`implementations.isolation`), each call under ``timeout``. ``path``
     must be a path to a .py file (TargetError otherwise: a bare name is never imported)."""
-    from implementations.contract import TargetError
-    from implementations.isolation import WorkerHost
-    from implementations.shape import CallShape
-
     if not (path.endswith(".py") or "/" in path or "\\" in path):
         raise TargetError(f"{path}: expected a path to the lab's .py file (a bare name is not imported)")
     host = WorkerHost({"module_path": path}, path, shape=CallShape(), array="list", device="cpu",

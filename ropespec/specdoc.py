@@ -15,6 +15,7 @@ what the proofs give today.
 from __future__ import annotations
 
 import html
+import os
 import json
 import math
 import re
@@ -23,7 +24,8 @@ from pathlib import Path
 from implementations.zoo import members
 from properties.framework import all_properties
 from reference.facts import FACTS, SEEDS
-from spec import formulas, tolerance
+from ropespec import __version__
+from spec import formulas, proofs, tolerance
 from spec.expectation import Expect
 from spec.invariants import REGISTRY, SECTIONS
 
@@ -99,8 +101,6 @@ def load_record() -> dict | None:
 
 
 def _proof_line(pid: str, record: dict | None) -> str:
-    from spec import proofs
-
     pr = proofs.ALL[pid]
     if pr.fn is None:
         return f"proof: **{pr.kind}**: {pr.note}"
@@ -128,11 +128,8 @@ def _pairings() -> list[str]:
 def blocks(verdicts: dict[str, str] | None = None, subject: str | None = None) -> list[tuple]:
     """The document as blocks: ("h", level, text), ("p", text), ("math", latex, mathml), ("ul", [text]),
     ("table", header, rows), ("pre", text). Text may hold `code` and [links](url)."""
-    import ropespec
-    from spec import proofs
-
     record = load_record()
-    stamp = f"ropespec {ropespec.__version__}. "
+    stamp = f"ropespec {__version__}. "
     if record:
         stamp += (f"Proofs verified {record['verified_at']} at commit {record['commit']} with sympy {record['sympy']} "
                   f"(`ropespec proofs --record docs/proofs.json`, {record['seconds']:.1f} s).")
@@ -200,8 +197,6 @@ def _md_cell(text: str) -> str:
 
 def seeds_link(out_path: str | None) -> str:
     """The seeds folder as a link from where the document is written (stdout: the working directory)."""
-    import os
-
     where = Path(out_path).resolve().parent if out_path else Path.cwd()
     return Path(os.path.relpath(ROOT / "docs" / "seeds", where)).as_posix()
 

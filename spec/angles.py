@@ -26,6 +26,7 @@ import mpmath
 import numpy as np
 
 from spec import scaling
+from spec.dtypes import round_to
 from spec.expectation import Expect
 
 _SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's constant for float64
@@ -134,8 +135,6 @@ def rounded_table(expect: Expect, positions) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin of p theta'_i per position and pair, exactly rounded to the output dtype: the table ropespec
     hands an apply kernel (--form kernel, qk). The attention factor is not in it: a kernel rotates; a table that
     carries the factor is the table builder's business."""
-    from spec.dtypes import round_to
-
     pos = np.asarray(positions, dtype=np.float64).reshape(-1)
     hi, lo, _ = theta_hi_lo(expect, int(pos.max()) + 1 if pos.size else None)
     c, s = cos_sin(pos[:, None], hi, lo)

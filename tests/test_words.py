@@ -1,6 +1,6 @@
 """The word a failure carries names its cause, whatever the dtype, and one root cause gets one word.
 
-Issue 12 items 5 and 6: precision named as precision (a rounding's signature, not one operation order;
+Precision is named as precision (a rounding's signature, not one operation order;
 the same word in bfloat16 as in float32), a structural fault as the root of every failure it causes
 ("follows from <word>"), the report leading with it, and decode evidence that tells the tables apart.
 """

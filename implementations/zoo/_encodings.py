@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from implementations import learned, sinusoidal
+from implementations.numpy_rope import make as make_rope
 from spec.angles import sinusoidal_layout
 
 
@@ -53,8 +54,6 @@ def table(expect, *, index=None, rows=None, post=None):
 
 def attend(expect, *, rotate_v=False, causal=None, positions_map=None, additive=False):
     """One head of attention with one hook."""
-    from implementations.numpy_rope import make as make_rope
-
     rope = make_rope(expect.replace(dtype="float64"))
     pe_ = sinusoidal.make(expect.replace(dtype="float64"))
 

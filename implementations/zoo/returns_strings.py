@@ -5,9 +5,9 @@ DIAGNOSIS = "shape"
 SOURCE = "a JSON/text bridge to another language"
 ARRAY = "list"
 
+from implementations.stdlib_rope import make as correct  # noqa: E402
+
 
 def make(expect):
-    from implementations.stdlib_rope import make as correct
-
     f = correct(expect)
     return lambda x, positions: [[repr(v) for v in row] for row in f(x, positions)]

@@ -1,0 +1,166 @@
+"""The architecture, read off the code: imports go one way (spec <- reference <- properties; spec <- implementations
+<- properties <- ropespec), no module imports itself back through another, and a function imports a project module
+only where that keeps an optional or heavy dependency lazy (the reasons are listed below).
+
+Every module of the five packages is parsed (AST), its imports at every depth, and resolved to modules:
+``from implementations import arrays`` is the module implementations.arrays; ``from implementations import
+make_subject`` is the package implementations (its ``__init__``), which imports its submodules: a submodule that
+imports its own package that way closes a circle.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("spec", "reference", "implementations", "properties", "ropespec")
+#: what each layer may import of the others (its own package aside)
+MAY_IMPORT = {"spec": set(), "reference": {"spec"}, "implementations": {"spec"},
+              "properties": {"spec", "reference", "implementations"},
+              "ropespec": {"spec", "reference", "implementations", "properties"}}
+#: function-local imports of project modules, each for a reason: an optional dependency or a slow import kept lazy
+LAZY = {
+    ("ropespec.pytest_plugin", "*"): "loaded by every pytest run where ropespec is installed: a run that uses none "
+                                     "of it pays nothing for it",
+    ("ropespec.commands.spec", "ropespec.specdoc"): "sympy takes 0.15 s to import; only spec and proofs need it",
+    ("ropespec.commands.proofs", "spec.proofs"): "sympy, as above",
+    ("implementations.zoo.autograd_sign", "implementations.torch_rope"): "torch is optional",
+    ("implementations.zoo.returns_complex", "implementations.torch_rope"): "torch is optional",
+}
+
+
+def modules(root: Path = ROOT) -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for f in (root / pkg).rglob("*.py"):
+            name = ".".join(f.relative_to(root).with_suffix("").parts)
+            out[name.removesuffix(".__init__")] = f
+    return out
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> list[tuple[str, int, bool]]:
+    """(module imported, line, inside a function) for every project import of ``name``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+
+    def resolve(target: str, attribute: str | None) -> str | None:
+        if attribute and f"{target}.{attribute}" in known:
+            return f"{target}.{attribute}"
+        while target and target not in known:
+            target = target.rpartition(".")[0]
+        return target or None
+
+    def walk(node, inside: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    if alias.name.split(".")[0] in PACKAGES:
+                        found.append((resolve(alias.name, None), child.lineno, inner))
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:  # relative: from . import x
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - child.level + 1] + ([base] if base else []))
+                if base.split(".")[0] in PACKAGES:
+                    for alias in child.names:
+                        found.append((resolve(base, alias.name), child.lineno, inner))
+            walk(child, inner)
+
+    walk(tree, False)
+    return [(m, line, inner) for m, line, inner in found if m and m != name]
+
+
+def graph(root: Path = ROOT) -> dict[str, list[tuple[str, int, bool]]]:
+    known = modules(root)
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def circles(edges: dict[str, list]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w, _, _ in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in list(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def layer_violations(edges: dict[str, list]) -> list[str]:
+    bad = []
+    for name, deps in edges.items():
+        layer = name.split(".")[0]
+        for dep, line, _ in deps:
+            other = dep.split(".")[0]
+            if other != layer and other not in MAY_IMPORT[layer]:
+                bad.append(f"{name}:{line} imports {dep}: {layer} may import {sorted(MAY_IMPORT[layer]) or 'nothing'}")
+    return bad
+
+
+def local_imports(edges: dict[str, list]) -> list[str]:
+    return [f"{name}:{line} imports {dep} inside a function" for name, deps in edges.items() for dep, line, inner in deps
+            if inner and (name, "*") not in LAZY and (name, dep) not in LAZY]
+
+
+EDGES = graph()
+
+
+def test_no_module_imports_itself_back():
+    assert circles(EDGES) == []
+
+
+def test_imports_go_one_way_between_the_layers():
+    assert layer_violations(EDGES) == []
+
+
+def test_a_function_imports_a_project_module_only_to_keep_a_dependency_lazy():
+    assert local_imports(EDGES) == []
+    for (name, dep), why in LAZY.items():  # every exception is still there, and says why
+        assert why and name in EDGES and (dep == "*" or any(d == dep and inner for d, _, inner in EDGES[name])), name
+
+
+def test_the_checks_fail_on_a_circle_and_on_a_back_import(tmp_path):
+    """A scratch copy of two modules with an import added each way: both checks say so."""
+    for pkg in PACKAGES:
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / "spec" / "a.py").write_text("from spec import b\n")
+    (tmp_path / "spec" / "b.py").write_text("def f():\n    from spec.a import g\n")
+    (tmp_path / "implementations" / "c.py").write_text("from properties import framework\n")
+    edges = graph(tmp_path)
+    assert circles(edges) == [["spec.a", "spec.b"]]
+    assert layer_violations(edges) == ["implementations.c:1 imports properties: implementations may import ['spec']"]
+
+
+def test_no_tracker_history_in_code_or_messages():
+    """Comments and messages state the rule and why, in the present tense; the tracker's history is git's."""
+    said = re.compile(r"\bissues?\s+#?\d+", re.I)
+    files = [p for p in ROOT.rglob("*.py") if not {".venv", ".ci-venv", "build"} & set(p.relative_to(ROOT).parts)]
+    hits = [f"{p.relative_to(ROOT)}:{n}" for p in files
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if said.search(line)]
+    assert not hits, hits
