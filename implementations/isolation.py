@@ -418,6 +418,7 @@ class WorkerHost(HostClient):
         self.stopped_by: str | None = None  # why the last worker ended (a fault's word)
         self.restarts = 0
         self._started = 0.0
+        self.pending = False  # a request was sent and its reply not read
 
     # budgets ------------------------------------------------------------------------------------
     def _budget(self) -> tuple[float | None, str]:
@@ -462,6 +463,7 @@ class WorkerHost(HostClient):
         budget, which = self._budget()
         child = self.child
         mark = self.output.total
+        self.pending = True  # until its reply is read: a request cut short (Ctrl-C) leaves the channel out of step
         try:
             reply = child.request(msg, budget)
         except TimedOut:
@@ -479,6 +481,7 @@ class WorkerHost(HostClient):
             memory = killed_for_memory(child.returncode, child.peak_rss, self.memory_limit)
             raise Fault(f"{what} ended the worker process: it {d.status}{memory}{crash_words(self.output.since(mark))}",
                         "crash", cause=OUT_OF_MEMORY if "out of memory" in memory else None) from None
+        self.pending = False
         return unwrap(reply)
 
     # the interface the Subject uses -------------------------------------------------------------
@@ -521,9 +524,10 @@ class WorkerHost(HostClient):
         are stopped too, and remembered in ``left_behind`` for the report."""
         if self.child is not None:
             try:  # the worker ends and reaps them itself (it is their subreaper): nothing left, not even a zombie
-                self.left_behind += unwrap(self.child.request(Stop(), STOP_BUDGET)) or []
+                said = [] if self.pending else unwrap(self.child.request(Stop(), STOP_BUDGET))
+                self.left_behind += [str(p) for p in said] if isinstance(said, list) else []
             except (TimedOut, Died, OSError, EOFError, TypeError, RuntimeError, Fault):
-                pass  # a worker that does not answer: its process tree is killed from here
+                pass  # a worker that does not answer (or was cut off mid-call): its tree is killed from here
             self.left_behind += [f"pid {pid}: {cmd}" if cmd else f"pid {pid}" for pid, cmd in self.child.kill()]
             self.child = None
         _LIVE.pop(id(self), None)

@@ -67,6 +67,7 @@ class Property:
     name: str
     invariant: str
     cases: Callable[[Subject], st.SearchStrategy[dict]]
+    rule: str
     check: Callable[[Callable[[Expect], Bound], dict], float | None]
     pinned: Callable[[Subject], list[dict]]
     #: why it skips an implementation it is about (a reason), or None when it runs
@@ -81,8 +82,11 @@ class Property:
         return invariants.get(self.invariant).statement
 
 
-def rope_property(invariant: str, *, cases, pinned=None, skip_if=None, max_examples=None, not_about=None):
-    """Declare a property of ``invariant``: decorates ``check(bind, case)`` and returns a pytest test.
+def rope_property(invariant: str, *, cases, rule: str = "", pinned=None, skip_if=None, max_examples=None,
+                  not_about=None):
+    """Declare a property of ``invariant``: decorates ``check(bind, case)`` and returns a pytest test. ``rule``: the
+    tolerance rule it applies, in a sentence (the bound functions of :mod:`spec.tolerance` it combines, and how);
+    one property of each invariant states it.
 
     ``check`` raises :class:`Failure`, or returns the worst error as a fraction of its bound, or a
     pair (that fraction, a note for the report such as where the strict class stopped holding)."""
@@ -94,6 +98,7 @@ def rope_property(invariant: str, *, cases, pinned=None, skip_if=None, max_examp
             name=name,
             invariant=invariant,
             cases=cases,
+            rule=rule,
             check=check,
             pinned=pinned or (lambda subject: []),
             skip_if=skip_if or (lambda subject: None),

@@ -46,7 +46,11 @@ def _bound(e, q, k, v, pos):
     return tolerance.attention_bound(e, q, k, v, pos)
 
 
-@rope_property("attention.shift-invariance", cases=_cases)
+@rope_property("attention.shift-invariance",
+               rule=("attention_bound: each score's error from the rotated q and k (rotation rtol + angle "
+                      "error), through softmax (the output moves by at most 2 max|v| times the score error) and "
+                      "the sum"),
+               cases=_cases)
 def test_shift_invariance(bind, case):
     e, pos, c = case["expect"], case["positions"], case["shift"]
     q, k, v = _split(case)
@@ -66,7 +70,9 @@ def test_shift_invariance(bind, case):
 
 
 
-@rope_property("attention.permutation-equivariance", cases=_cases)
+@rope_property("attention.permutation-equivariance",
+               rule=("attention_bound, as attention.shift-invariance"),
+               cases=_cases)
 def test_permutation_equivariance(bind, case):
     e, pos = case["expect"], case["positions"]
     q, k, v = _split(case)
@@ -85,7 +91,9 @@ def test_permutation_equivariance(bind, case):
         raise
 
 
-@rope_property("attention.values-unrotated", cases=_cases)
+@rope_property("attention.values-unrotated",
+               rule=("attention_bound with q = 0 (no score error): the mean's own rounding"),
+               cases=_cases)
 def test_values_unrotated(bind, case):
     """With q = 0 every key scores 0: the output is the plain mean of the (causally visible) values."""
     e, pos = case["expect"], case["positions"]
@@ -108,7 +116,9 @@ def test_values_unrotated(bind, case):
         raise
 
 
-@rope_property("attention.causal", cases=_cases)
+@rope_property("attention.causal",
+               rule=("attention_bound, as attention.shift-invariance"),
+               cases=_cases)
 def test_causal(bind, case):
     e, pos = case["expect"], case["positions"]
     q, k, v = _split(case)
@@ -127,7 +137,9 @@ def test_causal(bind, case):
                         dtype=e.dtype)
 
 
-@rope_property("attention.grouped-query", cases=_cases)
+@rope_property("attention.grouped-query",
+               rule=("attention_bound per head"),
+               cases=_cases)
 def test_grouped_query(bind, case):
     """Against the exact attention, head by head: query head h reads key/value head h // group."""
     e, pos = case["expect"], case["positions"]

@@ -43,7 +43,9 @@ def _applies(subject):
     return None
 
 
-@rope_property("autograd.inverse-rotation", cases=_cases, skip_if=_applies,
+@rope_property("autograd.inverse-rotation",
+               rule=("component_bound of the upstream gradient rotated back, in the input layout"),
+               cases=_cases, skip_if=_applies,
                pinned=lambda subject: [{"expect": e, "positions": np.array([0, 1, 7]), "x": make_vectors(e, 3),
                                         "g": make_vectors(e, 3, seed=1)} for e in pinned_expects(subject)])
 def test_inverse_rotation(bind, case):

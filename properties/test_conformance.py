@@ -19,7 +19,10 @@ from spec import tolerance
 
 
 
-@rope_property("rope.conformance", cases=rows_cases, pinned=rows_pinned)
+@rope_property("rope.conformance",
+               rule=("component_bound: atol + ||x_pair|| (K_ROT u_out + 2 u_A + min(2, |dphi|)), |dphi| from the "
+                      "angle and frequency dtypes of the class at that position (the module's error model)"),
+               cases=rows_cases, pinned=rows_pinned)
 def test_conformance(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     y = bind(e)(x, pos)

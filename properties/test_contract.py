@@ -14,7 +14,9 @@ from properties.framework import rope_property
 
 
 
-@rope_property("contract.input-unmodified", cases=rows_cases, pinned=rows_pinned)
+@rope_property("contract.input-unmodified",
+               rule=("exact: the input array compared bit for bit before and after"),
+               cases=rows_cases, pinned=rows_pinned)
 def test_input_unmodified(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     call = bind(e).call(x, pos)
@@ -27,7 +29,9 @@ def test_input_unmodified(bind, case):
     return 0.0
 
 
-@rope_property("contract.deterministic", cases=rows_cases, pinned=rows_pinned)
+@rope_property("contract.deterministic",
+               rule=("exact: two calls compared bit for bit"),
+               cases=rows_cases, pinned=rows_pinned)
 def test_deterministic(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     f = bind(e)
@@ -36,7 +40,9 @@ def test_deterministic(bind, case):
                         diagnosis="nondeterministic")
 
 
-@rope_property("contract.shape-finite", cases=rows_cases, pinned=rows_pinned)
+@rope_property("contract.shape-finite",
+               rule=("exact: kind, shape and dtype equal; every value finite"),
+               cases=rows_cases, pinned=rows_pinned)
 def test_shape_finite(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     call = bind(e).call(x, pos)  # a wrong kind of array or shape raises Fault("shape") here

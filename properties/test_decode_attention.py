@@ -30,7 +30,9 @@ def _cases(subject):
     return build()
 
 
-@rope_property("decode.attention-consistency", cases=_cases, max_examples=15)
+@rope_property("decode.attention-consistency",
+               rule=("attention_bound of the step and the full pass"),
+               cases=_cases, max_examples=15)
 def test_attention_decode(bind, case):
     e, n0, k_, start = case["expect"], case["prefill"], case["steps"], case["start"]
     n = n0 + k_

@@ -40,7 +40,11 @@ def _pinned(subject):
     return [{"expect": e, "positions": pos, "x": make_vectors(e, len(pos))} for e in pinned_expects(subject)]
 
 
-@rope_property("kernel.rotation", cases=_cases, pinned=_pinned)
+@rope_property("kernel.rotation",
+               rule=("strict_bound: K_ROT u_out of the pair norm, at every angle (the table is given, exactly "
+                      "rounded, so no angle error enters); the reference rotation is formed in double-double; "
+                      "pass-through dims exact"),
+               cases=_cases, pinned=_pinned)
 def test_rotation(bind, case):
     e, pos, x = case["expect"], case["positions"], case["x"]
     c, s = table(e, pos)
@@ -102,7 +106,9 @@ def _qk_cases(subject):
     return build()
 
 
-@rope_property("kernel.qk", cases=_qk_cases)
+@rope_property("kernel.qk",
+               rule=("as kernel.rotation, for every row of q and of k"),
+               cases=_qk_cases)
 def test_qk(bind, case):
     e, pos = case["expect"], case["positions"]
     b, s_ = pos.shape

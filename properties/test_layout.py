@@ -119,7 +119,9 @@ def _fits(e, case, got, element_positions) -> bool:
     return bool(np.all(np.abs(out - ref) <= bound))
 
 
-@rope_property("rope.layout", cases=_cases, skip_if=_applies, not_about=_about)
+@rope_property("rope.layout",
+               rule=("as rope.conformance, for every row of every head of the call (and of k for vllm)"),
+               cases=_cases, skip_if=_applies, not_about=_about)
 def test_layout(bind, case):
     e, storage = case["expect"], case["storage"]
     f, layout = bind(e), case["layout"]

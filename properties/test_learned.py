@@ -30,7 +30,9 @@ def _cases(subject):
     return build()
 
 
-@rope_property("learned.in-range", cases=_cases,
+@rope_property("learned.in-range",
+               rule=("exact: finite rows"),
+               cases=_cases,
                pinned=lambda subject: rows_pinned(subject, partial=False, with_x=False))
 def test_in_range(bind, case):
     e, pos = case["expect"], case["positions"]
@@ -53,7 +55,9 @@ def _beyond_cases(subject):
     return build()
 
 
-@rope_property("learned.out-of-range-raises", cases=_beyond_cases,
+@rope_property("learned.out-of-range-raises",
+               rule=("exact: an exception, not a value"),
+               cases=_beyond_cases,
                pinned=lambda subject: [{"expect": e, "beyond": e.max_position} for e in pinned_expects(subject, partial=False)])
 def test_out_of_range_raises(bind, case):
     e, p = case["expect"], case["beyond"]
@@ -78,7 +82,9 @@ def _count_cases(subject):
     return build()
 
 
-@rope_property("learned.parameter-count", cases=_count_cases,
+@rope_property("learned.parameter-count",
+               rule=("exact: the count"),
+               cases=_count_cases,
                pinned=lambda subject: [{"expect": e} for e in ([subject.expect] if subject.expect is not None else [
                    e.replace(max_position=1024, head_dim=768) for e in pinned_expects(subject, partial=False)[:1]])])
 def test_parameter_count(bind, case):

@@ -33,7 +33,10 @@ def _tau(e, x, pos):
 
 
 
-@rope_property("rope.norm-per-pair", cases=rows_cases, pinned=rows_pinned)
+@rope_property("rope.norm-per-pair",
+               rule=("norm_bound: sqrt(2) (atol + ||x_pair|| rotation_rtol); a wrong angle keeps the norm, so "
+                      "only the rotation's rounding counts"),
+               cases=rows_cases, pinned=rows_pinned)
 def test_norm_per_pair(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     y = bind(e)(x, pos)
@@ -64,7 +67,10 @@ def _relative_pinned(subject):
             for e in pinned_expects(subject) for m, n, s in ((0, 1, top - 1), (0, third, third))]
 
 
-@rope_property("rope.relative-position", cases=_relative_cases, pinned=_relative_pinned)
+@rope_property("rope.relative-position",
+               rule=("each side's score error from component_bound per pair (|<a, b> - <a*, b*>| <= sum |a| "
+                      "tau_b + |b| tau_a + tau_a tau_b), plus float64 rounding of the two dot products"),
+               cases=_relative_cases, pinned=_relative_pinned)
 def test_relative_position(bind, case):
     e, m, n, s, qk = case["expect"], case["m"], case["n"], case["shift"], case["q, k"]
     x = np.concatenate([qk, qk])
@@ -95,7 +101,8 @@ def _identity_cases(subject):
 
 @rope_property(
     "rope.identity-at-zero",
-    cases=_identity_cases,
+               rule=("component_bound at p = 0: the rotation's rounding only (no angle error at angle 0)"),
+               cases=_identity_cases,
     pinned=lambda subject: [{"expect": e, "x": make_vectors(e, 3)} for e in pinned_expects(subject)],
 )
 def test_identity_at_zero(bind, case):
@@ -132,7 +139,10 @@ def _static_table(subject):
     return None
 
 
-@rope_property("rope.composition", cases=_composition_cases, pinned=_composition_pinned, skip_if=_static_table)
+@rope_property("rope.composition",
+               rule=("component_bound of each of the three calls, the first propagated through the second (a "
+                      "rotation keeps norms): sqrt(2) g tau(x, a) + tau(f(x, a), b) + g tau(x, a + b)"),
+               cases=_composition_cases, pinned=_composition_pinned, skip_if=_static_table)
 def test_composition(bind, case):
     e, a, b, x = case["expect"], case["a"], case["b"], case["x"]
     f = bind(e)

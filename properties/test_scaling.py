@@ -101,7 +101,10 @@ def _first_bad(ok):
     return int(bad[0]) if bad.size else None
 
 
-@rope_property("scaling.bounded", cases=_cases(("linear", "ntk", "yarn", "llama3", "dynamic")),
+@rope_property("scaling.bounded",
+               rule=("the frequency read off the output (PROBE_RTOL, 8 float64 ulp) plus the class's angle and "
+                      "rotation error divided by p theta, relative to theta_i / s and theta_i"),
+               cases=_cases(("linear", "ntk", "yarn", "llama3", "dynamic")),
                skip_if=_of_type(("linear", "ntk", "yarn", "llama3", "dynamic")), max_examples=8)
 def test_bounded(bind, case):
     e = case["expect"]
@@ -167,7 +170,9 @@ def _linear_applies(subject):
     return None
 
 
-@rope_property("scaling.linear-positions", cases=_linear_cases, skip_if=_linear_applies, max_examples=10)
+@rope_property("scaling.linear-positions",
+               rule=("component_bound of both calls (f_linear at s p and f at p), added"),
+               cases=_linear_cases, skip_if=_linear_applies, max_examples=10)
 def test_linear_positions(bind, case):
     e, q, x = case["expect"], case["q"], case["x"]
     s = int(e.rope_scaling["factor"])
@@ -178,7 +183,9 @@ def test_linear_positions(bind, case):
                         dtype=e.dtype, diagnosis="scaling")
 
 
-@rope_property("scaling.ntk-endpoints", cases=_cases(("ntk",)), skip_if=_of_type(("ntk",)), max_examples=8)
+@rope_property("scaling.ntk-endpoints",
+               rule=("as scaling.bounded, at pair 0 and pair r/2 - 1"),
+               cases=_cases(("ntk",)), skip_if=_of_type(("ntk",)), max_examples=8)
 def test_ntk_endpoints(bind, case):
     e = case["expect"]
     s = e.rope_scaling["factor"]
@@ -195,7 +202,9 @@ def test_ntk_endpoints(bind, case):
     return float(abs(m.thetas[-1] - th[-1] / s) / (tol[-1] * th[-1] / s))
 
 
-@rope_property("scaling.band-edges", cases=_cases(("yarn", "llama3")), skip_if=_of_type(("yarn", "llama3")),
+@rope_property("scaling.band-edges",
+               rule=("as scaling.bounded, per pair below, inside and above the band"),
+               cases=_cases(("yarn", "llama3")), skip_if=_of_type(("yarn", "llama3")),
                max_examples=8)
 def test_band_edges(bind, case):
     e = case["expect"]
@@ -219,7 +228,9 @@ def test_band_edges(bind, case):
     return float(np.max(np.abs(m.thetas - exact) / (tol * exact)))
 
 
-@rope_property("scaling.dynamic-length", cases=_cases(("dynamic",)), skip_if=_of_type(("dynamic",)), max_examples=8)
+@rope_property("scaling.dynamic-length",
+               rule=("as scaling.bounded, at lengths L and beyond"),
+               cases=_cases(("dynamic",)), skip_if=_of_type(("dynamic",)), max_examples=8)
 def test_dynamic_length(bind, case):
     e = case["expect"]
     f, L = bind(e), original_length(e)
@@ -243,7 +254,10 @@ def test_dynamic_length(bind, case):
     return None
 
 
-@rope_property("scaling.attention-factor", cases=_cases(("yarn", "longrope")), max_examples=8,
+@rope_property("scaling.attention-factor",
+               rule=("attention_factor_allowance: norm_bound of a pair of norm g, as rope.norm-per-pair, plus g "
+                      "norm_readoff_error(n): the factor is read off as the mean of n pair norms in float64"),
+               cases=_cases(("yarn", "longrope")), max_examples=8,
                skip_if=lambda subject: _of_type(("yarn", "longrope", "default", "linear", "ntk", "dynamic", "llama3"))(subject))
 def test_attention_factor(bind, case):
     e = case["expect"]
@@ -259,7 +273,9 @@ def test_attention_factor(bind, case):
     return float(abs(m.attention_factor - g) / allowed)
 
 
-@rope_property("scaling.longrope-switch", cases=_cases(("longrope",)), skip_if=_of_type(("longrope",)), max_examples=8)
+@rope_property("scaling.longrope-switch",
+               rule=("as scaling.bounded, at seq_len L and L + 1"),
+               cases=_cases(("longrope",)), skip_if=_of_type(("longrope",)), max_examples=8)
 def test_longrope_switch(bind, case):
     e = case["expect"]
     f, L = bind(e), original_length(e)

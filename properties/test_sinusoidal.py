@@ -87,7 +87,9 @@ def _named(err: Failure, f, e) -> Failure:
     return Failure(f"{err.message} -- {found[0]}: {found[1]}", found[0], err.ratio)
 
 
-@rope_property("sinusoidal.conformance", cases=_cases, pinned=_pinned)
+@rope_property("sinusoidal.conformance",
+               rule=("component_bound of a unit pair at that position"),
+               cases=_cases, pinned=_pinned)
 def test_sinusoidal_conformance(bind, case):
     e, pos = case["expect"], case["positions"]
     try:
@@ -97,7 +99,9 @@ def test_sinusoidal_conformance(bind, case):
         raise _named(err, bind(e), e) from None
 
 
-@rope_property("sinusoidal.norm", cases=_cases, pinned=_pinned)
+@rope_property("sinusoidal.norm",
+               rule=("sum over pairs of 2 (|y| + tau) tau from component_bound, plus d float64 ulp for the sum"),
+               cases=_cases, pinned=_pinned)
 def test_sinusoidal_norm(bind, case):
     e, pos = case["expect"], case["positions"]
     y, tau = bind(e).pe(pos), _tau(e, pos)
@@ -122,7 +126,9 @@ def _pairs_cases(subject):
     return build()
 
 
-@rope_property("sinusoidal.relative-dot", cases=_pairs_cases,
+@rope_property("sinusoidal.relative-dot",
+               rule=("as rope.relative-position, with unit pairs"),
+               cases=_pairs_cases,
                pinned=lambda subject: [{"expect": e, "p": 0, "q": 8, "shift": 40} for e in
                                        pinned_expects(subject, partial=False)])
 def test_sinusoidal_relative_dot(bind, case):
@@ -150,7 +156,10 @@ def _shift_cases(subject):
     return build()
 
 
-@rope_property("sinusoidal.shift-matrix", cases=_shift_cases, max_examples=10,
+@rope_property("sinusoidal.shift-matrix",
+               rule=("(1 + cond) tau sqrt(d) + cond d ulp: the fitted M_k's conditioning cond times the "
+                      "per-component bound"),
+               cases=_shift_cases, max_examples=10,
                pinned=lambda subject: [{"expect": e, "k": 8, "seed": 0} for e in
                                        pinned_expects(subject, partial=False)])
 def test_sinusoidal_shift_matrix(bind, case):
@@ -182,7 +191,10 @@ def _distinct_cases(subject):
     return st.fixed_dictionaries({"expect": expect_strategy(subject, partial=False), "start": st.integers(0, 2**16)})
 
 
-@rope_property("sinusoidal.distinct", cases=_distinct_cases, max_examples=8,
+@rope_property("sinusoidal.distinct",
+               rule=("two encodings count as distinct where the exact ones differ by more than twice "
+                      "component_bound"),
+               cases=_distinct_cases, max_examples=8,
                pinned=lambda subject: [{"expect": e, "start": 0} for e in
                                        pinned_expects(subject, partial=False)])
 def test_sinusoidal_distinct(bind, case):
@@ -206,7 +218,9 @@ def test_sinusoidal_distinct(bind, case):
     return float(np.max(np.where(resolvable, 2 * tau / np.maximum(got, 1e-300), 0.0)))
 
 
-@rope_property("sinusoidal.length-independent", cases=_cases, pinned=_pinned)
+@rope_property("sinusoidal.length-independent",
+               rule=("exact: the same position in calls of different lengths, bit for bit"),
+               cases=_cases, pinned=_pinned)
 def test_sinusoidal_length_independent(bind, case):
     e, pos = case["expect"], case["positions"]
     f = bind(e)
@@ -220,7 +234,12 @@ def test_sinusoidal_length_independent(bind, case):
                       f"of the call", "length-leak", err.ratio) from None
 
 
-@rope_property("additive.cross-term-leakage", cases=lambda subject: st.fixed_dictionaries(
+@rope_property("additive.cross-term-leakage",
+               rule=("leakage is shown when the scores spread by more than twice what rounding moves one score: "
+                      "||W_Q|| ||W_K|| (||dP|| (||x_k|| + ||P||) + (||x_q|| + ||P||) ||dP|| + ||dP||^2), ||dP|| "
+                      "<= tau sqrt(d), ||P|| = sqrt(d/2), plus the scores' float64 evaluation (an expected "
+                      "failure)"),
+               cases=lambda subject: st.fixed_dictionaries(
     {"expect": expect_strategy(subject, partial=False), "seed": st.integers(0, 2**16)}), max_examples=4,
     pinned=lambda subject: [{"expect": e, "seed": 0} for e in
                             pinned_expects(subject, partial=False)])

@@ -46,7 +46,10 @@ def _linearity_pinned(subject):
     ]
 
 
-@rope_property("rope.linearity", cases=_linearity_cases, pinned=_linearity_pinned)
+@rope_property("rope.linearity",
+               rule=("same_angle_bound: K_ROT u_out per unit of the pair's norm; the angle error is common to "
+                      "both sides and cancels"),
+               cases=_linearity_cases, pinned=_linearity_pinned)
 def test_linearity(bind, case):
     e, pos, al, be, x, y = (case[k] for k in ("expect", "positions", "alpha", "beta", "x", "y"))
     z = round_to(al * x + be * y, e.dtype)
@@ -94,7 +97,10 @@ def _locality_pinned(subject):
     return [{"expect": e, "position": 1, "log2 scale": 0} for e in pinned_expects(subject)]
 
 
-@rope_property("rope.locality", cases=_locality_cases, pinned=_locality_pinned)
+@rope_property("rope.locality",
+               rule=("atol: a basis vector's leak into another pair must be below the output dtype's K_ROT "
+                      "smallest normals"),
+               cases=_locality_cases, pinned=_locality_pinned)
 def test_locality(bind, case):
     e, p, scale = case["expect"], case["position"], 2.0 ** case["log2 scale"]
     d = e.head_dim
@@ -120,7 +126,9 @@ def _has_passthrough(subject):
     return None
 
 
-@rope_property("rope.partial-passthrough", cases=lambda subject: rows_cases(subject, partial=True),
+@rope_property("rope.partial-passthrough",
+               rule=("exact: dims at and beyond rotary_dim come back bit for bit"),
+               cases=lambda subject: rows_cases(subject, partial=True),
                pinned=lambda subject: rows_pinned(subject, partial=True), skip_if=_has_passthrough)
 def test_partial_passthrough(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]

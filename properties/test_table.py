@@ -34,7 +34,10 @@ def _pinned(subject):
     return rows_pinned(subject, with_x=False)
 
 
-@rope_property("table.angles", cases=_cases, pinned=_pinned)
+@rope_property("table.angles",
+               rule=("component_bound of a pair of norm g (the table is the rotation of (1, 0)), plus the "
+                      "reference's own error; the two dims of a per-dim table exact (bit for bit)"),
+               cases=_cases, pinned=_pinned)
 def test_angles(bind, case):
     e, pos = case["expect"], case["positions"]
     c, s = bind(e).table(pos)

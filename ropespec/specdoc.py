@@ -21,8 +21,7 @@ import math
 import re
 from pathlib import Path
 
-from implementations.zoo import members
-from properties.framework import all_properties
+from properties.facts import gather
 from reference.facts import FACTS, SEEDS
 from ropespec import __version__
 from spec import formulas, proofs, tolerance
@@ -150,21 +149,17 @@ def blocks(verdicts: dict[str, str] | None = None, subject: str | None = None) -
                                           "(never tuned); each invariant's rule is listed with it below."),
             ("pre", tolerance.__doc__.strip())]
 
-    props: dict[str, list[str]] = {}
-    for pp in all_properties():
-        props.setdefault(pp.invariant, []).append(f"properties/test_{REGISTRY[pp.invariant].section}.py::test_{pp.name}")
-    zoo: dict[str, list[str]] = {}
-    for mem in members():
-        for t in mem.targets:
-            zoo.setdefault(t.partition(":")[0], []).append(mem.name)
+    facts = gather()
     for section in SECTIONS:
         out.append(("h", 2, section))
         for inv in (v for v in REGISTRY.values() if v.section == section):
+            fa = facts[inv.id]
+            checked = [f"properties/test_{inv.section}.py::test_{p.name}" for p in fa.properties]
             items = [_proof_line(inv.id, record),
-                     f"tolerance: {tolerance.BY_INVARIANT[inv.id]}",
-                     "checked by: " + (", ".join(f"`{x}`" for x in props.get(inv.id, [])) or "none"),
-                     "failed by zoo members: " + (", ".join(f"`{z}`" for z in zoo.get(inv.id, [])) or "none"),
-                     f"families: {', '.join(inv.families)}; sources: {link_sources(inv.source)}"]
+                     f"tolerance: {fa.rule}",
+                     "checked by: " + (", ".join(f"`{x}`" for x in checked) or "none"),
+                     "failed by zoo members: " + (", ".join(f"`{z}`" for z in fa.zoo) or "none"),
+                     f"answered by: {', '.join(fa.forms)}; sources: {link_sources(inv.source)}"]
             if verdicts and verdicts.get(inv.id):
                 items.append(f"verdict: **{verdicts[inv.id]}**")
             out += [("h", 3, f"`{inv.id}`"), ("p", inv.statement),

@@ -33,6 +33,7 @@ from typing import Callable
 import sympy as sp
 
 from spec import definitions, scaling
+from spec.invariants import REGISTRY
 from spec.expectation import CONVENTIONS, Expect
 
 MAX_D = 16
@@ -42,6 +43,41 @@ KINDS = (SYMBOLIC, BOUNDED, BOUNDED_N, DEFINITION, TESTED)
 PROVEN_KINDS = (SYMBOLIC, BOUNDED, BOUNDED_N)
 
 SYM = types.SimpleNamespace(num=sp.Rational, log=sp.log, sqrt=sp.sqrt, pi=sp.pi)
+
+ROT = ("R: reflection", "R: doubled", "R: shear", "R: transposed", "R: plus a bias")
+
+
+@dataclass(frozen=True)
+class Proof:
+    kind: str
+    fn: Callable[[], str] | None = None  # None for definition and tested only
+    about: tuple[str, ...] = ()  # the MUTATIONS under which a proven kind must fail
+    note: str = ""  # for definition and tested only: why no proof, and what checks it instead
+
+
+#: every invariant's proof, by its id: proven ones declared on their functions (:func:`proves`), the others here
+PROOFS: dict[str, Proof] = {}
+
+
+def proves(invariant: str, kind: str, about: tuple[str, ...]):
+    """Declare the decorated function the proof of ``invariant``, of ``kind`` (a proven kind), failing under each of
+    the MUTATIONS in ``about`` (what it is about): the proof's facts stated where it is written."""
+    def deco(fn):
+        if invariant in PROOFS:
+            raise ValueError(f"{invariant} has two proofs")
+        PROOFS[invariant] = Proof(kind, fn, tuple(about))
+        return fn
+    return deco
+
+
+def declare(invariant: str, kind: str, note: str) -> None:
+    """An invariant with no proof: it is what the definition says (DEFINITION), or a property of code the mathematics
+    does not speak to (TESTED); ``note`` says why, and what checks it instead."""
+    if invariant in PROOFS:
+        raise ValueError(f"{invariant} has two proofs")
+    PROOFS[invariant] = Proof(kind, note=note)
+
+
 
 
 class ProofError(AssertionError):
@@ -129,6 +165,7 @@ def expects(max_d: int = MAX_D, conventions=CONVENTIONS, partial: bool = False):
 
 
 # -- rope ---------------------------------------------------------------------------------------------
+@proves("rope.conformance", BOUNDED, ROT + ("pairing: swapped", "ladder: b^(-i/r)"))
 def conformance():
     b = base
     for e in expects(partial=True):
@@ -151,6 +188,7 @@ def conformance():
             f"x_a sin + x_b cos) at p b^(-2i/r), dims >= r unchanged; symbolic x, p, b; every even d <= {MAX_D}, r = d and d - 2")
 
 
+@proves("rope.norm-per-pair", SYMBOLIC, ("R: doubled", "R: shear", "R: plus a bias"))
 def norm_per_pair():
     xa, xb, phi = sp.symbols("x_a x_b phi", real=True)
     ya, yb = definitions.rotate(xa, xb, sp.cos(phi), sp.sin(phi))
@@ -169,12 +207,14 @@ def _relative(what):
                   f"{what}: {e.convention}, d = {d}, pair ({oa}, {ob})")
 
 
+@proves("rope.relative-position", BOUNDED, ("R: shear", "R: plus a bias"))
 def relative_position():
     _relative("relative position")
     return (f"<f(q, m), f(k, n)> = <f(q, m + c), f(k, n + c)> with the definitions' f for symbolic q, k, m, n, c and "
             f"theta_i, every convention, every even d <= {MAX_D}")
 
 
+@proves("rope.identity-at-zero", BOUNDED, ("R: reflection", "R: doubled"))
 def identity_at_zero():
     for e in expects(partial=True):
         x = vec("x", e.head_dim)
@@ -184,6 +224,7 @@ def identity_at_zero():
     return f"f(x, 0) = x (rope_interleave: x in its output layout) for symbolic x, theta_i; every even d <= {MAX_D}"
 
 
+@proves("rope.composition", BOUNDED, ("R: reflection", "R: doubled", "R: shear", "R: plus a bias"))
 def composition():
     for e in expects(conventions=("half", "interleaved"), partial=True):
         x, th = vec("x", e.head_dim), thetas(e.n_pairs)
@@ -193,6 +234,7 @@ def composition():
             f"the half layout of the interleaved map, lemma.pairing-conjugacy); every even d <= {MAX_D}")
 
 
+@proves("rope.linearity", BOUNDED, ("R: plus a bias",))
 def linearity():
     al, be = sp.symbols("alpha beta", real=True)
     for e in expects(partial=True):
@@ -215,6 +257,7 @@ def _documented_inputs(e: Expect, out: int) -> set[int]:
     return {2 * i, 2 * i + 1} if e.convention == "rope_interleave" else {i, i + r // 2}
 
 
+@proves("rope.locality", BOUNDED, ("pairing: swapped",))
 def locality():
     for e in expects(partial=True):
         d = e.head_dim
@@ -230,6 +273,7 @@ def locality():
             f"half (i, i + r/2), rope_interleave (2i, 2i+1) -> (i, i + r/2), dims >= r the identity); every even d <= {MAX_D}")
 
 
+@proves("rope.partial-passthrough", BOUNDED, ("pairing: over head_dim",))
 def partial_passthrough():
     for e in expects(partial=True):
         if e.rotary_dim == e.head_dim:
@@ -249,6 +293,7 @@ def _mix_sides(theta, mm, sf):
     return tp - theta / sf, theta - tp
 
 
+@proves("scaling.bounded", SYMBOLIC, ("linear: theta * s", "mix: divides by s^2", "ntk: exponent r/(r-4)"))
 def scaling_bounded():
     th = sp.Symbol("theta", positive=True)
     sf = 1 + u
@@ -289,6 +334,7 @@ def scaling_bounded():
             "(mix, linear, ntk). Symbolic theta, s, m, b, r, L, l")
 
 
+@proves("scaling.linear-positions", BOUNDED, ("linear: theta * s",))
 def linear_positions():
     for e in expects(partial=True):
         x, th = vec("x", e.head_dim), thetas(e.n_pairs)
@@ -297,6 +343,7 @@ def linear_positions():
     return f"f with theta_i/s at position s p equals f with theta_i at p, symbolic x, p, s, theta_i; every even d <= {MAX_D}"
 
 
+@proves("scaling.ntk-endpoints", SYMBOLIC, ("ntk: b s", "ntk: exponent r/(r-4)", "ladder: b^(-i/r)"))
 def ntk_endpoints():
     new = scaling.ntk_base(base, s, r_)
     _zero(scaling.ladder(new, 0, r_) - 1, "theta'_0 = 1")
@@ -307,6 +354,8 @@ def ntk_endpoints():
     return "with scaling.ntk_base b' = b s^(r/(r-2)): theta'_0 = 1 and theta'_(r/2-1) = theta_(r/2-1) / s, symbolic b, s, r"
 
 
+@proves("scaling.band-edges", SYMBOLIC, ("mix: inverted", "yarn: betas swapped", "yarn: ramp (i - low)/high",
+                                                       "llama3: lo and hi swapped"))
 def band_edges():
     th = sp.Symbol("theta", positive=True)
     sf = 1 + u
@@ -338,6 +387,7 @@ def band_edges():
             "0 at wavelength L/hi, 1 at L/lo, increasing in the wavelength (so in i). Symbolic theta, s, b, r, L, betas, lo, hi")
 
 
+@proves("scaling.dynamic-length", SYMBOLIC, ("dynamic: factor s l/L",))
 def dynamic_length():
     l_ = sp.Symbol("l", positive=True)
     _zero(scaling.dynamic_factor(s, L, L) - 1, "s' = 1 at l = L")
@@ -355,6 +405,8 @@ def dynamic_length():
             "theta_i only decreases with the length. Symbolic s, l, L, b, r > 2, i > 0")
 
 
+@proves("scaling.attention-factor", BOUNDED, ("R: doubled", "R: shear", "R: plus a bias",
+                                                                 "factor: applied twice", "yarn mscale: 0.1 ln s + 1.1"))
 def attention_factor():
     for e in expects(partial=True):
         x, th = vec("x", e.head_dim), thetas(e.n_pairs)
@@ -373,6 +425,7 @@ def attention_factor():
             f"theta_i, mscale, L; every even d <= {MAX_D}")
 
 
+@proves("autograd.inverse-rotation", BOUNDED, ("R: reflection", "R: shear", "R: plus a bias"))
 def autograd_inverse_rotation():
     for e in expects(partial=True):
         d = e.head_dim
@@ -394,12 +447,14 @@ def pe(pos, th) -> list:
     return out
 
 
+@proves("sinusoidal.norm", BOUNDED, ("PE: sin twice",))
 def sinusoidal_norm():
     for d in range(2, MAX_D + 1, 2):
         _zero(dot(pe(p, thetas(d // 2)), pe(p, thetas(d // 2))) - sp.Rational(d, 2), f"d = {d}")
     return f"||PE(p)||^2 = d/2 with the definitions' pair (sin p theta_i, cos p theta_i); symbolic p, theta_i; every even d <= {MAX_D}"
 
 
+@proves("sinusoidal.relative-dot", BOUNDED, ("PE: sin twice",))
 def sinusoidal_relative_dot():
     for d in range(2, MAX_D + 1, 2):
         th = thetas(d // 2)
@@ -407,6 +462,7 @@ def sinusoidal_relative_dot():
     return f"PE(m) . PE(n) = sum_i cos((m - n) theta_i): a function of m - n; symbolic m, n, theta_i; every even d <= {MAX_D}"
 
 
+@proves("sinusoidal.shift-matrix", BOUNDED, ("PE: sin twice",))
 def sinusoidal_shift_matrix():
     k = sp.Symbol("k", real=True)
     for d in range(2, MAX_D + 1, 2):
@@ -417,6 +473,7 @@ def sinusoidal_shift_matrix():
             f"symbolic p, k, theta_i; every even d <= {MAX_D}")
 
 
+@proves("sinusoidal.distinct", SYMBOLIC, ("PE: sin twice",))
 def sinusoidal_distinct():
     gap, th = sp.Symbol("k", real=True), sp.Symbol("theta", positive=True)
     diff = [x - y for x, y in zip(pe(p + gap, [th]), pe(p, [th]))]
@@ -425,6 +482,7 @@ def sinusoidal_distinct():
             "closer than the slowest pair's period 2 pi / theta_min never coincide; symbolic p, k, theta")
 
 
+@proves("additive.cross-term-leakage", SYMBOLIC, ("R: shear", "R: plus a bias"))
 def additive_leakage():
     th = [sp.Symbol("theta", positive=True)]
     xq, xk = vec("u", 2), vec("v", 2)
@@ -451,12 +509,14 @@ def additive_leakage():
 
 
 # -- attention ----------------------------------------------------------------------------------------
+@proves("attention.shift-invariance", BOUNDED, ("R: shear", "R: plus a bias"))
 def attention_shift_invariance():
     _relative("scores")
     return (f"every score <f(q_i, p_i), f(k_j, p_j)> is unchanged when all positions shift by c (as rope.relative-position, "
             f"every even d <= {MAX_D}); the output softmax(S) V is a function of the scores and V, so it is unchanged")
 
 
+@proves("attention.permutation-equivariance", BOUNDED_N, ("softmax: causal mask always",))
 def attention_permutation():
     N = 3
     S = [[sp.Symbol(f"s_{i}{j}", real=True) for j in range(N)] for i in range(N)]
@@ -471,81 +531,39 @@ def attention_permutation():
 
 
 # -- the registry -------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Proof:
-    kind: str
-    fn: Callable[[], str] | None = None  # None for definition and tested only
-    about: tuple[str, ...] = ()  # the MUTATIONS under which a proven kind must fail
-    note: str = ""  # for definition and tested only: why no proof, and what checks it instead
 
-
-def _definition(note):
-    return Proof(DEFINITION, note=note)
-
-
-def _tested(note):
-    return Proof(TESTED, note=note)
-
-
-ROT = ("R: reflection", "R: doubled", "R: shear", "R: transposed", "R: plus a bias")
-PROOFS: dict[str, Proof] = {
-    "rope.conformance": Proof(BOUNDED, conformance, ROT + ("pairing: swapped", "ladder: b^(-i/r)")),
-    "rope.norm-per-pair": Proof(SYMBOLIC, norm_per_pair, ("R: doubled", "R: shear", "R: plus a bias")),
-    "rope.relative-position": Proof(BOUNDED, relative_position, ("R: shear", "R: plus a bias")),
-    "rope.identity-at-zero": Proof(BOUNDED, identity_at_zero, ("R: reflection", "R: doubled")),
-    "rope.composition": Proof(BOUNDED, composition, ("R: reflection", "R: doubled", "R: shear", "R: plus a bias")),
-    "rope.linearity": Proof(BOUNDED, linearity, ("R: plus a bias",)),
-    "rope.locality": Proof(BOUNDED, locality, ("pairing: swapped",)),
-    "rope.partial-passthrough": Proof(BOUNDED, partial_passthrough, ("pairing: over head_dim",)),
-    "contract.input-unmodified": _tested("a property of code (does it write into the caller's array?); the definition "
-                                         "returns a new vector and cannot say what code writes"),
-    "contract.deterministic": _tested("a property of code (state, uninitialised memory, nondeterministic reductions); "
-                                      "the definition is a function"),
-    "contract.shape-finite": _tested("a property of code (what it returns, whether it returns); the definition's values "
-                                     "are finite for finite x since |y_j| <= |x_a| + |x_b|"),
-    "scaling.bounded": Proof(SYMBOLIC, scaling_bounded, ("linear: theta * s", "mix: divides by s^2", "ntk: exponent r/(r-4)")),
-    "scaling.linear-positions": Proof(BOUNDED, linear_positions, ("linear: theta * s",)),
-    "scaling.ntk-endpoints": Proof(SYMBOLIC, ntk_endpoints, ("ntk: b s", "ntk: exponent r/(r-4)", "ladder: b^(-i/r)")),
-    "scaling.band-edges": Proof(SYMBOLIC, band_edges, ("mix: inverted", "yarn: betas swapped", "yarn: ramp (i - low)/high",
-                                                       "llama3: lo and hi swapped")),
-    "scaling.dynamic-length": Proof(SYMBOLIC, dynamic_length, ("dynamic: factor s l/L",)),
-    "scaling.attention-factor": Proof(BOUNDED, attention_factor, ("R: doubled", "R: shear", "R: plus a bias",
-                                                                 "factor: applied twice", "yarn mscale: 0.1 ln s + 1.1")),
-    "scaling.longrope-switch": _definition("LongRoPE's rule is the definition: short factors for seq_len <= L, long beyond "
-                                           "(spec.scaling.table_variant); the property checks the implementation at L and L + 1"),
-    "decode.consistency": _tested("a property of a decoder's cache: the definition has no cache. dynamic NTK's tables differ "
-                                  "between lengths (scaling.dynamic-length), which is why cached keys can go stale"),
-    "kernel.rotation": _definition("the rotation by a given cos and sin is the definition (spec.definitions.rotate); the "
-                                   "property checks the kernel against it, formed exactly"),
-    "rope.layout": _definition("each row of each head is the apply function of its own position (rope.conformance's "
-                               "definition); the property checks every row of a batched call against it"),
-    "kernel.qk": _definition("as kernel.rotation: the rotation by a given table is the definition; the property "
-                             "checks each head of q and k against it"),
-    "table.angles": _definition("the table is the definition's cos and sin of p theta'_i times g (spec.definitions.rotate "
-                                "of (1, 0)); the property checks the builder against them"),
-    "autograd.inverse-rotation": Proof(BOUNDED, autograd_inverse_rotation, ("R: reflection", "R: shear", "R: plus a bias")),
-    "sinusoidal.conformance": _definition("PE(p) is defined by these values (spec.definitions.pe_pair); the property checks "
-                                          "the implementation against them"),
-    "sinusoidal.norm": Proof(BOUNDED, sinusoidal_norm, ("PE: sin twice",)),
-    "sinusoidal.relative-dot": Proof(BOUNDED, sinusoidal_relative_dot, ("PE: sin twice",)),
-    "sinusoidal.shift-matrix": Proof(BOUNDED, sinusoidal_shift_matrix, ("PE: sin twice",)),
-    "sinusoidal.distinct": Proof(SYMBOLIC, sinusoidal_distinct, ("PE: sin twice",)),
-    "sinusoidal.length-independent": _definition("PE(p) = (sin p theta_i, cos p theta_i) has no term in the sequence "
-                                                 "length; the property checks code that might normalise by it"),
-    "additive.cross-term-leakage": Proof(SYMBOLIC, additive_leakage, ("R: shear", "R: plus a bias")),
-    "learned.in-range": _tested("a property of the table's code: every row below max_len is answered and finite"),
-    "learned.out-of-range-raises": _tested("a property of the table's code: what it does past its last row"),
-    "learned.parameter-count": _definition("a table of max_len rows of d parameters holds max_len x d of them"),
-    "attention.shift-invariance": Proof(BOUNDED, attention_shift_invariance, ("R: shear", "R: plus a bias")),
-    "attention.permutation-equivariance": Proof(BOUNDED_N, attention_permutation, ("softmax: causal mask always",)),
-    "attention.values-unrotated": _definition("attention rotates q and k only (RoFormer eq. 16); the property checks that "
-                                              "code does not rotate V"),
-    "attention.causal": _definition("the causal mask is out_i = sum over j <= i; the property checks code's mask"),
-    "decode.attention-consistency": _definition("a step over the cached rows 0..t computes row t of the causal pass by "
-                                                "definition; the property checks a decoder's cache and offsets"),
-    "attention.grouped-query": _definition("query head h reads kv head h // (n_heads / n_kv_heads): the layout of "
-                                           "transformers' repeat_kv, a convention"),
-}
+declare("contract.input-unmodified", TESTED, "a property of code (does it write into the caller's array?); the definition "
+                                         "returns a new vector and cannot say what code writes")
+declare("contract.deterministic", TESTED, "a property of code (state, uninitialised memory, nondeterministic reductions); "
+                                      "the definition is a function")
+declare("contract.shape-finite", TESTED, "a property of code (what it returns, whether it returns); the definition's values "
+                                     "are finite for finite x since |y_j| <= |x_a| + |x_b|")
+declare("scaling.longrope-switch", DEFINITION, "LongRoPE's rule is the definition: short factors for seq_len <= L, long beyond "
+                                           "(spec.scaling.table_variant); the property checks the implementation at L and L + 1")
+declare("decode.consistency", TESTED, "a property of a decoder's cache: the definition has no cache. dynamic NTK's tables differ "
+                                  "between lengths (scaling.dynamic-length), which is why cached keys can go stale")
+declare("kernel.rotation", DEFINITION, "the rotation by a given cos and sin is the definition (spec.definitions.rotate); the "
+                                   "property checks the kernel against it, formed exactly")
+declare("rope.layout", DEFINITION, "each row of each head is the apply function of its own position (rope.conformance's "
+                               "definition); the property checks every row of a batched call against it")
+declare("kernel.qk", DEFINITION, "as kernel.rotation: the rotation by a given table is the definition; the property "
+                             "checks each head of q and k against it")
+declare("table.angles", DEFINITION, "the table is the definition's cos and sin of p theta'_i times g (spec.definitions.rotate "
+                                "of (1, 0)); the property checks the builder against them")
+declare("sinusoidal.conformance", DEFINITION, "PE(p) is defined by these values (spec.definitions.pe_pair); the property checks "
+                                          "the implementation against them")
+declare("sinusoidal.length-independent", DEFINITION, "PE(p) = (sin p theta_i, cos p theta_i) has no term in the sequence "
+                                                 "length; the property checks code that might normalise by it")
+declare("learned.in-range", TESTED, "a property of the table's code: every row below max_len is answered and finite")
+declare("learned.out-of-range-raises", TESTED, "a property of the table's code: what it does past its last row")
+declare("learned.parameter-count", DEFINITION, "a table of max_len rows of d parameters holds max_len x d of them")
+declare("attention.values-unrotated", DEFINITION, "attention rotates q and k only (RoFormer eq. 16); the property checks that "
+                                              "code does not rotate V")
+declare("attention.causal", DEFINITION, "the causal mask is out_i = sum over j <= i; the property checks code's mask")
+declare("decode.attention-consistency", DEFINITION, "a step over the cached rows 0..t computes row t of the causal pass by "
+                                                "definition; the property checks a decoder's cache and offsets")
+declare("attention.grouped-query", DEFINITION, "query head h reads kv head h // (n_heads / n_kv_heads): the layout of "
+                                           "transformers' repeat_kv, a convention")
 
 
 # -- lemmas: facts the error model and the diagnoses rest on -------------------------------------------
@@ -592,7 +610,7 @@ LEMMAS: dict[str, Proof] = {
     "lemma.angle-error": Proof(SYMBOLIC, lemma_angle_error, ("R: doubled", "R: shear")),
     "lemma.pairing-conjugacy": Proof(BOUNDED, lemma_pairing_conjugacy, ("pairing: swapped",)),
 }
-ALL: dict[str, Proof] = {**PROOFS, **LEMMAS}
+ALL: dict[str, Proof] = {**{i: PROOFS[i] for i in REGISTRY}, **LEMMAS}  # in the registry's order
 
 
 # -- mutations: changes to the definitions that each break something ----------------------------------

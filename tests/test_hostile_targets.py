@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 HOSTILE = '''
@@ -147,3 +148,25 @@ def test_golden_positions_beyond_2_53_are_one_line(scratch):
                           timeout=120)
     assert proc.returncode == 2 and "--positions: expected integers in [0, 2^53" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and not (scratch / "g.json").exists()
+
+
+def test_a_call_cut_short_leaves_no_stale_reply_in_the_report(tmp_path):
+    """Ctrl-C while a call runs leaves its reply unread; stopping the worker then must not read that reply as the
+    list of processes left behind (it was an array, and the JSON report failed to write)."""
+    import _thread
+    import threading
+
+    from implementations import make_subject
+    from spec import Expect
+
+    (tmp_path / "slow.py").write_text("import time\ndef apply(x, positions):\n    time.sleep(1.0)\n    return x.copy()\n")
+    s = make_subject(f"{tmp_path / 'slow.py'}:apply", expect=Expect(head_dim=8), timeout=30)
+    f = s.bind(s.expect)
+    f.call(np.ones((1, 8)), np.zeros(1, dtype=np.int64))  # warm
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        f.call(np.ones((1, 8)), np.zeros(1, dtype=np.int64))
+    time.sleep(1.0)  # its reply arrives, unread
+    s.close()
+    assert s.left_behind == [] and json.dumps(s.left_behind)
