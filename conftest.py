@@ -1,7 +1,7 @@
 """Run control for this repository's own test run.
 
 The options (--rope-impl, --rope-expect, --rope-array, --rope-dtype, --rope-max-position), the
-subject parametrisation and the report header live in the ropespec pytest plugin
+impl parametrisation and the report header live in the ropespec pytest plugin
 (ropespec/pytest_plugin.py), which pytest loads through its pytest11 entry point wherever ropespec
 is installed: this repository and a user's test suite share one code path.
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import reference
-from implementations import make_subject
+from implementations import load_implementation
 from spec import Expect
 from spec.dtypes import round_to
 
@@ -60,7 +60,7 @@ def main() -> None:
                 fn = target(e)
                 call = lambda x, p: fn(torch.tensor(x, dtype=getattr(torch, dtype)), torch.tensor(p)).to(torch.float64).numpy()
             else:
-                call = make_subject(target, array=array, dtype=dtype).bind(e)
+                call = load_implementation(target, array=array, dtype=dtype).bind(e)
         except Exception as ex:  # not installed
             print(f"{name:<24} {dtype:<9} skipped: {ex}")
             continue

@@ -19,8 +19,8 @@ from implementations.contract import (
     Unsupported,
 )
 from implementations.families import Bound
-from implementations.implementation import Subject
-from implementations.loader import default_memory_limit, make_subject, reference_of, unavailable
+from implementations.implementation import Implementation
+from implementations.loader import default_memory_limit, load_implementation, reference_of, unavailable
 from implementations.shape import CallShape
 from implementations.shipped import SHIPPED, Shipped
 
@@ -36,11 +36,11 @@ __all__ = [
     "Failure",
     "Fault",
     "Shipped",
-    "Subject",
+    "Implementation",
     "TargetError",
     "Unsupported",
     "default_memory_limit",
-    "make_subject",
+    "load_implementation",
     "unavailable",
     "reference_of",
 ]

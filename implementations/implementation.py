@@ -19,7 +19,7 @@ from spec.expectation import Expect
 
 
 @dataclass
-class Subject:
+class Implementation:
     """One implementation under test at one array library and dtype, and the host it runs in.
 
     ``mode`` is plain, factory or decoder (:data:`spec.glossary.MODES`), fixed when it is loaded. ``expect`` is the

@@ -79,7 +79,7 @@ class Captured:
         self.tail = bytearray()
         self._lock = threading.Lock()
 
-    def __getstate__(self):  # crosses from a -j runner with its subject
+    def __getstate__(self):  # crosses from a -j runner with its impl
         state = dict(self.__dict__)
         del state["_lock"]
         return state
@@ -484,7 +484,7 @@ class WorkerHost(HostClient):
         self.pending = False
         return unwrap(reply)
 
-    # the interface the Subject uses -------------------------------------------------------------
+    # the interface the Implementation uses -------------------------------------------------------------
     def bind(self, hid: int, expect: Expect, fresh: bool = False) -> dict:
         self._ensure()
         d = expect.to_dict()

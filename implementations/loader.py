@@ -1,4 +1,4 @@
-"""Loading an implementation: TARGET (a string or the callable itself) into a :class:`Subject` whose host is a worker
+"""Loading an implementation: TARGET (a string or the callable itself) into a :class:`Implementation` whose host is a worker
 process, or, for a callable no other process can load, the caller's own process."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from implementations.contract import (
     machine_memory,
 )
 from implementations.host import InProcessHost
-from implementations.implementation import Subject
+from implementations.implementation import Implementation
 from implementations.isolation import WorkerHost
 from implementations.shape import CallShape
 from spec.expectation import DEFAULT, Expect
@@ -68,7 +68,7 @@ def _loadable_label(ref: dict) -> str:
     return f"{ref['module']}:{ref['qualname']}"
 
 
-def make_subject(
+def load_implementation(
     target: str | Callable,
     *,
     expect: Expect | None = None,
@@ -82,12 +82,12 @@ def make_subject(
     shape: CallShape = CallShape(),
     isolate: bool | None = None,
     memory_limit: int | None = None,
-) -> Subject:
-    """A Subject for TARGET (a target string or the callable itself), loaded in its own worker process
+) -> Implementation:
+    """A Implementation for TARGET (a target string or the callable itself), loaded in its own worker process
     (see :mod:`implementations.isolation`). Raises TargetError when TARGET cannot be loaded.
 
     A callable that no other process can load (``isolate`` None: decided by :func:`reference_of`), or
-    any callable with ``isolate=False``, runs in-process; the subject's ``isolation`` says which.
+    any callable with ``isolate=False``, runs in-process; the implementation's ``isolation`` says which.
     A plain function is checked against ``expect`` (default: :data:`spec.DEFAULT`); a factory against
     ``expect`` when given, else against expectations the suite draws. ``dtype`` and
     ``max_position`` override the expectation's. ``timeout`` and ``warmup_timeout``: seconds (0: no limit).
@@ -151,7 +151,7 @@ def make_subject(
     if expect is not None:
         expect = expect.replace(**changes)
     mp = expect.max_position if expect is not None else (max_position or DEFAULT.max_position)
-    subject = Subject(
+    impl = Implementation(
         name=name or f"{label}-{dtype}",
         target=label,
         mode=mode,
@@ -169,20 +169,20 @@ def make_subject(
         load_fault=load_fault,
         host=host,
     )
-    subject.skip_reason = info["skip_reason"]
-    if subject.skip_reason is None and load_fault is None and mode == "factory":
-        # A factory that declines the subject's dtype outright is skipped as a whole; binding once
+    impl.skip_reason = info["skip_reason"]
+    if impl.skip_reason is None and load_fault is None and mode == "factory":
+        # A factory that declines the implementation's dtype outright is skipped as a whole; binding once
         # also tells a factory of decoders (prefill/step objects) from one of functions: the mode is fixed here.
         probe = (expect or DEFAULT).replace(dtype=dtype)
         try:
-            subject.bind(probe)
+            impl.bind(probe)
         except Unsupported as e:
-            subject.skip_reason = str(e)
+            impl.skip_reason = str(e)
         except Fault:
             pass  # reported by the properties, with its diagnosis
-    if subject.skip_reason is not None:
-        subject.close()
-    return subject
+    if impl.skip_reason is not None:
+        impl.close()
+    return impl
 
 
 #: the share of the machine's memory one worker process may hold by default (--memory-limit)

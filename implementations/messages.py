@@ -164,7 +164,7 @@ class Refused:
 @dataclass(frozen=True)
 class Job:
     index: int
-    spec: dict  # implementations.make_subject's keyword arguments
+    spec: dict  # implementations.load_implementation's keyword arguments
     invariants: list | None
     profile: str
     seed: int
@@ -174,7 +174,7 @@ class Job:
 @dataclass(frozen=True)
 class Loaded:
     index: int
-    subject: Any
+    impl: Any
 
 
 @dataclass(frozen=True)

@@ -378,13 +378,13 @@ def _rotary_dim_evidence(d: int, untouched: list[int], r: int) -> str:
 
 
 # -- naming a property's failure -------------------------------------------------------------------------------
-def name_failure(res, subject) -> None:
+def name_failure(res, impl) -> None:
     """Give a failing Result (properties.results.Result) its word: from evidence where the property said none
     (:func:`diagnose`), or the structural root cause where it named one from what it measured (:func:`root_cause`)."""
     if res.diagnosis is None:
-        _name_unnamed(res, subject)
+        _name_unnamed(res, impl)
     else:
-        _root_cause(res, subject)
+        _root_cause(res, impl)
 
 
 #: words a property gives from what it measured along the expected pairs; a structural fault underneath
@@ -394,23 +394,23 @@ _MEASURED = ("scaling", "attention-factor", "direction", "double-rotation", "pos
 
 
 
-def _expect_of(res, subject) -> Expect | None:
-    expect = subject.expect
+def _expect_of(res, impl) -> Expect | None:
+    expect = impl.expect
     if expect is None and res.counterexample and isinstance(res.counterexample.get("expect"), dict):
         expect = Expect.from_dict(res.counterexample["expect"])
     return expect
 
 
-def _root_cause(res, subject) -> None:
+def _root_cause(res, impl) -> None:
     """One root cause, one word: a failure named from a measurement says "follows from <word>" and takes
     that word when the implementation has a structural fault (properties.diagnose.root_cause)."""
-    if not subject.form.diagnosed or res.diagnosis not in _MEASURED:
+    if not impl.form.diagnosed or res.diagnosis not in _MEASURED:
         return
-    expect = _expect_of(res, subject)
+    expect = _expect_of(res, impl)
     if expect is None:
         return
     try:
-        found = root_cause(subject.as_rope(expect), expect)
+        found = root_cause(impl.as_rope(expect), expect)
     except (Unsupported, Failure):
         return
     if found and found[0] != res.diagnosis:
@@ -418,16 +418,16 @@ def _root_cause(res, subject) -> None:
         res.diagnosis = found[0]
 
 
-def _name_unnamed(res, subject) -> None:
+def _name_unnamed(res, impl) -> None:
     """Name the fault of a failure that came without a diagnosis, from evidence (properties.diagnose)."""
-    if res.diagnosis is not None or not subject.form.diagnosed:
+    if res.diagnosis is not None or not impl.form.diagnosed:
         res.diagnosis = res.diagnosis or "unknown"
         return
-    expect = _expect_of(res, subject)
+    expect = _expect_of(res, impl)
     found = None
     if expect is not None:
         try:
-            found = diagnose(subject.as_rope(expect), expect, reach=reach_of(res.counterexample))
+            found = diagnose(impl.as_rope(expect), expect, reach=reach_of(res.counterexample))
         except (Unsupported, Failure):
             found = None
     if found:

@@ -1,10 +1,10 @@
 """Properties as data, and one runner used by both pytest and ``ropespec check``.
 
 A property names the invariant it checks (an id of :mod:`spec.invariants`), a strategy of cases
-for a subject, a check that calls the implementation and raises :class:`Failure` or returns the
+for an implementation, a check that calls the implementation and raises :class:`Failure` or returns the
 worst error as a fraction of its bound, and pinned cases that always run first.
 
-``@rope_property`` turns a check into a pytest test taking the ``rope_subject`` fixture (and ``rope_replay``, how
+``@rope_property`` turns a check into a pytest test taking the ``rope_impl`` fixture (and ``rope_replay``, how
 the plugin says to replay a failure), so the test files in this package are ordinary pytest modules, while
 ``ropespec check`` runs the very same :class:`Property` objects through :func:`run_property` and reads the
 :class:`~properties.results.Result`. The cases they draw are :mod:`properties.cases`'; their numerics
@@ -31,7 +31,7 @@ from hypothesis.errors import FlakyFailure, Unsatisfiable
 import properties
 from implementations.contract import FATAL, MAX_TIMEOUTS, OUT_OF_MEMORY, Failure, Fault, Unsupported
 from implementations.families import Bound
-from implementations.implementation import Subject
+from implementations.implementation import Implementation
 from properties import profiles
 from properties.diagnose import name_failure
 from properties.results import Result, jsonable
@@ -66,16 +66,16 @@ def progress(text: str = "") -> None:
 class Property:
     name: str
     invariant: str
-    cases: Callable[[Subject], st.SearchStrategy[dict]]
+    cases: Callable[[Implementation], st.SearchStrategy[dict]]
     rule: str
     check: Callable[[Callable[[Expect], Bound], dict], float | None]
-    pinned: Callable[[Subject], list[dict]]
+    pinned: Callable[[Implementation], list[dict]]
     #: why it skips an implementation it is about (a reason), or None when it runs
-    skip_if: Callable[[Subject], str | None]
+    skip_if: Callable[[Implementation], str | None]
     max_examples: int | None = None  # a cap below the profile's, for expensive properties
     #: why the property is not about an implementation at all, beyond its form (as rope.layout is not about the nd
     #: layout): hidden from reports, where ``skip_if`` gives a reason to skip one it is about
-    not_about: Callable[[Subject], str | None] = lambda subject: None
+    not_about: Callable[[Implementation], str | None] = lambda impl: None
 
     @property
     def statement(self) -> str:
@@ -100,23 +100,23 @@ def rope_property(invariant: str, *, cases, rule: str = "", pinned=None, skip_if
             cases=cases,
             rule=rule,
             check=check,
-            pinned=pinned or (lambda subject: []),
-            skip_if=skip_if or (lambda subject: None),
+            pinned=pinned or (lambda impl: []),
+            skip_if=skip_if or (lambda impl: None),
             max_examples=max_examples,
-            not_about=not_about or (lambda subject: None),
+            not_about=not_about or (lambda impl: None),
         )
         if name in PROPERTIES:
             raise ValueError(f"duplicate property {name!r}")
         PROPERTIES[name] = prop
 
-        def test(rope_subject, rope_replay):
-            result = run_property(prop, rope_subject)
+        def test(rope_impl, rope_replay):
+            result = run_property(prop, rope_impl)
             if result.status == "skip":
                 pytest.skip(f"{invariant}: {result.message}")
             if result.status == "xfail":
                 pytest.xfail(f"{invariant}: {result.message}")
             if not result.passed:
-                pytest.fail(result.explain(rope_replay(rope_subject, result)), pytrace=False)
+                pytest.fail(result.explain(rope_replay(rope_impl, result)), pytrace=False)
 
         test.__name__ = f"test_{name}"
         test.__doc__ = f"{invariant}: {prop.statement}"
@@ -160,12 +160,12 @@ class _Recorder:
         self.note: str | None = None
 
 
-def _not_about(prop: Property, subject: Subject) -> str | None:
+def _not_about(prop: Property, impl: Implementation) -> str | None:
     """Why the property is not about this implementation (its form and mode do not answer the invariant, or the
     property says why), or None."""
-    if not subject.answers(prop.invariant):
-        return f"not an invariant of {subject.form.label} implementations ({subject.mode})"
-    return prop.not_about(subject)
+    if not impl.answers(prop.invariant):
+        return f"not an invariant of {impl.form.label} implementations ({impl.mode})"
+    return prop.not_about(impl)
 
 
 def hypothesis_settings(profile: str | None = None) -> settings:
@@ -183,27 +183,27 @@ def hypothesis_settings(profile: str | None = None) -> settings:
 
 def run_property(
     prop: Property,
-    subject: Subject,
+    impl: Implementation,
     *,
     profile: str | None = None,
     seed_value: int | None = None,
     replay: tuple[str, str] | None = None,
     on_progress: Callable[[str, str, str, float], None] | None = None,
 ) -> Result:
-    """Run ``prop`` on ``subject``; never raises for anything the implementation does. ``on_progress(implementation,
+    """Run ``prop`` on ``impl``; never raises for anything the implementation does. ``on_progress(implementation,
     invariant, text, seconds)`` hears how far it has got (:func:`progress`)."""
     profile = profile or profiles.active()
-    res = Result(subject.name, prop.name, prop.invariant, "pass", seed=seed_value, profile=profile)
-    not_about = _not_about(prop, subject)
+    res = Result(impl.name, prop.name, prop.invariant, "pass", seed=seed_value, profile=profile)
+    not_about = _not_about(prop, impl)
     res.applicable = not_about is None
-    reason = subject.skip_reason or not_about or (res.applicable and subject.halted) or prop.skip_if(subject)
+    reason = impl.skip_reason or not_about or (res.applicable and impl.halted) or prop.skip_if(impl)
     if reason:
         res.status, res.message = "skip", reason
         return res
     rec = _Recorder()
 
     def rejecting(get):
-        """subject.bind / subject.fresh, with a declined expectation turned into a rejected case."""
+        """impl.bind / impl.fresh, with a declined expectation turned into a rejected case."""
 
         def wrapped(expect: Expect) -> Bound:
             try:
@@ -214,9 +214,9 @@ def run_property(
 
         return wrapped
 
-    bind = rejecting(subject.bind)
-    bind.fresh = rejecting(subject.fresh)  # decode mode: a new stateful decoder per case
-    bind.strict = subject.bind  # raises Unsupported instead of rejecting the case
+    bind = rejecting(impl.bind)
+    bind.fresh = rejecting(impl.fresh)  # decode mode: a new stateful decoder per case
+    bind.strict = impl.bind  # raises Unsupported instead of rejecting the case
 
     def inner(case: dict) -> None:
         rec.case = case
@@ -237,8 +237,8 @@ def run_property(
         if ratio is not None and np.isfinite(ratio):
             rec.worst = max(rec.worst, float(ratio))
 
-    test = given(prop.cases(subject))(inner)
-    for case in reversed(prop.pinned(subject)):
+    test = given(prop.cases(impl))(inner)
+    for case in reversed(prop.pinned(impl)):
         test = example(case)(test)
     chosen = hypothesis_settings(profile)
     if prop.max_examples is not None and prop.max_examples < chosen.max_examples:
@@ -249,7 +249,7 @@ def run_property(
     if replay is not None:
         test = reproduce_failure(replay[0], replay[1].encode("ascii"))(test)
     now = time.monotonic()
-    state = {"implementation": subject.name, "invariant": prop.invariant, "started": now, "said": now, "example": 0}
+    state = {"implementation": impl.name, "invariant": prop.invariant, "started": now, "said": now, "example": 0}
     token = _RUNNING.set((on_progress, state) if on_progress else None)
     try:
         with _storage():
@@ -258,11 +258,11 @@ def run_property(
         rec.case = a.case
         _fail(res, a.fault, rec)
         if a.fault.cause == OUT_OF_MEMORY:  # every later property would build the same and run out again
-            subject.halted = f"not run: {prop.invariant} ({prop.name}) ran out of memory on this implementation"
+            impl.halted = f"not run: {prop.invariant} ({prop.name}) ran out of memory on this implementation"
         elif a.fault.diagnosis == "timeout":
-            subject.timed_out.append(f"{prop.invariant} ({prop.name})")
-            if len(subject.timed_out) >= MAX_TIMEOUTS:  # it hangs: each further property would cost a --timeout
-                subject.halted = (f"not run: calls timed out in {' and '.join(subject.timed_out)}; the rest of this "
+            impl.timed_out.append(f"{prop.invariant} ({prop.name})")
+            if len(impl.timed_out) >= MAX_TIMEOUTS:  # it hangs: each further property would cost a --timeout
+                impl.halted = (f"not run: calls timed out in {' and '.join(impl.timed_out)}; the rest of this "
                                   f"implementation is not run (a target that hangs hangs again)")
     except Failure as e:
         _fail(res, e, rec)
@@ -285,7 +285,7 @@ def run_property(
         _RUNNING.reset(token)  # nothing runs now, whatever ended the property (Ctrl-C included)
     res.examples = rec.examples
     documented = invariants.get(prop.invariant).expected_to_fail or None
-    declared = subject.expected_failures.get(prop.invariant) or documented
+    declared = impl.expected_failures.get(prop.invariant) or documented
     if declared is not None:
         if res.status == "fail":
             res.status = "xfail"
@@ -295,7 +295,7 @@ def run_property(
         elif res.status == "pass":  # not an error: the examples drawn did not show the documented flaw
             res.message = f"declared to fail ({declared}), but it held on these examples"
     if res.status == "fail":
-        name_failure(res, subject)
+        name_failure(res, impl)
     return res
 
 

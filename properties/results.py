@@ -13,7 +13,7 @@ from spec.expectation import Expect
 
 @dataclass
 class Result:
-    """The outcome of one property on one subject."""
+    """The outcome of one property on one implementation."""
 
     implementation: str
     property: str

@@ -18,11 +18,11 @@ from spec import tolerance
 HEADS = ((1, 1), (4, 4), (4, 2), (8, 1))  # (n_heads, n_kv_heads): one head, multi-head, grouped-query, multi-query
 
 
-def _cases(subject):
+def _cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject, partial=False), label="expect")
-        if subject.expect is None:
+        e = draw(expect_strategy(impl, partial=False), label="expect")
+        if impl.expect is None:
             h, kv = draw(st.sampled_from(HEADS), label="heads")
             e = e.replace(head_dim=min(e.head_dim, 16), max_position=min(e.max_position, 8192), n_heads=h, n_kv_heads=kv)
         n = draw(st.integers(2, 6), label="n")

@@ -17,10 +17,10 @@ from properties.strategies import make_vectors, positions, vectors
 from spec.scaling import SEQ_LEN_DEPENDENT
 
 
-def _cases(subject):
+def _cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject), label="expect")
+        e = draw(expect_strategy(impl), label="expect")
         n = draw(st.integers(1, 6), label="n")
         pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
         return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x"),
@@ -29,16 +29,16 @@ def _cases(subject):
     return build()
 
 
-def _applies(subject):
-    if subject.array != "torch":
+def _applies(impl):
+    if impl.array != "torch":
         return "autograd is checked for torch implementations (--array torch)"
-    s = subject.shape
+    s = impl.shape
     shape = (f"a --form {s.form} function" if s.form in ("kernel", "qk") and s.table is None else
              f"the {s.rows} layout" if s.rows != "nd" else "an in-place function" if s.inplace else None)
     if shape is not None:  # said, so that a custom backward is never assumed to have been checked
         return (f"the backward was not checked: autograd is checked on f(x, positions) in the nd layout, out of place, "
                 f"and this is {shape}")
-    if subject.expect is not None and subject.expect.rope_type in SEQ_LEN_DEPENDENT:
+    if impl.expect is not None and impl.expect.rope_type in SEQ_LEN_DEPENDENT:
         return "the frequencies depend on the call's length"
     return None
 
@@ -46,8 +46,8 @@ def _applies(subject):
 @rope_property("autograd.inverse-rotation",
                rule=("component_bound of the upstream gradient rotated back, in the input layout"),
                cases=_cases, skip_if=_applies,
-               pinned=lambda subject: [{"expect": e, "positions": np.array([0, 1, 7]), "x": make_vectors(e, 3),
-                                        "g": make_vectors(e, 3, seed=1)} for e in pinned_expects(subject)])
+               pinned=lambda impl: [{"expect": e, "positions": np.array([0, 1, 7]), "x": make_vectors(e, 3),
+                                        "g": make_vectors(e, 3, seed=1)} for e in pinned_expects(impl)])
 def test_inverse_rotation(bind, case):
     e, pos, x, g = case["expect"], case["positions"], case["x"], case["g"]
     grad = bind(e).grad(x, pos, g)  # NotImplementedError (a rejected case) when f has no autograd

@@ -33,12 +33,12 @@ def test_conformance(bind, case):
     )
 
 
-def _sweep_cases(subject):
-    return st.fixed_dictionaries({"expect": expect_strategy(subject), "seed": st.integers(0, 2**16)})
+def _sweep_cases(impl):
+    return st.fixed_dictionaries({"expect": expect_strategy(impl), "seed": st.integers(0, 2**16)})
 
 
-def _sweep_pinned(subject):
-    return [{"expect": e, "seed": 0} for e in pinned_expects(subject)[:1]]
+def _sweep_pinned(impl):
+    return [{"expect": e, "seed": 0} for e in pinned_expects(impl)[:1]]
 
 
 @rope_property("rope.conformance", cases=_sweep_cases, pinned=_sweep_pinned, max_examples=4)

@@ -45,13 +45,13 @@ def _short(e):
     return e.replace(rope_scaling=scaling)
 
 
-def _cases(subject):
+def _cases(impl):
     """A prefill drawn anywhere up to the end of the long decode (often at L - 1, L or L + 1, where the
     table changes), then up to WINDOW single-token steps. The long decode itself is pinned (_pinned)."""
-    if subject.expect is not None:
-        expects = st.just(subject.expect)
+    if impl.expect is not None:
+        expects = st.just(impl.expect)
     else:  # a factory without --expect: dynamic NTK and LongRoPE, shortened
-        expects = promised(subject, scaled_expectations(rope_types=("dynamic", "longrope"), dtype=subject.dtype)).map(_short)
+        expects = promised(impl, scaled_expectations(rope_types=("dynamic", "longrope"), dtype=impl.dtype)).map(_short)
 
     @st.composite
     def build(draw):
@@ -65,13 +65,13 @@ def _cases(subject):
     return build()
 
 
-def _pinned(subject):
+def _pinned(impl):
     """The long decode every run has: prefill L - 1 tokens, then one step at a time across the original
     length L to 2L (MAX_STEPS_PAST_L past L at most), every step checked."""
-    if subject.expect is not None:
-        e = subject.expect
+    if impl.expect is not None:
+        e = impl.expect
     else:
-        e = Expect(head_dim=16, dtype=subject.dtype, max_position=64, **subject.promise,
+        e = Expect(head_dim=16, dtype=impl.dtype, max_position=64, **impl.promise,
                    rope_scaling={"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 16})
     prefill, end = max(1, _length(e) - 1), _end(e)
     if end <= prefill:

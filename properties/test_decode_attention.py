@@ -15,11 +15,11 @@ from reference.encodings import attention
 from spec import tolerance
 
 
-def _cases(subject):
+def _cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject, partial=False), label="expect")
-        if subject.expect is None:
+        e = draw(expect_strategy(impl, partial=False), label="expect")
+        if impl.expect is None:
             e = e.replace(head_dim=min(e.head_dim, 32), max_position=min(e.max_position, 8192))
         n0 = draw(st.integers(1, 5), label="prefill length")
         steps = draw(st.integers(1, 5), label="steps")

@@ -24,10 +24,10 @@ from spec.angles import rounded_table as table
 from spec.expectation import CONVENTIONS
 
 
-def _cases(subject):
+def _cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject, partial=None), label="expect")
+        e = draw(expect_strategy(impl, partial=None), label="expect")
         n = draw(st.integers(1, 8), label="n")
         pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
         return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x")}
@@ -35,9 +35,9 @@ def _cases(subject):
     return build()
 
 
-def _pinned(subject):
-    pos = np.array(pinned_positions(subject), dtype=np.int64)
-    return [{"expect": e, "positions": pos, "x": make_vectors(e, len(pos))} for e in pinned_expects(subject)]
+def _pinned(impl):
+    pos = np.array(pinned_positions(impl), dtype=np.int64)
+    return [{"expect": e, "positions": pos, "x": make_vectors(e, len(pos))} for e in pinned_expects(impl)]
 
 
 @rope_property("kernel.rotation",
@@ -85,10 +85,10 @@ def _name(e, x, c, s, got, bound) -> tuple[str | None, str]:
     return None, ""
 
 
-def _qk_cases(subject):
+def _qk_cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject, partial=None), label="expect")
+        e = draw(expect_strategy(impl, partial=None), label="expect")
         # head counts and batch sizes are call shapes, not part of what the function computes: drawn for plain
         # functions and factories alike (grouped-query when h_q > h_kv), unless the expectation fixes them
         if e.n_heads == 1:

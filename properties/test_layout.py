@@ -23,27 +23,27 @@ from properties.strategies import make_vectors, positions, vectors
 from spec.definitions import token_positions
 
 
-def _about(subject):
-    if subject.shape.rows == "nd":
+def _about(impl):
+    if impl.shape.rows == "nd":
         return "an invariant of the batched layouts (--layout bshd, bhsd, sbhd, thd or --form vllm)"
     return None
 
 
-def _applies(subject):
-    if not arrays.STORAGES.get(subject.array):
-        return f"the batched layouts take numpy arrays, torch or jax tensors, not {subject.array}"
+def _applies(impl):
+    if not arrays.STORAGES.get(impl.array):
+        return f"the batched layouts take numpy arrays, torch or jax tensors, not {impl.array}"
     return None
 
 
-def _cases(subject):
-    layout = subject.shape.rows
+def _cases(impl):
+    layout = impl.shape.rows
     # read-only memory is no place to write; flattened heads (vllm) cannot repeat a head by strides
-    storages = tuple(s for s in arrays.STORAGES.get(subject.array, ("contiguous",))
-                     if not (s == "broadcast" and (subject.shape.inplace or layout == "vllm")))
+    storages = tuple(s for s in arrays.STORAGES.get(impl.array, ("contiguous",))
+                     if not (s == "broadcast" and (impl.shape.inplace or layout == "vllm")))
 
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject), label="expect")
+        e = draw(expect_strategy(impl), label="expect")
         top = e.max_position
         case = {"expect": e, "layout": layout, "storage": draw(st.sampled_from(storages), label="storage")}
         if layout == "thd":

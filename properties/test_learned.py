@@ -11,18 +11,18 @@ from properties.framework import rope_property
 from properties.strategies import positions
 
 
-def _table_expect(draw, subject):
-    """The subject's expectation, or a drawn one with max_len (max_position) up to 4096 and d up to 64."""
-    e = draw(expect_strategy(subject, partial=False), label="expect")
-    if subject.expect is None:
+def _table_expect(draw, impl):
+    """The implementation's expectation, or a drawn one with max_len (max_position) up to 4096 and d up to 64."""
+    e = draw(expect_strategy(impl, partial=False), label="expect")
+    if impl.expect is None:
         e = e.replace(max_position=draw(st.integers(2, 4096), label="max_len"), head_dim=min(e.head_dim, 64))
     return e
 
 
-def _cases(subject):
+def _cases(impl):
     @st.composite
     def build(draw):
-        e = _table_expect(draw, subject)
+        e = _table_expect(draw, impl)
         n = draw(st.integers(1, 8), label="n")
         pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
         return {"expect": e, "positions": np.array(pos, dtype=np.int64)}
@@ -33,7 +33,7 @@ def _cases(subject):
 @rope_property("learned.in-range",
                rule=("exact: finite rows"),
                cases=_cases,
-               pinned=lambda subject: rows_pinned(subject, partial=False, with_x=False))
+               pinned=lambda impl: rows_pinned(impl, partial=False, with_x=False))
 def test_in_range(bind, case):
     e, pos = case["expect"], case["positions"]
     rows = bind(e).lookup(pos)
@@ -45,10 +45,10 @@ def test_in_range(bind, case):
     return 0.0
 
 
-def _beyond_cases(subject):
+def _beyond_cases(impl):
     @st.composite
     def build(draw):
-        e = _table_expect(draw, subject)
+        e = _table_expect(draw, impl)
         beyond = draw(st.one_of(st.just(e.max_position), st.integers(e.max_position, 4 * e.max_position + 64)), label="beyond")
         return {"expect": e, "beyond": beyond}
 
@@ -58,7 +58,7 @@ def _beyond_cases(subject):
 @rope_property("learned.out-of-range-raises",
                rule=("exact: an exception, not a value"),
                cases=_beyond_cases,
-               pinned=lambda subject: [{"expect": e, "beyond": e.max_position} for e in pinned_expects(subject, partial=False)])
+               pinned=lambda impl: [{"expect": e, "beyond": e.max_position} for e in pinned_expects(impl, partial=False)])
 def test_out_of_range_raises(bind, case):
     e, p = case["expect"], case["beyond"]
     try:
@@ -74,10 +74,10 @@ def test_out_of_range_raises(bind, case):
                   "position-offset" if "wraps" in how or "clamps" in how else "unknown")
 
 
-def _count_cases(subject):
+def _count_cases(impl):
     @st.composite
     def build(draw):
-        return {"expect": _table_expect(draw, subject)}
+        return {"expect": _table_expect(draw, impl)}
 
     return build()
 
@@ -85,8 +85,8 @@ def _count_cases(subject):
 @rope_property("learned.parameter-count",
                rule=("exact: the count"),
                cases=_count_cases,
-               pinned=lambda subject: [{"expect": e} for e in ([subject.expect] if subject.expect is not None else [
-                   e.replace(max_position=1024, head_dim=768) for e in pinned_expects(subject, partial=False)[:1]])])
+               pinned=lambda impl: [{"expect": e} for e in ([impl.expect] if impl.expect is not None else [
+                   e.replace(max_position=1024, head_dim=768) for e in pinned_expects(impl, partial=False)[:1]])])
 def test_parameter_count(bind, case):
     """Drawn tables as the other learned properties draw them (max_len <= 4096, d <= 64: a table of 131072
     rows of 256 values is 268 MB, allocated again for every example), and GPT-2's 1024 x 768 pinned."""

@@ -47,10 +47,10 @@ def test_norm_per_pair(bind, case):
     )
 
 
-def _relative_cases(subject):
+def _relative_cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject), label="expect")
+        e = draw(expect_strategy(impl), label="expect")
         m = draw(positions(max_value=e.max_position), label="m")
         n = draw(positions(max_value=e.max_position), label="n")
         s = draw(st.integers(-min(m, n), e.max_position - 1 - max(m, n)), label="shift")
@@ -60,11 +60,11 @@ def _relative_cases(subject):
     return build()
 
 
-def _relative_pinned(subject):
-    top = subject.max_position - 1
+def _relative_pinned(impl):
+    top = impl.max_position - 1
     third = top // 3  # (0, third) against (third, 2 third): tables that wrap break one of the two
     return [{"expect": e, "m": m, "n": n, "shift": s, "q, k": make_vectors(e, 2)}
-            for e in pinned_expects(subject) for m, n, s in ((0, 1, top - 1), (0, third, third))]
+            for e in pinned_expects(impl) for m, n, s in ((0, 1, top - 1), (0, third, third))]
 
 
 @rope_property("rope.relative-position",
@@ -90,10 +90,10 @@ def test_relative_position(bind, case):
     )
 
 
-def _identity_cases(subject):
+def _identity_cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject), label="expect")
+        e = draw(expect_strategy(impl), label="expect")
         return {"expect": e, "x": draw(vectors(e, draw(st.integers(1, 8), label="n")), label="x")}
 
     return build()
@@ -103,7 +103,7 @@ def _identity_cases(subject):
     "rope.identity-at-zero",
                rule=("component_bound at p = 0: the rotation's rounding only (no angle error at angle 0)"),
                cases=_identity_cases,
-    pinned=lambda subject: [{"expect": e, "x": make_vectors(e, 3)} for e in pinned_expects(subject)],
+    pinned=lambda impl: [{"expect": e, "x": make_vectors(e, 3)} for e in pinned_expects(impl)],
 )
 def test_identity_at_zero(bind, case):
     e, x = case["expect"], case["x"]
@@ -115,10 +115,10 @@ def test_identity_at_zero(bind, case):
     return assert_close("f(x, 0)", y, gx, _tau(e, x, pos), call="f(x, positions=0)", dtype=e.dtype)
 
 
-def _composition_cases(subject):
+def _composition_cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject), label="expect")
+        e = draw(expect_strategy(impl), label="expect")
         a = draw(positions(max_value=e.max_position), label="a")
         b = draw(positions(max_value=e.max_position - a), label="b")
         return {"expect": e, "a": a, "b": b, "x": draw(vectors(e, draw(st.integers(1, 4), label="n")), label="x")}
@@ -126,13 +126,13 @@ def _composition_cases(subject):
     return build()
 
 
-def _composition_pinned(subject):
-    top = subject.max_position - 1
-    return [{"expect": e, "a": 1, "b": top - 1, "x": make_vectors(e, 2)} for e in pinned_expects(subject)]
+def _composition_pinned(impl):
+    top = impl.max_position - 1
+    return [{"expect": e, "a": 1, "b": top - 1, "x": make_vectors(e, 2)} for e in pinned_expects(impl)]
 
 
-def _static_table(subject):
-    e = subject.expect
+def _static_table(impl):
+    e = impl.expect
     if e is not None and e.rope_type in SEQ_LEN_DEPENDENT:
         return (f"rope_type {e.rope_type!r} changes its frequencies with each call's length, so calls at "
                 "a, b and a + b rotate with different tables (decode consistency covers this)")

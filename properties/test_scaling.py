@@ -4,7 +4,7 @@ Each property reads the frequencies and the attention factor off the implementat
 (:mod:`properties.probe`) and checks the relation its method promises. A measured frequency is
 allowed the relative error the tolerance model gives the expectation's class at the largest probe
 position (angle and inverse-frequency error, plus the rotation's rounding spread over p * theta).
-Subjects whose expectation is of another type skip; factories draw expectations of the right type.
+Implementations whose expectation is of another type skip; factories draw expectations of the right type.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from spec.scaling import original_length
 
 
 def _cases(types):
-    def cases(subject):
-        e = st.just(subject.expect) if subject.expect is not None else promised(subject, scaled_expectations(rope_types=types, dtype=subject.dtype))
+    def cases(impl):
+        e = st.just(impl.expect) if impl.expect is not None else promised(impl, scaled_expectations(rope_types=types, dtype=impl.dtype))
         return st.fixed_dictionaries({"expect": e})
 
     return cases
@@ -44,13 +44,13 @@ _CANONICAL = {
 
 
 def _of_type(types):
-    def applies(subject):
-        e = subject.expect
+    def applies(impl):
+        e = impl.expect
         if e is not None and e.rope_type not in types:
             return f"the expectation's rope_type is {e.rope_type!r}, not {' or '.join(types)}"
         if e is None and types[0] in _CANONICAL:  # a factory that declines the method: say so at once
             try:
-                subject.bind(Expect(head_dim=16, dtype=subject.dtype, max_position=8192, rope_scaling=_CANONICAL[types[0]]))
+                impl.bind(Expect(head_dim=16, dtype=impl.dtype, max_position=8192, rope_scaling=_CANONICAL[types[0]]))
             except Unsupported as err:
                 return f"the implementation declines {types[0]}: {err}"
             except Exception:
@@ -146,11 +146,11 @@ def test_bounded(bind, case):
     return ratio
 
 
-def _linear_cases(subject):
+def _linear_cases(impl):
     @st.composite
     def build(draw):
-        e = draw(st.just(subject.expect) if subject.expect is not None
-                 else promised(subject, scaled_expectations(rope_types=("linear",), dtype=subject.dtype)), label="expect")
+        e = draw(st.just(impl.expect) if impl.expect is not None
+                 else promised(impl, scaled_expectations(rope_types=("linear",), dtype=impl.dtype)), label="expect")
         s = int(e.rope_scaling["factor"])
         n = draw(st.integers(1, 4), label="n")
         q = draw(st.lists(positions(max_value=max(1, (e.max_position - 1) // s)), min_size=n, max_size=n), label="q")
@@ -159,13 +159,13 @@ def _linear_cases(subject):
     return build()
 
 
-def _linear_applies(subject):
-    reason = _of_type(("linear",))(subject)
+def _linear_applies(impl):
+    reason = _of_type(("linear",))(impl)
     if reason:
         return reason
-    if subject.mode != "factory":
+    if impl.mode != "factory":
         return "needs a factory: it compares the implementation's scaled and unscaled tables"
-    if subject.expect is not None and float(subject.expect.rope_scaling["factor"]).is_integer() is False:
+    if impl.expect is not None and float(impl.expect.rope_scaling["factor"]).is_integer() is False:
         return "needs an integer factor (positions s q must be integers)"
     return None
 
@@ -258,7 +258,7 @@ def test_dynamic_length(bind, case):
                rule=("attention_factor_allowance: norm_bound of a pair of norm g, as rope.norm-per-pair, plus g "
                       "norm_readoff_error(n): the factor is read off as the mean of n pair norms in float64"),
                cases=_cases(("yarn", "longrope")), max_examples=8,
-               skip_if=lambda subject: _of_type(("yarn", "longrope", "default", "linear", "ntk", "dynamic", "llama3"))(subject))
+               skip_if=lambda impl: _of_type(("yarn", "longrope", "default", "linear", "ntk", "dynamic", "llama3"))(impl))
 def test_attention_factor(bind, case):
     e = case["expect"]
     m = probe.measure(bind(e), e, max_position=2)

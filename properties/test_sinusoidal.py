@@ -22,12 +22,12 @@ from spec.angles import sinusoidal_layout
 
 
 
-def _cases(subject):
-    return rows_cases(subject, partial=False, with_x=False)
+def _cases(impl):
+    return rows_cases(impl, partial=False, with_x=False)
 
 
-def _pinned(subject):
-    return rows_pinned(subject, partial=False, with_x=False)
+def _pinned(impl):
+    return rows_pinned(impl, partial=False, with_x=False)
 
 
 def _tau(e, pos):
@@ -114,10 +114,10 @@ def test_sinusoidal_norm(bind, case):
         raise _named(err, bind(e), e) from None
 
 
-def _pairs_cases(subject):
+def _pairs_cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject, partial=False), label="expect")
+        e = draw(expect_strategy(impl, partial=False), label="expect")
         m = draw(positions(max_value=e.max_position), label="p")
         n = draw(positions(max_value=e.max_position), label="q")
         s = draw(st.integers(-min(m, n), e.max_position - 1 - max(m, n)), label="shift")
@@ -129,8 +129,8 @@ def _pairs_cases(subject):
 @rope_property("sinusoidal.relative-dot",
                rule=("as rope.relative-position, with unit pairs"),
                cases=_pairs_cases,
-               pinned=lambda subject: [{"expect": e, "p": 0, "q": 8, "shift": 40} for e in
-                                       pinned_expects(subject, partial=False)])
+               pinned=lambda impl: [{"expect": e, "p": 0, "q": 8, "shift": 40} for e in
+                                       pinned_expects(impl, partial=False)])
 def test_sinusoidal_relative_dot(bind, case):
     e, p, q, s = case["expect"], case["p"], case["q"], case["shift"]
     pos = np.array([p, q, p + s, q + s], dtype=np.int64)
@@ -145,10 +145,10 @@ def test_sinusoidal_relative_dot(bind, case):
         raise _named(err, bind(e), e) from None
 
 
-def _shift_cases(subject):
+def _shift_cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject, partial=False), label="expect")
+        e = draw(expect_strategy(impl, partial=False), label="expect")
         k = draw(st.integers(1, 64), label="k")
         seed = draw(st.integers(0, 2**16), label="seed")
         return {"expect": e, "k": k, "seed": seed}
@@ -160,8 +160,8 @@ def _shift_cases(subject):
                rule=("(1 + cond) tau sqrt(d) + cond d ulp: the fitted M_k's conditioning cond times the "
                       "per-component bound"),
                cases=_shift_cases, max_examples=10,
-               pinned=lambda subject: [{"expect": e, "k": 8, "seed": 0} for e in
-                                       pinned_expects(subject, partial=False)])
+               pinned=lambda impl: [{"expect": e, "k": 8, "seed": 0} for e in
+                                       pinned_expects(impl, partial=False)])
 def test_sinusoidal_shift_matrix(bind, case):
     """Recover M_k by least squares from PE(p) -> PE(p + k) over 4d positions, then check it on 2d others."""
     e, k = case["expect"], case["k"]
@@ -187,16 +187,16 @@ def test_sinusoidal_shift_matrix(bind, case):
         raise _named(err, f, e) from None
 
 
-def _distinct_cases(subject):
-    return st.fixed_dictionaries({"expect": expect_strategy(subject, partial=False), "start": st.integers(0, 2**16)})
+def _distinct_cases(impl):
+    return st.fixed_dictionaries({"expect": expect_strategy(impl, partial=False), "start": st.integers(0, 2**16)})
 
 
 @rope_property("sinusoidal.distinct",
                rule=("two encodings count as distinct where the exact ones differ by more than twice "
                       "component_bound"),
                cases=_distinct_cases, max_examples=8,
-               pinned=lambda subject: [{"expect": e, "start": 0} for e in
-                                       pinned_expects(subject, partial=False)])
+               pinned=lambda impl: [{"expect": e, "start": 0} for e in
+                                       pinned_expects(impl, partial=False)])
 def test_sinusoidal_distinct(bind, case):
     """PE(p) and PE(p + g) differ wherever the exact encoding separates them by more than the error bound,
     for every gap g up to min(max_position, 2048)."""
@@ -239,10 +239,10 @@ def test_sinusoidal_length_independent(bind, case):
                       "||W_Q|| ||W_K|| (||dP|| (||x_k|| + ||P||) + (||x_q|| + ||P||) ||dP|| + ||dP||^2), ||dP|| "
                       "<= tau sqrt(d), ||P|| = sqrt(d/2), plus the scores' float64 evaluation (an expected "
                       "failure)"),
-               cases=lambda subject: st.fixed_dictionaries(
-    {"expect": expect_strategy(subject, partial=False), "seed": st.integers(0, 2**16)}), max_examples=4,
-    pinned=lambda subject: [{"expect": e, "seed": 0} for e in
-                            pinned_expects(subject, partial=False)])
+               cases=lambda impl: st.fixed_dictionaries(
+    {"expect": expect_strategy(impl, partial=False), "seed": st.integers(0, 2**16)}), max_examples=4,
+    pinned=lambda impl: [{"expect": e, "seed": 0} for e in
+                            pinned_expects(impl, partial=False)])
 def test_additive_cross_term_leakage(bind, case):
     """The score (x_m + P_m) W_Q . (x_n + P_n) W_K at gap 2 over starts 3, 10, 100, 4000 (the tutorial's lab).
     Additive encodings are documented to fail: the spread is the evidence."""

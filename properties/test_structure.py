@@ -20,10 +20,10 @@ _U64 = 2.0**-53
 _COEFFICIENTS = (1.0, -1.0, 2.0, 0.5, 3.0, -0.25)
 
 
-def _linearity_cases(subject):
+def _linearity_cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject), label="expect")
+        e = draw(expect_strategy(impl), label="expect")
         k = draw(st.integers(1, 4), label="n")
         pos = draw(st.lists(positions(max_value=e.max_position), min_size=k, max_size=k), label="positions")
         return {
@@ -38,11 +38,11 @@ def _linearity_cases(subject):
     return build()
 
 
-def _linearity_pinned(subject):
-    pos = np.array(pinned_positions(subject), dtype=np.int64)
+def _linearity_pinned(impl):
+    pos = np.array(pinned_positions(impl), dtype=np.int64)
     return [
         {"expect": e, "positions": pos, "alpha": 0.5, "beta": 3.0, "x": make_vectors(e, 3), "y": make_vectors(e, 3, seed=1)}
-        for e in pinned_expects(subject)
+        for e in pinned_expects(impl)
     ]
 
 
@@ -80,10 +80,10 @@ def test_linearity(bind, case):
                       f"linearity allows), and a rotation is", "not-a-rotation", err.ratio) from None
 
 
-def _locality_cases(subject):
+def _locality_cases(impl):
     @st.composite
     def build(draw):
-        e = draw(expect_strategy(subject), label="expect")
+        e = draw(expect_strategy(impl), label="expect")
         return {
             "expect": e,
             "position": draw(positions(max_value=e.max_position), label="position"),
@@ -93,8 +93,8 @@ def _locality_cases(subject):
     return build()
 
 
-def _locality_pinned(subject):
-    return [{"expect": e, "position": 1, "log2 scale": 0} for e in pinned_expects(subject)]
+def _locality_pinned(impl):
+    return [{"expect": e, "position": 1, "log2 scale": 0} for e in pinned_expects(impl)]
 
 
 @rope_property("rope.locality",
@@ -119,8 +119,8 @@ def test_locality(bind, case):
 
 
 
-def _has_passthrough(subject):
-    e = subject.expect
+def _has_passthrough(impl):
+    e = impl.expect
     if e is not None and e.rotary_dim == e.head_dim:
         return f"the expectation rotates every dim (rotary_dim = head_dim = {e.head_dim}): nothing passes through"
     return None
@@ -128,8 +128,8 @@ def _has_passthrough(subject):
 
 @rope_property("rope.partial-passthrough",
                rule=("exact: dims at and beyond rotary_dim come back bit for bit"),
-               cases=lambda subject: rows_cases(subject, partial=True),
-               pinned=lambda subject: rows_pinned(subject, partial=True), skip_if=_has_passthrough)
+               cases=lambda impl: rows_cases(impl, partial=True),
+               pinned=lambda impl: rows_pinned(impl, partial=True), skip_if=_has_passthrough)
 def test_partial_passthrough(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     r = e.rotary_dim

@@ -26,12 +26,12 @@ def unit_pairs(e, n: int) -> np.ndarray:
     return x
 
 
-def _cases(subject):
-    return rows_cases(subject, with_x=False)
+def _cases(impl):
+    return rows_cases(impl, with_x=False)
 
 
-def _pinned(subject):
-    return rows_pinned(subject, with_x=False)
+def _pinned(impl):
+    return rows_pinned(impl, with_x=False)
 
 
 @rope_property("table.angles",

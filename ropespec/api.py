@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 from properties.profiles import DEFAULT_PROFILE
-from ropespec.engine import check_subjects, select_properties
+from ropespec.engine import check_implementations, select_properties
 from ropespec.fingerprints import fingerprint as _fingerprint
-from ropespec.inputs import build_subjects, call_shape, parse_expect, parse_replay
+from ropespec.inputs import load_implementations, call_shape, parse_expect, parse_replay
 from ropespec.results import CheckResult
 from spec import DEFAULT
 
@@ -47,13 +47,13 @@ def check(
     TARGET string or the table builder itself); ``memory_limit`` is --memory-limit (bytes, or text such as "1GB"; 0:
     none; default: half the machine's memory); ``replay`` is --replay VERSION:BLOB, as a failure prints it."""
     blob = parse_replay(replay)
-    subjects = build_subjects([fn], expect=parse_expect(expect), array=array, dtype=dtype,
+    impls = load_implementations([fn], expect=parse_expect(expect), array=array, dtype=dtype,
                               max_position=max_position, device=device, timeout=timeout,
                               warmup_timeout=warmup_timeout, isolate=isolate, memory_limit=memory_limit,
                               shape=call_shape(family=family, form=form, layout=layout, inplace=inplace, table=table))
     profile = profile or DEFAULT_PROFILE
     seed = seed if seed is not None else random.randrange(2**31)
-    reports = check_subjects(subjects, select_properties(invariants), profile=profile, seed=seed, replay=blob)
+    reports = check_implementations(impls, select_properties(invariants), profile=profile, seed=seed, replay=blob)
     return CheckResult(reports, seed, profile, allow_skip=allow_skip)
 
 
@@ -64,11 +64,11 @@ def fingerprint(fn, expect=None, *, array: str | None = None, dtype: str | None 
     """Fingerprint ``fn`` (see :mod:`ropespec.fingerprints`); ``expect`` gives head_dim, dtype and the probe
     range. ``fn`` runs in its own worker process, as in :func:`check`; ``form``, ``layout``, ``inplace`` and
     ``table`` as there."""
-    [subject] = build_subjects([fn], expect=parse_expect(expect) or DEFAULT, array=array, dtype=dtype,
+    [impl] = load_implementations([fn], expect=parse_expect(expect) or DEFAULT, array=array, dtype=dtype,
                                max_position=max_position, device=device, timeout=timeout,
                                warmup_timeout=warmup_timeout, memory_limit=memory_limit,
                                shape=call_shape(form=form, layout=layout, inplace=inplace, table=table))
     try:
-        return _fingerprint(subject.as_rope(subject.expect), subject.expect)
+        return _fingerprint(impl.as_rope(impl.expect), impl.expect)
     finally:
-        subject.close()
+        impl.close()

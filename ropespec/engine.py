@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from implementations.implementation import Subject
+from implementations.implementation import Implementation
 from properties.framework import all_properties, Property, run_property
 from properties.results import Result
-from ropespec.results import SubjectReport
+from ropespec.results import ImplementationReport
 
 
 def select_properties(invariant_ids: list[str] | None = None) -> list[Property]:
@@ -26,25 +26,25 @@ def select_properties(invariant_ids: list[str] | None = None) -> list[Property]:
     return props
 
 
-def check_subjects(
-    subjects: list[Subject],
+def check_implementations(
+    impls: list[Implementation],
     properties: list[Property],
     *,
     profile: str,
     seed: int,
     replay: tuple[str, str] | None = None,
     on_result: Callable[[Result], None] | None = None,
-    on_subject: Callable[[SubjectReport], None] | None = None,
+    on_implementation: Callable[[ImplementationReport], None] | None = None,
     on_progress: Callable[[str, str, str, float], None] | None = None,
-    into: list[SubjectReport] | None = None,
-) -> list[SubjectReport]:
-    """Run ``properties`` on each subject in turn, stopping each subject's worker when it is done.
+    into: list[ImplementationReport] | None = None,
+) -> list[ImplementationReport]:
+    """Run ``properties`` on each implementation in turn, stopping each implementation's worker when it is done.
     Reports are appended to ``into`` as they start, so an interrupted run keeps what finished.
     ``on_progress(implementation, invariant, text, seconds)``: how far a running property has got
     (:func:`properties.framework.progress`)."""
     reports = into if into is not None else []
-    for s in subjects:
-        rep = SubjectReport(s)
+    for s in impls:
+        rep = ImplementationReport(s)
         reports.append(rep)
         try:
             for p in properties:
@@ -54,6 +54,6 @@ def check_subjects(
                     on_result(r)
         finally:
             s.close()
-        if on_subject:
-            on_subject(rep)
+        if on_implementation:
+            on_implementation(rep)
     return reports

@@ -1,5 +1,5 @@
 """Reading what the user hands over: an expectation (a preset name, inline JSON or a JSON file) and
-the subjects."""
+the implementations."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import re
 from pathlib import Path
 
-from implementations import SHIPPED, arrays, make_subject, unavailable
+from implementations import SHIPPED, arrays, load_implementation, unavailable
 from implementations.contract import TargetError
-from implementations.implementation import Subject
+from implementations.implementation import Implementation
 from implementations.shape import CallShape, ShapeError
 from spec import hfconfig, presets
 from spec.expectation import DEFAULT, DTYPES, Expect, ExpectationError, load_json
@@ -159,7 +159,7 @@ def call_shape(*, family: str = "rope", form: str = "apply", layout: str = "nd",
         raise UsageError(str(e)) from None
 
 
-def subject_specs(
+def implementation_specs(
     targets: list | None,
     *,
     expect: Expect | None = None,
@@ -174,7 +174,7 @@ def subject_specs(
     notes: list[str] | None = None,
     memory_limit=None,
 ) -> list[dict]:
-    """The :func:`implementations.make_subject` arguments of each implementation to check (the shipped
+    """The :func:`implementations.load_implementation` arguments of each implementation to check (the shipped
     ones when there are no TARGETs), validated; nothing is loaded yet. UsageError on bad input."""
     if array is not None and array not in arrays.ARRAYS:
         raise UsageError(f"--array: unknown {array!r} (known: {', '.join(arrays.ARRAYS)})")
@@ -198,13 +198,13 @@ def subject_specs(
                  shape=shape, isolate=isolate) for t in targets]
 
 
-def build_subjects(targets: list | None, **kwargs) -> list[Subject]:
-    """Subjects for TARGETs (or the shipped implementations when none), each loaded in its worker
-    process; arguments as :func:`subject_specs`. UsageError on bad input or a TARGET that does not load."""
+def load_implementations(targets: list | None, **kwargs) -> list[Implementation]:
+    """Implementations for TARGETs (or the shipped implementations when none), each loaded in its worker
+    process; arguments as :func:`implementation_specs`. UsageError on bad input or a TARGET that does not load."""
     out = []
     try:
-        for spec in subject_specs(targets, **kwargs):
-            out.append(make_subject(**spec))
+        for spec in implementation_specs(targets, **kwargs):
+            out.append(load_implementation(**spec))
     except TargetError as e:
         for s in out:
             s.close()

@@ -4,7 +4,7 @@ Options, in one ``ropespec`` group: ``--rope-impl TARGET`` (repeatable; env ``RO
 comma-separated), ``--rope-expect JSON``, ``--rope-array``, ``--rope-dtype``,
 ``--rope-max-position``, ``--rope-timeout``, ``--rope-warmup-timeout``, ``--rope-memory-limit``. Each implementation runs in
 its own worker process, as with ``ropespec check``. Without ``--rope-impl`` the shipped implementations are under test. Every
-test that takes the ``rope_subject`` fixture runs once per subject, with ids like ``[numpy-float32]``.
+test that takes the ``rope_impl`` fixture runs once per impl, with ids like ``[numpy-float32]``.
 ``--rope-profile dev|ci|thorough`` chooses the profile of ropespec's properties and of ``rope_check``
 (default: dev, ci when ``CI`` is set); the plugin changes no other test's Hypothesis settings.
 
@@ -85,15 +85,15 @@ def _expect(config: pytest.Config):
     return config.stash[_EXPECT_KEY]
 
 
-def _subjects(config: pytest.Config) -> list:
+def _implementations(config: pytest.Config) -> list:
     if _KEY not in config.stash:
-        from ropespec.inputs import build_subjects
+        from ropespec.inputs import load_implementations
 
         targets = list(config.getoption("rope_impl"))
         if not targets and os.environ.get("ROPESPEC_IMPL"):
             targets = [t.strip() for t in os.environ["ROPESPEC_IMPL"].split(",") if t.strip()]
         with _usage_errors():
-            config.stash[_KEY] = build_subjects(
+            config.stash[_KEY] = load_implementations(
                 targets,
                 expect=_expect(config),
                 array=config.getoption("rope_array"),
@@ -109,27 +109,27 @@ def _subjects(config: pytest.Config) -> list:
 def pytest_report_collectionfinish(config: pytest.Config, items: list) -> list[str]:
     """What ropespec's properties test in this run, after collection: nothing when the run collected
     none of them (an unrelated project's tests, or only rope_check tests, which name what they check)."""
-    if not any("rope_subject" in getattr(item, "fixturenames", ()) for item in items):
+    if not any("rope_impl" in getattr(item, "fixturenames", ()) for item in items):
         return []
     from properties import profiles
 
     lines = [f"ropespec: profile {profiles.active()!r}; under test:"]
-    lines += [f"  {s.describe()}" + (f" [skipped: {s.skip_reason}]" if s.skip_reason else "") for s in _subjects(config)]
+    lines += [f"  {s.describe()}" + (f" [skipped: {s.skip_reason}]" if s.skip_reason else "") for s in _implementations(config)]
     return lines
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "rope_subject" in metafunc.fixturenames:
-        subjects = _subjects(metafunc.config)
+    if "rope_impl" in metafunc.fixturenames:
+        impls = _implementations(metafunc.config)
         prop = getattr(metafunc.function, "property", None)
         if prop is not None:  # only the implementations the invariant is about (its form, in its mode)
-            subjects = [s for s in subjects if s.answers(prop.invariant) or s.skip_reason]
-        metafunc.parametrize("rope_subject", subjects, ids=[s.name for s in subjects])
+            impls = [s for s in impls if s.answers(prop.invariant) or s.skip_reason]
+        metafunc.parametrize("rope_impl", impls, ids=[s.name for s in impls])
 
 
 @pytest.fixture
 def rope_replay():
-    """How a failing property of ``pytest properties`` says to replay it: ``rope_replay(subject, result)``."""
+    """How a failing property of ``pytest properties`` says to replay it: ``rope_replay(impl, result)``."""
     from ropespec.replay import replay_text
 
     return replay_text

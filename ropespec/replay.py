@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shlex
 
-from implementations.implementation import Subject
+from implementations.implementation import Implementation
 from properties.framework import all_properties
 from properties.results import Result
 
@@ -17,17 +17,17 @@ def property_id(result: Result) -> str:
     return result.invariant if len(siblings) <= 1 else f"{result.invariant}:{result.property}"
 
 
-def replay_command(subject: Subject, result: Result) -> str | None:
+def replay_command(impl: Implementation, result: Result) -> str | None:
     """A command line that runs exactly this failing case again (None unless it failed, and None for a callable that
     runs in-process: no other process can load it, so no command can; :func:`replay_text` says how to rerun it)."""
-    if result.status != "fail" or subject.isolation.startswith("in-process"):
+    if result.status != "fail" or impl.isolation.startswith("in-process"):
         return None
-    parts = ["ropespec", "check", subject.target, "--array", subject.array, "--dtype", subject.dtype]
-    if subject.expect is not None:
-        parts += ["--expect", subject.expect.to_json()]
+    parts = ["ropespec", "check", impl.target, "--array", impl.array, "--dtype", impl.dtype]
+    if impl.expect is not None:
+        parts += ["--expect", impl.expect.to_json()]
     else:
-        parts += ["--max-position", str(subject.max_position)]
-    parts += subject.shape.flags()
+        parts += ["--max-position", str(impl.max_position)]
+    parts += impl.shape.flags()
     parts += ["--invariant", property_id(result)]
     if result.profile:
         parts += ["--profile", result.profile]
@@ -37,21 +37,21 @@ def replay_command(subject: Subject, result: Result) -> str | None:
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def replay_text(subject: Subject, result: Result) -> str | None:
+def replay_text(impl: Implementation, result: Result) -> str | None:
     """How to run exactly this failing case again: the command line, or, for a callable no command can load (a
     closure, a lambda, a function of __main__), the ropespec.check call that reruns it in the same process."""
-    command = replay_command(subject, result)
+    command = replay_command(impl, result)
     if command is not None or result.status != "fail":
         return command
-    why = subject.isolation.removeprefix("in-process (").removesuffix(")")
-    args = [subject.target.rpartition(".")[2] or "f"]
-    if subject.expect is not None:
-        args.append(repr(subject.expect.to_dict()))
-    keywords = {"array": subject.array, "dtype": subject.dtype, "invariants": [property_id(result)],
+    why = impl.isolation.removeprefix("in-process (").removesuffix(")")
+    args = [impl.target.rpartition(".")[2] or "f"]
+    if impl.expect is not None:
+        args.append(repr(impl.expect.to_dict()))
+    keywords = {"array": impl.array, "dtype": impl.dtype, "invariants": [property_id(result)],
                 "seed": result.seed, "profile": result.profile}
-    keywords.update(subject.shape.keywords())
-    if subject.expect is None:
-        keywords["max_position"] = subject.max_position
+    keywords.update(impl.shape.keywords())
+    if impl.expect is None:
+        keywords["max_position"] = impl.max_position
     if result.replay:
         keywords["replay"] = result.replay[1]
     call = ", ".join(args + [f"{k}={v!r}" for k, v in keywords.items() if v is not None])

@@ -70,11 +70,11 @@ def _table(reports, console: Console) -> None:
     """Implementation (or its alias), invariant, status, diagnosis word and worst ratio: columns that
     fold rather than vanish, so every row stays readable at 80 columns. Details go below the table:
     failures under 'N failing', other notes (skips, expected failures, errors' first lines) in a list."""
-    long = any(len(rep.subject.name) > _ALIAS_OVER for rep in reports)
-    names = {id(rep): (_alias(i) if long else rep.subject.name) for i, rep in enumerate(reports)}
+    long = any(len(rep.impl.name) > _ALIAS_OVER for rep in reports)
+    names = {id(rep): (_alias(i) if long else rep.impl.name) for i, rep in enumerate(reports)}
     if long:
         for rep in reports:
-            console.print(Text(f"{names[id(rep)]} = {rep.subject.name}"), soft_wrap=True)
+            console.print(Text(f"{names[id(rep)]} = {rep.impl.name}"), soft_wrap=True)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     table.add_column("impl" if long else "implementation", overflow="fold")
     table.add_column("invariant", overflow="fold", min_width=16, ratio=3)
@@ -109,7 +109,7 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
     console.print(f"ropespec check: profile {profile}, seed {seed} (rerun the same run with --seed {seed})",
                   highlight=False, soft_wrap=wrap)
     for rep in reports:
-        s = rep.subject
+        s = rep.impl
         line = s.describe()
         if s.expect is not None:
             line += f"; tolerance: {tolerance.class_name(s.expect)}"
@@ -121,7 +121,7 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
     if table_mode(console):
         _table(reports, console)
     else:
-        w_name = max([len(rep.subject.name) for rep in reports] + [14])
+        w_name = max([len(rep.impl.name) for rep in reports] + [14])
         w_inv = max([len(_label(r)) for rep in reports for r in _shown(rep)] + [9])
         for rep in reports:
             for r in _shown(rep):
@@ -129,19 +129,19 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
                 if r.status in ("fail", "error") and len(detail) > _PIPED_DETAIL:  # said in full below
                     detail = detail[:_PIPED_DETAIL] + f" [... cut: in full under '{failing} failing' below]"
                 console.print(
-                    f"{rep.subject.name:<{w_name}}  {_label(r):<{w_inv}}  {r.status:<5}  {_worst(r):<14}  {detail}".rstrip(),
+                    f"{rep.impl.name:<{w_name}}  {_label(r):<{w_inv}}  {r.status:<5}  {_worst(r):<14}  {detail}".rstrip(),
                     highlight=False, markup=False, soft_wrap=True,
                 )
     for rep in reports:
-        out = rep.subject.output()
+        out = rep.impl.output()
         if out is not None and out.total:
             cut = f", {out.cut} bytes cut from the middle" if out.cut else ""
-            console.print(f"\n{rep.subject.name} printed {out.total} bytes{cut}:", highlight=False, markup=False)
+            console.print(f"\n{rep.impl.name} printed {out.total} bytes{cut}:", highlight=False, markup=False)
             console.print(_indent(clean(out.text()), 10), highlight=False, markup=False)
-        if rep.subject.left_behind:
-            n = len(rep.subject.left_behind)
-            console.print(f"\n{rep.subject.name} left {_count(n, 'process')} running after its last call, stopped with "
-                          f"its worker: {'; '.join(clean(p) for p in rep.subject.left_behind[:4])}"
+        if rep.impl.left_behind:
+            n = len(rep.impl.left_behind)
+            console.print(f"\n{rep.impl.name} left {_count(n, 'process')} running after its last call, stopped with "
+                          f"its worker: {'; '.join(clean(p) for p in rep.impl.left_behind[:4])}"
                           + (f"; and {n - 4} more" if n > 4 else ""), highlight=False, markup=False, soft_wrap=True)
     failures = [(rep, r) for rep in reports for r in rep.results if r.status in ("fail", "error")]
     if failures:
@@ -152,11 +152,11 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
             if root:
                 word, n, total = root
                 rest = f"; the other {total - n} are listed after them" if n < total else ""
-                console.print(f"{rep.subject.name}: root cause {word} ({n} of {total} failures, listed first{rest})",
+                console.print(f"{rep.impl.name}: root cause {word} ({n} of {total} failures, listed first{rest})",
                               highlight=False, markup=False, soft_wrap=True)
         failures.sort(key=lambda item: _lead(item[0], item[1]))
         for rep, r in failures:
-            console.print(r.explain(replay_text(rep.subject, r), values), highlight=False, markup=False, soft_wrap=True)
+            console.print(r.explain(replay_text(rep.impl, r), values), highlight=False, markup=False, soft_wrap=True)
     n = sum(len(_shown(rep)) for rep in reports)
     counts = {k: sum(r.status == k for rep in reports for r in _shown(rep)) for k in ("pass", "fail", "skip", "error", "xfail")}
     xfail = f", {counts['xfail']} expected failures" if counts["xfail"] else ""
@@ -297,16 +297,16 @@ def junit_text(result) -> str:
         root.set("error", _xml(result.error))
     for rep in result.reports:
         shown = _shown(rep)
-        suite = ET.SubElement(root, "testsuite", name=rep.subject.name, tests=str(len(shown)),
+        suite = ET.SubElement(root, "testsuite", name=rep.impl.name, tests=str(len(shown)),
                               failures=str(sum(r.status == "fail" for r in shown)),
                               errors=str(sum(r.status == "error" for r in shown)),
                               skipped=str(sum(r.status == "skip" for r in shown)))
         for r in shown:
-            case = ET.SubElement(suite, "testcase", classname=rep.subject.name, name=_label(r))
+            case = ET.SubElement(suite, "testcase", classname=rep.impl.name, name=_label(r))
             if r.status == "fail":
                 el = ET.SubElement(case, "failure", message=_xml((f"[{r.diagnosis}] " if r.diagnosis else "")
                                                                  + r.message[:500]), type=r.diagnosis or "fail")
-                el.text = _xml(r.explain(replay_text(rep.subject, r)))
+                el.text = _xml(r.explain(replay_text(rep.impl, r)))
             elif r.status == "error":
                 ET.SubElement(case, "error", message=_xml(r.message[:500])).text = _xml(r.message)
             elif r.status == "skip":

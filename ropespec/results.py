@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
-from implementations.implementation import Subject
+from implementations.implementation import Implementation
 from properties.results import Result
 from ropespec import report
 from ropespec.replay import replay_command
@@ -18,8 +18,8 @@ RAN = ("pass", "fail", "error", "xfail")
 
 
 @dataclass
-class SubjectReport:
-    subject: Subject
+class ImplementationReport:
+    impl: Implementation
     results: list[Result] = field(default_factory=list)
 
     @property
@@ -37,16 +37,16 @@ class SubjectReport:
         return any(r.applicable for r in self.results)
 
     def why_unchecked(self) -> str:
-        """Why nothing ran, in one clause: the subject's skip reason or its properties' (distinct) ones."""
-        if self.subject.skip_reason:
-            return self.subject.skip_reason
+        """Why nothing ran, in one clause: the implementation's skip reason or its properties' (distinct) ones."""
+        if self.impl.skip_reason:
+            return self.impl.skip_reason
         reasons = list(dict.fromkeys(r.message for r in self.results if r.applicable and r.message))
         if not reasons:
             return "no property applies to it"
         return "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more reasons)" if len(reasons) > 3 else "")
 
     def to_json(self) -> dict:
-        s = self.subject
+        s = self.impl
         out = s.output()
         return {
             "name": s.name,
@@ -72,7 +72,7 @@ class CheckResult:
     ``passed`` is True only when at least one property ran on every implementation and every one held
     (``allow_skip``: an implementation on which everything was skipped does not count against it)."""
 
-    reports: list[SubjectReport]
+    reports: list[ImplementationReport]
     seed: int
     profile: str
     allow_skip: bool = False
@@ -81,7 +81,7 @@ class CheckResult:
     error: str | None = None  # why the run stopped before it was done (a TARGET that does not load)
 
     @property
-    def unchecked(self) -> list[SubjectReport]:
+    def unchecked(self) -> list[ImplementationReport]:
         """Implementations on which nothing was checked (every property skipped)."""
         return [rep for rep in self.reports if not rep.checked and (self.explicit or rep.relevant)]
 
@@ -113,7 +113,7 @@ class CheckResult:
 
     def nothing_checked(self) -> list[str]:
         """One line per implementation on which nothing was checked, with why."""
-        return [f"nothing was checked on {rep.subject.name}: {rep.why_unchecked()}" for rep in self.unchecked]
+        return [f"nothing was checked on {rep.impl.name}: {rep.why_unchecked()}" for rep in self.unchecked]
 
     @property
     def results(self) -> list[Result]:

@@ -17,7 +17,7 @@ import sys
 from multiprocessing.connection import Connection
 
 from implementations.contract import TargetError
-from implementations.loader import make_subject
+from implementations.loader import load_implementation
 from implementations.messages import Done, Finished, JobFailed, Loaded, Progress
 from implementations.worker import watch_parent
 from properties.framework import run_property
@@ -34,7 +34,7 @@ def main(argv: list[str]) -> None:
         except (EOFError, OSError):
             return
         try:
-            subject = make_subject(**job.spec)
+            impl = load_implementation(**job.spec)
         except TargetError as e:
             conn.send(JobFailed(job.index, str(e), target_error=True))
             continue
@@ -43,13 +43,13 @@ def main(argv: list[str]) -> None:
             continue
         tell = lambda *said, i=job.index: conn.send(Progress(i, said))  # noqa: E731
         try:
-            conn.send(Loaded(job.index, subject))
+            conn.send(Loaded(job.index, impl))
             for p in select_properties(job.invariants):
-                conn.send(Finished(job.index, run_property(p, subject, profile=job.profile, seed_value=job.seed,
+                conn.send(Finished(job.index, run_property(p, impl, profile=job.profile, seed_value=job.seed,
                                                            replay=job.replay, on_progress=tell)))
         finally:
-            subject.close()
-        conn.send(Loaded(job.index, subject))  # again: now with its warm-up time and captured output
+            impl.close()
+        conn.send(Loaded(job.index, impl))  # again: now with its warm-up time and captured output
         conn.send(Done(job.index))
 
 

@@ -8,11 +8,11 @@ from multiprocessing.connection import wait
 from typing import Callable
 
 from implementations.contract import TargetError
-from implementations.implementation import Subject
+from implementations.implementation import Implementation
 from implementations.isolation import Child, crash_words
 from implementations.messages import Done, Finished, Job, JobFailed, Loaded, Progress
 from properties.results import Result
-from ropespec.results import SubjectReport
+from ropespec.results import ImplementationReport
 
 
 def check_in_processes(
@@ -24,17 +24,17 @@ def check_in_processes(
     replay: tuple[str, str] | None,
     jobs: int,
     on_result: Callable[[Result], None] | None = None,
-    on_subject: Callable[[SubjectReport], None] | None = None,
+    on_implementation: Callable[[ImplementationReport], None] | None = None,
     on_progress: Callable[[str, str, str, float], None] | None = None,
-    into: list[SubjectReport] | None = None,
-) -> list[SubjectReport]:
-    """check_subjects spread over ``jobs`` runner processes (:mod:`ropespec.runner`), one implementation
-    at a time each. ``specs`` are :func:`implementations.make_subject` keyword arguments; each runner loads
+    into: list[ImplementationReport] | None = None,
+) -> list[ImplementationReport]:
+    """check_implementations spread over ``jobs`` runner processes (:mod:`ropespec.runner`), one implementation
+    at a time each. ``specs`` are :func:`implementations.load_implementation` keyword arguments; each runner loads
     its implementation itself (in its own worker process). Results stream back as they finish; on
     Ctrl-C or SIGTERM (KeyboardInterrupt here) every runner is killed at once and ``into`` holds what
     finished. Raises TargetError when a TARGET does not load."""
     reports = into if into is not None else []
-    slots: dict[int, SubjectReport] = {}
+    slots: dict[int, ImplementationReport] = {}
     queue = deque(range(len(specs)))
     runners: list[Child] = []
     busy: dict = {}
@@ -59,17 +59,17 @@ def check_in_processes(
                     msg = conn.recv()
                 except (EOFError, OSError):  # the runner itself died: ropespec's failure, said as an error
                     del busy[conn]
-                    rep = slots.setdefault(i, SubjectReport(_placeholder(specs[i])))
-                    rep.results.append(Result(rep.subject.name, "runner", "contract.shape-finite", "error",
+                    rep = slots.setdefault(i, ImplementationReport(_placeholder(specs[i])))
+                    rep.results.append(Result(rep.impl.name, "runner", "contract.shape-finite", "error",
                                               message=f"ropespec error: the -j runner process {r.status()}"
                                                       f"{crash_words(r.output.text())}"))
                     publish()
                     continue
                 if isinstance(msg, Loaded):
                     if i in slots:
-                        slots[i].subject = msg.subject
+                        slots[i].impl = msg.impl
                     else:
-                        slots[i] = SubjectReport(msg.subject)
+                        slots[i] = ImplementationReport(msg.impl)
                     publish()
                 elif isinstance(msg, Finished):
                     slots[i].results.append(msg.result)
@@ -80,8 +80,8 @@ def check_in_processes(
                         on_progress(*msg.said)
                 elif isinstance(msg, Done):
                     del busy[conn]
-                    if on_subject:
-                        on_subject(slots[i])
+                    if on_implementation:
+                        on_implementation(slots[i])
                     assign(r)
                 elif isinstance(msg, JobFailed) and msg.target_error:
                     raise TargetError(msg.message)
@@ -93,8 +93,8 @@ def check_in_processes(
     return reports
 
 
-def _placeholder(spec: dict) -> Subject:
-    return Subject(name=spec["name"], target=str(spec["target"]), mode="unknown", array=spec.get("array", "numpy"),
+def _placeholder(spec: dict) -> Implementation:
+    return Implementation(name=spec["name"], target=str(spec["target"]), mode="unknown", array=spec.get("array", "numpy"),
                    dtype=spec.get("dtype") or "float32", max_position=spec.get("max_position") or 0)
 
 

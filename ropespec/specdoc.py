@@ -124,7 +124,7 @@ def _pairings() -> list[str]:
     return out
 
 
-def blocks(verdicts: dict[str, str] | None = None, subject: str | None = None) -> list[tuple]:
+def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> list[tuple]:
     """The document as blocks: ("h", level, text), ("p", text), ("math", latex, mathml), ("ul", [text]),
     ("table", header, rows), ("pre", text). Text may hold `code` and [links](url)."""
     record = load_record()
@@ -135,8 +135,8 @@ def blocks(verdicts: dict[str, str] | None = None, subject: str | None = None) -
     else:
         stamp += "Proofs not verified: no record (`ropespec proofs --record docs/proofs.json`)."
     out: list[tuple] = [("h", 1, TITLE), ("p", INTRO), ("p", stamp)]
-    if subject:
-        out.append(("p", f"Numeric verdicts for: `{subject}`."))
+    if impl:
+        out.append(("p", f"Numeric verdicts for: `{impl}`."))
     out += [("h", 2, "proof kinds"), ("ul", KINDS_LEGEND)]
 
     out += [("h", 2, "definitions"), ("p", "Each formula below is printed from the function that defines it, evaluated "
@@ -196,10 +196,10 @@ def seeds_link(out_path: str | None) -> str:
     return Path(os.path.relpath(ROOT / "docs" / "seeds", where)).as_posix()
 
 
-def markdown(verdicts: dict[str, str] | None = None, subject: str | None = None, seeds: str = "seeds") -> str:
+def markdown(verdicts: dict[str, str] | None = None, impl: str | None = None, seeds: str = "seeds") -> str:
     """``seeds``: the link to docs/seeds from where the file goes (docs/SPEC.md: "seeds")."""
     out = []
-    for blk in blocks(verdicts, subject):
+    for blk in blocks(verdicts, impl):
         kind = blk[0]
         if kind == "h":
             out += ["#" * blk[1] + " " + blk[2], ""]
@@ -239,10 +239,10 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.\-]+", "-", text.lower().strip("`")).strip("-")
 
 
-def html_doc(verdicts: dict[str, str] | None = None, subject: str | None = None, seeds: str = "seeds") -> str:
+def html_doc(verdicts: dict[str, str] | None = None, impl: str | None = None, seeds: str = "seeds") -> str:
     out = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>", f"<title>{html.escape(TITLE)}</title>",
            f"<style>{_CSS}</style></head><body>"]
-    for blk in blocks(verdicts, subject):
+    for blk in blocks(verdicts, impl):
         kind = blk[0]
         if kind == "h":
             out.append(f"<h{blk[1]} id='{_slug(blk[2])}'>{_inline(blk[2])}</h{blk[1]}>")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import reference
-from implementations import make_subject
+from implementations import load_implementation
 from properties.numerics import pair_norms, per_dim
 from spec import Expect
 from spec.dtypes import MANTISSA_BITS, round_to
@@ -39,7 +39,7 @@ def test_float64_within_2_ulp_to_2_40(target, array, convention, base):
         pytest.importorskip("torch")
     e = Expect(head_dim=64, rope_theta=base, convention=convention, dtype="float64")
     x, pos = _inputs(e, POS_40)
-    f = make_subject(target, array=array, dtype="float64").bind(e)
+    f = load_implementation(target, array=array, dtype="float64").bind(e)
     assert _ulps_of_pair_norm(e, x, f(x, pos), pos) <= 2.0
 
 
@@ -50,7 +50,7 @@ def test_float32_within_2_ulp_to_2_31(target, array):
         pytest.importorskip("torch")
     e = Expect(head_dim=128, rope_theta=5e5, dtype="float32")
     x, pos = _inputs(e, POS_31, seed=1)
-    f = make_subject(target, array=array, dtype="float32").bind(e)
+    f = load_implementation(target, array=array, dtype="float32").bind(e)
     assert _ulps_of_pair_norm(e, x, f(x, pos), pos) <= 2.0
 
 

@@ -4,7 +4,7 @@ only where that keeps an optional or heavy dependency lazy (the reasons are list
 
 Every module of the five packages is parsed (AST), its imports at every depth, and resolved to modules:
 ``from implementations import arrays`` is the module implementations.arrays; ``from implementations import
-make_subject`` is the package implementations (its ``__init__``), which imports its submodules: a submodule that
+load_implementation`` is the package implementations (its ``__init__``), which imports its submodules: a submodule that
 imports its own package that way closes a circle.
 """
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from implementations import make_subject
+from implementations import load_implementation
 from properties import framework
 from properties import test_decode as decode
 from ropespec import engine, scheduler
@@ -23,8 +23,8 @@ def _check(target: str) -> subprocess.CompletedProcess:
 
 
 def test_the_long_decode_goes_from_L_minus_1_to_2L():
-    subject = make_subject("implementations.numpy_decode:make", expect=Expect.from_dict(EXPECT), isolate=False)
-    (case,) = decode._pinned(subject)
+    impl = load_implementation("implementations.numpy_decode:make", expect=Expect.from_dict(EXPECT), isolate=False)
+    (case,) = decode._pinned(impl)
     assert (case["prefill"], case["prefill"] + case["steps"]) == (L - 1, 2 * L)
 
 
@@ -42,10 +42,10 @@ def test_the_shipped_decoder_holds_at_the_same_expectation():
 def test_a_running_decode_says_which_length_it_has_reached(monkeypatch):
     monkeypatch.setattr(framework, "PROGRESS_EVERY", 0.0)
     said = []
-    subject = make_subject("implementations.numpy_decode:make", expect=Expect.from_dict(EXPECT), isolate=False)
-    engine.check_subjects([subject], [decode.test_consistency.property], profile="dev", seed=3,
+    impl = load_implementation("implementations.numpy_decode:make", expect=Expect.from_dict(EXPECT), isolate=False)
+    engine.check_implementations([impl], [decode.test_consistency.property], profile="dev", seed=3,
                        on_progress=lambda *a: said.append(a))
-    assert said and all(impl == subject.name and inv == "decode.consistency" for impl, inv, _, _ in said)
+    assert said and all(name == impl.name and inv == "decode.consistency" for name, inv, _, _ in said)
     texts = [t for _, _, t, _ in said]
     assert f"example 1, length {L} of {2 * L}" in texts and f"example 1, length {2 * L} of {2 * L}" in texts
     seconds = [s for *_, s in said]
@@ -54,9 +54,9 @@ def test_a_running_decode_says_which_length_it_has_reached(monkeypatch):
 
 def test_a_j_runner_passes_the_progress_on():
     """With -j the properties run in runner processes: their progress reaches the main process too."""
-    from ropespec.inputs import subject_specs
+    from ropespec.inputs import implementation_specs
 
-    specs = subject_specs(["implementations.numpy_decode:make"], expect=Expect.from_dict(EXPECT))
+    specs = implementation_specs(["implementations.numpy_decode:make"], expect=Expect.from_dict(EXPECT))
     said = []
     reports = scheduler.check_in_processes(specs, ["decode.consistency"], profile="dev", seed=3, replay=None, jobs=1,
                                      on_progress=lambda *a: said.append(a))

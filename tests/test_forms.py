@@ -195,10 +195,10 @@ def test_a_plain_qk_function_is_checked_with_grouped_query_heads(tmp_path):
 
 def test_a_plain_function_refused_another_expectation_names_the_field():
     from implementations.contract import Unsupported
-    from implementations import make_subject
+    from implementations import load_implementation
     from spec import Expect
 
-    s = make_subject("implementations.zoo.off_by_one:make", expect=Expect(head_dim=8), isolate=False)
+    s = load_implementation("implementations.zoo.off_by_one:make", expect=Expect(head_dim=8), isolate=False)
     s.mode = "plain"  # as a plain function computing head_dim 8 would be
     try:
         s.bind(Expect(head_dim=8, n_heads=4, n_kv_heads=2))

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from implementations import make_subject
+from implementations import load_implementation
 from properties.numerics import output_bound
 from reference import golden
 from reference.data.make_golden import POSITIONS
@@ -35,7 +35,7 @@ def test_golden_replays_within_the_strict_bound(name, target, array, dtype):
         pytest.importorskip("torch")
     e, pos, x, ys = golden.read(golden.DATA / f"{name}.json")
     e = e.replace(dtype=dtype)
-    f = make_subject(target, array=array, dtype=dtype).bind(e)
+    f = load_implementation(target, array=array, dtype=dtype).bind(e)
     strict = e.replace(angle_dtype="exact", inv_freq_dtype="exact")
     for k in range(len(pos)):  # one call per position, as the file says
         got = f(x[k : k + 1], pos[k : k + 1])

@@ -11,7 +11,7 @@ import reference  # noqa: E402
 from implementations import CallShape  # noqa: E402
 from implementations.adapters.hf import config_for  # noqa: E402
 from properties.framework import all_properties, PROPERTIES, run_property  # noqa: E402
-from ropespec.inputs import build_subjects  # noqa: E402
+from ropespec.inputs import load_implementations  # noqa: E402
 from spec import Expect, presets, tolerance  # noqa: E402
 
 all_properties()
@@ -60,9 +60,9 @@ def test_reference_matches_transformers_rope_init(name, expect, seq_len):
 @pytest.mark.parametrize("preset", ["llama2-7b", "llama3.1-8b", "qwen2.5-7b-yarn", "gpt-oss"])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_transformers_llama_rotary_passes_conformance(preset, dtype):
-    [subject] = build_subjects(["implementations.adapters.hf:make"], expect=presets.get(preset), array="torch", dtype=dtype)
+    [impl] = load_implementations(["implementations.adapters.hf:make"], expect=presets.get(preset), array="torch", dtype=dtype)
     for prop in ("conformance", "large_positions"):
-        result = run_property(PROPERTIES[prop], subject, profile="dev", seed_value=0)
+        result = run_property(PROPERTIES[prop], impl, profile="dev", seed_value=0)
         assert result.status == "pass", result.message
 
 
@@ -75,9 +75,9 @@ def test_transformers_rotary_embedding_as_a_table_passes(target, preset, dtype):
     them (YaRN), the rope_interleave model's half-layout table, partial rotary; float32 and bfloat16."""
     import properties.test_table  # noqa: F401  (registers table.angles)
 
-    [subject] = build_subjects([f"implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
+    [impl] = load_implementations([f"implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
                                dtype=dtype, shape=CallShape(form="table"))
-    result = run_property(PROPERTIES["angles"], subject, profile="dev", seed_value=0)
+    result = run_property(PROPERTIES["angles"], impl, profile="dev", seed_value=0)
     assert result.status == "pass", result.message
 
 
@@ -90,24 +90,24 @@ def test_transformers_apply_function_as_qk_passes(target, preset, dtype):
     (checked per dim it failed: a false failure of correct code, until the adapter said table = "pair")."""
     import properties.test_kernel  # noqa: F401  (registers kernel.qk)
 
-    [subject] = build_subjects([f"implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
+    [impl] = load_implementations([f"implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
                                dtype=dtype, shape=CallShape(form="qk"))
-    result = run_property(PROPERTIES["qk"], subject, profile="dev", seed_value=0)
+    result = run_property(PROPERTIES["qk"], impl, profile="dev", seed_value=0)
     assert result.status == "pass", result.message
 
 
 def test_transformers_table_and_apply_checked_together():
     """--form qk --table: Llama's own RotaryEmbedding and apply_rotary_pos_emb of one library, the table handed to
     the apply function as the library hands it (bfloat16 cos/sin), checked as one apply function."""
-    from implementations import make_subject
+    from implementations import load_implementation
     from implementations.adapters import hf
 
     # in this process, which has imported transformers already (tests/test_forms.py runs --table through a worker)
-    subject = make_subject(hf.llama_qk, expect=presets.get("llama3.1-8b"), array="torch", dtype="bfloat16",
+    impl = load_implementation(hf.llama_qk, expect=presets.get("llama3.1-8b"), array="torch", dtype="bfloat16",
                            shape=CallShape(form="qk", table=hf.llama_table), isolate=False)
-    assert subject.form.name == "apply" and subject.shape.flags() == ["--form", "qk", "--table", "llama_table"]
+    assert impl.form.name == "apply" and impl.shape.flags() == ["--form", "qk", "--table", "llama_table"]
     for prop in ("conformance", "large_positions"):
-        result = run_property(PROPERTIES[prop], subject, profile="dev", seed_value=0)
+        result = run_property(PROPERTIES[prop], impl, profile="dev", seed_value=0)
         assert result.status == "pass", (prop, result.message)
 
 
@@ -116,6 +116,6 @@ def test_transformers_dynamic_ntk_cache_is_caught():
     differently depending on the calls before it."""
     e = Expect(rope_theta=1e4, max_position=8192,
                rope_scaling={"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 2048})
-    [subject] = build_subjects(["implementations.adapters.hf:make"], expect=e, array="torch", dtype="float32")
-    result = run_property(PROPERTIES["conformance"], subject, profile="dev", seed_value=1)
+    [impl] = load_implementations(["implementations.adapters.hf:make"], expect=e, array="torch", dtype="float32")
+    result = run_property(PROPERTIES["conformance"], impl, profile="dev", seed_value=1)
     assert result.status == "fail"

@@ -156,11 +156,11 @@ def test_a_call_cut_short_leaves_no_stale_reply_in_the_report(tmp_path):
     import _thread
     import threading
 
-    from implementations import make_subject
+    from implementations import load_implementation
     from spec import Expect
 
     (tmp_path / "slow.py").write_text("import time\ndef apply(x, positions):\n    time.sleep(1.0)\n    return x.copy()\n")
-    s = make_subject(f"{tmp_path / 'slow.py'}:apply", expect=Expect(head_dim=8), timeout=30)
+    s = load_implementation(f"{tmp_path / 'slow.py'}:apply", expect=Expect(head_dim=8), timeout=30)
     f = s.bind(s.expect)
     f.call(np.ones((1, 8)), np.zeros(1, dtype=np.int64))  # warm
     timer = threading.Timer(0.3, _thread.interrupt_main)

@@ -289,10 +289,10 @@ def test_where_the_implementation_runs_is_said(tmp_path):
     from ropespec import check
 
     result = check(lambda x, positions: np.asarray(x), invariants=["contract.shape-finite"], seed=1)
-    assert result.reports[0].subject.isolation.startswith("in-process (a lambda")
+    assert result.reports[0].impl.isolation.startswith("in-process (a lambda")
     assert "runs in-process (a lambda has no importable name)" in result.report()
     result = check("implementations.numpy_rope:make", invariants=["contract.shape-finite"], seed=1)
-    assert result.reports[0].subject.isolation == "worker process"
+    assert result.reports[0].impl.isolation == "worker process"
     assert "runs in a worker process, warm-up" in result.report()
 
 
@@ -378,19 +378,19 @@ def test_a_worker_outlives_the_fork_server_it_came_from(tmp_path, fresh_fork_ser
     imports transformers died with 'ended the worker process: it ended'."""
     from implementations import isolation
     from properties.framework import all_properties, PROPERTIES, run_property
-    from ropespec.inputs import build_subjects
+    from ropespec.inputs import load_implementations
 
     all_properties()
     (tmp_path / "plain.py").write_text(NASTY)
     server = isolation.fork_server()
-    [subject] = build_subjects([f"{tmp_path / 'plain.py'}:good"], dtype="float64")
-    first = run_property(PROPERTIES["identity_at_zero"], subject, profile="dev", seed_value=0)
+    [impl] = load_implementations([f"{tmp_path / 'plain.py'}:good"], dtype="float64")
+    first = run_property(PROPERTIES["identity_at_zero"], impl, profile="dev", seed_value=0)
     assert first.status == "pass", first.message
     server.child.kill()
     time.sleep(1.0)  # the worker's watch looks every 0.2 s
-    again = run_property(PROPERTIES["conformance"], subject, profile="dev", seed_value=0)
+    again = run_property(PROPERTIES["conformance"], impl, profile="dev", seed_value=0)
     assert again.status == "pass", again.message
-    assert subject.host.restarts == 0  # the same worker answered
+    assert impl.host.restarts == 0  # the same worker answered
 
 
 LAZY_FACTORY = '''
@@ -406,13 +406,13 @@ def make(expect):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server runs on Linux only")
 def test_libraries_a_factory_imports_when_called_are_preloaded(tmp_path, fresh_fork_server):
     """Only the TARGET's import was reported, so transformers' modeling code (imported inside the hf
-    adapter's factories) was imported afresh by every worker: 2 s a subject instead of 0.03 s."""
+    adapter's factories) was imported afresh by every worker: 2 s an implementation instead of 0.03 s."""
     from implementations import isolation
-    from ropespec.inputs import build_subjects
+    from ropespec.inputs import load_implementations
     from spec import Expect
 
     (tmp_path / "lazy.py").write_text(LAZY_FACTORY)
-    [subject] = build_subjects([f"{tmp_path / 'lazy.py'}:make"], expect=Expect(head_dim=8), dtype="float64")
-    subject.bind(Expect(head_dim=8, dtype="float64"))
+    [impl] = load_implementations([f"{tmp_path / 'lazy.py'}:make"], expect=Expect(head_dim=8), dtype="float64")
+    impl.bind(Expect(head_dim=8, dtype="float64"))
     server = isolation.fork_server()
     assert server is not None and "mailbox" in server.preloaded

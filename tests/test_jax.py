@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from implementations import CallShape, arrays, make_subject
+from implementations import CallShape, arrays, load_implementation
 from properties.framework import all_properties, PROPERTIES, run_property
 from spec.expectation import Expect
 
@@ -26,7 +26,7 @@ def test_the_jax_implementation_passes_in_every_form_and_dtype():
     cases += [("make", "apply", "conformance", "float64")]  # bfloat16: README's example (tests/test_readme.py)
     for factory, form, prop, dtype in cases:
         e = Expect(head_dim=64, rotary_dim=32 if form == "vllm" else 64, dtype=dtype, max_position=1 << 20)
-        s = make_subject(getattr(jax_rope, factory), expect=e, array="jax", shape=CallShape(form=form), isolate=False)
+        s = load_implementation(getattr(jax_rope, factory), expect=e, array="jax", shape=CallShape(form=form), isolate=False)
         r = run_property(props[prop], s, profile="ci", seed_value=0)
         assert r.status == "pass", (factory, dtype, r.message)
 
@@ -44,7 +44,7 @@ def test_jax_arrays_cross_exactly_in_every_dtype():
 
 def test_without_jax_the_check_skips_with_the_reason(monkeypatch):
     monkeypatch.setattr(arrays, "jax_module", lambda: None)
-    s = make_subject(lambda x, positions: x, array="jax", isolate=False)
+    s = load_implementation(lambda x, positions: x, array="jax", isolate=False)
     assert s.skip_reason == "jax is not installed (pip install -e '.[jax]')"
     r = run_property(PROPERTIES["conformance"], s, profile="ci", seed_value=0)
     assert r.status == "skip" and "jax is not installed" in r.message

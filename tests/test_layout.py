@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from implementations import CallShape, arrays, make_subject
+from implementations import CallShape, arrays, load_implementation
 from properties.framework import all_properties, PROPERTIES, run_property
 from ropespec.cli import main
 
@@ -29,7 +29,7 @@ def test_torch_functions_as_users_write_them_pass_on_every_storage():
     kernels = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(kernels)
     for layout, name, inplace in (("bshd", "bshd", False), ("thd", "thd", False), ("bshd", "bshd_inplace", True)):
-        s = make_subject(getattr(kernels, name), array="torch", shape=CallShape(layout=layout, inplace=inplace),
+        s = load_implementation(getattr(kernels, name), array="torch", shape=CallShape(layout=layout, inplace=inplace),
                          isolate=False)
         r = run_property(LAYOUT, s, profile="ci", seed_value=0)
         assert r.status == "pass", (name, r.message)
@@ -107,7 +107,7 @@ def test_the_python_api_takes_the_layout_and_the_table():
     assert r.passed, r.reports[0].results[0].message
     r = ropespec.check(numpy_kernel.make, "llama2-7b", form="kernel", table=numpy_table.make,
                        invariants=["rope.conformance"], profile="ci", seed=0)
-    assert r.passed and r.reports[0].subject.shape.flags() == ["--form", "kernel", "--table", "implementations/numpy_table.py:make"]
+    assert r.passed and r.reports[0].impl.shape.flags() == ["--form", "kernel", "--table", "implementations/numpy_table.py:make"]
     from ropespec.inputs import UsageError
 
     with pytest.raises(UsageError, match="--layout bshd: a layout of the apply form"):

@@ -80,11 +80,11 @@ def test_torch_factory_as_a_plain_function_passes(name):
 
 
 def test_a_plain_function_is_never_bound_to_another_expectation():
-    from implementations import make_subject
+    from implementations import load_implementation
     from implementations.contract import Unsupported
 
     e = parse_expect("llama3.1-8b")
-    s = make_subject(lambda x, positions: x, expect=e)
+    s = load_implementation(lambda x, positions: x, expect=e)
     assert s.bind(e.replace(max_position=1024, angle_dtype="exact")) is not None  # same function, other reach
     with pytest.raises(Unsupported, match="needs a factory make"):
         s.bind(e.replace(rope_scaling=dict(e.to_dict()["rope_scaling"], factor=1.0)))
@@ -146,7 +146,7 @@ def test_composition_holds_for_a_correct_implementation_with_an_attention_factor
     """f(f(x, a), b) = g f(x, a + b) when the attention factor g != 1 (yarn): the property divides it out once.
     Without that correction the correct numpy implementation failed composition under qwen2.5-7b-yarn."""
     from properties.framework import all_properties, PROPERTIES, run_property
-    from implementations import make_subject
+    from implementations import load_implementation
     from spec import presets
 
     all_properties()
@@ -154,6 +154,6 @@ def test_composition_holds_for_a_correct_implementation_with_an_attention_factor
     import reference
 
     assert reference.attention_factor(e) != 1.0
-    subject = make_subject("implementations.numpy_rope:make", dtype="float32", expect=e)
-    r = run_property(PROPERTIES["composition"], subject, profile="ci", seed_value=0)
+    impl = load_implementation("implementations.numpy_rope:make", dtype="float32", expect=e)
+    r = run_property(PROPERTIES["composition"], impl, profile="ci", seed_value=0)
     assert r.status == "pass", r.message

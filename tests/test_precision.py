@@ -38,21 +38,21 @@ def _first_crossing_dense(f, e, limit=1 << 16):
 
 @pytest.mark.parametrize("member", LOW_PRECISION, ids=[m.name for m in LOW_PRECISION])
 def test_low_precision_zoo_is_diagnosed_with_its_crossing(member):
-    subject = member.subject()
-    result = run_property(PROPERTIES["large_positions"], subject, profile="ci", seed_value=0)
+    impl = member.impl()
+    result = run_property(PROPERTIES["large_positions"], impl, profile="ci", seed_value=0)
     assert result.status == "fail" and result.diagnosis == "angle-precision", result.message
     assert EVIDENCE[member.name] in result.message
-    e = subject.expect
-    sw = precision.measure(subject.bind(e), e, precision.sweep_positions(e.max_position, per_octave=2), vectors=2)
+    e = impl.expect
+    sw = precision.measure(impl.bind(e), e, precision.sweep_positions(e.max_position, per_octave=2), vectors=2)
     reported = sw.first_failure(precision.class_of(e))
     assert f"at p = {reported}, " in result.message
-    true = _first_crossing_dense(subject.bind(e), e)
+    true = _first_crossing_dense(impl.bind(e), e)
     assert true is not None and true <= reported <= 2 * true, (true, reported)
 
 
 def test_fp16_positions_cross_at_2049():
     [m] = [m for m in LOW_PRECISION if m.name == "fp16_positions"]
-    s = m.subject()
+    s = m.impl()
     assert _first_crossing_dense(s.bind(s.expect), s.expect) == 2049  # float16 holds every integer to 2048
 
 

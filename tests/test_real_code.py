@@ -16,7 +16,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
 from properties.framework import all_properties, PROPERTIES, run_property  # noqa: E402
-from ropespec.inputs import build_subjects  # noqa: E402
+from ropespec.inputs import load_implementations  # noqa: E402
 from spec import presets  # noqa: E402
 from spec.hfconfig import from_hf_config, read  # noqa: E402
 
@@ -47,8 +47,8 @@ CORE = ("conformance", "large_positions")
 
 
 def _run(model_type, expect, dtype):
-    [subject] = build_subjects([f"implementations.adapters.hf:{model_type}"], expect=expect, array="torch", dtype=dtype)
-    return [run_property(PROPERTIES[p], subject, profile="dev", seed_value=0) for p in CORE]
+    [impl] = load_implementations([f"implementations.adapters.hf:{model_type}"], expect=expect, array="torch", dtype=dtype)
+    return [run_property(PROPERTIES[p], impl, profile="dev", seed_value=0) for p in CORE]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

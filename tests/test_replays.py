@@ -162,9 +162,9 @@ def test_every_kind_of_failure_replays_with_its_word(member, capsys):
     if member.array == "torch":
         pytest.importorskip("torch")
     all_properties()
-    subject = member.subject()
-    r = run_property(target_property(member.targets[0]), subject, profile="ci", seed_value=0)
-    command = replay_command(subject, r)
+    impl = member.impl()
+    r = run_property(target_property(member.targets[0]), impl, profile="ci", seed_value=0)
+    command = replay_command(impl, r)
     if r.status != "fail":  # an expected failure prints no replay
         assert command is None
         return

@@ -126,8 +126,14 @@ def test_a_stale_report_never_outlives_a_run_that_ends_in_exit_2(scratch):
 
 
 def _interrupt(scratch, target, sig, after, *extra):
+    """Run a check, and send ``sig`` ``after`` seconds once it has started checking (it removes the earlier report
+    when it starts: a slow machine's imports are not what is interrupted)."""
+    (scratch / "r.json").write_text("{}")
     proc = subprocess.Popen([sys.executable, "-m", "ropespec", "check", target, "--json", "r.json", "--junit", "r.xml",
                              *extra], cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while (scratch / "r.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     time.sleep(after)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
@@ -135,7 +141,7 @@ def _interrupt(scratch, target, sig, after, *extra):
 
 
 def test_an_interrupted_run_is_never_passed(scratch):
-    code, _, err = _interrupt(scratch, "good.py:apply", signal.SIGINT, 3.0, "--profile", "thorough", "--seed", "1")
+    code, _, err = _interrupt(scratch, "good.py:apply", signal.SIGINT, 2.0, "--profile", "thorough", "--seed", "1")
     assert code == 130, err
     data = json.loads((scratch / "r.json").read_text())
     assert data["passed"] is False and data["interrupted"] == "interrupted", data
@@ -143,7 +149,7 @@ def test_an_interrupted_run_is_never_passed(scratch):
 
 
 def test_a_terminated_hang_with_nothing_done_is_never_passed(scratch):
-    code, _, err = _interrupt(scratch, "hangs.py:apply", signal.SIGTERM, 3.0)
+    code, _, err = _interrupt(scratch, "hangs.py:apply", signal.SIGTERM, 1.0)
     assert code == 143, err
     data = json.loads((scratch / "r.json").read_text())
     assert data["passed"] is False and data["interrupted"] == "terminated" and data["checks_finished"] == 0, data

@@ -16,7 +16,7 @@ PROPERTIES = {p.name: p for p in all_properties()}
 
 
 def _run(member: str, prop: str, seed: int = 0):
-    return run_property(PROPERTIES[prop], ZOO[member].subject(), profile="dev", seed_value=seed)
+    return run_property(PROPERTIES[prop], ZOO[member].impl(), profile="dev", seed_value=seed)
 
 
 def test_rotary_dim_evidence_names_the_dims():
@@ -161,18 +161,18 @@ def test_a_non_finite_output_is_said_to_be_the_implementations_whichever_side_it
         r = _run("nan_beyond", name, seed=1)
         assert r.status == "fail" and r.diagnosis == "non-finite", (name, r.message)
         assert "should be nan" not in r.message and "the implementation's output is non-finite" in r.message, r.message
-    subject = ZOO["nan_beyond"].subject()
+    impl = ZOO["nan_beyond"].impl()
     e = Expect(head_dim=8, dtype="float64")
     case = {"expect": e, "m": 70000, "n": 70001, "shift": -60000, "q, k": make_vectors(e, 2)}
     try:
-        PROPERTIES["relative_position"].check(subject.bind, case)
+        PROPERTIES["relative_position"].check(impl.bind, case)
     except Exception as err:  # the scores at m, n (the other side) are NaN, the shifted ones finite
         assert "but <f(q, m), f(k, n)> is nan there" in str(err) and "nan > bound nan" not in str(err), str(err)
         assert err.diagnosis == "non-finite"
     else:
         raise AssertionError("NaN scores passed rope.relative-position")
     finally:
-        subject.close()
+        impl.close()
     assert np.isnan(np.nan)
 
 

@@ -111,7 +111,7 @@ def test_the_report_leads_with_the_root_cause(capsys):
 def test_stale_cache_evidence_names_a_row_whose_rotation_changed():
     """'rows 0..0' was vacuous: row 0 sits at p = 0, where every table gives the identity."""
     [member] = [m for m in members() if m.name == "decode_stale_cache"]
-    r = run_property(PROPERTIES["consistency"], member.subject(), profile="ci", seed_value=0)
+    r = run_property(PROPERTIES["consistency"], member.impl(), profile="ci", seed_value=0)
     assert r.status == "fail" and r.diagnosis == "scaling"
     import re
 

@@ -16,7 +16,7 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 
-from implementations.loader import make_subject
+from implementations.loader import load_implementation
 from implementations.shape import CallShape
 from spec.expectation import Expect
 
@@ -38,15 +38,15 @@ class Member:
     near: bool = False  # a near-threshold member: its worst error is 2 to 10 times the bound it breaks
 
 
-    def subject(self, dtype: str | None = None):
-        """The Subject this member is checked as: under ``EXPECT`` when it has one (in its dtype unless
+    def impl(self, dtype: str | None = None):
+        """The Implementation this member is checked as: under ``EXPECT`` when it has one (in its dtype unless
         ``dtype`` is given), else on drawn expectations (float64 unless ``dtype`` is given)."""
         limits = {"timeout": self.timeout, "warmup_timeout": self.warmup_timeout, "shape": self.shape}
         if self.expect is not None:
             e = Expect.from_dict(self.expect)
-            return make_subject(self.target, expect=e, dtype=dtype or e.dtype, name=self.name, array=self.array,
+            return load_implementation(self.target, expect=e, dtype=dtype or e.dtype, name=self.name, array=self.array,
                                 **limits)
-        return make_subject(self.target, dtype=dtype or "float64", name=self.name, array=self.array, **limits)
+        return load_implementation(self.target, dtype=dtype or "float64", name=self.name, array=self.array, **limits)
 
 
 def members() -> list[Member]:

@@ -13,12 +13,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from implementations.contract import TargetError
-from implementations.loader import make_subject
+from implementations.loader import load_implementation
 from ropespec import report
 from ropespec.commands import lab, options
 from ropespec.console import console as console_for, say
-from ropespec.engine import check_subjects, select_properties
-from ropespec.inputs import UsageError, parse_expect, parse_replay, subject_specs
+from ropespec.engine import check_implementations, select_properties
+from ropespec.inputs import UsageError, parse_expect, parse_replay, implementation_specs
 from ropespec.results import CheckResult
 from ropespec.scheduler import check_in_processes
 
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if args.jobs < 1:
         raise UsageError(f"-j: must be >= 1, got {args.jobs}")
     notes: list[str] = []
-    specs = subject_specs(args.targets, expect=expect, notes=notes, **options.loading(args))
+    specs = implementation_specs(args.targets, expect=expect, notes=notes, **options.loading(args))
     jobs = args.jobs if args.force_jobs else min(args.jobs, len(specs), os.cpu_count() or 1)
     if jobs < args.jobs:
         notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {args.jobs} capped at the number of "
@@ -115,10 +115,10 @@ def _run(args, specs, props, seed, replay, jobs, console: Console) -> CheckResul
             if jobs > 1:
                 check_in_processes(specs, list(args.invariant) if args.invariant else None, profile=args.profile,
                                    seed=seed, replay=replay, jobs=jobs, on_result=display.advance,
-                                   on_subject=display.finished, on_progress=display.running, into=reports)
+                                   on_implementation=display.finished, on_progress=display.running, into=reports)
             else:  # each implementation is loaded just before it is checked, and stopped after
-                check_subjects(_loaded(specs, args.allow_skip), props, profile=args.profile, seed=seed, replay=replay,
-                               on_result=display.advance, on_subject=display.finished, on_progress=display.running,
+                check_implementations(_loaded(specs, args.allow_skip), props, profile=args.profile, seed=seed, replay=replay,
+                               on_result=display.advance, on_implementation=display.finished, on_progress=display.running,
                                into=reports)
         except TargetError as e:
             error = f"TARGET {e}"
@@ -183,7 +183,7 @@ class _Display:
     def finished(self, rep) -> None:
         if self.piped:
             counts = {k: sum(r.status == k for r in rep.results if r.applicable) for k in ("pass", "fail", "skip")}
-            print(f"ropespec: {rep.subject.name}: {counts['pass']} passed, {counts['fail']} failed, "
+            print(f"ropespec: {rep.impl.name}: {counts['pass']} passed, {counts['fail']} failed, "
                   f"{counts['skip']} skipped", file=sys.stderr, flush=True)
 
     def running(self, implementation: str, invariant: str, text: str, seconds: float) -> None:
@@ -201,7 +201,7 @@ def _loaded(specs: list[dict], allow_skip: bool):
     """The implementations, loaded one at a time. One that cannot run here at all (numpy asked for bfloat16, no
     CUDA, a factory declining the expectation) is bad usage before it runs (exit 2)."""
     for spec in specs:
-        s = make_subject(**spec)
+        s = load_implementation(**spec)
         if s.skip_reason and not allow_skip:
             raise UsageError(f"nothing can be checked on {s.name}: {s.skip_reason} (--allow-skip accepts this)")
         yield s

@@ -10,7 +10,7 @@ from implementations.contract import Failure
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
 from ropespec.fingerprints import describe, fingerprint
-from ropespec.inputs import build_subjects, parse_expect
+from ropespec.inputs import load_implementations, parse_expect
 from spec import DEFAULT
 
 NAME = "fingerprint"
@@ -40,19 +40,19 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if outs.to_stdout:
         console = console_for(to_stderr=True)
     outs.clear()
-    [subject] = build_subjects([args.target], expect=expect, **options.loading(args))
+    [impl] = load_implementations([args.target], expect=expect, **options.loading(args))
     try:
-        fp = fingerprint(options.function_of(subject, args.target), subject.expect)
+        fp = fingerprint(options.function_of(impl, args.target), impl.expect)
     except Failure as ex:
         return options.failed_to_run(console, args.target, ex)
     finally:
-        subject.close()
-    say(console, f"ropespec fingerprint: {args.target} (head_dim {fp.head_dim}, {subject.dtype}, probed to "
-                 f"p = {subject.expect.max_position - 1})")
+        impl.close()
+    say(console, f"ropespec fingerprint: {args.target} (head_dim {fp.head_dim}, {impl.dtype}, probed to "
+                 f"p = {impl.expect.max_position - 1})")
     for line in describe(fp):
         say(console, f"  {line}")
-    if subject.shape.form in ("kernel", "qk") and subject.shape.table is None:
-        say(console, f"  (--form {subject.shape.form}: the kernel was handed ropespec's table for the expectation, so "
+    if impl.shape.form in ("kernel", "qk") and impl.shape.table is None:
+        say(console, f"  (--form {impl.shape.form}: the kernel was handed ropespec's table for the expectation, so "
                      f"the frequencies, base, curve and presets are that table's; convention, rotary dim, direction "
                      f"and precision are the kernel's)")
     return options.written(outs, "--json", options.json_text(fp.to_json()))

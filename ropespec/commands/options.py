@@ -86,7 +86,7 @@ def shape_of(args: argparse.Namespace):
 
 
 def loading(args: argparse.Namespace) -> dict:
-    """The keyword arguments of :func:`ropespec.inputs.build_subjects` that the shared options give."""
+    """The keyword arguments of :func:`ropespec.inputs.load_implementations` that the shared options give."""
     return dict(array=getattr(args, "array", None), dtype=getattr(args, "dtype", None),
                 max_position=getattr(args, "max_position", None), device=getattr(args, "device", "cpu"),
                 timeout=getattr(args, "timeout", None), warmup_timeout=getattr(args, "warmup_timeout", None),
@@ -114,17 +114,17 @@ def written(outs, option: str, text: str) -> int:
     return 0
 
 
-def function_of(subject, target: str):
+def function_of(impl, target: str):
     """The implementation as f(x, positions) for its expectation (precision, fingerprint); UsageError when it cannot
     run here or declines the expectation; a Failure of the target itself goes to the caller."""
-    if subject.skip_reason:
-        raise UsageError(f"TARGET {target}: {subject.skip_reason}")
+    if impl.skip_reason:
+        raise UsageError(f"TARGET {target}: {impl.skip_reason}")
     try:
-        return subject.as_rope(subject.expect)
+        return impl.as_rope(impl.expect)
     except Failure:
         raise
     except Exception as ex:  # Unsupported: the factory declines this expectation
-        raise UsageError(f"TARGET {target}: cannot build for {subject.expect.describe()}: {ex}") from None
+        raise UsageError(f"TARGET {target}: cannot build for {impl.expect.describe()}: {ex}") from None
 
 
 def failed_to_run(console, target: str, ex: Failure) -> int:

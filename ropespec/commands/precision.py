@@ -13,7 +13,7 @@ from properties import precision
 from ropespec import report
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
-from ropespec.inputs import UsageError, build_subjects, parse_expect
+from ropespec.inputs import UsageError, load_implementations, parse_expect
 from ropespec.plots import precision_plot
 from spec import DEFAULT, tolerance
 
@@ -69,15 +69,15 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if outs.to_stdout:
         console = console_for(to_stderr=True)
     outs.clear()
-    [subject] = build_subjects([target], expect=expect or DEFAULT, **options.loading(args))
+    [impl] = load_implementations([target], expect=expect or DEFAULT, **options.loading(args))
     try:
         try:
-            f = options.function_of(subject, target)
+            f = options.function_of(impl, target)
         except Failure as ex:
             return options.failed_to_run(console, target, ex)
-        return (_exhaustive if args.exhaustive else _sweep)(f, subject.expect, target, args, console, outs)
+        return (_exhaustive if args.exhaustive else _sweep)(f, impl.expect, target, args, console, outs)
     finally:
-        subject.close()
+        impl.close()
 
 
 def _sweep(f, e, target: str, args, console: Console, outs) -> int:

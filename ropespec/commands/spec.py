@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
     outs = options.outputs(args, **{"--out": args.out})
     to_file = outs.get("--out") is not None and outs.get("--out").path is not None
-    verdicts, subject = None, None
+    verdicts, impl = None, None
     if args.impl:
         result = check(args.impl, args.expect, array=args.array, dtype=args.dtype, seed=args.seed)
         verdicts = {}
@@ -42,9 +42,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 continue
             word = r.status if r.status != "fail" else f"fail ({r.diagnosis})"
             verdicts[r.invariant] = word if verdicts.get(r.invariant, "pass") == "pass" else verdicts[r.invariant]
-        subject = args.impl + (f" --expect {args.expect}" if args.expect else "")
+        impl = args.impl + (f" --expect {args.expect}" if args.expect else "")
     text = (specdoc.html_doc if args.format == "html" else specdoc.markdown)(
-        verdicts, subject, specdoc.seeds_link(args.out if to_file else None))
+        verdicts, impl, specdoc.seeds_link(args.out if to_file else None))
     if not to_file:
         sys.stdout.write(text)
         return 0
