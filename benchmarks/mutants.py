@@ -69,7 +69,7 @@ MUTANTS = [
            ("tests/test_zoo.py",)),
     Mutant("signature-not-proportional", "properties/precision.py",
            "and np.max(ratio[large]) >= 0.25 * np.max(ratio)", "and True",
-           ("tests/test_words.py", "tests/test_zoo.py"), "a fixed-size error explained as a rounding of the angles"),
+           ("tests/test_diagnoses.py", "tests/test_zoo.py"), "a fixed-size error explained as a rounding of the angles"),
     Mutant("conformance-compares-with-itself", "properties/test_conformance.py",
            "    ref = reference.apply(e, x, pos)", "    ref = y",
            ("tests/test_zoo.py",), "the drawn-position conformance compared with the output itself"),
