@@ -2,7 +2,7 @@
 import numpy as np
 from ropespec import check
 
-def rope(x, positions):  # HF-style "half" pairing, base 5e5
+def rope(x, positions):  # HF-style "half" convention, base 5e5
     d = x.shape[1]
     ang = positions[:, None] * 500000.0 ** (-np.arange(0, d, 2) / d)
     x1, x2, c, s = x[:, : d // 2], x[:, d // 2 :], np.cos(ang), np.sin(ang)

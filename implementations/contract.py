@@ -6,7 +6,7 @@ Two modes, told apart by the signature of the object TARGET names:
   int64 array; it returns an array of the same shape. It is checked against one expectation
   (``--expect``, or the default one).
 * factory ``make(expect) -> f``: the suite builds ``f`` for each expectation it draws (head dims,
-  bases, both pairings, partial rotary) or for the one given. A factory raises
+  bases, both conventions, partial rotary) or for the one given. A factory raises
   ``NotImplementedError`` for what it does not support; that is reported as skipped.
 
 TARGET is ``path/to/file.py:name`` or ``package.module:name``. ``x`` arrives as a numpy array in

@@ -3,7 +3,7 @@
 When a property fails without a diagnosis of its own, :func:`diagnose` probes the implementation
 (:mod:`properties.probe`) and returns a word of the fixed vocabulary with one sentence of evidence in
 numbers, or None when nothing fits (the caller then says ``unknown``). The checks go from the most to
-the least structural: an output that does not depend on x alone, the pairing, the norms, the direction
+the least structural: an output that does not depend on x alone, the convention, the norms, the direction
 and size of the angles, a position offset or wrap, the scaling method, the base.
 """
 
@@ -109,7 +109,7 @@ def _structure_of(f, e: Expect) -> tuple[str, str] | None:
     if np.any(zero != 0):
         j = int(np.argmax(np.abs(zero).max(axis=0)))
         return "not-a-rotation", f"f(0, p)[dim {j}] = {float(zero[np.argmax(np.abs(zero[:, j])), j]):.3g}, not 0: the output has a part that does not depend on x"
-    pr = probe.pairing(f, d)
+    pr = probe.convention(f, d)
     if pr.problem:
         return "not-a-rotation", pr.problem
     paired = {j for pair in pr.pairs for j in pair}
@@ -260,7 +260,7 @@ _SAYS = {"half": "pairs (i, i + r/2) rotated in place", "interleaved": "pairs (2
 
 def _structure(pr: probe.Pairing, e: Expect) -> tuple[str, str] | None:
     """``rotary-dim``, ``convention`` (the wrong dims turn together) or ``layout`` (the right pairs,
-    written to the wrong dims) from the measured pairing; None when it is e's."""
+    written to the wrong dims) from the measured convention; None when it is e's."""
     want = sorted(e.pairs())
     r = e.rotary_dim
     if sorted(pr.pairs) == want:
@@ -279,9 +279,9 @@ def _structure(pr: probe.Pairing, e: Expect) -> tuple[str, str] | None:
     a = next(a for a, b in want if got.get(a) != b)
     found = pr.convention(e.head_dim, e.rotary_dim)
     if found:
-        return "convention", (f"pairing is {found} ({_SAYS[found]}), expected {e.convention}: dim {a} turns with dim "
+        return "convention", (f"the {found} convention ({_SAYS[found]}), expected {e.convention}: dim {a} turns with dim "
                               f"{got.get(a)}, not with dim {dict(want)[a]}")
-    return "convention", f"dim {a} turns with dim {got.get(a)}, expected dim {dict(want)[a]} ({e.convention} pairing)"
+    return "convention", f"dim {a} turns with dim {got.get(a)}, expected dim {dict(want)[a]} ({e.convention} convention)"
 
 
 def _ladder(theta: np.ndarray, e: Expect, tol: float) -> tuple[str, str] | None:
@@ -388,7 +388,7 @@ def name_failure(res, impl) -> None:
 
 
 #: words a property gives from what it measured along the expected pairs; a structural fault underneath
-#: (another pairing or layout, no rotation, NaN) is the root cause and takes their place
+#: (another convention or layout, no rotation, NaN) is the root cause and takes their place
 _MEASURED = ("scaling", "attention-factor", "direction", "double-rotation", "position-offset", "base", "angle-precision")
 
 

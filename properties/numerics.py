@@ -17,17 +17,17 @@ def pair_norms(expect: Expect, x: np.ndarray, *, output: bool = False) -> np.nda
     return np.hypot(x[:, a], x[:, b])
 
 
-def output_bound(expect: Expect, x: np.ndarray, positions: np.ndarray, *, pairing_free: bool = False) -> np.ndarray:
+def output_bound(expect: Expect, x: np.ndarray, positions: np.ndarray, *, convention_free: bool = False) -> np.ndarray:
     """Allowed error of each output component of one call f(x, positions): shape (n, head_dim).
 
     The tolerance model's bound at the call's own frequencies (seq_len = max(positions) + 1 for the
-    types that depend on it), scaled by the attention factor. ``pairing_free`` bounds each pair norm
-    whatever the pairing, for properties that must hold for any pairing."""
+    types that depend on it), scaled by the attention factor. ``convention_free`` bounds each pair norm
+    whatever the convention, for properties that must hold for any convention."""
     positions = np.asarray(positions, dtype=np.int64)
     g = reference.attention_factor(expect)
     th = reference.thetas(expect, reference.seq_len_of(positions))
-    if pairing_free:
-        norms = np.broadcast_to(tolerance.pairing_free_norm(x), (len(x), expect.n_pairs))
+    if convention_free:
+        norms = np.broadcast_to(tolerance.convention_free_norm(x), (len(x), expect.n_pairs))
     else:
         norms = pair_norms(expect, x)
     return per_dim(expect, tolerance.component_bound(expect, positions, th, g * norms))

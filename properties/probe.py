@@ -1,7 +1,7 @@
 """Black-box measurement of what an implementation computes: each pair's frequency and the attention
 factor, read off the rotation of basis vectors.
 
-One row x = sum of e_a over the first dim a of every pair (under the expected pairing) rotates each
+One row x = sum of e_a over the first dim a of every pair (under the expected convention) rotates each
 pair independently: at position p the pair comes out as g (cos p theta_i, sin p theta_i). The angle at
 p = 1 gives theta_i (every theta <= 1 < pi); doubling p, the angle is unwrapped against the previous
 estimate, so the estimate sharpens like 1/p until the implementation's own angle error dominates.
@@ -27,7 +27,7 @@ class Measured:
 
 
 def measure(f, expect, *, seq_len: int | None = None, max_position: int | None = None) -> Measured:
-    """theta'_i and the attention factor of ``f`` (float64 in and out) under the expected pairing:
+    """theta'_i and the attention factor of ``f`` (float64 in and out) under the expected convention:
     :func:`frequencies` for the angles, the output norm of a unit pair at p = 1 for the factor."""
     pairs = list(zip(expect.pairs(), expect.out_pairs()))
     fr = frequencies(f, expect.head_dim, pairs, max_position=max_position or expect.max_position, seq_len=seq_len)
@@ -39,7 +39,7 @@ def measure(f, expect, *, seq_len: int | None = None, max_position: int | None =
 class Pairing:
     pairs: list[tuple[int, int]]  # input dims (a, b) with a < b that turn together, in order of a
     untouched: list[int]  # dims whose basis vector comes out unchanged
-    problem: str | None  # why the map is not a pairing, or None
+    problem: str | None  # why the map is not a rotation of pairs of dims, or None
     out: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)  # pair -> where (a, b) are written
 
     def convention(self, head_dim: int, rotary_dim: int) -> str | None:
@@ -55,7 +55,7 @@ class Pairing:
         return [(p, self.out[p]) for p in sorted(self.pairs)]
 
 
-def pairing(f, head_dim: int, positions=(1, 3)) -> Pairing:
+def convention(f, head_dim: int, positions=(1, 3)) -> Pairing:
     """Which dims turn together, and where each pair's result is written: the output of each basis
     vector at a few positions. Two input dims whose outputs share the same two dims are a pair; the
     pair is written in place, or elsewhere (``rope_interleave`` writes interleaved pairs in the half

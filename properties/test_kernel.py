@@ -1,7 +1,7 @@
 """Spec section "kernel": an apply kernel, kernel(x, cos, sin), checked on its own (ropespec check --form kernel).
 
 The table comes from ropespec, exactly rounded to the output dtype, so nothing of the angle or of the
-frequencies enters: the kernel's arithmetic, pairing, sign and strides are checked to the rotation's own
+frequencies enters: the kernel's arithmetic, convention, sign and strides are checked to the rotation's own
 bound, K_ROT u of the pair norm, at angles drawn from every position. A kernel that fails is named from
 evidence: the same output with sin negated (direction), with another convention's pairs (convention), or
 with the table read at the wrong index (layout).
@@ -67,7 +67,7 @@ def _name(e, x, c, s, got, bound) -> tuple[str | None, str]:
     """The fault whose model reproduces the output within the bound: sin negated, another convention's pairs,
     or the per-pair table read at index 2i (per-dim indexing) or a per-dim table read at i."""
     # a model's own pairs may not be the expected ones: its rounding is bounded by the row's norm, not a pair's
-    loose = np.maximum(bound, tolerance.strict_bound(e, tolerance.pairing_free_norm(x)))  # (n, d) with (n, 1)
+    loose = np.maximum(bound, tolerance.strict_bound(e, tolerance.convention_free_norm(x)))  # (n, d) with (n, 1)
 
     def fits(y):
         return np.all(np.abs(got - y) <= loose)

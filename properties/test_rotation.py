@@ -24,9 +24,9 @@ _U64 = 2.0**-53
 
 
 def _tau(e, x, pos):
-    """Allowed error of each output component of f(x, pos), bounded whatever the pairing (these
-    properties hold for any pairing and must not fail for a wrong one)."""
-    return output_bound(e, x, pos, pairing_free=True)
+    """Allowed error of each output component of f(x, pos), bounded whatever the convention (these
+    properties hold for any convention and must not fail for a wrong one)."""
+    return output_bound(e, x, pos, convention_free=True)
 
 
 

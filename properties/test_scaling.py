@@ -266,7 +266,7 @@ def test_attention_factor(bind, case):
     allowed = tolerance.attention_factor_allowance(e, g)
     if not abs(m.attention_factor - g) <= allowed:
         # a norm read along the expected pairs is only an attention factor when the structure is right: NaN
-        # output, another pairing, or no rotation at all is the root cause, and the framework names it
+        # output, another convention, or no rotation at all is the root cause, and the framework names it
         raise Failure(f"||f(x, 1)_pair|| / ||x_pair||={float(m.attention_factor)!r}, but should be the attention factor "
                       f"{g!r} ({m.attention_factor / g:.6g} times it; relative difference {abs(m.attention_factor / g - 1):.2g}, "
                       f"allowed {allowed / g:.2g}) [{e.rope_type}]", "attention-factor")

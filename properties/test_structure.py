@@ -63,9 +63,9 @@ def test_linearity(bind, case):
     combo = al * fx + be * fy
     combo[:, e.rotary_dim :] += rho[:, e.rotary_dim :]
     g = reference.attention_factor(e)
-    same = lambda v: tolerance.same_angle_bound(e, g * tolerance.pairing_free_norm(v))
+    same = lambda v: tolerance.same_angle_bound(e, g * tolerance.convention_free_norm(v))
     bound = (
-        per_dim(e, np.broadcast_to(g * tolerance.pairing_free_norm(rho), (k, e.n_pairs)))
+        per_dim(e, np.broadcast_to(g * tolerance.convention_free_norm(rho), (k, e.n_pairs)))
         + same(z) + abs(al) * same(x) + abs(be) * same(y)
         + 2 * _U64 * (np.abs(al * fx) + np.abs(be * fy))
     )
@@ -73,7 +73,7 @@ def test_linearity(bind, case):
         return assert_close("f(alpha x + beta y, p)", fz, combo, bound, call=f"alpha={al}, beta={be}, positions={pos.tolist()}",
                             dtype=e.dtype, against="alpha f(x, p) + beta f(y, p)")
     except Failure as err:
-        found = diagnose(bind(e), e)  # a cause the probes can name (a bias, NaN, another pairing) comes first
+        found = diagnose(bind(e), e)  # a cause the probes can name (a bias, NaN, another convention) comes first
         if found is not None:
             raise Failure(f"{err.message} -- {found[0]}: {found[1]}", found[0], err.ratio) from None
         raise Failure(f"{err.message} -- not-a-rotation: f is not linear in x (by {err.ratio:.3g} times the rounding "
@@ -112,7 +112,7 @@ def test_locality(bind, case):
         allowed[a, [oa, ob]] = allowed[b, [oa, ob]] = True
     leaked = np.where(allowed, 0.0, out)
     return assert_zero("f(e_j, p)", leaked, tolerance.atol(e), rule=f"only the dims paired with j may change "
-                       f"({e.convention} pairing)", call=f"basis vector e_j (row j) at position {p}", index_names=("j", "dim"))
+                       f"({e.convention} convention)", call=f"basis vector e_j (row j) at position {p}", index_names=("j", "dim"))
 
 
 

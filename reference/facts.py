@@ -161,8 +161,8 @@ FACTS = [
          "q = k, mean over pairs of cos(64 theta_i)", 0.54, 2, lambda: float(np.mean(np.cos(64 * _th(32)))), assumed="d = 32"),
     Fact("rope.decay-5e5", "000", "在底数 500000时是 0.67", "and to 0.67 with base 5e5", "base 5e5", 0.67, 2,
          lambda: float(np.mean(np.cos(64 * _th(32, 5e5)))), assumed="d = 32"),
-    Fact("rope.pairing-ratio", "000", "到槽位 5，一种约定给它 θ2，另一种给 θ5 —— 慢了三十倍的频率",
-         "slot 5 turns at theta_2 in one pairing and theta_5 in the other", "base 1e4", 30, 2,
+    Fact("rope.convention-ratio", "000", "到槽位 5，一种约定给它 θ2，另一种给 θ5 —— 慢了三十倍的频率",
+         "slot 5 turns at theta_2 in one convention and theta_5 in the other", "base 1e4", 30, 2,
          lambda: _th(16)[2] / _th(16)[5], expected=31.62, assumed="d = 16 (the figure's eight sines and eight cosines)",
          correction="'thirty times' is 31.62 at d = 16; at d = 32, the d of the tutorial's other figures (sixteen pairs, "
                     "norm 4), theta_2 / theta_5 is 5.62"),

@@ -1,7 +1,7 @@
 """Black-box fingerprint of a RoPE implementation: what it computes, inferred by probing.
 
 Only the head dim, the dtype and how far to probe come from the expectation; everything else is
-measured (:mod:`properties.probe`): the pairing and the dims left alone, each pair's frequency (angles
+measured (:mod:`properties.probe`): the convention and the dims left alone, each pair's frequency (angles
 unwrapped while doubling the position), the direction, a constant position offset, the attention
 factor, whether the table changes with the sequence length, the base, the scaling curve that fits
 (with its parameters), the precision class seen at large positions, and the preset it matches.
@@ -27,7 +27,7 @@ _LENGTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 @dataclass
 class Fingerprint:
     head_dim: int
-    pairing: str  # "half" | "interleaved" | "rope_interleave" | "explicit" | "not a pairing"
+    convention: str  # "half" | "interleaved" | "rope_interleave" | "explicit" | "not a rotation of pairs"
     pairs: list[tuple[int, int]]
     rotary_dim: int
     problem: str | None = None
@@ -45,7 +45,7 @@ class Fingerprint:
     precision_class: str | None = None
     max_errors: dict[str, float] = field(default_factory=dict)  # position -> max error / pair norm
     presets: list[str] = field(default_factory=list)  # every preset with the same RoPE (several can share one)
-    same_frequencies: dict[str, str] = field(default_factory=dict)  # preset -> its pairing, where only that differs
+    same_frequencies: dict[str, str] = field(default_factory=dict)  # preset -> its convention, where only that differs
     expect: dict | None = None  # the expectation that reproduces what was measured
 
     def to_json(self) -> dict:
@@ -103,17 +103,17 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
     d, top = expect.head_dim, expect.max_position
     y = f(np.eye(d), np.ones(d, dtype=np.int64))
     bad = ~np.isfinite(y)
-    if bad.any():  # nothing to fingerprint: said as what it is, not as a pairing or a base
+    if bad.any():  # nothing to fingerprint: said as what it is, not as a convention or a base
         raise Failure(f"f(e_j, 1) is not finite: {int(bad.sum())} of {bad.size} values (first at dim "
                       f"{int(np.argwhere(bad)[0][1])}); nothing to fingerprint", "non-finite")
-    pr = probe.pairing(f, d)
+    pr = probe.convention(f, d)
     r = 2 * len(pr.pairs)
-    fp = Fingerprint(head_dim=d, pairing="not a pairing" if pr.problem else "explicit", pairs=pr.pairs, rotary_dim=r,
+    fp = Fingerprint(head_dim=d, convention="not a rotation of pairs" if pr.problem else "explicit", pairs=pr.pairs, rotary_dim=r,
                      problem=pr.problem)
     if pr.problem or not pr.pairs:
         return fp
     conv = pr.convention(d, r) or "explicit"
-    fp.pairing = conv
+    fp.convention = conv
     pairs = _ordered(pr, conv, d, r)
     # every call pinned to one sequence length, so that a table that depends on it stays put
     fr = probe.frequencies(f, d, pairs, max_position=top, seq_len=top)
@@ -171,7 +171,7 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
         fp.expect = cand.replace(dtype=expect.dtype).to_dict()
         fp.precision_class, fp.max_errors = _precision(f, cand.replace(dtype=expect.dtype), top)
         fp.presets = _presets(cand, g, tol)
-        if not fp.presets:  # the frequencies of a preset in another pairing (Meta's interleaved Llama 2 code)
+        if not fp.presets:  # the frequencies of a preset in another convention (Meta's interleaved Llama 2 code)
             for conv in ("half", "interleaved", "rope_interleave"):
                 if conv != cand.convention:
                     fp.same_frequencies.update({n: conv for n in _presets(cand.replace(convention=conv), g, tol)})
@@ -259,9 +259,9 @@ def describe(fp: Fingerprint) -> list[str]:
     """The fingerprint as lines of text."""
     out = []
     if fp.problem:
-        return [f"not a pairing of dims: {fp.problem}"]
+        return [f"not a rotation of pairs of dims: {fp.problem}"]
     pass_through = fp.head_dim - fp.rotary_dim
-    out.append(f"pairing: {fp.pairing}" + (f" {fp.pairs[:4]}..." if fp.pairing == "explicit" else "")
+    out.append(f"convention: {fp.convention}" + (f" {fp.pairs[:4]}..." if fp.convention == "explicit" else "")
                + f"; rotary dim {fp.rotary_dim} of {fp.head_dim}" + (f" ({pass_through} dims pass through)" if pass_through else ""))
     out.append(f"direction: {fp.direction}; position offset: {fp.offset:.3g}; attention factor: {fp.attention_factor:.9g}")
     th = fp.thetas
@@ -286,9 +286,9 @@ def describe(fp: Fingerprint) -> list[str]:
     elif fp.same_frequencies:
         names = ", ".join(fp.same_frequencies)
         theirs = " / ".join(sorted(set(fp.same_frequencies.values())))
-        out.append(f"matches no preset as it is: it has the frequencies of {names}, but pairs {fp.pairing} where "
+        out.append(f"matches no preset as it is: it has the frequencies of {names}, but pairs {fp.convention} where "
                    f"{'that preset pairs' if len(fp.same_frequencies) == 1 else 'those presets pair'} {theirs} "
-                   f"(the same model's weights need the other pairing, or permuted q/k weights)")
+                   f"(the same model's weights need the other convention, or permuted q/k weights)")
     else:
         out.append("matches no preset")
     return out

@@ -43,7 +43,7 @@ KINDS_LEGEND = [
     "`definition`: the invariant is what the definition says; nothing to prove, and nothing is claimed.",
     "`tested only`: a property of code (memory, state, errors) the mathematics does not speak to; the property tests it.",
     "Every proven kind fails under at least one mutation of what it is about (a reflection, 2R, a shear, R transposed, "
-    "a bias, swapped pairings, each scaling formula changed): `tests/test_proofs.py`, `ropespec proofs`.",
+    "a bias, swapped conventions, each scaling formula changed): `tests/test_proofs.py`, `ropespec proofs`.",
 ]
 
 _REPOS = {
@@ -112,7 +112,7 @@ def _proof_line(pid: str, record: dict | None) -> str:
     return f"proof: **{pr.kind}**, {word}{extra}: {got['account']}"
 
 
-def _pairings() -> list[str]:
+def _conventions() -> list[str]:
     out = []
     for conv in ("half", "interleaved", "rope_interleave"):
         e = Expect(head_dim=8, convention=conv)
@@ -143,7 +143,7 @@ def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> l
                                            "on symbols; the proofs run on the same functions.")]
     for name, (_, note) in formulas.DEFINITIONS.items():
         out += [("h", 3, name), ("math", formulas.definition_latex(name), formulas.definition_mathml(name)), ("p", note)]
-    out += [("h", 3, "pairings"), ("ul", _pairings())]
+    out += [("h", 3, "conventions"), ("ul", _conventions())]
 
     out += [("h", 2, "tolerances"), ("p", "The error model of `spec/tolerance.py`, from which every bound is derived "
                                           "(never tuned); each invariant's rule is listed with it below."),

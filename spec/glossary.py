@@ -6,7 +6,7 @@
 * **layout**: how an apply function takes its rows: the axes of a batched call (:data:`LAYOUTS`).
 * **mode**: what TARGET is: the function itself, a factory of functions, or a factory of decoders (:data:`MODES`).
 * **convention**: which dims of the rotary dims turn together and where their results are written
-  (``spec.expectation.CONVENTIONS``: half, interleaved, rope_interleave); "pairing" in prose means the same.
+  (``spec.expectation.CONVENTIONS``: half, interleaved, rope_interleave). Two dims that turn together are a pair.
 * **call shape**: family, form, layout, in place and the table TARGET, together (``implementations.shape``).
 * **diagnosis**: the word a failure carries, from the fixed vocabulary :data:`DIAGNOSES`.
 * **kind** is kept for one thing only: the kind of a proof (``spec.proofs.KINDS``).

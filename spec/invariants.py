@@ -66,8 +66,8 @@ _ENTRIES = [
     Invariant(
         "rope.locality",
         "structure",
-        "Each output pair depends only on its own input pair, under the expectation's pairing.",
-        source="nanotron PR #427, vLLM #49290, flash-attention #288 (pairings mixed up)",
+        "Each output pair depends only on its own input pair, under the expectation's convention.",
+        source="nanotron PR #427, vLLM #49290, flash-attention #288 (conventions mixed up)",
     ),
     Invariant(
         "rope.partial-passthrough",

@@ -1,7 +1,7 @@
 """Expectations of well-known models, by name (``--expect llama3.1-8b``).
 
 Values from the models' Hugging Face configs (``config.json`` in each model's repository on the Hub, and
-transformers' config classes for the same models). ``convention`` is the pairing of the model's Hugging Face code: Meta's own
+transformers' config classes for the same models). ``convention`` is the convention of the model's Hugging Face code: Meta's own
 Llama code pairs interleaved, HF's permuted weights pair half. ``max_position`` is the model's
 max_position_embeddings (how far ropespec tests by default). A value that could not be confirmed from
 a primary source is listed in ``UNVERIFIED`` and said so by ``ropespec presets``.

@@ -1,6 +1,6 @@
 """Proofs of the invariants, in sympy, on the project's own definitions.
 
-Every proof builds its objects from :mod:`spec.definitions` (the rotation, its sign, the pairings,
+Every proof builds its objects from :mod:`spec.definitions` (the rotation, its sign, the conventions,
 the pass-through dims, the attention factor, the sinusoidal pair, softmax) and :mod:`spec.scaling` (the
 frequency ladder and every scaling method), evaluated on sympy symbols, so a change to a definition
 that breaks an invariant fails its proof. :data:`MUTATIONS` are such changes; each symbolic proof
@@ -165,7 +165,7 @@ def expects(max_d: int = MAX_D, conventions=CONVENTIONS, partial: bool = False):
 
 
 # -- rope ---------------------------------------------------------------------------------------------
-@proves("rope.conformance", BOUNDED, ROT + ("pairing: swapped", "ladder: b^(-i/r)"))
+@proves("rope.conformance", BOUNDED, ROT + ("convention: swapped", "ladder: b^(-i/r)"))
 def conformance():
     b = base
     for e in expects(partial=True):
@@ -231,7 +231,7 @@ def composition():
         _zero([l_ - r__ for l_, r__ in zip(f(e, f(e, x, a, th), b_, th), f(e, x, a + b_, th))],
               f"{e.convention}, d = {e.head_dim}")
     return (f"f(f(x, a), b) = f(x, a + b) for symbolic x, a, b, theta_i (in-place conventions; rope_interleave is "
-            f"the half layout of the interleaved map, lemma.pairing-conjugacy); every even d <= {MAX_D}")
+            f"the half layout of the interleaved map, lemma.convention-conjugacy); every even d <= {MAX_D}")
 
 
 @proves("rope.linearity", BOUNDED, ("R: plus a bias",))
@@ -247,7 +247,7 @@ def linearity():
 
 
 def _documented_inputs(e: Expect, out: int) -> set[int]:
-    """The input dims output dim ``out`` may read, as the pairings are documented (not from Expect)."""
+    """The input dims output dim ``out`` may read, as the conventions are documented (not from Expect)."""
     r = e.rotary_dim
     if out >= r:
         return {out}
@@ -257,7 +257,7 @@ def _documented_inputs(e: Expect, out: int) -> set[int]:
     return {2 * i, 2 * i + 1} if e.convention == "rope_interleave" else {i, i + r // 2}
 
 
-@proves("rope.locality", BOUNDED, ("pairing: swapped",))
+@proves("rope.locality", BOUNDED, ("convention: swapped",))
 def locality():
     for e in expects(partial=True):
         d = e.head_dim
@@ -273,7 +273,7 @@ def locality():
             f"half (i, i + r/2), rope_interleave (2i, 2i+1) -> (i, i + r/2), dims >= r the identity); every even d <= {MAX_D}")
 
 
-@proves("rope.partial-passthrough", BOUNDED, ("pairing: over head_dim",))
+@proves("rope.partial-passthrough", BOUNDED, ("convention: over head_dim",))
 def partial_passthrough():
     for e in expects(partial=True):
         if e.rotary_dim == e.head_dim:
@@ -589,7 +589,7 @@ def lemma_angle_error():
     return "||R(a + delta) x - R(a) x|| = 2 |sin(delta/2)| ||x|| <= |delta| ||x|| for the definitions' R"
 
 
-def lemma_pairing_conjugacy():
+def lemma_convention_conjugacy():
     for d in range(4, MAX_D + 1, 2):
         th = thetas(d // 2)
         x = vec("x", d)
@@ -600,7 +600,7 @@ def lemma_pairing_conjugacy():
             P[i, 2 * i], P[i + d // 2, 2 * i + 1] = 1, 1
         _zero(list(Rh - P * Ri * P.T), f"d = {d}")
         _zero(list(P.T * P - sp.eye(d)), f"P orthogonal, d = {d}")
-    return (f"R_half = P R_interleaved P^T for the definitions' two pairings, P the permutation 2i + c -> c d/2 + i, P^T P = I: "
+    return (f"R_half = P R_interleaved P^T for the definitions' two conventions, P the permutation 2i + c -> c d/2 + i, P^T P = I: "
             f"scores <P q, P k> are unchanged; every even d from 4 to {MAX_D}")
 
 
@@ -608,7 +608,7 @@ LEMMAS: dict[str, Proof] = {
     "lemma.transpose-product": Proof(SYMBOLIC, lemma_transpose_product, ("R: reflection", "R: shear")),
     "lemma.cauchy-schwarz-rotation": Proof(SYMBOLIC, lemma_cauchy_schwarz_rotation),
     "lemma.angle-error": Proof(SYMBOLIC, lemma_angle_error, ("R: doubled", "R: shear")),
-    "lemma.pairing-conjugacy": Proof(BOUNDED, lemma_pairing_conjugacy, ("pairing: swapped",)),
+    "lemma.convention-conjugacy": Proof(BOUNDED, lemma_convention_conjugacy, ("convention: swapped",)),
 }
 ALL: dict[str, Proof] = {**{i: PROOFS[i] for i in REGISTRY}, **LEMMAS}  # in the registry's order
 
@@ -640,8 +640,8 @@ MUTATIONS: dict[str, tuple[object, str, object]] = {
     "R: shear": (definitions, "rotate", lambda xa, xb, c_, s_: (xa + xb * s_, xb)),
     "R: transposed": (definitions, "rotate", lambda xa, xb, c_, s_: (xa * c_ + xb * s_, -xa * s_ + xb * c_)),
     "R: plus a bias": (definitions, "rotate", lambda xa, xb, c_, s_: (xa * c_ - xb * s_ + s_, xa * s_ + xb * c_)),
-    "pairing: swapped": (Expect, "pairs", _pairs_swapped),
-    "pairing: over head_dim": (Expect, "pairs", _pairs_head_dim),
+    "convention: swapped": (Expect, "pairs", _pairs_swapped),
+    "convention: over head_dim": (Expect, "pairs", _pairs_head_dim),
     "factor: applied twice": (definitions, "encode", _encode_gain_twice),
     "ladder: b^(-i/r)": (scaling, "ladder", lambda b, i, r: b ** (-i / r)),
     "linear: theta * s": (scaling, "linear", lambda theta, s_: theta * s_),

@@ -164,10 +164,10 @@ def same_angle_bound(expect: Expect, scale: np.ndarray) -> np.ndarray:
     return atol(expect) + scale * K_ROT * unit_roundoff(expect.dtype)
 
 
-def pairing_free_norm(x: np.ndarray) -> np.ndarray:
-    """A bound on the norm of the pair any component of each row belongs to, whatever the pairing:
+def convention_free_norm(x: np.ndarray) -> np.ndarray:
+    """A bound on the norm of the pair any component of each row belongs to, whatever the convention:
     ||(x_j, x_k)|| <= sqrt(2) max |x|. Shape (n, 1). Used by the properties that compare an
-    implementation with itself, so that a wrong pairing fails the properties it breaks and no other."""
+    implementation with itself, so that a wrong convention fails the properties it breaks and no other."""
     return math.sqrt(2.0) * np.max(np.abs(x), axis=1, keepdims=True)
 
 

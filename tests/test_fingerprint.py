@@ -17,7 +17,7 @@ def test_fingerprint_recovers_every_preset_from_the_numpy_implementation(tmp_pat
                  "--json", str(out)]) == 0
     fp = json.loads(out.read_text())
     e = presets.get(name)
-    assert fp["pairing"] == e.convention and fp["rotary_dim"] == e.rotary_dim
+    assert fp["convention"] == e.convention and fp["rotary_dim"] == e.rotary_dim
     assert abs(fp["base"] - e.rope_theta) <= 1e-6 * e.rope_theta
     if e.rope_scaling is None:
         assert fp["curve"] == "ntk-or-default" and fp["scaling"] is None
@@ -32,7 +32,7 @@ def test_fingerprint_recovers_every_preset_from_the_numpy_implementation(tmp_pat
 @pytest.mark.parametrize("member, key, value", [
     ("backwards", "direction", "backwards"),
     ("off_by_one", "offset", 1.0),
-    ("wrong_pairing", "pairing", "interleaved"),
+    ("wrong_pairing", "convention", "interleaved"),
     ("partial_ignored", "rotary_dim", 64),
     ("wrong_base", "base", 500000.0),
 ])
@@ -71,7 +71,7 @@ def test_decode_mode_factory_is_fingerprinted_through_prefill(capsys):
     code = main(["fingerprint", "implementations.numpy_decode:make", "--expect", '{"head_dim": 16}', "--dtype", "float64"])
     out, err = capsys.readouterr()
     assert code == 0, out + err
-    assert "pairing: half; rotary dim 16 of 16" in out and "base: 10000" in out
+    assert "convention: half; rotary dim 16 of 16" in out and "base: 10000" in out
 
 
 def test_float32_ntk_code_is_the_default_ladder_of_its_base_in_the_float32_class(tmp_path):

@@ -93,7 +93,7 @@ def test_the_fingerprint_reads_a_table_builder(capsys):
     code = main(["fingerprint", "implementations.zoo.table_wrong_base:make", "--form", "table", "--expect",
                  '{"head_dim": 64}', "--max-position", "4096"])
     out = capsys.readouterr().out
-    assert code == 0 and "base: 10000" in out and "pairing: half" in out, out
+    assert code == 0 and "base: 10000" in out and "convention: half" in out, out
 
 
 def test_the_qk_form_checks_every_head_and_batch_row(capsys):
@@ -111,7 +111,7 @@ def test_the_qk_form_checks_every_head_and_batch_row(capsys):
 def test_the_fingerprint_reads_an_apply_function_of_the_qk_form(capsys, target, direction):
     code = main(["fingerprint", target, "--form", "qk", "--expect", '{"head_dim": 64}', "--max-position", "4096"])
     out = capsys.readouterr().out
-    assert code == 0 and f"direction: {direction}" in out and "pairing: half" in out, out
+    assert code == 0 and f"direction: {direction}" in out and "convention: half" in out, out
     assert "the kernel was handed ropespec's table" in out, out
 
 

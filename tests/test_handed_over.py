@@ -18,7 +18,7 @@ STRICT = '''
 import numpy as np
 
 def apply(x, positions):
-    """A correct half-pairing RoPE that insists on contiguous memory, as compiled kernels do."""
+    """A correct half-convention RoPE that insists on contiguous memory, as compiled kernels do."""
     if not (x.flags.c_contiguous and positions.flags.c_contiguous):
         raise ValueError(f"non-contiguous input: strides {x.strides}")
     d = x.shape[1]

@@ -44,7 +44,7 @@ EXPECTATIONS = _kinds(presets.names()) + [
 
 #: float32 at every expectation; float64 where there is a scaling method (what a rebinding would break), once per
 #: scaling type (the presets with yarn and llama3 scaling are the scaling types' float64 cases) and for deepseek-v3's
-#: rope_interleave pairing
+#: rope_interleave convention
 CASES = [(n, e, "float32") for n, e in EXPECTATIONS] + [
     (n, e, "float64") for n, e in EXPECTATIONS if e.rope_scaling and (n in SCALING or e.convention == "rope_interleave")]
 

@@ -21,7 +21,7 @@ DTYPES = ["float32", "bfloat16", "float16"]
 
 
 def _legal_rotation(e: Expect, x: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """The default class's worst legal computation, half pairing: float32 inverse frequencies and angles,
+    """The default class's worst legal computation, half convention: float32 inverse frequencies and angles,
     float32 cos/sin, products and sums rounded to the output dtype."""
     th = round_to(reference.thetas(e), "float32")
     phi = round_to(pos[:, None].astype(np.float64) * th[None, :], "float32")
@@ -62,7 +62,7 @@ def test_same_angle_bound_is_tight(dtype):
     rho = z - (al * x + be * y)
     rotated_rho = reference.fast.apply(e.replace(dtype="float64"), rho, pos)
     err = np.abs(fz - (al * fx + be * fy) - rotated_rho)
-    same = lambda v: tolerance.same_angle_bound(e, tolerance.pairing_free_norm(v))  # noqa: E731
+    same = lambda v: tolerance.same_angle_bound(e, tolerance.convention_free_norm(v))  # noqa: E731
     ratio = float(np.max(err / (same(z) + al * same(x) + be * same(y))))
     assert 1 / LOOSE <= ratio <= 1.0, ratio
 

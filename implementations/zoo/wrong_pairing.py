@@ -4,7 +4,7 @@ from implementations.zoo._base import build
 
 TARGETS = ("rope.locality", "rope.conformance")
 DIAGNOSIS = "convention"
-SOURCE = "nanotron PR #427 (q/k permutation skipped on conversion); vLLM #49290 (kernel hard-codes neox pairing)"
+SOURCE = "nanotron PR #427 (q/k permutation skipped on conversion); vLLM #49290 (kernel hard-codes neox convention)"
 
 
 def make(expect):
