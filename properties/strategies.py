@@ -3,9 +3,9 @@
 Following Hypothesis' style: keyword-only bounds, even numbers by ``map`` rather than ``filter``,
 generation kept local so shrinking works.
 
-Vectors are drawn as (seed, scale, kind) and expanded with numpy's generator: drawing every element
+Vectors are drawn as (seed, scale, distribution) and expanded with numpy's generator: drawing every element
 through Hypothesis would cost far more than the property itself at head_dim 256. A counterexample
-therefore shrinks in rows, dims, positions, scale and kind, and prints the vector's values.
+therefore shrinks in rows, dims, positions, scale and distribution, and prints the vector's values.
 """
 
 from __future__ import annotations
@@ -93,15 +93,15 @@ def expectations(
 KINDS = ("normal", "uniform", "basis", "small-integers")
 
 
-_SEEDS, _LOG2_SCALES, _KINDS = st.integers(0, 2**32 - 1), st.integers(-8, 8), st.sampled_from(KINDS)
+_SEEDS, _LOG2_SCALES, _DISTRIBUTIONS = st.integers(0, 2**32 - 1), st.integers(-8, 8), st.sampled_from(KINDS)
 
 
 @st.composite
 def _vectors(draw, expect, n):
     seed = draw(_SEEDS, label="seed")
     scale = 2.0 ** draw(_LOG2_SCALES, label="log2 scale")
-    kind = draw(_KINDS, label="kind")
-    return make_vectors(expect, n, seed=seed, scale=scale, kind=kind)
+    distribution = draw(_DISTRIBUTIONS, label="distribution")
+    return make_vectors(expect, n, seed=seed, scale=scale, distribution=distribution)
 
 
 def vectors(expect: Expect, n: int) -> st.SearchStrategy[np.ndarray]:
@@ -110,21 +110,21 @@ def vectors(expect: Expect, n: int) -> st.SearchStrategy[np.ndarray]:
     return _vectors(expect, n)
 
 
-def make_vectors(expect: Expect, n: int, *, seed: int = 0, scale: float = 1.0, kind: str = "normal") -> np.ndarray:
-    """The (n, head_dim) array that :func:`vectors` draws for (seed, scale, kind)."""
+def make_vectors(expect: Expect, n: int, *, seed: int = 0, scale: float = 1.0, distribution: str = "normal") -> np.ndarray:
+    """The (n, head_dim) array that :func:`vectors` draws for (seed, scale, distribution)."""
     rng = np.random.default_rng(seed)
     d = expect.head_dim
-    if kind == "normal":
+    if distribution == "normal":
         x = rng.standard_normal((n, d))
-    elif kind == "uniform":
+    elif distribution == "uniform":
         x = rng.uniform(-1, 1, (n, d))
-    elif kind == "basis":
+    elif distribution == "basis":
         x = np.zeros((n, d))
         x[np.arange(n), rng.integers(0, d, n)] = 1.0
-    elif kind == "small-integers":
+    elif distribution == "small-integers":
         x = rng.integers(-3, 4, (n, d)).astype(np.float64)
     else:
-        raise ValueError(f"unknown kind {kind!r}")
+        raise ValueError(f"unknown distribution {distribution!r}")
     return round_to(x * scale, expect.dtype)
 
 

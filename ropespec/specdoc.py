@@ -200,18 +200,18 @@ def markdown(verdicts: dict[str, str] | None = None, impl: str | None = None, se
     """``seeds``: the link to docs/seeds from where the file goes (docs/SPEC.md: "seeds")."""
     out = []
     for blk in blocks(verdicts, impl):
-        kind = blk[0]
-        if kind == "h":
+        tag = blk[0]
+        if tag == "h":
             out += ["#" * blk[1] + " " + blk[2], ""]
-        elif kind == "p":
+        elif tag == "p":
             out += [blk[1], ""]
-        elif kind == "math":
+        elif tag == "math":
             out += [f"$$ {blk[1]} $$", ""]
-        elif kind == "ul":
+        elif tag == "ul":
             out += [f"- {item}" for item in blk[1]] + [""]
-        elif kind == "pre":
+        elif tag == "pre":
             out += ["```text", blk[1], "```", ""]
-        elif kind == "table":
+        elif tag == "table":
             out.append("| " + " | ".join(blk[1]) + " |")
             out.append("|" + "---|" * len(blk[1]))
             out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in blk[2]]
@@ -243,18 +243,18 @@ def html_doc(verdicts: dict[str, str] | None = None, impl: str | None = None, se
     out = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>", f"<title>{html.escape(TITLE)}</title>",
            f"<style>{_CSS}</style></head><body>"]
     for blk in blocks(verdicts, impl):
-        kind = blk[0]
-        if kind == "h":
+        tag = blk[0]
+        if tag == "h":
             out.append(f"<h{blk[1]} id='{_slug(blk[2])}'>{_inline(blk[2])}</h{blk[1]}>")
-        elif kind == "p":
+        elif tag == "p":
             out.append(f"<p>{_inline(blk[1])}</p>")
-        elif kind == "math":
+        elif tag == "math":
             out.append(f"<p><math xmlns='http://www.w3.org/1998/Math/MathML' display='block'>{blk[2]}</math></p>")
-        elif kind == "ul":
+        elif tag == "ul":
             out.append("<ul>" + "".join(f"<li>{_inline(item)}</li>" for item in blk[1]) + "</ul>")
-        elif kind == "pre":
+        elif tag == "pre":
             out.append(f"<pre>{html.escape(blk[1])}</pre>")
-        elif kind == "table":
+        elif tag == "table":
             out.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in blk[1]) + "</tr>")
             out += ["<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in blk[2]]
             out.append("</table>")

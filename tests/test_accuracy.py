@@ -1,5 +1,9 @@
 """The shipped implementations and reference.fast at the accuracy limit, against the mpmath reference.
 
+spec/angles.py's double-double numerics are shared by the fast oracle (reference.fast) and by the shipped numpy and
+torch implementations: both are checked here against mpmath, which shares nothing with them, so neither is ever
+trusted because it agrees with the other.
+
 Errors are measured per component in units of the pair's norm times the dtype's machine epsilon
 (one ulp at the scale of the pair): float64 within 2 of them at every position up to 2**40,
 float32 within 2 up to 2**31.
