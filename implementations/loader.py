@@ -109,39 +109,8 @@ def load_implementation(
     timeout = DEFAULT_TIMEOUT if timeout is None else (timeout or None)
     warmup_timeout = DEFAULT_WARMUP_TIMEOUT if warmup_timeout is None else (warmup_timeout or None)
     dtype = dtype or (expect.dtype if expect is not None else DEFAULT.dtype)
-    if callable(target):
-        label = getattr(target, "__qualname__", None) or repr(target)
-        ref, why = reference_of(target)
-        if isolate is False:
-            ref, why = None, "isolate=False"
-        if ref is None:
-            host = InProcessHost(target, label, why=why, shape=shape, array=array, device=device, timeout=timeout,
-                                 warmup_timeout=warmup_timeout)
-            isolation = f"in-process ({why})"
-        else:
-            label = _loadable_label(ref)  # what a replay command can load again
-            host = WorkerHost(ref, label, shape=shape, array=array, device=device, timeout=timeout,
-                              warmup_timeout=warmup_timeout, memory_limit=memory_limit)
-            isolation = "worker process"
-    else:
-        label = target
-        host = WorkerHost({"target": target}, target, shape=shape, array=array, device=device, timeout=timeout,
-                          warmup_timeout=warmup_timeout, memory_limit=memory_limit)
-        isolation = "worker process"
-    load_fault = None
-    try:
-        info = host.load(dtype)
-    except Fault as e:
-        if e.diagnosis not in FATAL:
-            host.close()
-            raise TargetError(f"{label}: import failed: {e.message}") from None
-        load_fault, info = e, {"mode": "unknown", "expected_failures": {}, "error": None, "skip_reason": None}
-    except TargetError:
-        host.close()
-        raise
-    if info["error"]:
-        host.close()
-        raise TargetError(info["error"])
+    host, label, isolation = _host_for(target, shape, array, device, timeout, warmup_timeout, memory_limit, isolate)
+    info, load_fault = _loaded(host, label, dtype)
     mode = info["mode"]
     if expect is None and mode == "plain":
         expect = DEFAULT
@@ -183,6 +152,42 @@ def load_implementation(
     if impl.skip_reason is not None:
         impl.close()
     return impl
+
+
+def _host_for(target, shape: CallShape, array: str, device: str, timeout, warmup_timeout, memory_limit, isolate):
+    """(the host TARGET runs in, the label a replay command loads it by, what the isolation is)."""
+    if not callable(target):
+        return (WorkerHost({"target": target}, target, shape=shape, array=array, device=device, timeout=timeout,
+                           warmup_timeout=warmup_timeout, memory_limit=memory_limit), target, "worker process")
+    label = getattr(target, "__qualname__", None) or repr(target)
+    ref, why = reference_of(target)
+    if isolate is False:
+        ref, why = None, "isolate=False"
+    if ref is None:
+        return (InProcessHost(target, label, why=why, shape=shape, array=array, device=device, timeout=timeout,
+                              warmup_timeout=warmup_timeout), label, f"in-process ({why})")
+    label = _loadable_label(ref)  # what a replay command can load again
+    return (WorkerHost(ref, label, shape=shape, array=array, device=device, timeout=timeout,
+                       warmup_timeout=warmup_timeout, memory_limit=memory_limit), label, "worker process")
+
+
+def _loaded(host, label: str, dtype: str) -> tuple[dict, Fault | None]:
+    """What loading TARGET in its host says (mode, declared failures, ...), and the fault that ended or stalled the
+    load, if one did (every property then fails with it); TargetError when TARGET does not load."""
+    try:
+        info = host.load(dtype)
+    except Fault as e:
+        if e.diagnosis not in FATAL:
+            host.close()
+            raise TargetError(f"{label}: import failed: {e.message}") from None
+        return {"mode": "unknown", "expected_failures": {}, "error": None, "skip_reason": None}, e
+    except TargetError:
+        host.close()
+        raise
+    if info["error"]:
+        host.close()
+        raise TargetError(info["error"])
+    return info, None
 
 
 #: the share of the machine's memory one worker process may hold by default (--memory-limit)

@@ -189,9 +189,11 @@ def run_property(
     seed_value: int | None = None,
     replay: tuple[str, str] | None = None,
     on_progress: Callable[[str, str, str, float], None] | None = None,
+    should_stop: Callable[[], None] | None = None,
 ) -> Result:
     """Run ``prop`` on ``impl``; never raises for anything the implementation does. ``on_progress(implementation,
-    invariant, text, seconds)`` hears how far it has got (:func:`progress`)."""
+    invariant, text, seconds)`` hears how far it has got (:func:`progress`); ``should_stop()`` is called before
+    every example and raises to stop the run (a Ctrl-C that a callback swallowed)."""
     profile = profile or profiles.active()
     res = Result(impl.name, prop.name, prop.invariant, "pass", seed=seed_value, profile=profile)
     not_about = _not_about(prop, impl)
@@ -201,6 +203,46 @@ def run_property(
         res.status, res.message = "skip", reason
         return res
     rec = _Recorder()
+    now = time.monotonic()
+    state = {"implementation": impl.name, "invariant": prop.invariant, "started": now, "said": now, "example": 0}
+    test = _hypothesis_test(prop, impl, rec, state, profile, seed_value, replay, should_stop)
+    token = _RUNNING.set((on_progress, state) if on_progress else None)
+    try:
+        with _storage():
+            test()
+    except _Abort as a:
+        rec.case = a.case
+        _fail(res, a.fault, rec)
+        _halt_after(prop, impl, a.fault)
+    except Failure as e:
+        _fail(res, e, rec)
+    except FlakyFailure as e:
+        inner_failures = [x for x in e.exceptions if isinstance(x, Failure)]
+        msg = inner_failures[0].message if inner_failures else str(e)
+        _fail(res, Failure(f"the failure did not reproduce on the same input: {msg}", "nondeterministic"), rec)
+    except Unsatisfiable:
+        res.status = "skip"
+        res.message = f"no supported case: {rec.unsupported or 'every drawn case was rejected'}"
+    except Exception as e:  # a bug of ours, not of the implementation: say so plainly
+        res.status = "error"
+        res.message = f"ropespec error in {prop.name}: {type(e).__name__}: {e}"
+    else:
+        res.worst = rec.worst
+        res.message = rec.note or ""
+        if rec.unsupported and rec.examples:
+            res.message = "; ".join(filter(None, [res.message, f"some cases unsupported: {rec.unsupported}"]))
+    finally:
+        _RUNNING.reset(token)  # nothing runs now, whatever ended the property (Ctrl-C included)
+    res.examples = rec.examples
+    _declared_failure(res, prop, impl)
+    if res.status == "fail":
+        name_failure(res, impl)
+    return res
+
+
+def _hypothesis_test(prop: Property, impl: Implementation, rec: _Recorder, state: dict, profile: str,
+                     seed_value: int | None, replay: tuple[str, str] | None, should_stop=None):
+    """The property as a Hypothesis test of its cases, pinned cases first, under the profile's settings."""
 
     def rejecting(get):
         """impl.bind / impl.fresh, with a declined expectation turned into a rejected case."""
@@ -219,6 +261,8 @@ def run_property(
     bind.strict = impl.bind  # raises Unsupported instead of rejecting the case
 
     def inner(case: dict) -> None:
+        if should_stop is not None:
+            should_stop()
         rec.case = case
         rec.examples += 1
         state["example"] = rec.examples
@@ -248,55 +292,35 @@ def run_property(
         test = seed(seed_value)(test)
     if replay is not None:
         test = reproduce_failure(replay[0], replay[1].encode("ascii"))(test)
-    now = time.monotonic()
-    state = {"implementation": impl.name, "invariant": prop.invariant, "started": now, "said": now, "example": 0}
-    token = _RUNNING.set((on_progress, state) if on_progress else None)
-    try:
-        with _storage():
-            test()
-    except _Abort as a:
-        rec.case = a.case
-        _fail(res, a.fault, rec)
-        if a.fault.cause == OUT_OF_MEMORY:  # every later property would build the same and run out again
-            impl.halted = f"not run: {prop.invariant} ({prop.name}) ran out of memory on this implementation"
-        elif a.fault.diagnosis == "timeout":
-            impl.timed_out.append(f"{prop.invariant} ({prop.name})")
-            if len(impl.timed_out) >= MAX_TIMEOUTS:  # it hangs: each further property would cost a --timeout
-                impl.halted = (f"not run: calls timed out in {' and '.join(impl.timed_out)}; the rest of this "
-                                  f"implementation is not run (a target that hangs hangs again)")
-    except Failure as e:
-        _fail(res, e, rec)
-    except FlakyFailure as e:
-        inner_failures = [x for x in e.exceptions if isinstance(x, Failure)]
-        msg = inner_failures[0].message if inner_failures else str(e)
-        _fail(res, Failure(f"the failure did not reproduce on the same input: {msg}", "nondeterministic"), rec)
-    except Unsatisfiable:
-        res.status = "skip"
-        res.message = f"no supported case: {rec.unsupported or 'every drawn case was rejected'}"
-    except Exception as e:  # a bug of ours, not of the implementation: say so plainly
-        res.status = "error"
-        res.message = f"ropespec error in {prop.name}: {type(e).__name__}: {e}"
-    else:
-        res.worst = rec.worst
-        res.message = rec.note or ""
-        if rec.unsupported and rec.examples:
-            res.message = "; ".join(filter(None, [res.message, f"some cases unsupported: {rec.unsupported}"]))
-    finally:
-        _RUNNING.reset(token)  # nothing runs now, whatever ended the property (Ctrl-C included)
-    res.examples = rec.examples
+    return test
+
+
+def _halt_after(prop: Property, impl: Implementation, fault: Fault) -> None:
+    """No further property runs on an implementation that ran out of memory (each would build the same and run out
+    again), or that has timed out in MAX_TIMEOUTS properties (a target that hangs hangs again)."""
+    if fault.cause == OUT_OF_MEMORY:
+        impl.halted = f"not run: {prop.invariant} ({prop.name}) ran out of memory on this implementation"
+    elif fault.diagnosis == "timeout":
+        impl.timed_out.append(f"{prop.invariant} ({prop.name})")
+        if len(impl.timed_out) >= MAX_TIMEOUTS:
+            impl.halted = (f"not run: calls timed out in {' and '.join(impl.timed_out)}; the rest of this "
+                           f"implementation is not run (a target that hangs hangs again)")
+
+
+def _declared_failure(res: Result, prop: Property, impl: Implementation) -> None:
+    """A failure the implementation declares (``expected_failures``), or of a documented non-invariant of its family,
+    is an expected failure (a documented non-invariant's names no fault); one that held anyway says so."""
     documented = invariants.get(prop.invariant).expected_to_fail or None
     declared = impl.expected_failures.get(prop.invariant) or documented
-    if declared is not None:
-        if res.status == "fail":
-            res.status = "xfail"
-            res.message = f"expected failure ({declared}): {res.message}"
-            if documented:  # a documented non-invariant of the family: its failure is no fault to be named
-                res.diagnosis = None
-        elif res.status == "pass":  # not an error: the examples drawn did not show the documented flaw
-            res.message = f"declared to fail ({declared}), but it held on these examples"
+    if declared is None:
+        return
     if res.status == "fail":
-        name_failure(res, impl)
-    return res
+        res.status = "xfail"
+        res.message = f"expected failure ({declared}): {res.message}"
+        if documented:
+            res.diagnosis = None
+    elif res.status == "pass":  # not an error: the examples drawn did not show the documented flaw
+        res.message = f"declared to fail ({declared}), but it held on these examples"
 
 
 #: numpy 2's scalar repr, np.float64(0.5), in a message reads as code: the number is what is meant

@@ -5,14 +5,12 @@ and SIGTERM), and bad input said in one line."""
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 
 from rich.console import Console
 
+from ropespec import signals
 from ropespec.commands import COMMANDS
-from ropespec.commands.check import Terminated
 from ropespec.console import console as console_for
 from ropespec.inputs import UsageError
 from spec.expectation import ExpectationError
@@ -34,10 +32,6 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _on_sigterm(signum, frame):
-    raise Terminated()
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = parser()
     args, extra = ap.parse_known_args(argv)
@@ -48,18 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         args.targets = [*args.targets, *extra]
     elif extra:
         ap.error(f"unrecognized arguments: {' '.join(extra)}")
-    saved = None
-    if threading.current_thread() is threading.main_thread():  # Ctrl-C and SIGTERM stop the run and print what
-        # finished (even when started in the background with SIGINT ignored); the caller's handlers come back after
-        saved = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
+    with signals.handled():  # Ctrl-C and SIGTERM stop the run and print what finished
         return _run(args, console_for())
-    finally:
-        if saved is not None:
-            signal.signal(signal.SIGINT, saved[0])
-            signal.signal(signal.SIGTERM, saved[1])
 
 
 def _run(args: argparse.Namespace, console: Console) -> int:
@@ -73,7 +57,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         print(f"ropespec: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
-        terminated = isinstance(e, Terminated)
+        terminated = isinstance(e, signals.Terminated)
         print(f"ropespec: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
         return 143 if terminated else 130
 

@@ -9,6 +9,7 @@ from implementations.implementation import Implementation
 from properties.framework import all_properties, Property, run_property
 from properties.results import Result
 from ropespec.results import ImplementationReport
+from ropespec.signals import raise_if_signalled
 
 
 def select_properties(invariant_ids: list[str] | None = None) -> list[Property]:
@@ -48,7 +49,8 @@ def check_implementations(
         reports.append(rep)
         try:
             for p in properties:
-                r = run_property(p, s, profile=profile, seed_value=seed, replay=replay, on_progress=on_progress)
+                r = run_property(p, s, profile=profile, seed_value=seed, replay=replay, on_progress=on_progress,
+                                 should_stop=raise_if_signalled)
                 rep.results.append(r)
                 if on_result:
                     on_result(r)

@@ -13,6 +13,7 @@ from implementations.isolation import Child, crash_words
 from implementations.messages import Done, Finished, Job, JobFailed, Loaded, Progress
 from properties.results import Result
 from ropespec.results import ImplementationReport
+from ropespec.signals import raise_if_signalled
 
 
 def check_in_processes(
@@ -53,6 +54,7 @@ def check_in_processes(
         for r in runners:
             assign(r)
         while busy:
+            raise_if_signalled()
             for conn in wait(list(busy), timeout=0.5):
                 r, i = busy[conn]
                 try:

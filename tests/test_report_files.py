@@ -153,3 +153,24 @@ def test_a_terminated_hang_with_nothing_done_is_never_passed(scratch):
     assert code == 143, err
     data = json.loads((scratch / "r.json").read_text())
     assert data["passed"] is False and data["interrupted"] == "terminated" and data["checks_finished"] == 0, data
+
+
+def test_a_swallowed_interrupt_still_stops_the_run():
+    """A Ctrl-C raised inside a callback whose exceptions Python ignores (Hypothesis's garbage-collection callback)
+    was lost, and the run carried on to exit 0: the signal is remembered and the next example stops the run."""
+    import signal as sig
+
+    from implementations import load_implementation
+    from properties.framework import all_properties
+    from ropespec import signals
+    from ropespec.engine import check_implementations
+    from spec import Expect
+
+    impl = load_implementation("implementations.numpy_rope:make", expect=Expect(head_dim=8), isolate=False)
+    with signals.handled():
+        try:
+            signals._on_signal(sig.SIGINT, None)
+        except KeyboardInterrupt:
+            pass  # swallowed, as Python swallows it in a gc callback
+        with pytest.raises(KeyboardInterrupt):
+            check_implementations([impl], all_properties()[:2], profile="dev", seed=0)

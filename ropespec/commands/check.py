@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from implementations.contract import TargetError
 from implementations.loader import load_implementation
-from ropespec import report
+from ropespec import report, signals
 from ropespec.commands import lab, options
 from ropespec.console import console as console_for, say
 from ropespec.engine import check_implementations, select_properties
@@ -41,10 +41,6 @@ examples:
 #: a property running this long is said to be running on stderr when the output is piped
 LONG_PROPERTY_S = 5.0
 
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (what CI runners and timeout(1) send): stop like Ctrl-C, exit 143."""
 
 
 def add(sub) -> None:
@@ -126,7 +122,7 @@ def _run(args, specs, props, seed, replay, jobs, console: Console) -> CheckResul
             error = str(e)
         except KeyboardInterrupt as e:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the report short
-            interrupted = "terminated" if isinstance(e, Terminated) else "interrupted"
+            interrupted = "terminated" if isinstance(e, signals.Terminated) else "interrupted"
     return CheckResult(reports, seed, args.profile, allow_skip=args.allow_skip, explicit=bool(args.targets),
                        interrupted=interrupted, error=error)
 
