@@ -41,7 +41,7 @@ from implementations.contract import (
 from implementations.families import Form, form_of
 from implementations.families.rope import pipeline
 from implementations.shape import CallShape
-from spec.expectation import Expect
+from spec.expectation import AXES_KINDS, Expect
 
 
 # -- loading ---------------------------------------------------------------------------------------
@@ -142,6 +142,9 @@ def describe_loaded(obj: Callable, form: Form, label: str, layout: str = "nd") -
     promise = getattr(obj, "promise", None)  # the precision class a factory promises: angle/inv_freq dtypes
     if isinstance(promise, dict):
         info["promise"] = {k: str(v) for k, v in promise.items() if k in ("angle_dtype", "inv_freq_dtype")}
+    axes = getattr(obj, "axes", None)  # the multi-axis kinds a factory computes: drawn expectations include them
+    if isinstance(axes, (tuple, list)):
+        info["axes"] = [str(k) for k in axes if k in AXES_KINDS]
     if info["mode"] == "plain":
         want = form.signature_in(layout)
         if want is None:

@@ -41,6 +41,8 @@ class Implementation:
     shape: CallShape = field(default_factory=CallShape)
     expected_failures: dict = field(default_factory=dict)  # invariant id -> documented reason
     promise: dict = field(default_factory=dict)  # a factory's own precision class (make.promise), drawn with
+    #: the multi-axis kinds a factory declares it computes (``make.axes``): its drawn expectations include them
+    axes: tuple = ()
     timeout: float | None = DEFAULT_TIMEOUT
     warmup_timeout: float | None = DEFAULT_WARMUP_TIMEOUT
     isolation: str = "worker process"  # or "in-process (<why>)"
@@ -78,6 +80,14 @@ class Implementation:
     @property
     def form(self) -> Form:
         return form_of(self.shape)
+
+    @property
+    def multi_axis(self) -> str | None:
+        """Which multi-axis RoPE it is checked as: "fixed" (its expectation is one), "drawn" (a factory declaring
+        ``axes``, whose drawn expectations include some), or None (1-D RoPE only)."""
+        if self.expect is not None:
+            return "fixed" if self.expect.multi_axis else None
+        return "drawn" if self.axes else None
 
     def answers(self, invariant: str) -> bool:
         """Whether the invariant is about this implementation (its form, in its mode)."""

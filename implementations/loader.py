@@ -132,6 +132,7 @@ def load_implementation(
         shape=shape,
         expected_failures=dict(info["expected_failures"]),
         promise=dict(info.get("promise") or {}),
+        axes=tuple(info.get("axes") or ()),
         timeout=timeout,
         warmup_timeout=warmup_timeout,
         isolation=isolation,

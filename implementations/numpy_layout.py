@@ -16,10 +16,13 @@ from spec.expectation import Expect
 def _rows(expect: Expect):
     rope = numpy_rope.make(expect)
 
+    tail = (expect.n_axes,) if expect.multi_axis else ()  # a multi-axis RoPE's positions are vectors
+
     def rotate(x, positions):
-        """x (..., d) and per-row positions broadcast to x.shape[:-1]: the rotated rows, x's shape."""
+        """x (..., d) and per-row positions broadcast to x.shape[:-1] (and a last axis of A for a multi-axis RoPE):
+        the rotated rows, x's shape."""
         x = np.asarray(x)
-        pos = np.broadcast_to(np.asarray(positions, dtype=np.int64), x.shape[:-1]).reshape(-1)
+        pos = np.broadcast_to(np.asarray(positions, dtype=np.int64), x.shape[:-1] + tail).reshape((-1,) + tail)
         return rope(x.reshape(-1, x.shape[-1]), pos).reshape(x.shape)
 
     return rotate
@@ -32,12 +35,13 @@ def _batched(where):
         return lambda x, positions: rotate(x, where(np.asarray(positions)))
 
     make.promise = numpy_rope.make.promise
+    make.axes = numpy_rope.make.axes
     return make
 
 
 bshd = _batched(lambda p: p[:, :, None])
 bhsd = _batched(lambda p: p[:, None, :])
-sbhd = _batched(lambda p: p.T[:, :, None])
+sbhd = _batched(lambda p: np.swapaxes(p, 0, 1)[:, :, None])
 
 
 def thd(expect: Expect):
@@ -84,3 +88,5 @@ def vllm_inplace(expect: Expect):
 
 for _f in (thd, vllm, bshd_inplace, vllm_inplace):
     _f.promise = numpy_rope.make.promise
+for _f in (vllm, bshd_inplace, vllm_inplace):
+    _f.axes = numpy_rope.make.axes

@@ -5,7 +5,8 @@ double-double arithmetic (:mod:`spec.angles`: theta split into hi + lo from an e
 products by Veltkamp splitting, Cody-Waite reduction with 2 pi in three parts), so cos and sin are
 right to about an ulp where a naive float64 product p * theta would be off by |p theta| 2**-53
 (1e-4 rad at p = 2**40). The rotation is done in float64 and cast once to the output dtype.
-Every scaling method of :mod:`spec.scaling` is supported; the frequency table comes from the spec's
+Every scaling method of :mod:`spec.scaling` is supported, and multi-axis RoPE (positions (n, A), each pair turning
+with its own axis's position); the frequency table comes from the spec's
 definition evaluated in mpmath (split into hi + lo), so formula errors are caught by the cross-checks
 against transformers and the oracle values, not by comparing with the reference.
 """
@@ -32,7 +33,7 @@ def make(expect: Expect):
         pos = np.asarray(positions, dtype=np.float64)
         # one call is one sequence: dynamic and longrope tables depend on its length, max(p) + 1
         hi, lo, g = theta_hi_lo(expect, int(pos.max()) + 1 if pos.size else None)
-        c, s = cos_sin(pos[:, None], hi, lo)
+        c, s = cos_sin(expect.pair_positions(pos), hi, lo)  # each pair at its own axis's position (multi-axis)
         c, s = g * c, g * s  # the attention factor (1 but for yarn and longrope)
         out = xf.copy()
         xa, xb = xf[:, a], xf[:, b]
@@ -46,3 +47,5 @@ def make(expect: Expect):
 #: the precision class this factory promises and is checked at: angles and frequencies exact (double-double),
 #: one rounding to the output dtype (within 2 ulp of the pair norm, tests/test_accuracy.py)
 make.promise = {"angle_dtype": "exact", "inv_freq_dtype": "exact"}
+#: the multi-axis RoPE it computes (positions (n, A)): every kind
+make.axes = ("chunked", "interleaved", "per-axis", "parity")

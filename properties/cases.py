@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from implementations.implementation import Implementation
-from properties.strategies import expectations, make_vectors, positions, vectors
+from properties.strategies import axes_expectations, expectations, make_vectors, pinned_rows, position_rows, vectors
 from spec.expectation import Expect
 
 
@@ -23,17 +23,34 @@ def expect_strategy(impl: Implementation, *, partial: bool | None = None) -> st.
     """The implementation's fixed expectation, or drawn ones for a factory without one."""
     if impl.expect is not None:
         return st.just(impl.expect)
-    return promised(impl, expectations(dtype=impl.dtype, max_position=impl.max_position, partial=partial))
+    drawn = expectations(dtype=impl.dtype, max_position=impl.max_position, partial=partial)
+    if impl.axes and partial is not False:  # a factory of multi-axis RoPE: 1-D and multi-axis expectations
+        drawn = st.one_of(drawn, axes_expectations(kinds=impl.axes, dtype=impl.dtype, max_position=impl.max_position))
+    return promised(impl, drawn)
 
 
 def pinned_expects(impl: Implementation, *, partial: bool | None = None) -> list[Expect]:
-    """Expectations every property tries first: the fixed one, or d = 2 (and a partial one)."""
+    """Expectations every property tries first: the fixed one, or d = 2 (and a partial one), and for a factory of
+    multi-axis RoPE one of unequal sections."""
     if impl.expect is not None:
         return [impl.expect]
     base = Expect(dtype=impl.dtype, max_position=impl.max_position, **impl.promise)
     if partial:
         return [base.replace(head_dim=8, rotary_dim=4)]
-    return [base.replace(head_dim=2), base.replace(head_dim=64, convention="interleaved")]
+    out = [base.replace(head_dim=2), base.replace(head_dim=64, convention="interleaved")]
+    if impl.axes and partial is None:
+        out.append(PINNED_AXES[impl.axes[0]](base))
+    return out
+
+
+#: the pinned multi-axis expectation of each kind: unequal sections, a text model's (Qwen2-VL's) or an image
+#: model's (FLUX's) convention
+PINNED_AXES = {
+    "chunked": lambda base: base.replace(head_dim=24, mrope_section=[2, 4, 6]),
+    "interleaved": lambda base: base.replace(head_dim=32, mrope_section=[6, 5, 5], mrope_interleaved=True),
+    "per-axis": lambda base: base.replace(head_dim=24, convention="interleaved", axes_dims_rope=[4, 8, 12]),
+    "parity": lambda base: base.replace(head_dim=16, axes_parity=True),
+}
 
 
 def pinned_positions(impl: Implementation) -> list[int]:
@@ -41,15 +58,20 @@ def pinned_positions(impl: Implementation) -> list[int]:
     return [0, 1, impl.max_position - 1]
 
 
+def pinned_rows_of(impl: Implementation, e: Expect) -> np.ndarray:
+    """The pinned positions as rows of ``e``: (3,), or (3, A) with every axis at 0, 1 and max_position - 1 in turn."""
+    return pinned_rows(e, pinned_positions(impl))
+
+
 def rows_cases(impl: Implementation, *, partial: bool | None = None, with_x: bool = True) -> st.SearchStrategy[dict]:
-    """Cases of one call: an expectation, 1 to 8 positions and (``with_x``) as many rows x."""
+    """Cases of one call: an expectation, 1 to 8 positions (position vectors of unequal axes, for a multi-axis RoPE)
+    and (``with_x``) as many rows x."""
 
     @st.composite
     def build(draw):
         e = draw(expect_strategy(impl, partial=partial), label="expect")
         n = draw(st.integers(1, 8), label="n")
-        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
-        case = {"expect": e, "positions": np.array(pos, dtype=np.int64)}
+        case = {"expect": e, "positions": draw(position_rows(e, n, max_value=e.max_position), label="positions")}
         if with_x:
             case["x"] = draw(vectors(e, n), label="x")
         return case
@@ -58,10 +80,10 @@ def rows_cases(impl: Implementation, *, partial: bool | None = None, with_x: boo
 
 
 def rows_pinned(impl: Implementation, *, partial: bool | None = None, with_x: bool = True) -> list[dict]:
-    """The pinned cases of :func:`rows_cases`: positions 0, 1 and max_position - 1."""
-    pos = np.array(pinned_positions(impl), dtype=np.int64)
+    """The pinned cases of :func:`rows_cases`: positions 0, 1 and max_position - 1 (on every axis in turn)."""
     out = []
     for e in pinned_expects(impl, partial=partial):
+        pos = pinned_rows_of(impl, e)
         case = {"expect": e, "positions": pos}
         if with_x:
             case["x"] = make_vectors(e, len(pos))

@@ -205,9 +205,9 @@ def run_property(
     rec = _Recorder()
     now = time.monotonic()
     state = {"implementation": impl.name, "invariant": prop.invariant, "started": now, "said": now, "example": 0}
-    test = _hypothesis_test(prop, impl, rec, state, profile, seed_value, replay, should_stop)
     token = _RUNNING.set((on_progress, state) if on_progress else None)
     try:
+        test = _hypothesis_test(prop, impl, rec, state, profile, seed_value, replay, should_stop)
         with _storage():
             test()
     except _Abort as a:

@@ -60,6 +60,21 @@ def sweep_positions(max_position: int, *, per_octave: int = 4, min_position: int
     return np.unique(np.clip(odd, min_position, top))
 
 
+def along_axes(expect: Expect, positions: np.ndarray) -> np.ndarray:
+    """Swept positions as rows of ``expect``: p itself for 1-D RoPE; for a multi-axis RoPE p on axis 0 and p - 2a on
+    axis a (p + 2a where that would fall below 1), so every axis reaches the large positions swept, each row's axes
+    differ, and odd positions stay odd."""
+    p = np.asarray(positions, dtype=np.int64)
+    if not expect.multi_axis or p.ndim == 2:
+        return p
+    top = expect.max_position - 1
+    cols = []
+    for a in range(expect.n_axes):
+        v = p - 2 * a
+        cols.append(np.clip(np.where(v >= 1, v, p + 2 * a), 0, top))
+    return np.stack(cols, axis=1)
+
+
 @dataclass
 class Sweep:
     """What a sweep measured. Errors are relative to the norm of the pair (so they compare with
@@ -155,9 +170,10 @@ def measure(
     ratio = {c: np.zeros(n_pos) for c in classes}
     nonfinite = np.zeros(n_pos, dtype=bool)
     class_expects = {c: (with_class(expect, c) if c in CLASSES else expect) for c in classes}
+    swept = along_axes(expect, positions)  # a multi-axis RoPE is swept on every axis at once
     for start in range(0, n_pos, chunk):
-        pos_chunk = np.asarray(positions[start : start + chunk], dtype=np.int64)
-        pos = np.repeat(pos_chunk, vectors)
+        pos_chunk = swept[start : start + chunk]
+        pos = np.repeat(pos_chunk, vectors, axis=0)
         x = round_to(rng.standard_normal((len(pos), expect.head_dim)), expect.dtype)
         y = f(x, pos)
         want, own = exact(expect, x, pos)  # the fast reference where it suffices; every bound carries its error
@@ -181,11 +197,11 @@ def measure(
         if progress:
             progress(len(pos_chunk))
     bounds = {}
-    th = reference.thetas(expect, reference.seq_len_of(positions))
+    th = reference.thetas(expect, reference.seq_len_of(swept))
     for c in classes:
         unit = np.ones((n_pos, expect.n_pairs))
-        b = tolerance.component_bound(class_expects[c], np.asarray(positions), th, unit) - tolerance.atol(expect)
-        bounds[c] = b[:, 0]
+        b = tolerance.component_bound(class_expects[c], swept, th, unit) - tolerance.atol(expect)
+        bounds[c] = b.max(axis=1) if expect.multi_axis else b[:, 0]  # the fastest pair's (pair 0 in 1-D)
     return Sweep(expect, np.asarray(positions, dtype=np.int64), max_err, med_err, ratio, bounds, nonfinite)
 
 
@@ -199,12 +215,12 @@ _LOW = ("float32", "float16", "bfloat16")  # finest first: the most precise expl
 def _candidates(expect: Expect, positions: np.ndarray):
     """Rotations an implementation computing in low precision would produce: (what, cos, sin)."""
     th = reference.thetas(expect, reference.seq_len_of(positions))
-    p = positions.astype(np.float64)
+    p = expect.pair_positions(positions)  # (n, 1), or (n, pairs): each pair's own axis's position
     for d in _LOW:
-        yield f"positions rounded to {d}", *_cs(round_to(p, d)[:, None] * th[None, :])
-        yield f"inverse frequencies rounded to {d}", *_cs(p[:, None] * round_to(th, d)[None, :])
-        yield f"angles formed in {d}", *_cs(round_to(round_to(p, d)[:, None] * round_to(th, d)[None, :], d))
-        c, s = _cs(p[:, None] * th[None, :])
+        yield f"positions rounded to {d}", *_cs(round_to(p, d) * th[None, :])
+        yield f"inverse frequencies rounded to {d}", *_cs(p * round_to(th, d)[None, :])
+        yield f"angles formed in {d}", *_cs(round_to(round_to(p, d) * round_to(th, d)[None, :], d))
+        c, s = _cs(p * th[None, :])
         yield f"cos/sin tables stored in {d}", round_to(c, d), round_to(s, d)
 
 
@@ -218,7 +234,7 @@ def explain_low_precision(f, expect: Expect, positions: np.ndarray, *, seed: int
     low-precision rotation (positions, inverse frequencies, angles or cos/sin in float32, float16
     or bfloat16) that its output matches to within a correct rotation's rounding, at least 10 times
     closer than it is to the exact result; None when no candidate explains it."""
-    positions = np.asarray(positions, dtype=np.int64)
+    positions = along_axes(expect, np.asarray(positions, dtype=np.int64))
     x = round_to(np.random.default_rng(seed).standard_normal((len(positions), expect.head_dim)), expect.dtype)
     y = f(x, positions)
     g = reference.attention_factor(expect)
@@ -253,7 +269,7 @@ def _angle_signature(expect: Expect, x: np.ndarray, y: np.ndarray, positions: np
     oa, ob = (np.array(ix) for ix in zip(*expect.out_pairs()))
     g = reference.attention_factor(expect)
     th = reference.thetas(expect, reference.seq_len_of(positions))
-    phi = np.abs(positions.astype(np.float64)[:, None] * th[None, :])
+    phi = np.abs(expect.pair_positions(positions) * th[None, :])
     zx = x[:, a] + 1j * x[:, b]
     want = reference.apply(expect, x, positions)
     zw, zy = want[:, oa] + 1j * want[:, ob], y[:, oa] + 1j * y[:, ob]
@@ -335,8 +351,11 @@ def exhaustive(f: Callable[[np.ndarray, np.ndarray], np.ndarray], expect: Expect
     for start in range(0, n, chunk):
         pos = np.arange(start, min(n, start + chunk), dtype=np.int64)
         x = round_to(rng.standard_normal((len(pos), expect.head_dim)), expect.dtype)
-        y = np.asarray(f(x, pos), dtype=np.float64)
-        rel, ratios, bad = _compare(expect, class_expects, x, y, pos, device)
+        rows = along_axes(expect, np.maximum(pos, 1)) if expect.multi_axis else pos
+        if expect.multi_axis:
+            rows[pos == 0] = 0  # position 0 on every axis, as the 1-D sweep starts
+        y = np.asarray(f(x, rows), dtype=np.float64)
+        rel, ratios, bad = _compare(expect, class_expects, x, y, rows, device)
         if nonfinite_at is None and bad.any():
             nonfinite_at = int(pos[np.flatnonzero(bad)[0]])
         i = int(np.argmax(rel))

@@ -18,6 +18,19 @@ import numpy as np
 from spec.expectation import CONVENTIONS, Expect
 
 
+def text_view(f, e: Expect):
+    """A multi-axis implementation called as 1-D RoPE: rows at one position p on every axis (text tokens), which the
+    references read the same way; f itself for 1-D RoPE. The probes here call f with one position per row."""
+    if not e.multi_axis:
+        return f
+
+    def at_text(x, positions):
+        p = np.asarray(positions, dtype=np.int64)
+        return f(x, np.repeat(p[:, None], e.n_axes, axis=1) if p.ndim == 1 else p)
+
+    return at_text
+
+
 @dataclass
 class Measured:
     thetas: np.ndarray  # per pair

@@ -90,6 +90,68 @@ def expectations(
     return _expectations(dtype, max_position, tuple(conventions), partial, max_head_dim)
 
 
+@st.composite
+def _axes_expectations(draw, dtype, max_position, kinds, conventions):
+    kind = draw(st.sampled_from(kinds), label="axes")
+    fields: dict = {}
+    if kind == "parity":
+        k = 2 * draw(st.integers(1, 16), label="pairs per axis")
+        fields["axes_parity"] = True
+    else:
+        A = draw(st.integers(1, 4), label="axes")
+        sizes = draw(st.lists(st.integers(1, 16), min_size=A, max_size=A), label="sizes")
+        if kind == "interleaved" and A > 1:  # axis a > 0 needs A s_a <= the pairs (Qwen3-VL's j mod A < A s_a)
+            rest = sum(sizes[1:])
+            sizes[0] = max(sizes[0], A * max(sizes[1:]) - rest)
+        if kind == "per-axis":
+            fields["axes_dims_rope"] = [2 * v for v in sizes]
+        else:
+            fields["mrope_section"] = sizes
+            fields["mrope_interleaved"] = kind == "interleaved"
+        k = sum(sizes)
+    extra = draw(st.sampled_from((0, 0, 0, 2, 8)), label="pass-through dims")  # GLM-4.1V rotates half its dims
+    return Expect(
+        head_dim=2 * k + extra,
+        rotary_dim=2 * k,
+        rope_theta=draw(bases(), label="rope_theta"),
+        convention=draw(st.sampled_from(conventions), label="convention"),
+        dtype=dtype,
+        max_position=max_position,
+        **fields,
+    )
+
+
+def axes_expectations(*, kinds: tuple[str, ...], dtype: str = "float32", max_position: int = 131072,
+                      conventions: tuple[str, ...] = CONVENTIONS) -> st.SearchStrategy[Expect]:
+    """Multi-axis expectations of the given kinds (spec.expectation.AXES_KINDS): 1 to 4 axes of unequal sections
+    (1 to 16 pairs each), some with pass-through dims."""
+    return _axes_expectations(dtype, max_position, tuple(kinds), tuple(conventions))
+
+
+def position_vectors(expect: Expect, *, max_value: int, min_value: int = 0) -> st.SearchStrategy:
+    """One position of ``expect``: an int for 1-D RoPE, an int64 vector of A entries for multi-axis RoPE, its axes
+    distinct whenever the range allows (a token at one position on every axis hides which axis a pair reads)."""
+    one = positions(min_value=min_value, max_value=max_value)
+    if not expect.multi_axis:
+        return one
+    A = expect.n_axes
+    unique = A > 1 and max_value - min_value >= A
+    return st.lists(one, min_size=A, max_size=A, unique=unique).map(lambda v: np.array(v, dtype=np.int64))
+
+
+def position_rows(expect: Expect, n: int, *, max_value: int, min_value: int = 0) -> st.SearchStrategy[np.ndarray]:
+    """Positions of n rows of ``expect``: int64 of shape (n,), or (n, A) for a multi-axis RoPE (each row's axes
+    distinct, :func:`position_vectors`)."""
+    one = position_vectors(expect, max_value=max_value, min_value=min_value)
+    return st.lists(one, min_size=n, max_size=n).map(
+        lambda rows: np.array(rows, dtype=np.int64).reshape(expect.position_shape(n)))
+
+
+def pinned_rows(expect: Expect, values: list[int]) -> np.ndarray:
+    """Rows at the given positions, every axis at every value in turn (:meth:`Expect.rows_at`)."""
+    return expect.rows_at(values)
+
+
 KINDS = ("normal", "uniform", "basis", "small-integers")
 
 

@@ -13,7 +13,7 @@ from properties.assertions import assert_close
 from properties.numerics import output_bound, to_input_dims
 from properties.cases import expect_strategy, pinned_expects
 from properties.framework import rope_property
-from properties.strategies import make_vectors, positions, vectors
+from properties.strategies import make_vectors, pinned_rows, position_rows, vectors
 from spec.scaling import SEQ_LEN_DEPENDENT
 
 
@@ -22,8 +22,8 @@ def _cases(impl):
     def build(draw):
         e = draw(expect_strategy(impl), label="expect")
         n = draw(st.integers(1, 6), label="n")
-        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
-        return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x"),
+        pos = draw(position_rows(e, n, max_value=e.max_position), label="positions")
+        return {"expect": e, "positions": pos, "x": draw(vectors(e, n), label="x"),
                 "g": draw(vectors(e, n), label="upstream gradient")}
 
     return build()
@@ -46,7 +46,7 @@ def _applies(impl):
 @rope_property("autograd.inverse-rotation",
                rule=("component_bound of the upstream gradient rotated back, in the input layout"),
                cases=_cases, skip_if=_applies,
-               pinned=lambda impl: [{"expect": e, "positions": np.array([0, 1, 7]), "x": make_vectors(e, 3),
+               pinned=lambda impl: [{"expect": e, "positions": pinned_rows(e, [0, 1, 7]), "x": make_vectors(e, 3),
                                         "g": make_vectors(e, 3, seed=1)} for e in pinned_expects(impl)])
 def test_inverse_rotation(bind, case):
     e, pos, x, g = case["expect"], case["positions"], case["x"], case["g"]

@@ -11,15 +11,16 @@ case on contiguous memory, the output's fit to a model of the fault, or a re-cal
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import reject
 from hypothesis import strategies as st
 
 from implementations import arrays
 from implementations.contract import Failure, Fault
 from properties.assertions import assert_close
 from properties.numerics import exact, output_bound
-from properties.cases import expect_strategy
+from properties.cases import expect_strategy, pinned_expects
 from properties.framework import rope_property
-from properties.strategies import make_vectors, positions, vectors
+from properties.strategies import make_vectors, pinned_rows, position_rows, position_vectors, positions, vectors
 from spec.definitions import token_positions
 
 
@@ -32,20 +33,27 @@ def _about(impl):
 def _applies(impl):
     if not arrays.STORAGES.get(impl.array):
         return f"the batched layouts take numpy arrays, torch or jax tensors, not {impl.array}"
+    if impl.shape.rows == "thd" and impl.multi_axis == "fixed":
+        return "the thd layout packs sequences of 1-D positions (one offset each); a multi-axis RoPE is not packed so"
     return None
+
+
+def _tail(e) -> tuple[int, ...]:
+    """The trailing axis of a position: () for 1-D RoPE, (A,) for a multi-axis RoPE's vectors."""
+    return (e.n_axes,) if e.multi_axis else ()
 
 
 def _cases(impl):
     layout = impl.shape.rows
-    # read-only memory is no place to write; flattened heads (vllm) cannot repeat a head by strides
-    storages = tuple(s for s in arrays.STORAGES.get(impl.array, ("contiguous",))
-                     if not (s == "broadcast" and (impl.shape.inplace or layout == "vllm")))
+    storages = _storages(impl)
 
     @st.composite
     def build(draw):
         e = draw(expect_strategy(impl), label="expect")
         top = e.max_position
         case = {"expect": e, "layout": layout, "storage": draw(st.sampled_from(storages), label="storage")}
+        if layout == "thd" and e.multi_axis:
+            reject()  # packed sequences carry 1-D offsets
         if layout == "thd":
             most = min(4, top)
             lengths = draw(st.lists(st.integers(1, most), min_size=1, max_size=3), label="sequence lengths")
@@ -56,21 +64,20 @@ def _cases(impl):
         elif layout == "vllm":
             t, kv = draw(st.integers(1, 6), label="tokens"), draw(st.integers(1, 2), label="h_kv")
             shape = (t, kv * draw(st.integers(1, 3), label="group"))
-            case["positions"] = np.array(draw(st.lists(positions(max_value=top), min_size=t, max_size=t),
-                                              label="positions"), dtype=np.int64)
+            case["positions"] = draw(position_rows(e, t, max_value=top), label="positions")
             case["key"] = draw(vectors(e, t * kv), label="key").reshape(t, kv, e.head_dim)
         else:
             b, s_ = draw(st.integers(1, 3), label="batch"), draw(st.integers(1, min(4, top)), label="seq")
             rows: list = []
             for i in range(b):  # left-padded / decode rows (an offset, then consecutive), equal rows, any positions
                 how = draw(st.sampled_from(("offset", "same", "drawn") if i else ("offset", "drawn")), label="row")
-                if how == "offset":
-                    rows.append(draw(positions(max_value=top - s_ + 1), label="offset") + np.arange(s_))
+                if how == "offset":  # consecutive from an offset (on every axis, for a multi-axis RoPE)
+                    start = draw(position_vectors(e, max_value=top - s_ + 1), label="offset")
+                    rows.append(np.add.outer(np.arange(s_), start) if e.multi_axis else start + np.arange(s_))
                 elif how == "same":
                     rows.append(rows[0])
                 else:
-                    rows.append(np.array(draw(st.lists(positions(max_value=top), min_size=s_, max_size=s_),
-                                              label="positions")))
+                    rows.append(draw(position_rows(e, s_, max_value=top), label="positions"))
             case["positions"] = np.array(rows, dtype=np.int64)
             shape = (b, s_, draw(st.integers(1, 3), label="heads"))
         x = draw(vectors(e, int(np.prod(shape))), label="x").reshape(*shape, e.head_dim)
@@ -82,14 +89,49 @@ def _cases(impl):
     return build()
 
 
+def _storages(impl) -> tuple[str, ...]:
+    """The storages a layout's case may use: read-only memory is no place to write; flattened heads (vllm) cannot
+    repeat a head by strides."""
+    layout = impl.shape.rows
+    return tuple(s for s in arrays.STORAGES.get(impl.array, ("contiguous",))
+                 if not (s == "broadcast" and (impl.shape.inplace or layout == "vllm")))
+
+
+def _pinned(impl):
+    """One case per storage at each pinned expectation: two batch rows (or tokens, or packed sequences) at 0, 1 and
+    max_position - 1, two heads, so that every storage is tried whatever the draws."""
+    layout, out = impl.shape.rows, []
+    for e in pinned_expects(impl):
+        if layout == "thd" and e.multi_axis:
+            continue
+        top = e.max_position - 1
+        for storage in _storages(impl):
+            case = {"expect": e, "layout": layout, "storage": storage}
+            if layout == "thd":
+                case.update(offsets=np.array([0, max(0, top - 1)], dtype=np.int64), cu_seqlens=np.array([0, 2, 3]))
+                shape = (3, 2)
+            elif layout == "vllm":
+                case["positions"] = pinned_rows(e, [0, 1, top])
+                case["key"] = make_vectors(e, 3, seed=2).reshape(3, 1, e.head_dim)
+                shape = (3, 2)
+            else:
+                case["positions"] = np.stack([pinned_rows(e, [0, 1]), pinned_rows(e, [top, max(0, top - 1)])])
+                shape = (2, 2, 2)
+            x = make_vectors(e, int(np.prod(shape))).reshape(*shape, e.head_dim)
+            case["x"] = np.broadcast_to(x[..., :1, :], x.shape).copy() if storage == "broadcast" else x
+            out.append(case)
+    return out
+
+
 def _per_element(case: dict) -> np.ndarray:
-    """The position of every row of every head: canonical x's shape without the last axis."""
-    x = case["x"]
+    """The position of every row of every head: canonical x's shape without the last axis (and a multi-axis RoPE's
+    position vectors along a last one)."""
+    x, tail = case["x"], _tail(case["expect"])
     if case["layout"] == "thd":
         return np.broadcast_to(token_positions(case["offsets"], case["cu_seqlens"])[:, None], x.shape[:-1])
     if case["layout"] == "vllm":
-        return np.broadcast_to(case["positions"][:, None], x.shape[:-1])
-    return np.broadcast_to(case["positions"][:, :, None], x.shape[:-1])
+        return np.broadcast_to(case["positions"][:, None], x.shape[:-1] + tail)
+    return np.broadcast_to(case["positions"][:, :, None], x.shape[:-1] + tail)
 
 
 def _call(f, case: dict) -> dict:
@@ -101,13 +143,14 @@ def _compare(e, case: dict, got: dict, element_positions: np.ndarray):
     """(rows got, reference, bound) of every row of every head, q's then k's for vllm, each row at its position in
     ``element_positions`` (the case's, or a fault model's)."""
     d = e.head_dim
+    tail = _tail(e)
     rows = [case["x"].reshape(-1, d)]
-    pos = [element_positions.reshape(-1)]
+    pos = [element_positions.reshape((-1,) + tail)]
     out = [got["out"].reshape(-1, d)]
     if case.get("key") is not None:
-        kv_pos = np.broadcast_to(case["positions"][:, None], case["key"].shape[:-1])
+        kv_pos = np.broadcast_to(case["positions"][:, None], case["key"].shape[:-1] + tail)
         rows.append(case["key"].reshape(-1, d))
-        pos.append(kv_pos.reshape(-1))
+        pos.append(kv_pos.reshape((-1,) + tail))
         out.append(got["key"].reshape(-1, d))
     rows, pos, out = np.concatenate(rows), np.concatenate(pos), np.concatenate(out)
     ref, own = exact(e, rows, pos)
@@ -121,7 +164,7 @@ def _fits(e, case, got, element_positions) -> bool:
 
 @rope_property("rope.layout",
                rule=("as rope.conformance, for every row of every head of the call (and of k for vllm)"),
-               cases=_cases, skip_if=_applies, not_about=_about)
+               cases=_cases, pinned=_pinned, skip_if=_applies, not_about=_about)
 def test_layout(bind, case):
     e, storage = case["expect"], case["storage"]
     f, layout = bind(e), case["layout"]
@@ -181,7 +224,7 @@ def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None,
     if got is not None:
         pos = case.get("positions")
         if layout in ("bshd", "bhsd", "sbhd") and len(pos) > 1 and \
-                _fits(e, case, got, np.broadcast_to(pos[:1, :, None], case["x"].shape[:-1])):
+                _fits(e, case, got, np.broadcast_to(pos[:1, :, None], case["x"].shape[:-1] + _tail(e))):
             return "layout", ("every batch row is rotated by batch row 0's positions: the positions of the other rows "
                               "(left padding, other offsets) are ignored")
         if layout == "thd" and len(case["offsets"]) > 1:
@@ -208,22 +251,25 @@ def _head_axis(f, e, layout: str) -> tuple[str | None, str]:
     """A re-call with as many heads as tokens and batch rows (2 each, the rows at other offsets), contiguous: an
     output rotated by the positions read along the head axis is named (seq and head axes swapped, or cos/sin
     broadcast along the wrong axis), as is one rotated by batch row 0's positions or with batch and seq swapped."""
-    case = {"layout": layout, "positions": np.array([[1, 2], [5, 6]], dtype=np.int64), "storage": "contiguous",
+    pos = np.array([[1, 2], [5, 6]], dtype=np.int64)
+    if e.multi_axis:  # each token's axes apart from each other and from every other token's
+        pos = np.add.outer(pos, 10 * np.arange(e.n_axes)) % e.max_position
+    case = {"expect": e, "layout": layout, "positions": pos, "storage": "contiguous",
             "x": make_vectors(e, 8, seed=1).reshape(2, 2, 2, e.head_dim)}
+    full = (2, 2, 2) + _tail(e)
     try:
         got = _call(f, case)
     except Fault:
         return None, ""
     if got["outside"] or got["mutated"] or _fits(e, case, got, _per_element(case)):
         return None, ""
-    pos = case["positions"]
-    if _fits(e, case, got, np.broadcast_to(pos[:, None, :], (2, 2, 2))):  # element (b, s, h) at position P[b, h]
+    if _fits(e, case, got, np.broadcast_to(pos[:, None, :], full)):  # element (b, s, h) at position P[b, h]
         return "layout", ("with 2 tokens and 2 heads per batch row, every head h of token s is rotated by the position "
                           "of token h: positions are read along the head axis (seq and head axes swapped, or cos/sin "
                           "broadcast along the wrong axis)")
-    if _fits(e, case, got, np.broadcast_to(pos[:1, :, None], (2, 2, 2))):
+    if _fits(e, case, got, np.broadcast_to(pos[:1, :, None], full)):
         return "layout", "every batch row is rotated by batch row 0's positions: the other rows' positions are ignored"
-    if _fits(e, case, got, np.broadcast_to(pos.T[:, :, None], (2, 2, 2))):  # element (b, s, h) at position P[s, b]
+    if _fits(e, case, got, np.broadcast_to(np.swapaxes(pos, 0, 1)[:, :, None], full)):  # (b, s, h) at P[s, b]
         return "layout", ("with 2 batch rows of 2 tokens, token s of batch row b is rotated by the position of token b "
                           "of batch row s: the batch and seq axes are swapped")
     return None, ""

@@ -16,21 +16,22 @@ from properties.assertions import assert_close
 from properties.numerics import output_bound, pair_norms, to_input_dims, to_output_dims
 from properties.cases import expect_strategy, pinned_expects, rows_cases, rows_pinned
 from properties.framework import rope_property
-from properties.strategies import make_vectors, positions, vectors
+from properties.strategies import make_vectors, pinned_rows, position_vectors, positions, vectors
 from spec import tolerance
 from spec.scaling import SEQ_LEN_DEPENDENT
 
 _U64 = 2.0**-53
 
 
+def _p(v) -> str:
+    """A position as a message shows it: 7, or (7, 0, 3) for a position vector."""
+    return str(int(v)) if np.ndim(v) == 0 else "(" + ", ".join(str(int(a)) for a in v) + ")"
+
+
 def _tau(e, x, pos):
     """Allowed error of each output component of f(x, pos), bounded whatever the convention (these
     properties hold for any convention and must not fail for a wrong one)."""
     return output_bound(e, x, pos, convention_free=True)
-
-
-
-
 
 
 @rope_property("rope.norm-per-pair",
@@ -51,9 +52,14 @@ def _relative_cases(impl):
     @st.composite
     def build(draw):
         e = draw(expect_strategy(impl), label="expect")
-        m = draw(positions(max_value=e.max_position), label="m")
-        n = draw(positions(max_value=e.max_position), label="n")
-        s = draw(st.integers(-min(m, n), e.max_position - 1 - max(m, n)), label="shift")
+        m = draw(position_vectors(e, max_value=e.max_position), label="m")
+        n = draw(position_vectors(e, max_value=e.max_position), label="n")
+        if e.multi_axis:  # per axis: along one axis (the others still), or along several at once
+            moving = draw(st.lists(st.booleans(), min_size=e.n_axes, max_size=e.n_axes), label="axes shifted")
+            s = np.array([draw(st.integers(-int(min(m[a], n[a])), e.max_position - 1 - int(max(m[a], n[a]))), label="shift")
+                          if moving[a] else 0 for a in range(e.n_axes)], dtype=np.int64)
+        else:
+            s = draw(st.integers(-min(m, n), e.max_position - 1 - max(m, n)), label="shift")
         qk = draw(vectors(e, 2), label="q, k")
         return {"expect": e, "m": m, "n": n, "shift": s, "q, k": qk}
 
@@ -63,8 +69,21 @@ def _relative_cases(impl):
 def _relative_pinned(impl):
     top = impl.max_position - 1
     third = top // 3  # (0, third) against (third, 2 third): tables that wrap break one of the two
-    return [{"expect": e, "m": m, "n": n, "shift": s, "q, k": make_vectors(e, 2)}
-            for e in pinned_expects(impl) for m, n, s in ((0, 1, top - 1), (0, third, third))]
+    out = []
+    for e in pinned_expects(impl):
+        if not e.multi_axis:
+            out += [{"expect": e, "m": m, "n": n, "shift": s, "q, k": make_vectors(e, 2)}
+                    for m, n, s in ((0, 1, top - 1), (0, third, third))]
+            continue
+        A = e.n_axes
+        m, n = pinned_rows(e, [0, 1, third])[:2]  # unequal axes, every axis at its own positions
+        for a in range(A):  # each axis alone, to its far end, then all axes together
+            shift = np.zeros(A, dtype=np.int64)
+            shift[a] = top - max(m[a], n[a])
+            out.append({"expect": e, "m": m, "n": n, "shift": shift, "q, k": make_vectors(e, 2)})
+        out.append({"expect": e, "m": m, "n": n, "shift": np.full(A, third, dtype=np.int64) - np.minimum(m, n),
+                    "q, k": make_vectors(e, 2)})
+    return out
 
 
 @rope_property("rope.relative-position",
@@ -74,7 +93,7 @@ def _relative_pinned(impl):
 def test_relative_position(bind, case):
     e, m, n, s, qk = case["expect"], case["m"], case["n"], case["shift"], case["q, k"]
     x = np.concatenate([qk, qk])
-    pos = np.array([m, n, m + s, n + s], dtype=np.int64)
+    pos = np.array([m, n, np.add(m, s), np.add(n, s)], dtype=np.int64)
     y = bind(e)(x, pos)
     tau = _tau(e, x, pos)
     scores = np.array([y[0] @ y[1], y[2] @ y[3]])
@@ -85,7 +104,8 @@ def test_relative_position(bind, case):
     bound = side(0, 1) + side(2, 3) + rounding + tolerance.atol(e)
     return assert_close(
         "<f(q, m+s), f(k, n+s)>", scores[1:], scores[:1], bound,
-        call=f"<f(q, {m}), f(k, {n})> = {float(scores[0])!r} vs shift {s}", index_names=("score",), dtype=e.dtype,
+        call=f"<f(q, {_p(m)}), f(k, {_p(n)})> = {float(scores[0])!r} vs shift {_p(s)}", index_names=("score",),
+        dtype=e.dtype,
         against=f"<f(q, m), f(k, n)>",
     )
 
@@ -107,7 +127,7 @@ def _identity_cases(impl):
 )
 def test_identity_at_zero(bind, case):
     e, x = case["expect"], case["x"]
-    pos = np.zeros(len(x), dtype=np.int64)
+    pos = np.zeros(e.position_shape(len(x)), dtype=np.int64)
     y = bind(e)(x, pos)
     gx = x.copy()
     gx[:, : e.rotary_dim] *= reference.attention_factor(e)  # the attention factor scales the rotated dims
@@ -119,8 +139,11 @@ def _composition_cases(impl):
     @st.composite
     def build(draw):
         e = draw(expect_strategy(impl), label="expect")
-        a = draw(positions(max_value=e.max_position), label="a")
-        b = draw(positions(max_value=e.max_position - a), label="b")
+        a = draw(position_vectors(e, max_value=e.max_position), label="a")
+        if e.multi_axis:
+            b = np.array([draw(positions(max_value=e.max_position - int(v)), label="b") for v in a], dtype=np.int64)
+        else:
+            b = draw(positions(max_value=e.max_position - a), label="b")
         return {"expect": e, "a": a, "b": b, "x": draw(vectors(e, draw(st.integers(1, 4), label="n")), label="x")}
 
     return build()
@@ -128,7 +151,11 @@ def _composition_cases(impl):
 
 def _composition_pinned(impl):
     top = impl.max_position - 1
-    return [{"expect": e, "a": 1, "b": top - 1, "x": make_vectors(e, 2)} for e in pinned_expects(impl)]
+    out = []
+    for e in pinned_expects(impl):
+        a, b = (1, top - 1) if not e.multi_axis else (pinned_rows(e, [1, 0, 2])[0], pinned_rows(e, [top - 1, 1, 0])[0])
+        out.append({"expect": e, "a": a, "b": b, "x": make_vectors(e, 2)})
+    return out
 
 
 def _static_table(impl):
@@ -148,7 +175,7 @@ def test_composition(bind, case):
     f = bind(e)
     k = len(x)
     g = reference.attention_factor(e)
-    pa, pb, pab = (np.full(k, v, dtype=np.int64) for v in (a, b, a + b))
+    pa, pb, pab = (np.broadcast_to(np.asarray(v, dtype=np.int64), e.position_shape(k)).copy() for v in (a, b, np.add(a, b)))
     y1 = to_input_dims(e, f(x, pa))  # read back as pairs (rope_interleave writes another layout)
     twice = f(y1, pb)
     once = f(x, pab)
@@ -156,5 +183,6 @@ def test_composition(bind, case):
     # the error of f(x, a) is rotated and scaled by the second call (each component at most sqrt(2) g
     # times the pair's bound)
     bound = math.sqrt(2) * g * _tau(e, x, pa) + _tau(e, y1, pb) + g * _tau(e, x, pab)
-    return assert_close("f(f(x, a), b)", twice, once, bound, call=f"a={a}, b={b}: f(x, {a + b})", dtype=e.dtype,
+    return assert_close("f(f(x, a), b)", twice, once, bound, call=f"a={_p(a)}, b={_p(b)}: f(x, {_p(np.add(a, b))})",
+                        dtype=e.dtype,
                         against=f"f(x, a + b)")

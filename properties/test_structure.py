@@ -10,9 +10,9 @@ from implementations.contract import Failure
 from properties.diagnose import diagnose
 from properties.assertions import assert_close, assert_equal, assert_zero
 from properties.numerics import per_dim
-from properties.cases import expect_strategy, pinned_expects, pinned_positions, rows_cases, rows_pinned
+from properties.cases import expect_strategy, pinned_expects, pinned_rows_of, rows_cases, rows_pinned
 from properties.framework import rope_property
-from properties.strategies import make_vectors, positions, vectors
+from properties.strategies import make_vectors, pinned_rows, position_rows, position_vectors, vectors
 from spec import tolerance
 from spec.dtypes import round_to
 
@@ -25,10 +25,9 @@ def _linearity_cases(impl):
     def build(draw):
         e = draw(expect_strategy(impl), label="expect")
         k = draw(st.integers(1, 4), label="n")
-        pos = draw(st.lists(positions(max_value=e.max_position), min_size=k, max_size=k), label="positions")
         return {
             "expect": e,
-            "positions": np.array(pos, dtype=np.int64),
+            "positions": draw(position_rows(e, k, max_value=e.max_position), label="positions"),
             "alpha": draw(st.sampled_from(_COEFFICIENTS), label="alpha"),
             "beta": draw(st.sampled_from(_COEFFICIENTS), label="beta"),
             "x": draw(vectors(e, k), label="x"),
@@ -39,9 +38,9 @@ def _linearity_cases(impl):
 
 
 def _linearity_pinned(impl):
-    pos = np.array(pinned_positions(impl), dtype=np.int64)
     return [
-        {"expect": e, "positions": pos, "alpha": 0.5, "beta": 3.0, "x": make_vectors(e, 3), "y": make_vectors(e, 3, seed=1)}
+        {"expect": e, "positions": pinned_rows_of(impl, e), "alpha": 0.5, "beta": 3.0, "x": make_vectors(e, 3),
+         "y": make_vectors(e, 3, seed=1)}
         for e in pinned_expects(impl)
     ]
 
@@ -86,7 +85,7 @@ def _locality_cases(impl):
         e = draw(expect_strategy(impl), label="expect")
         return {
             "expect": e,
-            "position": draw(positions(max_value=e.max_position), label="position"),
+            "position": draw(position_vectors(e, max_value=e.max_position), label="position"),
             "log2 scale": draw(st.integers(-8, 8), label="log2 scale"),
         }
 
@@ -94,7 +93,8 @@ def _locality_cases(impl):
 
 
 def _locality_pinned(impl):
-    return [{"expect": e, "position": 1, "log2 scale": 0} for e in pinned_expects(impl)]
+    return [{"expect": e, "position": 1 if not e.multi_axis else pinned_rows(e, [1, 2, 3])[0], "log2 scale": 0}
+            for e in pinned_expects(impl)]
 
 
 @rope_property("rope.locality",
@@ -105,17 +105,14 @@ def test_locality(bind, case):
     e, p, scale = case["expect"], case["position"], 2.0 ** case["log2 scale"]
     d = e.head_dim
     basis = np.eye(d) * scale
-    out = bind(e)(basis, np.full(d, p, dtype=np.int64))
+    out = bind(e)(basis, np.broadcast_to(np.asarray(p, dtype=np.int64), e.position_shape(d)).copy())
     allowed = np.eye(d, dtype=bool)
     allowed[: e.rotary_dim] = False  # rotated dims go where the convention writes their pair
     for (a, b), (oa, ob) in zip(e.pairs(), e.out_pairs()):
         allowed[a, [oa, ob]] = allowed[b, [oa, ob]] = True
     leaked = np.where(allowed, 0.0, out)
     return assert_zero("f(e_j, p)", leaked, tolerance.atol(e), rule=f"only the dims paired with j may change "
-                       f"({e.convention} convention)", call=f"basis vector e_j (row j) at position {p}", index_names=("j", "dim"))
-
-
-
+                       f"({e.convention} convention)", call=f"basis vector e_j (row j) at position {np.asarray(p).tolist()}", index_names=("j", "dim"))
 
 
 

@@ -20,24 +20,33 @@ from spec.expectation import Expect
 
 
 def apply(expect: Expect, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """RoPE of rows ``x`` (n, head_dim) at integer ``positions`` (n,), in float64."""
+    """RoPE of rows ``x`` (n, head_dim) at integer ``positions`` (n,), or (n, A) position vectors of a multi-axis
+    RoPE (whose (n,) positions are text tokens, every axis at p), in float64."""
     x = np.asarray(x, dtype=np.float64)
     positions = np.asarray(positions)
-    if x.ndim != 2 or x.shape[1] != expect.head_dim or positions.shape != (x.shape[0],):
-        raise ValueError(f"x must be (n, {expect.head_dim}) and positions (n,), got {x.shape} and {positions.shape}")
+    _check_shapes(expect, x.shape, positions.shape)
     if positions.size and np.abs(positions).max() >= 2**53:
         raise ValueError("positions must be below 2**53")
     hi, lo, g = theta_hi_lo(expect, int(positions.max()) + 1 if positions.size else None)
     # one table row per distinct position (several vectors at one position share it)
-    distinct, row = np.unique(positions, return_inverse=True)
+    distinct, row = np.unique(positions, return_inverse=True, axis=0)
     if len(distinct) < len(positions):
-        c, s = cos_sin(distinct.astype(np.float64)[:, None], hi, lo)
+        c, s = cos_sin(expect.pair_positions(distinct), hi, lo)
+        row = row.reshape(-1)
         c, s = c[row], s[row]
     else:
-        c, s = cos_sin(positions.astype(np.float64)[:, None], hi, lo)
+        c, s = cos_sin(expect.pair_positions(positions), hi, lo)
     if g != 1.0:
         c, s = g * c, g * s
     return _rotate(expect, x, c, s, x.copy())
+
+
+def _check_shapes(expect: Expect, x_shape: tuple, p_shape: tuple) -> None:
+    n = x_shape[0] if len(x_shape) == 2 else -1
+    if len(x_shape) != 2 or x_shape[1] != expect.head_dim or not expect.accepts_positions(p_shape, n):
+        what = "(n, A)" if expect.multi_axis else "(n,)"
+        raise ValueError(f"x must be (n, {expect.head_dim}) and positions {what}, got {tuple(x_shape)} and "
+                         f"{tuple(p_shape)}")
 
 
 def apply_torch(expect: Expect, x, positions):
@@ -48,9 +57,11 @@ def apply_torch(expect: Expect, x, positions):
     if positions.numel() and int(positions.abs().max()) >= 2**53:
         raise ValueError("positions must be below 2**53")
     hi, lo, g = theta_hi_lo(expect, int(positions.max()) + 1 if positions.numel() else None)
+    _check_shapes(expect, tuple(x.shape), tuple(positions.shape))
     dev = x.device
-    c, s = cos_sin(positions.to(torch.float64)[:, None], torch.from_numpy(hi).to(dev), torch.from_numpy(lo).to(dev),
-                   xp=torch)
+    p = positions.to(torch.float64)
+    p = p[:, list(expect.pair_axes())] if expect.multi_axis and p.ndim == 2 else p[:, None]
+    c, s = cos_sin(p, torch.from_numpy(hi).to(dev), torch.from_numpy(lo).to(dev), xp=torch)
     if g != 1.0:
         c, s = g * c, g * s
     return _rotate(expect, x, c, s, x.clone())

@@ -6,7 +6,8 @@ A golden file is JSON::
      "x": [[hex, ...], ...], "y": {"float64": [[hex, ...]], "float32": [...], "bfloat16": [...]}}
 
 Row k is one call of one position, ``positions[k]`` (sequence length positions[k] + 1 for the types
-that depend on it). Every number is a float64 in C99 hex notation (Python's ``float.hex``, C's
+that depend on it); a multi-axis expectation's positions are vectors, row k at the given positions[(k + a) mod n]
+on axis a (``Expect.rows_at``). Every number is a float64 in C99 hex notation (Python's ``float.hex``, C's
 ``strtod``/``%a``), so nothing is lost in decimal. ``x`` is exactly representable in bfloat16, so the
 same inputs serve every dtype; ``y[d]`` is the exact result rounded correctly to dtype d.
 """
@@ -29,6 +30,7 @@ DATA = Path(__file__).parent / "data"
 
 def make(expect: Expect, positions: list[int], *, seed: int = 0) -> dict:
     pos = np.asarray(positions, dtype=np.int64)
+    pos = expect.rows_at(pos) if expect.multi_axis and pos.ndim == 1 else pos
     x = round_to(np.random.default_rng(seed).standard_normal((len(pos), expect.head_dim)), "bfloat16")
     ys = {d: np.stack([apply(expect, x[k : k + 1], pos[k : k + 1], dtype=d)[0] for k in range(len(pos))])
           for d in DTYPES}

@@ -76,21 +76,36 @@ def seq_len_of(positions: np.ndarray) -> int | None:
 
 
 @lru_cache(maxsize=1 << 14)
-def _cos_sin_raw(key: tuple, position: int) -> tuple[tuple, tuple, int]:
-    prec = working_prec(position)
-    p = libmp.from_int(position)
+def _cos_sin_raw(key: tuple, position: int | tuple[int, ...]) -> tuple[tuple, tuple, int]:
+    """Per pair, g cos and g sin of p theta'_i at the working precision: ``position`` one integer, or a multi-axis
+    RoPE's position vector, each pair turning with its own axis's entry."""
+    vector = isinstance(position, tuple)
+    prec = working_prec(max(map(abs, position)) if vector else position)
+    if vector:
+        axes = _expect_of(key).pair_axes()
+        ps = [libmp.from_int(position[a]) for a in axes]
     g = _attention_factor_raw(key, prec)
     cs, ss = [], []
-    for t in _thetas_raw(key, prec):
+    for j, t in enumerate(_thetas_raw(key, prec)):
+        p = ps[j] if vector else libmp.from_int(position)
         c, s = libmp.mpf_cos_sin(libmp.mpf_mul(p, t, prec + 8, "n"), prec, "n")
         cs.append(libmp.mpf_mul(c, g, prec, "n"))
         ss.append(libmp.mpf_mul(s, g, prec, "n"))
     return tuple(cs), tuple(ss), prec
 
 
-def cos_sin(expect: Expect, position: int, seq_len: int | None = None) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
-    """g cos(p theta'_i) and g sin(p theta'_i) for every pair (g the attention factor), as mpmath numbers."""
-    cs, ss, _ = _cos_sin_raw(_freq_key(expect, seq_len), int(position))
+def _position(expect: Expect, position) -> int | tuple[int, ...]:
+    """A row's position as the cache keys it: an int, or a multi-axis RoPE's tuple of ints."""
+    if expect.multi_axis:
+        v = np.reshape(position, -1)
+        return tuple(int(p) for p in (v if v.size > 1 or expect.n_axes == 1 else np.repeat(v, expect.n_axes)))
+    return int(position)
+
+
+def cos_sin(expect: Expect, position, seq_len: int | None = None) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:
+    """g cos(p theta'_i) and g sin(p theta'_i) for every pair (g the attention factor), as mpmath numbers (``position``
+    a multi-axis RoPE's vector: each pair's p is its own axis's)."""
+    cs, ss, _ = _cos_sin_raw(_freq_key(expect, seq_len), _position(expect, position))
     return [mpmath.mpf(c) for c in cs], [mpmath.mpf(s) for s in ss]
 
 
@@ -102,7 +117,8 @@ def cache_clear() -> None:
 
 
 def apply(expect: Expect, x: np.ndarray, positions: np.ndarray, *, dtype: str = "float64") -> np.ndarray:
-    """The exact RoPE of rows ``x`` (n, head_dim) at ``positions`` (n,), rounded to float64.
+    """The exact RoPE of rows ``x`` (n, head_dim) at ``positions`` (n,), rounded to float64; a multi-axis RoPE's
+    positions are (n, A) vectors (or (n,): text tokens, every axis at p).
 
     Dims at and beyond ``rotary_dim`` are copied unchanged. ``x`` is read as exact float64 values.
     One call is one sequence: a type whose table depends on the length (dynamic, longrope) uses
@@ -111,8 +127,10 @@ def apply(expect: Expect, x: np.ndarray, positions: np.ndarray, *, dtype: str = 
     """
     x = np.asarray(x, dtype=np.float64)
     positions = np.asarray(positions)
-    if x.ndim != 2 or x.shape[1] != expect.head_dim or positions.shape != (x.shape[0],):
-        raise ValueError(f"x must be (n, {expect.head_dim}) and positions (n,), got {x.shape} and {positions.shape}")
+    n = x.shape[0] if x.ndim == 2 else -1
+    if x.ndim != 2 or x.shape[1] != expect.head_dim or not expect.accepts_positions(positions.shape, n):
+        what = "(n, A)" if expect.multi_axis else "(n,)"
+        raise ValueError(f"x must be (n, {expect.head_dim}) and positions {what}, got {x.shape} and {positions.shape}")
     key = _freq_key(expect, seq_len_of(positions))
     out = x.copy()
     pairs = list(zip(expect.pairs(), expect.out_pairs()))  # in place but for rope_interleave
@@ -121,7 +139,7 @@ def apply(expect: Expect, x: np.ndarray, positions: np.ndarray, *, dtype: str = 
     if dtype != "float64":
         out = round_to(x, dtype)
     for row, pos in enumerate(positions.tolist()):
-        cs, ss, prec = _cos_sin_raw(key, int(pos))
+        cs, ss, prec = _cos_sin_raw(key, _position(expect, pos))
         xr = x[row].tolist()
         for ((a, b), (oa, ob)), c, s in zip(pairs, cs, ss):
             xa, xb = from_float(xr[a]), from_float(xr[b])

@@ -47,6 +47,8 @@ class Fingerprint:
     presets: list[str] = field(default_factory=list)  # every preset with the same RoPE (several can share one)
     same_frequencies: dict[str, str] = field(default_factory=dict)  # preset -> its convention, where only that differs
     expect: dict | None = None  # the expectation that reproduces what was measured
+    #: a multi-axis RoPE: each pair's axis, the kind (chunked, interleaved, per-axis, parity) and the sizes
+    axes: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -99,7 +101,10 @@ def _candidates(base, head_dim, r, conv, measured, max_position):
 
 
 def fingerprint(f, expect: Expect) -> Fingerprint:
-    """Fingerprint f (float64 in and out) for expect's head_dim, dtype and max_position."""
+    """Fingerprint f (float64 in and out) for expect's head_dim, dtype and max_position (and, for a multi-axis RoPE,
+    its number of axes: each pair's axis is measured)."""
+    if expect.multi_axis:
+        return fingerprint_axes(f, expect)
     d, top = expect.head_dim, expect.max_position
     y = f(np.eye(d), np.ones(d, dtype=np.int64))
     bad = ~np.isfinite(y)
@@ -180,6 +185,90 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
     return fp
 
 
+_PLAIN = {"mrope_section": None, "mrope_interleaved": False, "axes_dims_rope": None, "axes_parity": False,
+          "axis_names": None}
+
+
+def fingerprint_axes(f, expect: Expect) -> Fingerprint:
+    """A multi-axis RoPE, probed with basis vectors along each of expect's n_axes axes: the convention (at text tokens,
+    every axis at one position), each pair's axis and frequency per unit of it, then the kind that deals the pairs
+    (chunked, interleaved, per-axis ladders, parity), the sizes, the base and the preset."""
+    d, top, A = expect.head_dim, expect.max_position, expect.n_axes
+    text = probe.text_view(f, expect)
+    y = text(np.eye(d), np.ones(d, dtype=np.int64))
+    if not np.isfinite(y).all():
+        raise Failure(f"f(e_j, 1) is not finite: {int((~np.isfinite(y)).sum())} of {y.size} values; nothing to "
+                      f"fingerprint", "non-finite")
+    pr = probe.convention(text, d)
+    r = 2 * len(pr.pairs)
+    fp = Fingerprint(head_dim=d, convention="not a rotation of pairs" if pr.problem else "explicit", pairs=pr.pairs,
+                     rotary_dim=r, problem=pr.problem)
+    if pr.problem or not pr.pairs:
+        return fp
+    conv = pr.convention(d, r) or "explicit"
+    fp.convention = conv
+    pairs = _ordered(pr, conv, d, r)
+    rows = []
+    for a in range(A):
+        def along(x, p, a=a):
+            v = np.zeros((len(p), A), dtype=np.int64)
+            v[:, a] = p
+            return f(x, v)
+        rows.append(probe.frequencies(along, d, pairs, max_position=top))
+    omega = np.abs(np.array([fr.thetas for fr in rows]))
+    owner = [int(a) for a in np.argmax(omega, axis=0)]
+    theta = omega[owner, np.arange(len(owner))]
+    fp.thetas = theta.tolist()
+    fp.precision = float(np.nanmax([rows[a].precision[j] for j, a in enumerate(owner)]))
+    fp.offset = float(np.median([rows[a].offset[j] for j, a in enumerate(owner)]))
+    if np.all(np.array([rows[a].thetas[j] for j, a in enumerate(owner)]) < 0):
+        fp.direction = "backwards"
+    _, norms = probe.angles(text, d, pairs, 1)
+    fp.attention_factor = float(np.median(norms))
+    counts = [owner.count(a) for a in range(A)]
+    fp.axes = {"n_axes": A, "pair_axes": owner, "pairs_per_axis": counts, "kind": "unknown"}
+    if conv == "explicit" or min(counts) == 0:
+        return fp
+    tol = max(1e-9, 100 * fp.precision)
+    chunked = [a for a in range(A) for _ in range(counts[a])]
+    interleaved = [j % A if j % A and j < A * counts[j % A] else 0 for j in range(len(owner))]
+    parity = A == 2 and counts[0] == counts[1] and owner == chunked
+    plain = Expect(head_dim=d, rotary_dim=r, convention=conv, max_position=top)
+    layouts = []
+    if owner == chunked:
+        layouts += [("chunked", {"mrope_section": counts}), ("per-axis", {"axes_dims_rope": [2 * c for c in counts]})]
+        if parity:
+            layouts.append(("parity", {"axes_parity": True}))
+    if owner == interleaved and owner != chunked:
+        layouts.append(("interleaved", {"mrope_section": counts, "mrope_interleaved": True}))
+    for kind, fields in layouts:
+        shape = plain.replace(**fields)
+        # the base from the ladder's exponents: ln theta_j = -(2 i_j / R_j) ln b, fitted through the origin
+        expo = np.array([2.0 * i / R for i, R in shape.ladder()])
+        keep = expo > 0
+        if not keep.any():
+            continue
+        lnb = float(np.sum(-np.log(theta[keep]) * expo[keep]) / np.sum(expo[keep] ** 2))
+        base = math.exp(lnb)
+        for digits in (6, 8, 10, 12, 15):
+            rounded = float(f"{base:.{digits}g}")
+            if rounded > 1 and np.max(np.abs(rounded ** -expo - theta) / theta) <= max(4 * fp.precision, 4e-16):
+                base = rounded
+                break
+        if base <= 1:
+            continue
+        cand = shape.replace(rope_theta=base)
+        err = float(np.max(np.abs(reference.thetas(cand) - theta) / theta))
+        if err <= max(tol, 1e-6):
+            fp.base, fp.base_precision, fp.curve, fp.curve_error = base, err, "ntk-or-default", err
+            fp.axes.update(kind=kind, **{k: v for k, v in fields.items() if k != "mrope_interleaved"})
+            fp.expect = cand.replace(dtype=expect.dtype).to_dict()
+            fp.precision_class, fp.max_errors = _precision(f, cand.replace(dtype=expect.dtype), top)
+            fp.presets = _presets(cand, fp.attention_factor, tol)
+            break
+    return fp
+
+
 def _fit_longrope(f, d, pairs, conv, r, long_th, short_th, top, fp):
     """A LongRoPE table: one set of per-pair factors up to an original length L, another beyond it.
     L is the first sequence length at which the long table is used (found by bisection on seq_len); the
@@ -248,6 +337,8 @@ def _presets(cand: Expect, g: float, tol: float) -> list[str]:
         pe = presets.get(name)
         if (pe.head_dim, pe.rotary_dim, pe.convention) != (cand.head_dim, cand.rotary_dim, cand.convention):
             continue
+        if (pe.multi_axis, pe.axes_kind(), pe.pair_axes()) != (cand.multi_axis, cand.axes_kind(), cand.pair_axes()):
+            continue  # another way of dealing pairs to axes (a 1-D model's RoPE is no M-RoPE's)
         want = reference.thetas(pe)
         got = reference.thetas(cand)
         if np.max(np.abs(want - got) / want) <= max(tol, 1e-6) and abs(reference.attention_factor(pe) - g) <= 1e-6 * g:
@@ -261,6 +352,11 @@ def describe(fp: Fingerprint) -> list[str]:
     if fp.problem:
         return [f"not a rotation of pairs of dims: {fp.problem}"]
     pass_through = fp.head_dim - fp.rotary_dim
+    if fp.axes is not None:
+        ax = fp.axes
+        sizes = ax.get("mrope_section") or ax.get("axes_dims_rope")
+        out.append(f"axes: {ax['n_axes']}, {ax['kind']}" + (f" {sizes}" if sizes else "")
+                   + f"; pairs per axis {ax['pairs_per_axis']} (pair j's axis: {_axis_runs(ax['pair_axes'])})")
     out.append(f"convention: {fp.convention}" + (f" {fp.pairs[:4]}..." if fp.convention == "explicit" else "")
                + f"; rotary dim {fp.rotary_dim} of {fp.head_dim}" + (f" ({pass_through} dims pass through)" if pass_through else ""))
     out.append(f"direction: {fp.direction}; position offset: {fp.offset:.3g}; attention factor: {fp.attention_factor:.9g}")
@@ -292,6 +388,17 @@ def describe(fp: Fingerprint) -> list[str]:
     else:
         out.append("matches no preset")
     return out
+
+
+def _axis_runs(axes: list[int]) -> str:
+    """'0 x16, 1 x24, 2 x24' (runs of one axis), at most 8 runs then '...'."""
+    runs: list[list[int]] = []
+    for a in axes:
+        if runs and runs[-1][0] == a:
+            runs[-1][1] += 1
+        else:
+            runs.append([a, 1])
+    return ", ".join(f"{a} x{n}" for a, n in runs[:8]) + (", ..." if len(runs) > 8 else "")
 
 
 def json_compact(d) -> str:

@@ -52,7 +52,8 @@ _REPOS = {
     "TensorRT-LLM": "NVIDIA/TensorRT-LLM", "exllamav3": "turboderp-org/exllamav3", "torchtitan": "pytorch/torchtitan",
     "executorch": "pytorch/executorch", "rotary-embedding-torch": "lucidrains/rotary-embedding-torch",
     "nanochat": "karpathy/nanochat", "fla": "fla-org/flash-linear-attention", "pie": "pie-project/pie",
-    "pegainfer": "pegainfer-project/pegainfer",
+    "pegainfer": "pegainfer-project/pegainfer", "MNN": "alibaba/MNN", "mlx-vlm": "Blaizzy/mlx-vlm",
+    "diffusers": "huggingface/diffusers", "Liger-Kernel": "linkedin/Liger-Kernel",
 }
 
 

@@ -132,12 +132,13 @@ def cos_sin(positions, hi, lo, xp=np, small: bool | None = None):
 
 
 def rounded_table(expect: Expect, positions) -> tuple[np.ndarray, np.ndarray]:
-    """cos and sin of p theta'_i per position and pair, exactly rounded to the output dtype: the table ropespec
+    """cos and sin of p theta'_i per position and pair (p the pair's own axis's for a multi-axis RoPE), exactly rounded to the output dtype: the table ropespec
     hands an apply kernel (--form kernel, qk). The attention factor is not in it: a kernel rotates; a table that
     carries the factor is the table builder's business."""
-    pos = np.asarray(positions, dtype=np.float64).reshape(-1)
+    pos = np.asarray(positions)
+    pos = expect.pair_positions(pos if expect.multi_axis and pos.ndim == 2 else pos.reshape(-1))
     hi, lo, _ = theta_hi_lo(expect, int(pos.max()) + 1 if pos.size else None)
-    c, s = cos_sin(pos[:, None], hi, lo)
+    c, s = cos_sin(pos, hi, lo)
     return round_to(c, expect.dtype), round_to(s, expect.dtype)
 
 

@@ -40,6 +40,12 @@ def encode(expect, x: Sequence, angles: Sequence, cos: Callable, sin: Callable, 
     return y
 
 
+def axis_angles(pair_axes: Sequence[int], position: Sequence, thetas: Sequence) -> list:
+    """The angles of a multi-axis RoPE: pair j turns by phi_j = p[a(j)] theta_j, the position on its own axis
+    a(j) (:meth:`spec.expectation.Expect.pair_axes`) times its frequency (:meth:`~spec.expectation.Expect.ladder`)."""
+    return [position[a] * t for a, t in zip(pair_axes, thetas)]
+
+
 def pe_pair(phi, cos: Callable, sin: Callable):
     """The sinusoidal encoding's pair at angle phi = p theta_i: (sin phi, cos phi) (Vaswani et al. 2017:
     sin at dim 2i, cos at 2i + 1)."""

@@ -65,6 +65,11 @@ _SCALING_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 HEAD_DIM_MAX = 4096  # even, 2 ... 4096 (real heads are 64-256; the mpmath reference grows with it)
 MAX_POSITION_MAX = 2**53  # 2 ... 2^53: positions are int64 and exact in float64 (reference.fast's range)
 FACTOR_MAX = 65536.0  # a scaling factor is in [1, 65536]
+AXES_MIN, AXES_MAX = 1, 4  # multi-axis RoPE: 1 to 4 position axes (text, time, height, width)
+#: the axis names a multi-axis expectation gets when it names none, by the number of axes
+DEFAULT_AXIS_NAMES = {1: ("t",), 2: ("h", "w"), 3: ("t", "h", "w"), 4: ("t", "h", "w", "a3")}
+#: the ways a multi-axis RoPE deals its pairs to the axes (:meth:`Expect.axes_kind`)
+AXES_KINDS = ("chunked", "interleaved", "per-axis", "parity")
 RANGES = {
     "head_dim": f"an even integer in [2, {HEAD_DIM_MAX}]",
     "rotary_dim": "an even integer in [2, head_dim]",
@@ -79,6 +84,11 @@ RANGES = {
     "rope_scaling.beta_fast, beta_slow": "finite numbers > 0 with beta_fast > beta_slow",
     "rope_scaling.low_freq_factor, high_freq_factor": "finite numbers > 0 with low < high",
     "rope_scaling.short_factor, long_factor": f"rotary_dim/2 numbers in (0, {FACTOR_MAX:g}]",
+    "mrope_section": f"{AXES_MIN} to {AXES_MAX} integers >= 1 (pairs per axis) summing to rotary_dim/2",
+    "mrope_interleaved": "true or false, with mrope_section; axis a > 0 then needs A * section[a] <= rotary_dim/2",
+    "axes_dims_rope": f"{AXES_MIN} to {AXES_MAX} even integers >= 2 (dims per axis) summing to rotary_dim",
+    "axes_parity": "true or false: two axes, rotary_dim/2 even",
+    "axis_names": "one distinct name per axis",
 }
 
 
@@ -152,6 +162,11 @@ class Expect:
     inv_freq_dtype: str = "float32"
     n_heads: int = 1
     n_kv_heads: int | None = None
+    mrope_section: tuple[int, ...] | None = None
+    mrope_interleaved: bool = False
+    axes_dims_rope: tuple[int, ...] | None = None
+    axes_parity: bool = False
+    axis_names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         hd = self.head_dim
@@ -185,8 +200,83 @@ class Expect:
         if self.rope_scaling is not None:
             if not isinstance(self.rope_scaling, Mapping):
                 raise ExpectationError("rope_scaling", f"must be a dict or null, got {type(self.rope_scaling).__name__}")
-            scaling = _validate_scaling(dict(self.rope_scaling), self.rotary_dim, self.max_position)
-            object.__setattr__(self, "rope_scaling", _freeze(scaling))
+            scaling = self._lift_mrope(dict(self.rope_scaling))
+            if scaling is not None:
+                scaling = _freeze(_validate_scaling(scaling, self.rotary_dim, self.max_position))
+            object.__setattr__(self, "rope_scaling", scaling)
+        self._validate_axes()
+
+    def _lift_mrope(self, s: dict) -> dict | None:
+        """HF configs carry M-RoPE inside rope_scaling / rope_parameters (``{"type": "mrope", "mrope_section": [...]}``,
+        Qwen3-VL's ``mrope_interleaved``): the keys become this expectation's fields and the rest stays the scaling
+        dict (None where only rope_type default or mrope is left)."""
+        lifted = False
+        for key in ("mrope_section", "mrope_interleaved"):
+            if key in s:
+                lifted = True
+                value = s.pop(key)
+                mine = getattr(self, key)
+                if mine not in (None, False) and _freeze(value) != mine:
+                    raise ExpectationError(key, f"given twice, {_short(mine)} and rope_scaling.{key} {_short(value)}")
+                object.__setattr__(self, key, value)
+        kind = s.get("rope_type", s.get("type"))
+        if kind == "mrope" or (lifted and kind == "default" and not set(s) - {"rope_type", "type"}):
+            return None
+        return s
+
+    def _validate_axes(self) -> None:
+        """The multi-axis fields: one way of dealing pairs to axes at most, sizes that add up, no length scaling."""
+        given = [k for k in ("mrope_section", "axes_dims_rope") if getattr(self, k) is not None]
+        if self.axes_parity:
+            given.append("axes_parity")
+        for key in ("mrope_interleaved", "axes_parity"):
+            if not isinstance(getattr(self, key), bool):
+                raise ExpectationError(key, f"must be true or false, got {_short(getattr(self, key))}")
+        if len(given) > 1:
+            raise ExpectationError(given[1], f"cannot be given with {given[0]}: one way of dealing pairs to axes")
+        if self.mrope_interleaved and self.mrope_section is None:
+            raise ExpectationError("mrope_interleaved", "needs mrope_section (the pairs of each axis)")
+        if not given:
+            if self.axis_names is not None:
+                raise ExpectationError("axis_names", "needs a multi-axis expectation (mrope_section, axes_dims_rope "
+                                                     "or axes_parity)")
+            return
+        k = self.n_pairs
+        if self.mrope_section is not None or self.axes_dims_rope is not None:
+            key = given[0]
+            sizes = getattr(self, key)
+            if (not isinstance(sizes, (list, tuple)) or not AXES_MIN <= len(sizes) <= AXES_MAX
+                    or not all(_is_int(v) for v in sizes)):
+                raise ExpectationError(key, f"must be {RANGES[key]}, got {_short(sizes)}")
+            sizes = tuple(sizes)
+            object.__setattr__(self, key, sizes)
+            if key == "mrope_section":
+                if min(sizes) < 1 or sum(sizes) != k:
+                    raise ExpectationError(key, f"must be {RANGES[key]} = {k} (rotary_dim {self.rotary_dim}), got "
+                                                f"{list(sizes)} (sum {sum(sizes)})")
+                if self.mrope_interleaved:
+                    for a, size in enumerate(sizes[1:], start=1):
+                        if len(sizes) * size > k:
+                            raise ExpectationError(key, f"with mrope_interleaved, axis {a}'s {size} pairs sit at j = "
+                                                        f"{a} mod {len(sizes)}, so {len(sizes)} x {size} must be <= "
+                                                        f"rotary_dim/2 = {k}, got {list(sizes)}")
+            else:
+                if min(sizes) < 2 or any(v % 2 for v in sizes) or sum(sizes) != self.rotary_dim:
+                    raise ExpectationError(key, f"must be {RANGES[key]} = {self.rotary_dim}, got {list(sizes)} "
+                                                f"(sum {sum(sizes)})")
+        elif k % 2:
+            raise ExpectationError("axes_parity", f"needs an even number of rotary pairs (two axes of "
+                                                  f"rotary_dim/4 each), got rotary_dim {self.rotary_dim}")
+        if self.rope_scaling is not None:
+            raise ExpectationError("rope_scaling", f"a multi-axis RoPE takes no length scaling here (rope_type "
+                                                   f"default), got {self.rope_type!r}")
+        names = self.axis_names
+        if names is not None:
+            if (not isinstance(names, (list, tuple)) or len(names) != self.n_axes
+                    or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names)):
+                raise ExpectationError("axis_names", f"must be {self.n_axes} distinct non-empty names, one per axis, "
+                                                     f"got {_short(names)}")
+            object.__setattr__(self, "axis_names", tuple(names))
 
     def __reduce__(self):
         """Pickled with its scaling dict thawed (a mappingproxy does not pickle): an expectation crosses
@@ -222,6 +312,98 @@ class Expect:
     def n_pairs(self) -> int:
         """Number of rotated pairs, rotary_dim / 2."""
         return self.rotary_dim // 2
+
+    # -- multi-axis RoPE: which axis each pair turns with, and at which frequency -----------------------------------
+    @property
+    def multi_axis(self) -> bool:
+        """Whether positions are vectors (n, A), one integer per axis (mrope_section, axes_dims_rope or
+        axes_parity), rather than one integer per row."""
+        return self.mrope_section is not None or self.axes_dims_rope is not None or self.axes_parity
+
+    @property
+    def n_axes(self) -> int:
+        """A, the number of position axes (1 for 1-D RoPE)."""
+        sizes = self.mrope_section or self.axes_dims_rope
+        return len(sizes) if sizes else (2 if self.axes_parity else 1)
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        """The axes' names, in the order of the position columns."""
+        return self.axis_names or DEFAULT_AXIS_NAMES[self.n_axes]
+
+    def axes_kind(self) -> str | None:
+        """How pairs are dealt to axes (:data:`AXES_KINDS`), None for 1-D RoPE: a shared ladder in chunks
+        (``mrope_section``) or interleaved (``mrope_interleaved``), a ladder per axis (``axes_dims_rope``), or
+        Pixtral's parity split of a shared ladder (``axes_parity``)."""
+        if self.mrope_section is not None:
+            return "interleaved" if self.mrope_interleaved else "chunked"
+        if self.axes_dims_rope is not None:
+            return "per-axis"
+        return "parity" if self.axes_parity else None
+
+    def shared_ladder(self) -> bool:
+        """Whether every pair's frequency is the 1-D ladder's, theta^(-2j/r) (so equal axes give 1-D RoPE)."""
+        return self.axes_kind() in (None, "chunked", "interleaved")
+
+    def pair_axes(self) -> tuple[int, ...]:
+        """The axis each pair turns with (0 for every pair of a 1-D RoPE). Chunked: axis a owns the next
+        section[a] pairs; interleaved (Qwen3-VL): pair j is on axis a = j mod A when a > 0 and j < A section[a],
+        else on axis 0; per-axis: axis a owns the next axes_dims_rope[a] / 2 pairs; parity: the first half of the
+        pairs on axis 0, the second on axis 1."""
+        k, kind = self.n_pairs, self.axes_kind()
+        if kind == "interleaved":
+            A, sec = self.n_axes, self.mrope_section
+            return tuple(j % A if j % A and j < A * sec[j % A] else 0 for j in range(k))
+        if kind is None:
+            return (0,) * k
+        if kind == "parity":
+            sizes = (k // 2, k // 2)
+        elif kind == "per-axis":
+            sizes = tuple(d // 2 for d in self.axes_dims_rope)
+        else:
+            sizes = self.mrope_section
+        return tuple(a for a, size in enumerate(sizes) for _ in range(size))
+
+    def ladder(self) -> tuple[tuple[int, int], ...]:
+        """Each pair's frequency as (i, R): theta_j = rope_theta^(-2 i / R). 1-D and shared ladders: (j, r);
+        per-axis ladders: (k, d_a), k the pair's index within its axis's d_a dims; parity: (2k, r) on axis 0,
+        (2k + 1, r) on axis 1, k the index within the axis."""
+        r, kind = self.rotary_dim, self.axes_kind()
+        if kind in (None, "chunked", "interleaved"):
+            return tuple((j, r) for j in range(self.n_pairs))
+        out, seen = [], [0] * self.n_axes
+        for a in self.pair_axes():
+            i = seen[a]
+            seen[a] += 1
+            out.append((i, self.axes_dims_rope[a]) if kind == "per-axis" else (2 * i + a, r))
+        return tuple(out)
+
+    def pair_positions(self, positions) -> np.ndarray:
+        """The position each pair turns with, float64: rows' positions (n, A) of a multi-axis RoPE give (n, n_pairs),
+        column j read from axis :meth:`pair_axes` ``[j]``; positions (n,) give (n, 1), one for every pair (broadcast):
+        of a 1-D RoPE, or of a multi-axis RoPE's text tokens, at one position on every axis."""
+        p = np.asarray(positions, dtype=np.float64)
+        if not self.multi_axis or p.ndim < 2:
+            return p[..., None]
+        return p[..., list(self.pair_axes())]
+
+    def accepts_positions(self, shape: tuple[int, ...], n: int) -> bool:
+        """Whether an oracle takes positions of this shape for n rows: (n,), or (n, A) for a multi-axis RoPE (whose
+        (n,) are text tokens, every axis at that position)."""
+        return tuple(shape) == (n,) or (self.multi_axis and tuple(shape) == (n, self.n_axes))
+
+    def rows_at(self, values) -> np.ndarray:
+        """Rows at the given positions: (n,) for 1-D RoPE; for a multi-axis RoPE row i puts values[(i + a) mod n] on
+        axis a, so that every axis sees every value and no row (of more than one value) has one on every axis."""
+        v = np.asarray(values, dtype=np.int64).reshape(-1)
+        if not self.multi_axis:
+            return v
+        n = len(v)
+        return np.array([[v[(i + a) % n] for a in range(self.n_axes)] for i in range(n)], dtype=np.int64)
+
+    def position_shape(self, n: int) -> tuple[int, ...]:
+        """The shape of n rows' positions: (n,), or (n, A) for a multi-axis RoPE."""
+        return (n, self.n_axes) if self.multi_axis else (n,)
 
     @property
     def rope_type(self) -> str:
@@ -282,6 +464,14 @@ class Expect:
         if d["n_heads"] == 1 and d["n_kv_heads"] == 1:  # single-head: keep the JSON short
             d.pop("n_heads")
             d.pop("n_kv_heads")
+        for key in ("mrope_section", "axes_dims_rope", "axis_names"):  # 1-D RoPE: keep the JSON as it was
+            if d[key] is None:
+                d.pop(key)
+            else:
+                d[key] = list(d[key])
+        for key in ("mrope_interleaved", "axes_parity"):
+            if not d[key]:
+                d.pop(key)
         return d
 
     def to_json(self) -> str:
@@ -326,6 +516,11 @@ class Expect:
             parts.append(f"rotary_dim {self.rotary_dim}")
         if self.rope_scaling:
             parts.append(f"{self.rope_type} scaling")
+        kind = self.axes_kind()
+        if kind is not None:
+            sizes = {"chunked": self.mrope_section, "interleaved": self.mrope_section,
+                     "per-axis": self.axes_dims_rope}.get(kind)
+            parts.append(f"{kind} axes {'/'.join(self.axes)}" + (f" {list(sizes)}" if sizes else ""))
         parts.append(self.dtype)
         return ", ".join(parts)
 

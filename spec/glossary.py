@@ -5,6 +5,8 @@
 * **form**: which function of a family it is, and so how it is called (:data:`FORMS`).
 * **layout**: how an apply function takes its rows: the axes of a batched call (:data:`LAYOUTS`).
 * **mode**: what TARGET is: the function itself, a factory of functions, or a factory of decoders (:data:`MODES`).
+* **axis**: one coordinate of a multi-axis RoPE's position vector (t, h, w); **section**: the pairs of one axis
+  (``mrope_section``); **ladder**: the frequencies theta^(-2i/R) the pairs turn at, shared or one per axis.
 * **convention**: which dims of the rotary dims turn together and where their results are written
   (``spec.expectation.CONVENTIONS``: half, interleaved, rope_interleave). Two dims that turn together are a pair.
 * **call shape**: family, form, layout, in place and the table TARGET, together (``implementations.shape``).
@@ -35,10 +37,10 @@ FORMS: dict[str, str] = {
 
 #: how an apply function takes its rows (``--layout``)
 LAYOUTS: dict[str, str] = {
-    "nd": "f(x (n, head_dim), positions (n,))",
-    "bshd": "x (batch, seq, heads, head_dim), positions (batch, seq)",
-    "bhsd": "x (batch, heads, seq, head_dim), positions (batch, seq)",
-    "sbhd": "x (seq, batch, heads, head_dim), positions (batch, seq)",
+    "nd": "f(x (n, head_dim), positions (n,)), or (n, A) position vectors for multi-axis RoPE",
+    "bshd": "x (batch, seq, heads, head_dim), positions (batch, seq) (or (batch, seq, A))",
+    "bhsd": "x (batch, heads, seq, head_dim), positions (batch, seq) (or (batch, seq, A))",
+    "sbhd": "x (seq, batch, heads, head_dim), positions (batch, seq) (or (batch, seq, A))",
     "thd": "packed x (tokens, heads, head_dim), one offset per sequence and cu_seqlens",
 }
 
@@ -75,6 +77,14 @@ DIAGNOSES: dict[str, str] = {
     "causal-mask": "attention ignores the causal mask",
     "values-rotated": "attention rotates the values",
     "absolute-position": "attention scores depend on absolute positions (an additive encoding)",
+    "axes-chunked": "pairs are dealt to the axes in chunks where the expectation interleaves them (Qwen3-VL)",
+    "axes-interleaved": "pairs are dealt to the axes interleaved where the expectation has them in chunks",
+    "axes-sections": "an axis turns other pairs than its section: sections in another order or of other sizes",
+    "axes-swapped": "two axes' positions are read in each other's place",
+    "axis-ignored": "one axis turns no pair: its positions are ignored or another axis's are read in its place",
+    "axis-offset": "one axis's positions are shifted by a constant (a 1-based grid)",
+    "ladder-per-axis": "each axis restarts its own ladder where the expectation shares one ladder over the pairs",
+    "ladder-shared": "one ladder runs over every pair where each axis should have its own",
     "unknown": "nothing measured fits",
 }
 

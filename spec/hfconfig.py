@@ -18,7 +18,12 @@ Keys read (transformers 4.57 and 5.x):
   with ``rope_interleave: true`` (DeepSeek-V3, where transformers makes it the default, and other MLA
   models) reads interleaved pairs and writes the half layout (convention ``rope_interleave``, as
   transformers' ``apply_rotary_pos_emb_interleave`` and the model repository's own code do); every other
-  model pairs half.
+  model pairs half;
+* multi-axis RoPE: ``mrope_section`` and ``mrope_interleaved`` from ``rope_scaling`` or ``rope_parameters``
+  (Qwen2-VL's ``{"type": "mrope", ...}``, Qwen3-VL, GLM-4.1V, whose text model pairs interleaved);
+* a diffusers transformer's ``config.json`` (its ``_class_name``): FLUX's ``axes_dims_rope`` (base 10000, as
+  ``FluxPosEmbed`` is built), HunyuanVideo's ``rope_axes_dim`` and ``rope_theta``, Wan's axes derived as
+  ``WanRotaryPosEmbed`` does (h = w = 2 (d // 6), t the rest); head_dim is ``attention_head_dim``, pairs interleaved.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Any
 
 from spec.expectation import FACTOR_MAX, RANGES, Expect, ExpectationError, _is_number, _short, load_json
 
-INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2")
+INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "glm4v_text")
 #: model types whose transformers config defaults ``rope_interleave`` to true
 ROPE_INTERLEAVE_MODEL_TYPES = ("deepseek_v3",)
 _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
@@ -36,7 +41,10 @@ _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
 
 #: keys only a config with a rotary embedding has
 ROTARY_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base", "rotary_pct", "rotary_dim",
-               "partial_rotary_factor", "qk_rope_head_dim", "rope_interleave")
+               "partial_rotary_factor", "qk_rope_head_dim", "rope_interleave", "axes_dims_rope", "rope_axes_dim")
+#: diffusers transformers with a multi-axis RoPE, by ``_class_name``
+DIFFUSERS_CLASSES = ("FluxTransformer2DModel", "HunyuanVideoTransformer3DModel", "WanTransformer3DModel")
+_MROPE_KEYS = ("mrope_section", "mrope_interleaved")
 #: model types that use RoPE even where an older config.json names none of ROTARY_KEYS (the 10000 base was implied)
 ROPE_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi", "phi3", "gpt_neox",
                     "gptj", "codegen", "stablelm", "starcoder2", "olmo", "cohere", "deepseek_v2", "deepseek_v3")
@@ -45,6 +53,8 @@ ROPE_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma"
 def has_rope(d: dict) -> bool:
     """Whether a config describes a model with a rotary embedding: a rotary key, or a model type known to use RoPE
     (a Falcon config with ``alibi: true`` uses ALiBi instead)."""
+    if d.get("_class_name") in DIFFUSERS_CLASSES:
+        return True
     d = _text_model(d)
     if d.get("alibi") is True or d.get("position_embedding_type") not in (None, "rotary", "rope"):
         return any(k in d for k in ROTARY_KEYS) and d.get("alibi") is not True
@@ -53,7 +63,7 @@ def has_rope(d: dict) -> bool:
 
 def looks_like_hf_config(d: dict) -> bool:
     return any(k in d for k in ("model_type", "hidden_size", "num_attention_heads", "max_position_embeddings",
-                                "n_embd", "text_config"))
+                                "n_embd", "text_config", "_class_name"))
 
 
 def _text_model(d: dict) -> dict:
@@ -80,6 +90,8 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
         kind = f"model_type {d.get('model_type')!r}" if d.get("model_type") else "this config"
         raise ExpectationError("config.json", f"{kind} has no rotary embedding (none of {', '.join(ROTARY_KEYS)}, and "
                                               f"not a model type known to use RoPE): there is no RoPE to check against")
+    if d.get("_class_name") in DIFFUSERS_CLASSES:
+        return _diffusers(d)
     d = _text_model(d)
     params = d.get("rope_parameters") or {}
     if not isinstance(params, dict):
@@ -114,12 +126,17 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
         out["max_position"] = _int(d, pos_key)
     top_original = d.get("original_max_position_embeddings")  # Phi-3 keeps it at the top level
     scaling = d.get("rope_scaling")
+    for source in (scaling, params):  # M-RoPE rides in the scaling dict, or in 5.x's rope_parameters
+        if isinstance(source, dict):
+            out.update({k: source[k] for k in _MROPE_KEYS if k in source and k not in out})
+    if isinstance(scaling, dict) and scaling.get("rope_type", scaling.get("type")) == "mrope":
+        scaling = {k: v for k, v in scaling.items() if k not in ("type", "rope_type") + _MROPE_KEYS} or None
     if scaling is None and params.get("rope_type", params.get("type", "default")) != "default":
         scaling = {k: v for k, v in params.items() if k not in _NOT_SCALING}
     if scaling is not None:
         if not isinstance(scaling, dict):
             raise ExpectationError("config.json: rope_scaling", f"must be an object or null, got {type(scaling).__name__}")
-        scaling = dict(scaling)
+        scaling = {k: v for k, v in scaling.items() if k not in _MROPE_KEYS}
         rt = scaling.get("rope_type", scaling.get("type"))
         if rt == "default":
             scaling = None
@@ -138,6 +155,26 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
                 else:
                     scaling["original_max_position_embeddings"] = max_pos
         out["rope_scaling"] = scaling
+    try:
+        return Expect.from_dict(out)
+    except ExpectationError as e:
+        raise ExpectationError(f"config.json: {e.field}", e.problem) from None
+
+
+def _diffusers(d: dict) -> Expect:
+    """A diffusers transformer's config: its attention head dim and the axes its rotary embedding builds."""
+    cls = d["_class_name"]
+    head_dim = _int(d, "attention_head_dim")
+    out: dict[str, Any] = {"head_dim": head_dim, "convention": "interleaved"}
+    if cls == "FluxTransformer2DModel":
+        out["axes_dims_rope"] = d.get("axes_dims_rope", [16, 56, 56])
+    elif cls == "HunyuanVideoTransformer3DModel":
+        out["axes_dims_rope"] = d.get("rope_axes_dim", [16, 56, 56])
+        out["rope_theta"] = d.get("rope_theta", 256.0)
+    else:  # WanRotaryPosEmbed: h = w = 2 (d // 6), t the rest
+        hw = 2 * (head_dim // 6)
+        out["axes_dims_rope"] = [head_dim - 2 * hw, hw, hw]
+        out["max_position"] = d.get("rope_max_seq_len", 1024)
     try:
         return Expect.from_dict(out)
     except ExpectationError as e:

@@ -29,7 +29,8 @@ _ENTRIES = [
         "rope.conformance",
         "conformance",
         "Each pair (x_a, x_b) of the rotary dims is rotated by the angle p * theta_i with theta_i = "
-        "rope_theta^(-2i/rotary_dim), to within the error bound of the expectation's precision class.",
+        "rope_theta^(-2i/rotary_dim), to within the error bound of the expectation's precision class (multi-axis "
+        "RoPE: p is the position on the pair's own axis, theta_i its ladder's frequency).",
         source="RoFormer (Su et al., arXiv 2104.09864), eq. 34; seed tutorial 004",
     ),
     Invariant(
@@ -42,19 +43,19 @@ _ENTRIES = [
         "rope.relative-position",
         "rotation",
         "Scores depend only on the position difference: <f(q, m), f(k, n)> = <f(q, m + c), f(k, n + c)> "
-        "for every shift c.",
+        "for every shift c (multi-axis RoPE: position vectors, shifted along one axis or several at once).",
         source="RoFormer eq. 16; seed tutorial 004 (gap 2 at starts 3, 10, 100, 4000)",
     ),
     Invariant(
         "rope.identity-at-zero",
         "rotation",
-        "At position 0 the encoding is the identity: f(x, 0) = x.",
+        "At position 0 (every axis at 0) the encoding is the identity: f(x, 0) = x.",
         source="RoFormer: R(0) = I",
     ),
     Invariant(
         "rope.composition",
         "rotation",
-        "Rotations compose by adding positions: f(f(x, a), b) = f(x, a + b).",
+        "Rotations compose by adding positions (vectors, for multi-axis RoPE): f(f(x, a), b) = f(x, a + b).",
         source="llama.cpp's composition test rope(rope(x, 100 + i), -67) = rope(x, 33 + i)",
     ),
     Invariant(
@@ -74,6 +75,37 @@ _ENTRIES = [
         "structure",
         "Dims at and beyond rotary_dim pass through bit-exactly unchanged.",
         source="pie PR #603, maxtext #4616, vLLM PR #41185 (partial rotary)",
+    ),
+    Invariant(
+        "axes.separation",
+        "axes",
+        "A move along one axis turns only that axis's pairs: f(x, p + c e_a) and f(x, p) agree on every pair of "
+        "another axis.",
+        source="MNN #4133, mlx-vlm #576, sglang #35744 (pairs read from the wrong axis, h/w rows dropped)",
+    ),
+    Invariant(
+        "axes.text-reduction",
+        "axes",
+        "With a shared ladder (mrope_section, axes_parity aside), a token at one position m on every axis gets 1-D "
+        "RoPE: f(x, (m, ..., m)) = RoPE(x, m).",
+        source="Qwen2-VL (arXiv 2409.12191) section 2.1: text tokens get equal t, h, w ids, M-RoPE then equals 1-D RoPE",
+    ),
+    Invariant(
+        "axes.one-axis",
+        "axes",
+        "With per-axis ladders, a token at 0 on every axis but a gets, on a's pairs, 1-D RoPE with a's own ladder "
+        "rope_theta^(-2k/d_a), and the identity on every other pair.",
+        source="diffusers FluxPosEmbed and get_1d_rotary_pos_embed (one 1-D RoPE per axis, concatenated); diffusers "
+               "#12538 (Wan's axis dims that do not add up)",
+    ),
+    Invariant(
+        "axes.equal-axes-differ",
+        "axes",
+        "With per-axis ladders, equal positions on every axis do not give 1-D RoPE: each axis restarts its ladder, so "
+        "text-only checks of such code prove nothing about its rotation.",
+        source="diffusers FluxPosEmbed (each axis's ladder normalised by its own dims)",
+        expected_to_fail="each axis's ladder restarts at theta^0, so equal positions on every axis are not one "
+                         "position of a 1-D ladder",
     ),
     Invariant(
         "contract.input-unmodified",

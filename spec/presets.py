@@ -41,10 +41,34 @@ _PRESETS: dict[str, dict[str, Any]] = {
     "gpt-j-6b": {"head_dim": 256, "rotary_dim": 64, "rope_theta": 10000.0, "convention": "interleaved",
                  "max_position": 2048},
     "codellama-7b": {"head_dim": 128, "rope_theta": 1000000.0, "max_position": 16384},
+    # multi-axis RoPE: positions are (n, A) vectors, one column per axis in the order of the sections
+    "qwen2-vl-7b": {"head_dim": 128, "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "max_position": 32768},
+    "qwen2.5-vl-7b": {"head_dim": 128, "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "max_position": 128000},
+    "qwen3-vl-8b": {"head_dim": 128, "rope_theta": 5000000.0, "mrope_section": [24, 20, 20], "mrope_interleaved": True,
+                    "max_position": 262144},
+    "glm-4.1v": {"head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "convention": "interleaved",
+                 "mrope_section": [8, 12, 12], "max_position": 65536},
+    "qwen2-vl-vision": {"head_dim": 80, "rope_theta": 10000.0, "axes_dims_rope": [40, 40], "max_position": 8192},
+    "pixtral-12b": {"head_dim": 64, "rope_theta": 10000.0, "axes_parity": True, "max_position": 64},
+    "llama-4-vision": {"head_dim": 88, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [44, 44],
+                       "axis_names": ["x", "y"], "max_position": 25},
+    "flux.1-dev": {"head_dim": 128, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
+                   "max_position": 4096},
+    "hunyuan-video": {"head_dim": 128, "rope_theta": 256.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
+                      "max_position": 4096},
+    "wan2.1": {"head_dim": 128, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [44, 42, 42],
+               "max_position": 1024},
 }
 
 #: preset -> what could not be confirmed from a primary source (the model's own config or code)
 UNVERIFIED: dict[str, str] = {
+    "glm-4.1v": "partial_rotary_factor 0.5 and mrope_section [8, 12, 12] as transformers' Glm4vTextRotaryEmbedding "
+                "defaults them; the checkpoint's config.json was not read here",
+    "qwen2-vl-vision": "max_position: the vision tower has no limit of its own; 8192 patches per side is ropespec's",
+    "flux.1-dev": "max_position: FLUX has no limit of its own (the ids are patch rows and columns); 4096 is ropespec's",
+    "hunyuan-video": "max_position: no limit of its own; 4096 is ropespec's",
+    "pixtral-12b": "max_position 64: image_size 1024 / patch_size 16 patches per side, from transformers' "
+                   "PixtralVisionConfig defaults",
     "deepseek-v3": "head_dim 64 is qk_rope_head_dim; DeepSeek applies mscale to the softmax scale, not in RoPE",
 }
 
@@ -57,6 +81,18 @@ NOTES: dict[str, str] = {
     "gpt-j-6b": "rotate_every_two: interleaved pairs on the first 64 dims",
     "gpt-neox-20b": "rotary_pct 0.25: 24 of 96 dims rotate",
     "pythia-6.9b": "rotary_pct 0.25: 32 of 128 dims rotate",
+    "qwen2-vl-7b": "M-RoPE: t, h, w sections of 16, 24, 24 pairs of one shared ladder (half); text tokens have t = h = w",
+    "qwen2.5-vl-7b": "as qwen2-vl-7b; video t ids are scaled by second_per_grid_t x tokens_per_second",
+    "qwen3-vl-8b": "interleaved M-RoPE: pair j on h when j mod 3 = 1 and j < 60, on w when j mod 3 = 2 and j < 60, else t",
+    "glm-4.1v": "M-RoPE on the first 64 of 128 dims, interleaved pairs (rotate_half_llm)",
+    "qwen2-vl-vision": "the vision tower: [h | w] halves of 20 pairs each, each axis's ladder theta^(-2k/40), half "
+                       "pairing over the whole head (embed_dim 1280, 16 heads)",
+    "pixtral-12b": "one ladder theta^(-2j/64): h takes the even frequency indices, w the odd, chunked [h | w]",
+    "llama-4-vision": ("[x | y]: x is the patch column, y the row, each 22 complex pairs with the ladder theta^(-2k/44); "
+                       "Llama 4 counts patches from 1 (positions are 1-based), the CLS token is at angle 0"),
+    "flux.1-dev": "axes_dims_rope [16, 56, 56]: ids (index, row, column), each axis its own ladder, interleaved pairs",
+    "hunyuan-video": "axes (t, h, w) of 16, 56, 56 dims, theta 256",
+    "wan2.1": "axes (t, h, w): h = w = 2 (128 // 6) = 42 dims, t the other 44; rope_max_seq_len 1024",
 }
 
 

@@ -12,6 +12,8 @@ Each invariant has one proof with an honest kind:
 * ``symbolic``: for all values of its symbols;
 * ``symbolic, d <= 16`` (or ``n = 3``): for all values of its symbols, for every even head dim (or
   sequence length) up to the bound said;
+* ``symbolic, listed sections``: for all values of its symbols, on the small multi-axis expectations of each kind
+  that :func:`axes_expects` lists (unequal sections, every convention the models use);
 * ``definition``: the invariant is what the definition says; no proof is needed and none is claimed;
 * ``tested only``: a property of code (its memory, its state, its errors) that the mathematics does not
   speak to: the property tests it, nothing proves it.
@@ -37,10 +39,10 @@ from spec.invariants import REGISTRY
 from spec.expectation import CONVENTIONS, Expect
 
 MAX_D = 16
-SYMBOLIC, BOUNDED, BOUNDED_N, DEFINITION, TESTED = (
-    "symbolic", f"symbolic, d <= {MAX_D}", "symbolic, n = 3", "definition", "tested only")
-KINDS = (SYMBOLIC, BOUNDED, BOUNDED_N, DEFINITION, TESTED)
-PROVEN_KINDS = (SYMBOLIC, BOUNDED, BOUNDED_N)
+SYMBOLIC, BOUNDED, BOUNDED_N, SECTIONS, DEFINITION, TESTED = (
+    "symbolic", f"symbolic, d <= {MAX_D}", "symbolic, n = 3", "symbolic, listed sections", "definition", "tested only")
+KINDS = (SYMBOLIC, BOUNDED, BOUNDED_N, SECTIONS, DEFINITION, TESTED)
+PROVEN_KINDS = (SYMBOLIC, BOUNDED, BOUNDED_N, SECTIONS)
 
 SYM = types.SimpleNamespace(num=sp.Rational, log=sp.log, sqrt=sp.sqrt, pi=sp.pi)
 
@@ -140,8 +142,41 @@ def vec(name: str, d: int) -> list[sp.Symbol]:
 
 
 def f(expect: Expect, x, pos, th, gain=1) -> list:
-    """The RoPE map of spec.definitions on symbols: pair i turns by pos * th[i]."""
+    """The RoPE map of spec.definitions on symbols: pair i turns by pos * th[i] (a multi-axis RoPE's pos is a vector,
+    pair i turning with its own axis's entry, definitions.axis_angles)."""
+    if expect.multi_axis:
+        return definitions.encode(expect, x, definitions.axis_angles(expect.pair_axes(), pos, th), sp.cos, sp.sin, gain)
     return definitions.encode(expect, x, [pos * t for t in th], sp.cos, sp.sin, gain)
+
+
+def position_vec(name: str, e: Expect):
+    """A symbolic position: one symbol, or one per axis of a multi-axis RoPE."""
+    return list(sp.symbols(f"{name}0:{e.n_axes}", real=True)) if e.multi_axis else sp.Symbol(name, real=True)
+
+
+def vadd(u_, v_):
+    return [x + y for x, y in zip(u_, v_)] if isinstance(u_, list) else u_ + v_
+
+
+def ladder_thetas(e: Expect, b=None) -> list:
+    """The expectation's frequencies on a symbolic base: spec.scaling.ladder at each pair's (i, R) of Expect.ladder."""
+    return [scaling.ladder(b if b is not None else base, sp.Integer(i), sp.Integer(R)) for i, R in e.ladder()]
+
+
+def axes_expects(kinds=("chunked", "interleaved", "per-axis", "parity")):
+    """Small multi-axis expectations of each kind, in the conventions the models use them in: sections of unequal
+    sizes, so that a wrong assignment of pairs to axes shows."""
+    every = {
+        "chunked": [Expect(head_dim=8, mrope_section=[1, 1, 2]), Expect(head_dim=12, mrope_section=[1, 2, 3],
+                                                                         convention="interleaved"),
+                    Expect(head_dim=12, rotary_dim=8, mrope_section=[2, 1, 1], convention="interleaved")],
+        "interleaved": [Expect(head_dim=16, mrope_section=[4, 2, 2], mrope_interleaved=True)],
+        "per-axis": [Expect(head_dim=12, axes_dims_rope=[2, 4, 6], convention="interleaved"),
+                     Expect(head_dim=8, axes_dims_rope=[4, 4])],
+        "parity": [Expect(head_dim=8, axes_parity=True)],
+    }
+    for k in kinds:
+        yield from every[k]
 
 
 def R(phi) -> sp.Matrix:
@@ -165,7 +200,30 @@ def expects(max_d: int = MAX_D, conventions=CONVENTIONS, partial: bool = False):
 
 
 # -- rope ---------------------------------------------------------------------------------------------
-@proves("rope.conformance", BOUNDED, ROT + ("convention: swapped", "ladder: b^(-i/r)"))
+_ONE_D = {"mrope_section": None, "mrope_interleaved": False, "axes_dims_rope": None, "axes_parity": False}
+
+
+def _documented_axis(e: Expect, j: int) -> tuple[int, tuple[int, int]]:
+    """Pair j's axis and frequency (i, R), theta = b^(-2i/R), as the models' code deals them (Qwen2-VL's chunks,
+    Qwen3-VL's interleaving, FLUX's per-axis ladders, Pixtral's parity), written from the models' rules, not from
+    Expect.pair_axes / Expect.ladder."""
+    r, k = e.rotary_dim, e.n_pairs
+    if e.mrope_section is not None and e.mrope_interleaved:
+        A, sec = len(e.mrope_section), e.mrope_section
+        return (j % A if j % A and j < A * sec[j % A] else 0), (j, r)
+    if e.mrope_section is not None:
+        starts = [sum(e.mrope_section[:a]) for a in range(len(e.mrope_section))]
+        return max(a for a, st in enumerate(starts) if st <= j), (j, r)
+    if e.axes_dims_rope is not None:
+        starts = [sum(e.axes_dims_rope[:a]) // 2 for a in range(len(e.axes_dims_rope))]
+        axis = max(a for a, st in enumerate(starts) if st <= j)
+        return axis, (j - starts[axis], e.axes_dims_rope[axis])
+    axis = int(j >= k // 2)
+    return axis, (2 * (j - axis * (k // 2)) + axis, r)
+
+
+@proves("rope.conformance", BOUNDED, ROT + ("convention: swapped", "ladder: b^(-i/r)", "axes: interleaving ignored",
+                                            "ladder: per axis", "ladder: shared"))
 def conformance():
     b = base
     for e in expects(partial=True):
@@ -183,9 +241,22 @@ def conformance():
             want[dst[0]] = xa * sp.cos(p * t) - xb * sp.sin(p * t)
             want[dst[1]] = xa * sp.sin(p * t) + xb * sp.cos(p * t)
         _zero([yy - ww for yy, ww in zip(y, want)], f"{e.convention}, d = {d}, r = {r}")
+    for e in axes_expects():
+        pv = position_vec("p", e)
+        th = ladder_thetas(e)
+        y = f(e, vec("x", e.head_dim), pv, th)
+        want = f(e.replace(**_ONE_D), vec("x", e.head_dim), 0, [0] * e.n_pairs)  # the dims, unturned
+        for j, ((ia, ib), (oa, ob)) in enumerate(zip(e.pairs(), e.out_pairs())):
+            axis, (i, R_) = _documented_axis(e, j)
+            phi = pv[axis] * b ** sp.Rational(-2 * i, R_)
+            xa, xb = vec("x", e.head_dim)[ia], vec("x", e.head_dim)[ib]
+            want[oa], want[ob] = xa * sp.cos(phi) - xb * sp.sin(phi), xa * sp.sin(phi) + xb * sp.cos(phi)
+        _zero([yy - ww for yy, ww in zip(y, want)], f"{e.axes_kind()} axes, d = {e.head_dim}")
     return (f"f(x, p) of the definitions equals the paper's formula written out: pair i (interleaved (2i, 2i+1); half "
             f"(i, i + r/2); rope_interleave reads (2i, 2i+1), writes (i, i + r/2)) turns to (x_a cos - x_b sin, "
-            f"x_a sin + x_b cos) at p b^(-2i/r), dims >= r unchanged; symbolic x, p, b; every even d <= {MAX_D}, r = d and d - 2")
+            f"x_a sin + x_b cos) at p b^(-2i/r), dims >= r unchanged; symbolic x, p, b; every even d <= {MAX_D}, r = d and d - 2; "
+            f"multi-axis RoPE of every kind equals the models' rules written out (chunked sections, Qwen3-VL's j mod 3 "
+            f"below 3 s_a, per-axis ladders b^(-2k/d_a), Pixtral's even/odd split) with symbolic position vectors")
 
 
 @proves("rope.norm-per-pair", SYMBOLIC, ("R: doubled", "R: shear", "R: plus a bias"))
@@ -196,11 +267,12 @@ def norm_per_pair():
     return "the rotation of the definitions keeps the pair's norm: (x_a c - x_b s)^2 + (x_a s + x_b c)^2 = x_a^2 + x_b^2 for every angle"
 
 
-def _relative(what):
-    for e in expects():
+def _relative(what, axes: bool = False):
+    for e in list(expects()) + (list(axes_expects()) if axes else []):
         d = e.head_dim
         q, k, th = vec("q", d), vec("k", d), thetas(e.n_pairs)
-        fq, fk, fq2, fk2 = f(e, q, m, th), f(e, k, n, th), f(e, q, m + c, th), f(e, k, n + c, th)
+        mm, nn, cc = (position_vec(v, e) for v in ("m", "n", "c")) if e.multi_axis else (m, n, c)
+        fq, fk, fq2, fk2 = f(e, q, mm, th), f(e, k, nn, th), f(e, q, vadd(mm, cc), th), f(e, k, vadd(nn, cc), th)
         # the score is a sum over the output pairs: each pair's share is shown shift-invariant
         for oa, ob in e.out_pairs():
             _zero(fq[oa] * fk[oa] + fq[ob] * fk[ob] - fq2[oa] * fk2[oa] - fq2[ob] * fk2[ob],
@@ -209,29 +281,35 @@ def _relative(what):
 
 @proves("rope.relative-position", BOUNDED, ("R: shear", "R: plus a bias"))
 def relative_position():
-    _relative("relative position")
+    _relative("relative position", axes=True)
     return (f"<f(q, m), f(k, n)> = <f(q, m + c), f(k, n + c)> with the definitions' f for symbolic q, k, m, n, c and "
-            f"theta_i, every convention, every even d <= {MAX_D}")
+            f"theta_i, every convention, every even d <= {MAX_D}; and for multi-axis RoPE of every kind (chunked, "
+            f"interleaved, per-axis, parity) with symbolic position vectors m, n and shift c, which holds for a shift "
+            f"along one axis (c = c_a e_a) as for a joint one")
 
 
 @proves("rope.identity-at-zero", BOUNDED, ("R: reflection", "R: doubled"))
 def identity_at_zero():
-    for e in expects(partial=True):
+    for e in list(expects(partial=True)) + list(axes_expects()):
         x = vec("x", e.head_dim)
-        _zero([yy - xx for yy, xx in zip(f(e, x, 0, thetas(e.n_pairs)), x)] if e.convention != "rope_interleave"
-              else [f(e, x, 0, thetas(e.n_pairs))[e.output_dims()[j]] - x[j] for j in range(e.head_dim)],
+        zero = [0] * e.n_axes if e.multi_axis else 0
+        _zero([yy - xx for yy, xx in zip(f(e, x, zero, thetas(e.n_pairs)), x)] if e.convention != "rope_interleave"
+              else [f(e, x, zero, thetas(e.n_pairs))[e.output_dims()[j]] - x[j] for j in range(e.head_dim)],
               f"{e.convention}, d = {e.head_dim}")
-    return f"f(x, 0) = x (rope_interleave: x in its output layout) for symbolic x, theta_i; every even d <= {MAX_D}"
+    return (f"f(x, 0) = x (rope_interleave: x in its output layout) for symbolic x, theta_i; every even d <= {MAX_D}, and "
+            f"multi-axis RoPE of every kind at the zero vector")
 
 
 @proves("rope.composition", BOUNDED, ("R: reflection", "R: doubled", "R: shear", "R: plus a bias"))
 def composition():
-    for e in expects(conventions=("half", "interleaved"), partial=True):
+    for e in list(expects(conventions=("half", "interleaved"), partial=True)) + list(axes_expects()):
         x, th = vec("x", e.head_dim), thetas(e.n_pairs)
-        _zero([l_ - r__ for l_, r__ in zip(f(e, f(e, x, a, th), b_, th), f(e, x, a + b_, th))],
+        aa, bb = (position_vec(v, e) for v in ("a", "b")) if e.multi_axis else (a, b_)
+        _zero([l_ - r__ for l_, r__ in zip(f(e, f(e, x, aa, th), bb, th), f(e, x, vadd(aa, bb), th))],
               f"{e.convention}, d = {e.head_dim}")
     return (f"f(f(x, a), b) = f(x, a + b) for symbolic x, a, b, theta_i (in-place conventions; rope_interleave is "
-            f"the half layout of the interleaved map, lemma.convention-conjugacy); every even d <= {MAX_D}")
+            f"the half layout of the interleaved map, lemma.convention-conjugacy); every even d <= {MAX_D}; multi-axis "
+            f"RoPE of every kind with symbolic position vectors a, b")
 
 
 @proves("rope.linearity", BOUNDED, ("R: plus a bias",))
@@ -284,6 +362,68 @@ def partial_passthrough():
             if y[j] != x[j]:
                 raise ProofError(f"{e.convention}, d = {e.head_dim}, r = {e.rotary_dim}: dim {j} is {y[j]}")
     return f"dims r .. d-1 of f(x, p) are x's own, untouched by angle or attention factor; every even d <= {MAX_D}, r = d - 2"
+
+
+# -- axes ---------------------------------------------------------------------------------------------
+@proves("axes.separation", SECTIONS, ("axes: neighbour's position added",))
+def axes_separation():
+    for e in axes_expects():
+        x, th, pv = vec("x", e.head_dim), thetas(e.n_pairs), position_vec("p", e)
+        y = f(e, x, pv, th)
+        for axis in range(e.n_axes):
+            moved = f(e, x, [v + c if i == axis else v for i, v in enumerate(pv)], th)
+            others = [j for j, own in enumerate(e.pair_axes()) if own != axis]
+            _zero([moved[o] - y[o] for j in others for o in e.out_pairs()[j]], f"{e.axes_kind()}, move along axis {axis}")
+    return ("f(x, p + c e_a) equals f(x, p) on every pair of another axis, for symbolic x, p, c, theta_j, every axis of "
+            "each kind (chunked, interleaved, per-axis, parity)")
+
+
+@proves("axes.text-reduction", SECTIONS, ("axes: neighbour's position added", "ladder: per axis"))
+def axes_text_reduction():
+    for e in axes_expects(("chunked", "interleaved")):
+        x = vec("x", e.head_dim)
+        one_d = e.replace(**_ONE_D)
+        _zero([u1 - u2 for u1, u2 in zip(f(e, x, [p] * e.n_axes, ladder_thetas(e)), f(one_d, x, p, ladder_thetas(one_d)))],
+              f"{e.axes_kind()}, d = {e.head_dim}")
+    return ("f(x, (m, ..., m)) = RoPE(x, m) with each side's own frequencies (the sections' shared ladder, the 1-D "
+            "ladder b^(-2j/r)), for symbolic x, m, b; chunked and interleaved sections")
+
+
+@proves("axes.one-axis", SECTIONS, ("axes: neighbour's position added", "ladder: shared"))
+def axes_one_axis():
+    for e in axes_expects(("per-axis",)):
+        x = vec("x", e.head_dim)
+        for axis, d_a in enumerate(e.axes_dims_rope):
+            at = [p if i == axis else 0 for i in range(e.n_axes)]
+            y = f(e, x, at, ladder_thetas(e))
+            mine = [j for j, own in enumerate(e.pair_axes()) if own == axis]
+            # 1-D RoPE of d_a dims, interleaved, on the axis's pairs gathered in order
+            flat = [x[ab] for j in mine for ab in e.pairs()[j]]
+            one = f(Expect(head_dim=d_a, convention="interleaved"), flat, p, [base ** sp.Rational(-2 * k, d_a)
+                                                                               for k in range(d_a // 2)])
+            for k, j in enumerate(mine):
+                oa, ob = e.out_pairs()[j]
+                _zero([y[oa] - one[2 * k], y[ob] - one[2 * k + 1]], f"axis {axis}, pair {j}")
+            for j in (j for j, own in enumerate(e.pair_axes()) if own != axis):
+                ia, ib = e.pairs()[j]
+                oa, ob = e.out_pairs()[j]
+                _zero([y[oa] - x[ia], y[ob] - x[ib]], f"axis {axis}: pair {j} of another axis")
+    return ("f(x, m e_a) is, on axis a's pairs, the 1-D RoPE of d_a dims with the ladder b^(-2k/d_a) and the identity on "
+            "every other pair, for symbolic x, m, b and each axis of the per-axis expectations")
+
+
+@proves("axes.equal-axes-differ", SYMBOLIC, ("ladder: shared",))
+def axes_equal_axes_differ():
+    e = Expect(head_dim=8, axes_dims_rope=[4, 4])
+    x = vec("x", 8)
+    one_d = e.replace(**_ONE_D)
+    diff = [u1 - u2 for u1, u2 in zip(f(e, x, [p, p], ladder_thetas(e)), f(one_d, x, p, ladder_thetas(one_d)))]
+    point = {p: 1, base: 10000, **{v: 1 for v in x}}
+    gap = max(abs(sp.N(dd.subs(point), 30)) for dd in diff)
+    if gap < sp.Float("1e-20"):
+        raise ProofError("equal axes gave 1-D RoPE")
+    return (f"a witness: axes_dims_rope [4, 4], x = 1, p = 1 on both axes, b = 10000 differs from 1-D RoPE at p = 1 by "
+            f"{sp.N(gap, 6)} in some component (pair 2 restarts the ladder at b^0 where 1-D RoPE turns at b^(-1))")
 
 
 # -- scaling ------------------------------------------------------------------------------------------
@@ -632,6 +772,28 @@ def _encode_gain_twice(expect, x, angles, cos, sin, gain=1, _orig=definitions.en
     return _orig(expect, x, angles, cos, sin, gain * gain) if gain != 1 else _orig(expect, x, angles, cos, sin, gain)
 
 
+_ORIGINAL_PAIR_AXES, _ORIGINAL_LADDER = Expect.pair_axes, Expect.ladder
+
+
+def _axes_chunked(self):
+    """Expect.pair_axes with mrope_interleaved read as chunked sections."""
+    if self.mrope_interleaved:
+        return tuple(a for a, size in enumerate(self.mrope_section) for _ in range(size))
+    return _ORIGINAL_PAIR_AXES(self)
+
+
+def _ladder_per_axis(self):
+    """Expect.ladder with every axis restarting its own ladder, normalised by its own dims (2 x its pairs)."""
+    if not self.multi_axis:
+        return _ORIGINAL_LADDER(self)
+    axes = self.pair_axes()
+    out, seen = [], {}
+    for a_ in axes:
+        out.append((seen.get(a_, 0), 2 * axes.count(a_)))
+        seen[a_] = seen.get(a_, 0) + 1
+    return tuple(out)
+
+
 _yarn_bounds, _llama3_gamma, _mix = scaling.yarn_bounds, scaling.llama3_gamma, scaling.mix
 #: name -> (object, attribute, replacement)
 MUTATIONS: dict[str, tuple[object, str, object]] = {
@@ -655,6 +817,11 @@ MUTATIONS: dict[str, tuple[object, str, object]] = {
     "llama3: lo and hi swapped": (scaling, "llama3_gamma", lambda L_, w, lo, hi: _llama3_gamma(L_, w, hi, lo)),
     "dynamic: factor s l/L": (scaling, "dynamic_factor", lambda s_, l, L_: s_ * l / L_),
     "PE: sin twice": (definitions, "pe_pair", lambda phi, cos, sin: (sin(phi), sin(phi))),
+    "axes: neighbour's position added": (definitions, "axis_angles", lambda axes, pos, th: [
+        (pos[a_] + pos[(a_ + 1) % len(pos)]) * t for a_, t in zip(axes, th)]),
+    "axes: interleaving ignored": (Expect, "pair_axes", _axes_chunked),
+    "ladder: per axis": (Expect, "ladder", _ladder_per_axis),
+    "ladder: shared": (Expect, "ladder", lambda self: tuple((j, self.rotary_dim) for j in range(self.n_pairs))),
     "softmax: causal mask always": (definitions, "attention_weights",
                                     lambda scores, exp, causal=False, _o=definitions.attention_weights: _o(scores, exp, True)),
 }

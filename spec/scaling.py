@@ -63,17 +63,29 @@ def table_variant(expect: Expect, seq_len: int | None) -> object:
 def table_key(expect: Expect, seq_len: int | None = None) -> tuple:
     """A hashable that determines the frequency table and attention factor of a call: base, rotary
     dim, the scaling dict (with max_position, which some types read) and the :func:`table_variant`."""
+    axes = _axes_key(expect)
     if expect.rope_scaling is None:
-        return (expect.rope_theta, expect.rotary_dim, None, None, None)
+        return (expect.rope_theta, expect.rotary_dim, None, None, None, axes)
     scaling = json.dumps(_thaw(expect.rope_scaling), sort_keys=True)
-    return (expect.rope_theta, expect.rotary_dim, expect.max_position, scaling, table_variant(expect, seq_len))
+    return (expect.rope_theta, expect.rotary_dim, expect.max_position, scaling, table_variant(expect, seq_len), axes)
+
+
+_AXES_FIELDS = ("mrope_section", "mrope_interleaved", "axes_dims_rope", "axes_parity")
+
+
+def _axes_key(expect: Expect) -> tuple | None:
+    """How a multi-axis expectation deals pairs to axes and frequencies (None for 1-D RoPE): part of the table's
+    key, since a per-axis or parity ladder changes the frequencies."""
+    if not expect.multi_axis:
+        return None
+    return tuple((k, getattr(expect, k)) for k in _AXES_FIELDS)
 
 
 def expect_of_key(key: tuple) -> Expect:
     """An expectation with the table :func:`table_key` describes (geometry only)."""
-    base, r, max_position, scaling, _ = key
+    base, r, max_position, scaling, _, axes = key
     return Expect(head_dim=r, rope_theta=base, max_position=max_position or 2,  # no scaling: not read
-                  rope_scaling=None if scaling is None else json.loads(scaling))
+                  rope_scaling=None if scaling is None else json.loads(scaling), **dict(axes or ()))
 
 
 # -- the formulas, written once -------------------------------------------------------------------
@@ -226,6 +238,14 @@ def _mixing_error(key: tuple) -> tuple[float, ...]:
     return tuple(out)
 
 
+def _powers(q, R: int) -> list[mpmath.mpf]:
+    """q^0 ... q^(R/2 - 1)."""
+    out = [mpmath.mpf(1)]
+    for _ in range(R // 2 - 1):
+        out.append(out[-1] * q)
+    return out
+
+
 def frequencies(expect: Expect, variant: object = None) -> list[mpmath.mpf]:
     """theta'_i for every pair at the current mpmath precision (call inside ``mpmath.workprec``).
     ``variant`` is :func:`table_variant`'s answer for the call."""
@@ -246,6 +266,12 @@ def frequencies(expect: Expect, variant: object = None) -> list[mpmath.mpf]:
         return out
 
     theta = table(base)
+    if not expect.shared_ladder():  # a ladder per axis, or the parity split: theta^(-2i/R) per pair
+        powers = {}
+        for i, R in expect.ladder():
+            if R not in powers:
+                powers[R] = table(base) if R == expect.rotary_dim else _powers(ladder(base, 1, mpmath.mpf(R)), R)
+        return [powers[R][i] for i, R in expect.ladder()]
     if rt == "default":
         return theta
     f = mpmath.mpf(s["factor"]) if "factor" in s else None

@@ -74,7 +74,7 @@ def inv_freq_relative_error(expect: Expect) -> np.ndarray:
     if e_dtype == "exact":
         return np.zeros(n)
     u = unit_roundoff(e_dtype)
-    expo = 2.0 * np.arange(n) / expect.rotary_dim
+    expo = np.array([2.0 * i / R for i, R in expect.ladder()])  # 2i/r, or a per-axis ladder's 2k/d_a
     base = expect.rope_theta
     rescaled = expect.rope_type in ("ntk", "dynamic")  # a new base, itself rounded
     base_inexact = rescaled or float(round_to(base, e_dtype)) != base
@@ -86,8 +86,12 @@ def inv_freq_relative_error(expect: Expect) -> np.ndarray:
 
 def angle_error(expect: Expect, positions, thetas, xp=np):
     """Bound on |d phi| for each (position, pair): shape (len(positions), n_pairs). ``xp``: the array namespace
-    of ``positions`` and ``thetas`` (numpy, or torch for a comparison on the GPU: the same rule, there)."""
-    p = xp.abs(xp.asarray(positions) * 1.0)[:, None]
+    of ``positions`` and ``thetas`` (numpy, or torch for a comparison on the GPU: the same rule, there). A
+    multi-axis RoPE's positions are (n, A): each pair's angle is its own axis's position times its frequency."""
+    if expect.multi_axis and xp.asarray(positions).ndim == 2:
+        p = xp.abs(xp.asarray(positions)[:, list(expect.pair_axes())] * 1.0)
+    else:  # one position per row (a multi-axis RoPE's text tokens: every axis at p)
+        p = xp.abs(xp.asarray(positions) * 1.0)[:, None]
     th = xp.asarray(thetas)
     phi = p * th[None, :]
     u_a = _u(expect.angle_dtype)

@@ -43,11 +43,14 @@ def op_call(host, fn, e: Expect, x, positions):
         n, d = np.shape(x)
         x = f64(x)
         if rows == "thd":
+            if e.multi_axis:
+                raise Unsupported("the thd layout packs sequences of 1-D positions (offsets); a multi-axis RoPE is "
+                                  "checked in the nd and batched layouts")
             got = op_layout(host, fn, e, x.reshape(n, 1, d), positions, np.arange(n + 1))
         elif rows == "vllm":
             got = op_layout(host, fn, e, x.reshape(n, 1, d), positions, key=x.reshape(n, 1, d))
         else:
-            got = op_layout(host, fn, e, x.reshape(1, n, 1, d), np.reshape(positions, (1, n)))
+            got = op_layout(host, fn, e, x.reshape(1, n, 1, d), np.reshape(positions, (1,) + np.shape(positions)))
         if got["outside"]:
             raise Fault(got["outside"], "input-mutated")
         return got["out"].reshape(n, d), got["dtype"], got["mutated"]
@@ -144,7 +147,12 @@ def op_grad(host, fn, e: Expect, x, positions, g):
 
 
 def _warm_apply(host, fn, e: Expect) -> None:
-    op_call(host, fn, e, np.full((2, e.head_dim), 0.5), np.array([0, 1], dtype=np.int64))
+    op_call(host, fn, e, np.full((2, e.head_dim), 0.5), _two_rows(e))
+
+
+def _two_rows(e: Expect) -> np.ndarray:
+    """Positions 0 and 1 as e's rows: (2,), or (2, A) with every axis of row 1 at 1 (a multi-axis RoPE)."""
+    return np.zeros(e.position_shape(2), dtype=np.int64) + np.arange(2).reshape((2,) + (1,) * e.multi_axis)
 
 
 class RopeBound(Bound):
@@ -367,7 +375,7 @@ def pipeline(kernel: Callable, table: Callable, form: str, kernel_info: dict, ta
     return make
 
 
-_APPLY_INVARIANTS = ("rope.*", "contract.*", "scaling.*", "autograd.*")
+_APPLY_INVARIANTS = ("rope.*", "axes.*", "contract.*", "scaling.*", "autograd.*")
 _ROPE_OPS = {"call": Op(op_call, "f(x, positions)"), "layout": Op(op_layout, "f(x, positions) in its layout"),
              "grad": Op(op_grad, "f(x, positions) with autograd")}
 _DECODER_OPS = {"prefill": Op(op_prefill, "prefill"), "step": Op(op_step, "step")}
@@ -380,7 +388,7 @@ VLLM = Form("rope", "vllm", ((3,), "(positions, query, key)"), _APPLY_INVARIANTS
             as_rope=lambda f: f, diagnosed=True)
 TABLE = Form("rope", "table", ((1,), "(positions)"), ("table.angles",),
              {"table": Op(op_table, "table(positions)")},
-             lambda host, fn, e: op_table(host, fn, e, np.array([0, 1], dtype=np.int64)), TableBound,
+             lambda host, fn, e: op_table(host, fn, e, _two_rows(e)), TableBound,
              as_rope=lambda f: f.rotate_by_table, diagnosed=True, plain_if=_table_is_plain)
 KERNEL = Form("rope", "kernel", ((3,), "(x, cos, sin)"), ("kernel.rotation", "autograd.*"),
               {"kernel": Op(op_kernel, "kernel(x, cos, sin)")}, _warm_kernel, KernelBound,
