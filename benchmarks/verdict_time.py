@@ -9,7 +9,8 @@ imports" column. Prints one Markdown table (median of ``--repeats`` and every ru
 the machine, ready for README. ``--pytest`` also times the README's test command, ``pytest``, which
 takes minutes.
 
-Cases and targets (dev profile, 2 cores): a plain numpy function <= 3 s after imports, the
+Cases and targets (dev profile, 2 cores): a plain numpy function <= 3 s after imports, a plain multi-axis one
+within 2x of it (the ratio of medians of one run), the
 numpy factory <= 10 s, the torch factory <= 12 s, the transformers adapter <= 12 s; ``ropespec spec``
 < 3 s; ``decode.consistency`` with dynamic NTK at L = 2048 decoding to 2L < 20 s; ``precision --exhaustive``
 over 2^20 positions at head_dim 128 <= 60 s; ``pytest`` <= 2.5 min.
@@ -38,6 +39,8 @@ CASES = {
     "imports": (["-c", "import ropespec.cli, ropespec.api, properties.framework, reference"], None),
     "plain function (README's my_rope.py)": (["check", "my_rope.py:apply", "--expect",
                                               '{"head_dim": 128, "rope_theta": 500000}', "--seed", "1"], 3.0),
+    "plain multi-axis function (examples/multi_axis.py:qwen2_vl)": (
+        ["check", "multi_axis.py:qwen2_vl", "--expect", "qwen2-vl-7b", "--seed", "1"], None),
     "numpy factory": (["check", "implementations.numpy_rope:make", "--seed", "1"], 10.0),
     "torch factory": (["check", "implementations.torch_rope:make", "--array", "torch", "--seed", "1"], 12.0),
     "transformers adapter": (["check", "implementations.adapters.hf:make", "--array", "torch", "--dtype", "bfloat16",
@@ -57,6 +60,8 @@ CASES = {
          '{"head_dim": 128, "rope_theta": 500000, "max_position": 1048576}'], 60.0),
 }
 AFTER_IMPORTS = ("plain function (README's my_rope.py)",)  # targets stated after imports
+#: (case, against, at most): ratios of medians measured in the same run
+RATIOS = (("plain multi-axis function (examples/multi_axis.py:qwen2_vl)", "plain function (README's my_rope.py)", 2.0),)
 
 
 def machine() -> str:
@@ -92,6 +97,7 @@ def main() -> int:
         (cwd / "my_rope.py").write_text(MY_ROPE)
         for name in ("implementations",):
             (cwd / name).symlink_to(ROOT / name)
+        (cwd / "multi_axis.py").symlink_to(ROOT / "examples" / "multi_axis.py")
         for _ in range(args.repeats):
             for name, (argv, _) in cases.items():
                 t, code = run((PY[:1] if argv[0] == "-c" else PY) + argv, cwd)
@@ -118,6 +124,10 @@ def main() -> int:
             measured = med - imports if name in AFTER_IMPORTS else med
             verdict = f"{'met' if measured <= target else 'NOT met'} (<= {target:g} s)"
         print(f"| {name} | {med:.2f} s{after} | {', '.join(f'{t:.2f}' for t in ts)} | {codes[name]} | {verdict} |")
+    for name, against, most in RATIOS:
+        if name in times and against in times:
+            ratio = statistics.median(times[name]) / statistics.median(times[against])
+            print(f"\n{name} / {against}: {ratio:.2f}x ({'met' if ratio <= most else 'NOT met'}, <= {most:g}x)")
     return 0
 
 

@@ -151,6 +151,12 @@ class _Abort(BaseException):
         self.case = case
 
 
+class NotChecked(BaseException):
+    """Raised by a check when what it cannot do is the implementation's as a whole, not the case's (a function with
+    no autograd): the property skips with that reason at once, where a rejected case would be retried hundreds of
+    times. A BaseException, so that Hypothesis passes it straight through."""
+
+
 class _Recorder:
     def __init__(self) -> None:
         self.case: dict | None = None
@@ -210,6 +216,8 @@ def run_property(
         test = _hypothesis_test(prop, impl, rec, state, profile, seed_value, replay, should_stop)
         with _storage():
             test()
+    except NotChecked as e:
+        res.status, res.message = "skip", str(e)
     except _Abort as a:
         rec.case = a.case
         _fail(res, a.fault, rec)
@@ -350,5 +358,5 @@ def all_properties() -> list[Property]:
     return sorted(PROPERTIES.values(), key=lambda p: order[p.invariant])
 
 
-__all__ = ["PROPERTIES", "Property", "all_properties", "hypothesis_settings", "progress", "rope_property",
+__all__ = ["PROPERTIES", "NotChecked", "Property", "all_properties", "hypothesis_settings", "progress", "rope_property",
            "run_property"]

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from implementations.contract import Failure, Fault
 from properties.assertions import assert_close
 from properties.numerics import pair_norms, per_dim
-from properties.cases import expect_strategy, pinned_expects, pinned_positions
+from properties.cases import expect_strategy, pinned_expects, pinned_rows_of
 from properties.framework import rope_property
-from properties.strategies import make_vectors, positions, vectors
+from properties.strategies import make_vectors, position_rows, vectors
 from spec import tolerance
 from reference.table import rotated
 from spec.angles import rounded_table as table
@@ -29,15 +29,18 @@ def _cases(impl):
     def build(draw):
         e = draw(expect_strategy(impl, partial=None), label="expect")
         n = draw(st.integers(1, 8), label="n")
-        pos = draw(st.lists(positions(max_value=e.max_position), min_size=n, max_size=n), label="positions")
-        return {"expect": e, "positions": np.array(pos, dtype=np.int64), "x": draw(vectors(e, n), label="x")}
+        pos = draw(position_rows(e, n, max_value=e.max_position), label="positions")
+        return {"expect": e, "positions": pos, "x": draw(vectors(e, n), label="x")}
 
     return build()
 
 
 def _pinned(impl):
-    pos = np.array(pinned_positions(impl), dtype=np.int64)
-    return [{"expect": e, "positions": pos, "x": make_vectors(e, len(pos))} for e in pinned_expects(impl)]
+    out = []
+    for e in pinned_expects(impl):
+        pos = pinned_rows_of(impl, e)
+        out.append({"expect": e, "positions": pos, "x": make_vectors(e, len(pos))})
+    return out
 
 
 @rope_property("kernel.rotation",
@@ -98,8 +101,8 @@ def _qk_cases(impl):
             h_q, h_kv = e.n_heads, e.n_kv_heads
         b, s_ = draw(st.integers(1, 2), label="batch"), draw(st.integers(1, 4), label="seq")
         # positions per batch row: rows with different offsets (left padding, decode) and equal rows
-        pos = draw(st.lists(positions(max_value=e.max_position), min_size=b * s_, max_size=b * s_), label="positions")
-        return {"expect": e, "positions": np.array(pos, dtype=np.int64).reshape(b, s_),
+        pos = draw(position_rows(e, b * s_, max_value=e.max_position), label="positions")
+        return {"expect": e, "positions": pos.reshape((b, s_) + pos.shape[1:]),
                 "q": draw(vectors(e, b * h_q * s_), label="q").reshape(b, h_q, s_, e.head_dim),
                 "k": draw(vectors(e, b * h_kv * s_), label="k").reshape(b, h_kv, s_, e.head_dim)}
 
@@ -111,8 +114,8 @@ def _qk_cases(impl):
                cases=_qk_cases)
 def test_qk(bind, case):
     e, pos = case["expect"], case["positions"]
-    b, s_ = pos.shape
-    c, s = table(e, pos.reshape(-1))
+    b, s_ = pos.shape[:2]
+    c, s = table(e, pos.reshape((b * s_,) + pos.shape[2:]))
     c, s = c.reshape(b, s_, -1), s.reshape(b, s_, -1)
     q_out, k_out = bind(e).qk(case["q"], case["k"], c, s)
     worst = 0.0

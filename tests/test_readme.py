@@ -111,6 +111,9 @@ def test_readme_command(command, exit_code, scratch):
         pytest.importorskip("torch")
     if "adapters.hf" in command:
         pytest.importorskip("transformers")
+    if "adapters.diffusers" in command:
+        pytest.importorskip("torch")
+        pytest.importorskip("diffusers")
     if "--plot" in command:
         pytest.importorskip("matplotlib")
     argv = shlex.split(command)

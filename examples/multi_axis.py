@@ -1,0 +1,84 @@
+"""Multi-axis RoPE as a user writes it from each model's code, in numpy: plain functions f(x, positions) with x
+(n, head_dim) and positions (n, A), column a the token's position on axis a.
+
+    ropespec check examples/multi_axis.py:qwen2_vl --expect qwen2-vl-7b
+    ropespec check examples/multi_axis.py:qwen3_vl --expect qwen3-vl-8b
+    ropespec check examples/multi_axis.py:flux --expect flux.1-dev
+
+examples/multi_axis_bugs.py holds their buggy twins, one for each fault ropespec names.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def rotate_half(x):
+    """transformers' rotate_half: (x1, x2) -> (-x2, x1) over the two halves."""
+    h = x.shape[-1] // 2
+    return np.concatenate([-x[..., h:], x[..., :h]], axis=-1)
+
+
+def mrope_freqs(positions, head_dim: int, theta: float):
+    """Qwen2VLRotaryEmbedding's angles before the merge: (3, n, head_dim/2), one table per axis (t, h, w), every
+    axis on the one ladder theta^(-2j/d)."""
+    inv_freq = 1.0 / theta ** (np.arange(0, head_dim, 2) / head_dim)
+    return positions.T[:, :, None] * inv_freq
+
+
+def apply_half(x, angles):
+    """transformers' apply_rotary_pos_emb with the table cat(angles, angles): half pairs (i, i + d/2)."""
+    emb = np.concatenate([angles, angles], axis=-1)
+    return (x * np.cos(emb) + rotate_half(x) * np.sin(emb)).astype(x.dtype)
+
+
+# -- Qwen2-VL / Qwen2.5-VL: one ladder, chunked sections t | h | w ------------------------------------------------------
+def qwen2_vl_merge(freqs, sections):
+    """recomposition_frequencies: the first sections[0] pairs from t's table, the next sections[1] from h's, ..."""
+    split = np.split(freqs, np.cumsum(sections)[:-1], axis=-1)
+    return np.concatenate([m[i % 3] for i, m in enumerate(split)], axis=-1)
+
+
+def qwen2_vl(x, positions, sections=(16, 24, 24), theta=1e6):
+    return apply_half(x, qwen2_vl_merge(mrope_freqs(positions, x.shape[1], theta), sections))
+
+
+# -- Qwen3-VL: one ladder, sections interleaved t h w t h w ... ------------------------------------------------------------
+def qwen3_vl_merge(freqs, sections):
+    """Qwen3-VL's recomposition_frequencies: t's table, with pair j taken from h's where j = 1 mod 3 and j < 3 s_h,
+    from w's where j = 2 mod 3 and j < 3 s_w."""
+    merged = freqs[0].copy()
+    for axis, offset in ((1, 1), (2, 2)):
+        idx = slice(offset, sections[axis] * 3, 3)
+        merged[..., idx] = freqs[axis][..., idx]
+    return merged
+
+
+def qwen3_vl(x, positions, sections=(24, 20, 20), theta=5e6):
+    return apply_half(x, qwen3_vl_merge(mrope_freqs(positions, x.shape[1], theta), sections))
+
+
+# -- FLUX: one ladder per axis, interleaved pairs --------------------------------------------------------------------
+def get_1d_rotary_pos_embed(dim: int, pos, theta: float = 10000.0):
+    """diffusers' get_1d_rotary_pos_embed(use_real=True, repeat_interleave_real=True): cos and sin (n, dim), each
+    pair's value at both of its dims."""
+    freqs = 1.0 / theta ** (np.arange(0, dim, 2) / dim)
+    angles = np.outer(pos, freqs)
+    return np.repeat(np.cos(angles), 2, axis=1), np.repeat(np.sin(angles), 2, axis=1)
+
+
+def flux_pos_embed(ids, axes_dim=(16, 56, 56), theta=10000.0):
+    """FluxPosEmbed.forward: one 1-D RoPE table per axis (column of ids), concatenated."""
+    tables = [get_1d_rotary_pos_embed(d, ids[:, i], theta) for i, d in enumerate(axes_dim)]
+    return np.concatenate([c for c, _ in tables], axis=1), np.concatenate([s for _, s in tables], axis=1)
+
+
+def apply_rotary_emb(x, cos, sin):
+    """diffusers' apply_rotary_emb(use_real_unbind_dim=-1): interleaved pairs (2i, 2i + 1)."""
+    x_real, x_imag = x[:, 0::2], x[:, 1::2]
+    rotated = np.stack([-x_imag, x_real], axis=-1).reshape(x.shape)
+    return (x * cos + rotated * sin).astype(x.dtype)
+
+
+def flux(x, positions, axes_dim=(16, 56, 56), theta=10000.0):
+    return apply_rotary_emb(x, *flux_pos_embed(positions, axes_dim, theta))

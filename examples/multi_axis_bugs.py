@@ -1,0 +1,64 @@
+"""The buggy twins of examples/multi_axis.py, one for each fault of multi-axis RoPE that ropespec names (the word
+after each name; tests/test_multi_axis_examples.py checks each fails with its word and no other):
+
+    ropespec check examples/multi_axis_bugs.py:qwen3_vl_chunked --expect qwen3-vl-8b   # axes-chunked, exit 1
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from multi_axis import apply_half, apply_rotary_emb, flux, mrope_freqs, qwen2_vl, qwen2_vl_merge, qwen3_vl_merge
+
+
+def qwen3_vl_chunked(x, positions):
+    """axes-chunked: Qwen3-VL's sections merged in Qwen2-VL's chunks (MNN #4133, mlx-vlm #576)."""
+    return apply_half(x, qwen2_vl_merge(mrope_freqs(positions, x.shape[1], 5e6), (24, 20, 20)))
+
+
+def qwen2_vl_interleaved(x, positions):
+    """axes-interleaved: Qwen2-VL's sections merged by Qwen3-VL's interleaving code."""
+    return apply_half(x, qwen3_vl_merge(mrope_freqs(positions, x.shape[1], 1e6), (16, 24, 24)))
+
+
+def qwen2_vl_sections_reversed(x, positions):
+    """axes-sections: the sections read in reverse, [24, 24, 16]."""
+    return qwen2_vl(x, positions, sections=(24, 24, 16))
+
+
+def flux_hw_swapped(x, positions):
+    """axes-swapped: the row and column ids read in each other's place."""
+    return flux(x, positions[:, [0, 2, 1]])
+
+
+def qwen2_vl_per_axis(x, positions):
+    """ladder-per-axis: each section its own ladder theta^(-2k/d_a), as FLUX's axes have."""
+    return apply_half(x, np.concatenate([np.outer(positions[:, a], 1e6 ** (-np.arange(0, 2 * s, 2) / (2 * s)))
+                                         for a, s in enumerate((16, 24, 24))], axis=1))
+
+
+def flux_one_ladder(x, positions):
+    """ladder-shared: one ladder theta^(-2j/128) over every pair, the axes' dims taking its chunks in turn."""
+    freqs = 10000.0 ** (-np.arange(0, 128, 2) / 128)
+    owner = np.repeat([0, 1, 2], [8, 28, 28])
+    angles = positions[:, owner] * freqs
+    return apply_rotary_emb(x, np.repeat(np.cos(angles), 2, axis=1), np.repeat(np.sin(angles), 2, axis=1))
+
+
+def qwen2_vl_text_only(x, positions):
+    """axis-ignored: every axis read from the temporal column, as text-only code does."""
+    return qwen2_vl(x, np.repeat(positions[:, :1], 3, axis=1))
+
+
+def flux_one_based(x, positions):
+    """axis-offset: the image's rows counted from 1."""
+    return flux(x, positions + np.array([0, 1, 0]))
+
+
+def qwen2_vl_bshd_row0(x, positions):
+    """layout (--layout bshd): every batch row rotated by batch row 0's position vectors (Liger-Kernel #461)."""
+    b, s, h, d = x.shape
+    pos = np.broadcast_to(positions[:1], positions.shape)
+    rows = np.repeat(pos.reshape(b * s, 3), h, axis=0)
+    return qwen2_vl(x.reshape(-1, d), rows).reshape(x.shape)
+

@@ -1,0 +1,128 @@
+"""transformers' multi-axis rotary code as factories: the vision-language models' text M-RoPE and their vision
+towers' 2-D RoPE, each the model's rotary embedding class (built from a config, no weights) and its own apply
+function, called as the model calls them, on rows x (n, head_dim) at positions (n, A).
+
+    ropespec check implementations.adapters.hf_axes:qwen2_vl --array torch --expect qwen2-vl-7b
+    ropespec check implementations.adapters.hf_axes:qwen3_vl --array torch --dtype bfloat16 --expect qwen3-vl-8b
+    ropespec check implementations.adapters.hf_axes:pixtral --array torch --expect pixtral-12b
+
+Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``glm4v`` (text: position_ids (3, batch, seq), the merged
+table from the rotary embedding's forward, ``apply_rotary_pos_emb``), ``qwen2_vl_vision`` (the vision tower:
+position_ids (n, 2), ``apply_rotary_pos_emb_vision``) and ``pixtral`` (``PixtralVisionRotaryEmbedding``). Needs
+``transformers`` (``pip install -e '.[hf]'``); without it they decline. What a model's code cannot express (another
+kind of axes, convention, number of axes) is declined, so that a verdict is always about the model's own code.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+ARRAY = "torch"
+
+
+@dataclass(frozen=True)
+class Model:
+    """How one model's multi-axis rotary code is built and called."""
+
+    module: str  # transformers.models.<module>.modeling_<module>
+    config: str  # its config class
+    rotary: str  # its rotary embedding class
+    kind: str  # the axes kind its code computes (spec.expectation.AXES_KINDS)
+    convention: str = "half"
+    n_axes: int = 3
+    partial: bool = False  # a partial_rotary_factor in its rope_parameters
+    call: str = "text"  # "text": position_ids (3, batch, seq); "vision": (n, 2) and apply_rotary_pos_emb_vision;
+    # "pixtral": (n, 2) and apply_rotary_pos_emb(..., unsqueeze_dim=0)
+
+
+MODELS = {
+    "qwen2_vl": Model("qwen2_vl", "Qwen2VLTextConfig", "Qwen2VLRotaryEmbedding", "chunked"),
+    "qwen2_5_vl": Model("qwen2_5_vl", "Qwen2_5_VLTextConfig", "Qwen2_5_VLRotaryEmbedding", "chunked"),
+    "qwen3_vl": Model("qwen3_vl", "Qwen3VLTextConfig", "Qwen3VLTextRotaryEmbedding", "interleaved"),
+    "glm4v": Model("glm4v", "Glm4vTextConfig", "Glm4vTextRotaryEmbedding", "chunked", convention="interleaved",
+                   partial=True),
+    "qwen2_vl_vision": Model("qwen2_vl", "Qwen2VLVisionConfig", "Qwen2VLVisionRotaryEmbedding", "per-axis",
+                             n_axes=2, call="vision"),
+    "pixtral": Model("pixtral", "PixtralVisionConfig", "PixtralVisionRotaryEmbedding", "parity", n_axes=2,
+                     call="pixtral"),
+}
+
+
+def _decline(name: str, m: Model, expect) -> None:
+    if expect.axes_kind() != m.kind:
+        raise NotImplementedError(f"transformers' {name} code computes {m.kind} multi-axis RoPE, not "
+                                  f"{expect.axes_kind() or '1-D RoPE'}")
+    if expect.n_axes != m.n_axes:
+        raise NotImplementedError(f"transformers' {name} code has {m.n_axes} axes, not {expect.n_axes}")
+    if expect.convention != m.convention:
+        raise NotImplementedError(f"transformers' {name} code pairs {m.convention}, not {expect.convention}")
+    if expect.rotary_dim != expect.head_dim and not m.partial:
+        raise NotImplementedError(f"transformers' {name} code rotates every dim (no partial rotary)")
+    if m.kind == "per-axis" and expect.axes_dims_rope != (expect.head_dim // 2,) * 2:
+        raise NotImplementedError(f"transformers' {name} code splits the head into two halves of "
+                                  f"{expect.head_dim // 2} dims, not {list(expect.axes_dims_rope)}")
+
+
+def config_for(name: str, expect):
+    """The model's config computing ``expect``'s rotary embedding, one head of head_dim."""
+    import transformers
+
+    m = MODELS[name]
+    cls = getattr(transformers, m.config)
+    d = expect.head_dim
+    if m.call == "vision":
+        return cls(embed_dim=d, num_heads=1, depth=1, rope_parameters={"rope_type": "axial",
+                                                                        "rope_theta": expect.rope_theta})
+    if m.call == "pixtral":
+        return cls(hidden_size=d, num_attention_heads=1, num_hidden_layers=1, intermediate_size=d,
+                   rope_parameters={"rope_type": "axial", "rope_theta": expect.rope_theta})
+    params = {"rope_type": "default", "rope_theta": expect.rope_theta, "mrope_section": list(expect.mrope_section)}
+    if m.partial and expect.rotary_dim != d:
+        params["partial_rotary_factor"] = expect.rotary_dim / d
+    return cls(hidden_size=d, num_attention_heads=1, num_key_value_heads=1, num_hidden_layers=1, head_dim=d,
+               max_position_embeddings=expect.max_position, rope_parameters=params)
+
+
+def factory(name: str):
+    """make(expect) running transformers' ``name`` multi-axis rotary code on rows x (n, head_dim), positions (n, A)."""
+    if name not in MODELS:
+        raise ValueError(f"model: one of {', '.join(MODELS)}, got {name!r}")
+    m = MODELS[name]
+
+    def make(expect):
+        try:
+            import torch
+
+            modeling = importlib.import_module(f"transformers.models.{m.module}.modeling_{m.module}")
+        except ImportError:
+            raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+        _decline(name, m, expect)
+        rotary = getattr(modeling, m.rotary)(config_for(name, expect))
+
+        def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
+            rotary.to(x.device)
+            with torch.no_grad():
+                if m.call == "text":  # the text model: position_ids (3, batch, seq), q (batch, heads, seq, dim)
+                    cos, sin = rotary(x, positions.T[:, None, :])
+                    q = x[None, None]
+                    return modeling.apply_rotary_pos_emb(q, q, cos, sin, unsqueeze_dim=1)[0][0, 0]
+                cos, sin = rotary(x, positions)  # the vision towers: position_ids (n, 2), (h, w) per patch
+                if m.call == "vision":  # q (n, heads, dim)
+                    return modeling.apply_rotary_pos_emb_vision(x[:, None], x[:, None], cos, sin)[0][:, 0]
+                q = x[None, None]  # Pixtral's attention: q (batch, heads, n, dim), cos (n, dim)
+                return modeling.apply_rotary_pos_emb(q, q, cos, sin, unsqueeze_dim=0)[0][0, 0]
+
+        return rope
+
+    make.__name__ = name
+    make.axes = (m.kind,)
+    return make
+
+
+qwen2_vl = factory("qwen2_vl")
+qwen2_5_vl = factory("qwen2_5_vl")
+qwen3_vl = factory("qwen3_vl")
+glm4v = factory("glm4v")
+qwen2_vl_vision = factory("qwen2_vl_vision")
+pixtral = factory("pixtral")

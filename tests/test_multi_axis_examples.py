@@ -1,0 +1,62 @@
+"""examples/multi_axis.py's plain numpy functions (Qwen2-VL's chunked M-RoPE, Qwen3-VL's interleaved one, FLUX's
+per-axis 3-D RoPE), written as a user writes them from each model's code, pass from a scratch folder; each of their
+buggy twins in examples/multi_axis_bugs.py fails with the word its docstring names and no other."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
+import multi_axis_bugs  # noqa: E402
+
+#: one run per expectation: the correct function and its twins, under the model's preset
+RUNS = {
+    "qwen2-vl-7b": ["qwen2_vl", "qwen2_vl_interleaved", "qwen2_vl_sections_reversed", "qwen2_vl_per_axis",
+                    "qwen2_vl_text_only"],
+    "qwen3-vl-8b": ["qwen3_vl", "qwen3_vl_chunked"],
+    "flux.1-dev": ["flux", "flux_hw_swapped", "flux_one_ladder", "flux_one_based"],
+}
+
+
+def _word(name: str) -> str:
+    """The word a twin's docstring names first ('axes-chunked: ...')."""
+    return getattr(multi_axis_bugs, name).__doc__.split(":")[0].strip()
+
+
+def _check(tmp_path, targets, *options):
+    for f in ("multi_axis.py", "multi_axis_bugs.py"):
+        shutil.copy(ROOT / "examples" / f, tmp_path / f)
+    report = tmp_path / "report.json"
+    proc = subprocess.run([sys.executable, "-m", "ropespec", "check", *targets, *options, "--json", str(report)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    return proc, json.loads(report.read_text())
+
+
+@pytest.mark.parametrize("preset", list(RUNS))
+def test_examples_pass_and_twins_fail_with_their_word(tmp_path, preset):
+    names = RUNS[preset]
+    targets = [f"{'multi_axis' if i == 0 else 'multi_axis_bugs'}.py:{n}" for i, n in enumerate(names)]
+    proc, report = _check(tmp_path, targets, "--expect", preset, "-j", "2")
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    by_target = {impl["target"].split(":")[1]: impl["results"] for impl in report["implementations"]}
+    correct = by_target[names[0]]
+    assert [r for r in correct if r["status"] in ("fail", "error")] == [], names[0]
+    assert any(r["invariant"] == "axes.separation" and r["status"] == "pass" for r in correct)
+    for twin in names[1:]:
+        failed = [r for r in by_target[twin] if r["status"] in ("fail", "error")]
+        assert failed, f"{twin} passed"
+        assert {r["diagnosis"] for r in failed} == {_word(twin)}, [(r["invariant"], r["diagnosis"]) for r in failed]
+
+
+def test_batched_twin_is_a_layout_fault(tmp_path):
+    proc, report = _check(tmp_path, ["multi_axis_bugs.py:qwen2_vl_bshd_row0"], "--layout", "bshd",
+                          "--expect", "qwen2-vl-7b")
+    assert proc.returncode == 1
+    failed = [r for r in report["implementations"][0]["results"] if r["status"] in ("fail", "error")]
+    assert [r["invariant"] for r in failed] == ["rope.layout"] and failed[0]["diagnosis"] == "layout"
+    assert "batch row 0's positions" in failed[0]["message"]
