@@ -23,10 +23,10 @@ def make(expect: Expect):
     def table(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pos = np.asarray(positions, dtype=np.float64)
         hi, lo, g = theta_hi_lo(expect, int(pos.max()) + 1 if pos.size else None)
-        c, s = cos_sin(pos[:, None], hi, lo)
+        c, s = cos_sin(expect.pair_positions(pos), hi, lo)  # a multi-axis RoPE's rows: each pair on its own axis
         out = []
         for half in (g * c, g * s):
-            full = np.empty((len(pos), expect.rotary_dim))
+            full = np.empty((len(c), expect.rotary_dim))
             full[:, oa], full[:, ob] = half, half
             out.append(full.astype(dtype))
         return out[0], out[1]
@@ -35,3 +35,4 @@ def make(expect: Expect):
 
 
 make.promise = {"angle_dtype": "exact", "inv_freq_dtype": "exact"}
+make.axes = ("chunked", "interleaved", "per-axis", "parity")

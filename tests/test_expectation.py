@@ -15,6 +15,48 @@ def test_defaults_and_resolved_rotary_dim():
     assert Expect(head_dim=128, rotary_dim=32).n_pairs == 16
 
 
+def test_multi_axis_fields_name_the_field_and_the_rule():
+    cases = [
+        (dict(mrope_section=[16, 24, 23]), "mrope_section", "(sum 63)"),
+        (dict(mrope_section=[0, 32, 32]), "mrope_section", "integers >= 1"),
+        (dict(mrope_section=[1, 1, 1, 1, 60]), "mrope_section", "1 to 4"),
+        (dict(mrope_section=[4, 30, 30], mrope_interleaved=True), "mrope_section", "3 x 30 must be <= rotary_dim/2"),
+        (dict(mrope_interleaved=True), "mrope_interleaved", "needs mrope_section"),
+        (dict(axes_dims_rope=[16, 56, 55]), "axes_dims_rope", "(sum 127)"),
+        (dict(axes_dims_rope=[16, 56, 56], mrope_section=[16, 24, 24]), "axes_dims_rope", "one way"),
+        (dict(head_dim=10, axes_parity=True), "axes_parity", "even number of rotary pairs"),
+        (dict(mrope_section=[16, 24, 24], axis_names=["t", "h"]), "axis_names", "3 distinct"),
+        (dict(axis_names=["x"]), "axis_names", "needs a multi-axis"),
+        (dict(mrope_section=[16, 24, 24], rope_scaling={"rope_type": "linear", "factor": 2.0}), "rope_scaling", "no length"),
+    ]
+    for kwargs, field, says in cases:
+        with pytest.raises(ExpectationError) as info:
+            Expect(head_dim=kwargs.pop("head_dim", 128), **kwargs)
+        assert info.value.field == field and says in str(info.value) and "\n" not in str(info.value), str(info.value)
+
+
+def test_mrope_in_rope_scaling_is_lifted_to_the_fields():
+    """Qwen2-VL's {"type": "mrope", "mrope_section": [...]} and Qwen3-VL's default dict with mrope_interleaved are the
+    expectation's own fields; the JSON of a 1-D expectation has no multi-axis key."""
+    e = Expect.from_json('{"head_dim": 128, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}')
+    assert e.rope_scaling is None and e.mrope_section == (16, 24, 24) and e.axes_kind() == "chunked"
+    e = Expect(rope_scaling={"rope_type": "default", "mrope_section": [24, 20, 20], "mrope_interleaved": True})
+    assert e.axes_kind() == "interleaved" and e.pair_axes()[:4] == (0, 1, 2, 0)
+    assert Expect.from_json(e.to_json()) == e
+    assert "mrope_section" not in Expect().to_json() and Expect(rope_scaling={"rope_type": "default"}).rope_scaling
+
+
+def test_pair_axes_and_ladders_of_each_kind():
+    chunked = Expect(head_dim=16, mrope_section=[2, 3, 3])
+    assert chunked.pair_axes() == (0, 0, 1, 1, 1, 2, 2, 2) and chunked.ladder() == tuple((j, 16) for j in range(8))
+    assert Expect(head_dim=16, mrope_section=[4, 2, 2], mrope_interleaved=True).pair_axes() == (0, 1, 2, 0, 1, 2, 0, 0)
+    per_axis = Expect(head_dim=12, axes_dims_rope=[4, 8])
+    assert per_axis.pair_axes() == (0, 0, 1, 1, 1, 1) and per_axis.ladder() == ((0, 4), (1, 4), (0, 8), (1, 8), (2, 8), (3, 8))
+    parity = Expect(head_dim=8, axes_parity=True)
+    assert parity.pair_axes() == (0, 0, 1, 1) and parity.ladder() == ((0, 8), (2, 8), (1, 8), (3, 8))
+    assert chunked.rows_at([0, 1, 9]).tolist() == [[0, 1, 9], [1, 9, 0], [9, 0, 1]]
+
+
 @pytest.mark.parametrize(
     "kwargs, field",
     [

@@ -157,3 +157,23 @@ def test_a_config_without_a_rotary_embedding_is_one_line_exit_2(tmp_path, capsys
     code = main(["check", "implementations.numpy_rope:make", "--expect", str(p)])
     err = capsys.readouterr().err
     assert code == 2 and "has no rotary embedding" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("fixture, preset", [("qwen2-vl-7b.json", "qwen2-vl-7b"), ("qwen3-vl-8b.json", "qwen3-vl-8b"),
+                                             ("glm-4.1v.json", "glm-4.1v"), ("flux.1-dev-transformer.json", "flux.1-dev"),
+                                             ("wan2.1-transformer.json", "wan2.1")])
+def test_multi_axis_configs_read_as_their_presets(fixture, preset):
+    """M-RoPE inside rope_scaling (Qwen2-VL's legacy type mrope, Qwen3-VL's interleaved flag), GLM-4.1V's
+    interleaved pairs on half its dims, and diffusers' transformer configs (FLUX's axes_dims_rope, Wan's split)."""
+    got, want = read(FIXTURES / fixture), presets.get(preset)
+    assert (got.axes_kind(), got.pair_axes(), got.ladder()) == (want.axes_kind(), want.pair_axes(), want.ladder())
+    assert (got.head_dim, got.rotary_dim, got.rope_theta, got.convention) == \
+        (want.head_dim, want.rotary_dim, want.rope_theta, want.convention)
+
+
+def test_a_multi_axis_config_whose_sections_do_not_add_up_is_one_line():
+    bad = {"model_type": "qwen2_vl", "hidden_size": 3584, "num_attention_heads": 28,
+           "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 16]}}
+    with pytest.raises(ExpectationError) as info:
+        from_hf_config(bad)
+    assert str(info.value).startswith("config.json: mrope_section: must be ") and "(sum 56)" in str(info.value)

@@ -45,3 +45,22 @@ def test_real_multi_axis_code_holds_every_invariant(adapter, dtype):
     assert not bad, bad
     if presets.get(preset).axes_kind() == "per-axis":  # the documented non-invariant shows on the real code
         assert any(r.invariant == "axes.equal-axes-differ" and r.status == "xfail" for r in ran)
+
+
+@pytest.mark.parametrize("target, preset, dtype", [
+    ("qwen2_vl_table", "qwen2-vl-7b", "float32"), ("qwen3_vl_table", "qwen3-vl-8b", "bfloat16"),
+    ("glm4v_table", "glm-4.1v", "bfloat16"), ("pixtral_table", "pixtral-12b", "float32")])
+def test_real_multi_axis_rotary_embedding_as_a_table_passes(target, preset, dtype):
+    """--form table on the models' own rotary embeddings: position_ids (3, batch, seq) (or (n, 2)) in, the merged
+    per-dim table out (GLM-4.1V's interleaved over half its dims), in the model's dtype."""
+    pytest.importorskip("transformers")
+    from implementations.shape import CallShape
+
+    [impl] = load_implementations([f"implementations.adapters.hf_axes:{target}"], expect=presets.get(preset),
+                                  array="torch", dtype=dtype, shape=CallShape(form="table"))
+    try:
+        [prop] = [p for p in PROPERTIES if p.invariant == "table.angles"]
+        result = run_property(prop, impl, profile="ci", seed_value=0)
+    finally:
+        impl.close()
+    assert result.status == "pass", result.message

@@ -173,3 +173,31 @@ def test_references_are_the_definitions(convention, rope_scaling):
     scale = np.abs(x).max()
     assert np.max(np.abs(ref_rope.apply(e, x, pos) - want)) <= 2.0**-52 * scale
     assert np.max(np.abs(fast.apply(e, x, pos) - want)) <= 4 * 2.0**-52 * scale
+
+
+@pytest.mark.parametrize("fields", [{"mrope_section": [1, 2, 3]}, {"mrope_section": [2, 2, 2], "mrope_interleaved": True},
+                                    {"axes_dims_rope": [4, 8]}, {"axes_parity": True, "convention": "half"}])
+@pytest.mark.parametrize("convention", ["half", "interleaved", "rope_interleave"])
+def test_multi_axis_references_are_the_definitions(fields, convention):
+    """definitions.axis_angles (pair j at p[a(j)] theta_j) with spec.scaling's frequencies, in mpmath, is what both
+    references compute at position vectors of unequal axes, and text tokens ((n,) positions) are every axis at p."""
+    from spec import definitions, scaling
+
+    e = Expect(head_dim=16, rotary_dim=12, convention=fields.get("convention", convention), max_position=1 << 20,
+               **{k: v for k, v in fields.items() if k != "convention"})
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((5, 16))
+    pos = rng.integers(0, 1 << 20, (5, e.n_axes))
+    with mpmath.workprec(120):
+        th = scaling.frequencies(e)
+        want = np.array([[float(v) for v in definitions.encode(e, [mpmath.mpf(float(v)) for v in row],
+                                                               definitions.axis_angles(e.pair_axes(), [int(q) for q in p], th),
+                                                               mpmath.cos, mpmath.sin)]
+                         for row, p in zip(x, pos)])
+    scale = np.abs(x).max()
+    assert np.max(np.abs(ref_rope.apply(e, x, pos) - want)) <= 2.0**-52 * scale
+    assert np.max(np.abs(fast.apply(e, x, pos) - want)) <= 4 * 2.0**-52 * scale
+    text = np.array([3, 70000, 5, 0, 1])
+    assert np.array_equal(ref_rope.apply(e, x, text), ref_rope.apply(e, x, np.repeat(text[:, None], e.n_axes, axis=1)))
+    assert np.array_equal(fast.apply(e, x, text), fast.apply(e, x, np.repeat(text[:, None], e.n_axes, axis=1)))
+

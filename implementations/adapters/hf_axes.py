@@ -8,7 +8,9 @@ function, called as the model calls them, on rows x (n, head_dim) at positions (
 
 Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``glm4v`` (text: position_ids (3, batch, seq), the merged
 table from the rotary embedding's forward, ``apply_rotary_pos_emb``), ``qwen2_vl_vision`` (the vision tower:
-position_ids (n, 2), ``apply_rotary_pos_emb_vision``) and ``pixtral`` (``PixtralVisionRotaryEmbedding``). Needs
+position_ids (n, 2), ``apply_rotary_pos_emb_vision``) and ``pixtral`` (``PixtralVisionRotaryEmbedding``);
+``qwen2_vl_table``, ``qwen3_vl_table``, ``glm4v_table`` and ``pixtral_table`` are the rotary embeddings alone, as table
+builders (``--form table``): the merged per-dim table their forward returns. Needs
 ``transformers`` (``pip install -e '.[hf]'``); without it they decline. What a model's code cannot express (another
 kind of axes, convention, number of axes) is declined, so that a verdict is always about the model's own code.
 """
@@ -84,6 +86,25 @@ def config_for(name: str, expect):
                max_position_embeddings=expect.max_position, rope_parameters=params)
 
 
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        raise NotImplementedError("torch is not installed") from None
+    return torch
+
+
+def _rotary(name: str, m: Model, expect):
+    """The model's modeling module and its rotary embedding built for ``expect``, once the expectation is one its code
+    can express (else the factory declines: NotImplementedError, also when transformers is missing)."""
+    try:
+        modeling = importlib.import_module(f"transformers.models.{m.module}.modeling_{m.module}")
+    except ImportError:
+        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+    _decline(name, m, expect)
+    return modeling, getattr(modeling, m.rotary)(config_for(name, expect))
+
+
 def factory(name: str):
     """make(expect) running transformers' ``name`` multi-axis rotary code on rows x (n, head_dim), positions (n, A)."""
     if name not in MODELS:
@@ -91,14 +112,8 @@ def factory(name: str):
     m = MODELS[name]
 
     def make(expect):
-        try:
-            import torch
-
-            modeling = importlib.import_module(f"transformers.models.{m.module}.modeling_{m.module}")
-        except ImportError:
-            raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
-        _decline(name, m, expect)
-        rotary = getattr(modeling, m.rotary)(config_for(name, expect))
+        torch = _torch()
+        modeling, rotary = _rotary(name, m, expect)
 
         def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
             rotary.to(x.device)
@@ -120,9 +135,40 @@ def factory(name: str):
     return make
 
 
+def table_factory(name: str):
+    """make(expect) returning the model's rotary embedding as a table builder, ``table(positions (n, A)) -> (cos,
+    sin)``: the merged per-dim table its forward returns (``--form table``)."""
+    m = MODELS[name]
+
+    def make(expect):
+        torch = _torch()
+        _, rotary = _rotary(name, m, expect)
+
+        def table(positions: "torch.Tensor"):
+            like = torch.zeros(1, dtype=getattr(torch, expect.dtype), device=positions.device)
+            rotary.to(positions.device)
+            with torch.no_grad():
+                if m.call == "text":
+                    cos, sin = rotary(like, positions.T[:, None, :])
+                    return cos[0], sin[0]
+                return rotary(like, positions)
+
+        return table
+
+    make.__name__ = make.__qualname__ = f"{name}_table"
+    make.axes = (m.kind,)
+    return make
+
+
 qwen2_vl = factory("qwen2_vl")
 qwen2_5_vl = factory("qwen2_5_vl")
 qwen3_vl = factory("qwen3_vl")
 glm4v = factory("glm4v")
 qwen2_vl_vision = factory("qwen2_vl_vision")
 pixtral = factory("pixtral")
+# the same rotary embeddings as table builders (--form table), as implementations.adapters.hf_axes:<model>_table
+qwen2_vl_table = table_factory("qwen2_vl")
+qwen3_vl_table = table_factory("qwen3_vl")
+glm4v_table = table_factory("glm4v")
+pixtral_table = table_factory("pixtral")
+
