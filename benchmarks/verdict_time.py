@@ -47,6 +47,15 @@ CASES = {
                               "--expect", "llama3.1-8b", "--seed", "1"], 12.0),
     "numpy thd layout": (["check", "implementations.numpy_layout:thd", "--layout", "thd", "--seed", "1"], None),
     "jax factory": (["check", "implementations.jax_rope:make", "--array", "jax", "--seed", "1"], None),
+    # Triton kernels in Triton's interpreter (the triton extra): one program instance at a time, numpy underneath
+    "Triton factory, interpreted (implementations.triton_rope:make)": (
+        ["check", "implementations.triton_rope:make", "--array", "torch", "--seed", "1"], None),
+    "Triton thd per-token, interpreted (implementations.triton_rope:thd_per_token)": (
+        ["check", "implementations.triton_rope:thd_per_token", "--layout", "thd", "--positions", "per-token",
+         "--array", "torch", "--seed", "1"], None),
+    "a user's Triton kernel file, interpreted (examples/triton_rotary.py:kernel)": (
+        ["check", "triton_rotary.py:kernel", "--form", "kernel", "--array", "torch", "--expect",
+         '{"head_dim": 64, "rotary_dim": 48}', "--seed", "1"], None),
     "every shipped implementation": (["check", "--seed", "1"], None),
     "spec (Markdown)": (["spec", "--out", "spec.md"], 3.0),
     "spec (HTML)": (["spec", "--format", "html", "--out", "spec.html"], 3.0),
@@ -61,7 +70,8 @@ CASES = {
 }
 AFTER_IMPORTS = ("plain function (README's my_rope.py)",)  # targets stated after imports
 #: (case, against, at most): ratios of medians measured in the same run
-RATIOS = (("plain multi-axis function (examples/multi_axis.py:qwen2_vl)", "plain function (README's my_rope.py)", 2.0),)
+RATIOS = (("plain multi-axis function (examples/multi_axis.py:qwen2_vl)", "plain function (README's my_rope.py)", 2.0),
+          ("Triton factory, interpreted (implementations.triton_rope:make)", "torch factory", None))
 
 
 def machine() -> str:
@@ -97,7 +107,8 @@ def main() -> int:
         (cwd / "my_rope.py").write_text(MY_ROPE)
         for name in ("implementations",):
             (cwd / name).symlink_to(ROOT / name)
-        (cwd / "multi_axis.py").symlink_to(ROOT / "examples" / "multi_axis.py")
+        for example in ("multi_axis.py", "triton_rotary.py"):
+            (cwd / example).symlink_to(ROOT / "examples" / example)
         for _ in range(args.repeats):
             for name, (argv, _) in cases.items():
                 t, code = run((PY[:1] if argv[0] == "-c" else PY) + argv, cwd)
@@ -127,7 +138,8 @@ def main() -> int:
     for name, against, most in RATIOS:
         if name in times and against in times:
             ratio = statistics.median(times[name]) / statistics.median(times[against])
-            print(f"\n{name} / {against}: {ratio:.2f}x ({'met' if ratio <= most else 'NOT met'}, <= {most:g}x)")
+            said = "" if most is None else f" ({'met' if ratio <= most else 'NOT met'}, <= {most:g}x)"
+            print(f"\n{name} / {against}: {ratio:.2f}x{said}")
     return 0
 
 

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from implementations import arrays
+from implementations import arrays, triton_mode
 from implementations.contract import (
     OUT_OF_MEMORY,
     Fault,
@@ -167,6 +167,7 @@ def load_target(target, shape: CallShape, label: str, array: str, dtype: str, de
     calls it, or None when it does not fit its form; what it is: mode, declared failures, promise, error, skip
     reason). A kernel with its library's table (``shape.table``) is loaded as one apply function."""
     t0 = time.perf_counter()
+    before = set(sys.modules)
     obj = guarded("importing the TARGET", resolve, target) if isinstance(target, dict) else target
     if shape.table is not None:
         table = shape.table
@@ -178,11 +179,27 @@ def load_target(target, shape: CallShape, label: str, array: str, dtype: str, de
     info = describe_loaded(obj, form, label, shape.layout)
     info["skip_reason"] = arrays.unsupported_reason(array, dtype, device)
     info["load_seconds"] = time.perf_counter() - t0
+    own = sys.modules.get(getattr(obj, "__module__", None) or "")
+    info.update(triton_notes(set(sys.modules) - before, extra=[own] if own is not None else []))
     host = None
     if info["mode"] and not info["error"]:
         host = Host(obj, info["mode"], array, device, shape)
         host.in_worker = in_worker
     return host, info
+
+
+def triton_notes(new: set[str], extra=()) -> dict:
+    """What the report says of the Triton kernels among the modules ``new`` (imported by loading the TARGET, or by
+    its factory) and ``extra``: {"notes": [...]}; {} when there are none. Triton's own are not counted."""
+    modules = [sys.modules[n] for n in sorted(new) if n in sys.modules] + [m for m in extra if m is not None]
+    try:
+        found = triton_mode.kernels(modules)
+    except Exception:  # looking for kernels must never be taken for the TARGET's failure
+        return {}
+    if not found:
+        return {}
+    patched = triton_mode.cuda_device_noop()
+    return {"notes": triton_mode.describe(found, patched)}
 
 
 # -- calling ---------------------------------------------------------------------------------------
@@ -273,6 +290,7 @@ class Host:
     # handles -------------------------------------------------------------------------------------
     def bind(self, hid: int, expect: Expect) -> dict:
         """Build the function for ``expect`` under handle ``hid`` (the factory is called once)."""
+        found: dict = {}
         if self.mode == "plain":
             fn = self.obj
         else:
@@ -282,14 +300,16 @@ class Host:
                 except NotImplementedError as err:  # the factory declines this expectation
                     raise Unsupported(str(err) or "NotImplementedError") from None
 
+            before = set(sys.modules)
             fn = self.call("factory", build, expect)
+            found = triton_notes(set(sys.modules) - before)  # a factory that imports its kernels when called
             if not is_decoder(fn) and not callable(fn):
                 raise Fault(f"it has one required argument, so it was called as a factory, make(expect), and returned "
                             f"{type(fn).__name__}, not a function: a plain function takes (x, positions), a factory "
                             f"takes (expect) and returns such a function", "shape")
         self.fns[hid] = fn
         self.expects[hid] = expect
-        return {"decoder": is_decoder(fn)}
+        return {"decoder": is_decoder(fn), **found}
 
     def warmup(self, hid: int) -> None:
         """One small call (two rows at positions 0 and 1) before the first timed one, so that imports,

@@ -43,6 +43,8 @@ class Implementation:
     promise: dict = field(default_factory=dict)  # a factory's own precision class (make.promise), drawn with
     #: the multi-axis kinds a factory declares it computes (``make.axes``): its drawn expectations include them
     axes: tuple = ()
+    #: what the report's header says of how it runs (its Triton kernels in Triton's interpreter)
+    notes: list = field(default_factory=list)
     timeout: float | None = DEFAULT_TIMEOUT
     warmup_timeout: float | None = DEFAULT_WARMUP_TIMEOUT
     isolation: str = "worker process"  # or "in-process (<why>)"
@@ -71,6 +73,9 @@ class Implementation:
             raise Fault(f"not run: {self.load_fault.message}", self.load_fault.diagnosis)
         hid = self._new_handle()
         info = self.host.bind(hid, expect, fresh)
+        for note in info.get("notes") or ():  # a factory that imported its kernels when called
+            if note not in self.notes:
+                self.notes.append(note)
         if info.get("decoder") and self.mode == "factory":  # a factory found to build decoders (the probe at load
             self.mode = "decoder"  # could not build one)
         form = self.form

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from multiprocessing.reduction import send_handle
 
+from implementations import triton_mode
 from implementations.contract import OUT_OF_MEMORY, Fault, describe_status, killed_for_memory
 from implementations.host import HostClient
 from implementations.messages import (
@@ -160,7 +161,8 @@ class Child:
     """A Python process of ropespec's running ``python -m MODULE FD PARENT_PID``, or, for a worker when a
     fork server is available (:func:`fork_server`), forked from it."""
 
-    def __init__(self, module: str, output: Captured | None = None, capture: bool = True, fork: bool = False):
+    def __init__(self, module: str, output: Captured | None = None, capture: bool = True, fork: bool = False,
+                 env: dict | None = None):
         ours, theirs = socket.socketpair()
         self.module = module
         self.proc = None
@@ -180,7 +182,7 @@ class Child:
             if server is not None:
                 stream = r
         if server is None:
-            env = dict(os.environ)
+            env = dict(os.environ if env is None else env)
             env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
             env.setdefault("PYTHONUNBUFFERED", "1")
             self.proc = subprocess.Popen(
@@ -302,7 +304,9 @@ class ForkServer:
     """The parent's side of :mod:`implementations.zygote`."""
 
     def __init__(self):
-        self.child = Child("implementations.zygote")
+        # the workers it forks run on the CPU (a GPU worker is started afresh): their Triton kernels, preloaded here
+        # or imported by the TARGET, are interpreted, as triton_mode.environment says for the CPU
+        self.child = Child("implementations.zygote", env=triton_mode.environment(dict(os.environ), "cpu"))
         self.preloaded: set[str] = set()
         self.lock = threading.Lock()
 
@@ -442,12 +446,13 @@ class WorkerHost(HostClient):
     def _start(self) -> dict:
         _make_room()
         self._started = time.perf_counter()
-        self.child = Child("implementations.worker", output=self.output, fork=True)
+        # forked from the fork server on the CPU; on a GPU a fresh process, whose Triton kernels compile
+        self.child = Child("implementations.worker", output=self.output, fork=self.device == "cpu")
         self.warm = False
         self.live = set()
         _touch(self)
         load = Load(self.target, self.shape, self.label, self.array, self.dtype, self.device, self.memory_limit,
-                    list(sys.path), os.getcwd(), dict(os.environ))
+                    list(sys.path), os.getcwd(), triton_mode.environment(dict(os.environ), self.device))
         info = self._request(load, "importing the TARGET")
         _preload(info.get("libraries") or [], self.warmup_timeout)
         return info

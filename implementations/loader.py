@@ -133,6 +133,7 @@ def load_implementation(
         expected_failures=dict(info["expected_failures"]),
         promise=dict(info.get("promise") or {}),
         axes=tuple(info.get("axes") or ()),
+        notes=list(info.get("notes") or ()),
         timeout=timeout,
         warmup_timeout=warmup_timeout,
         isolation=isolation,

@@ -53,6 +53,17 @@ def thd(expect: Expect):
     return apply
 
 
+def thd_per_token(expect: Expect):
+    """Packed rows with one position per token (``--layout thd --positions per-token``): FlashInfer's
+    apply_rope_pos_ids, transformers' packed position_ids."""
+    rotate = _rows(expect)
+
+    def apply(x, positions, cu_seqlens):
+        return rotate(x, np.asarray(positions)[:, None])
+
+    return apply
+
+
 def vllm(expect: Expect):
     rotate = _rows(expect)
     d = expect.head_dim
@@ -86,7 +97,7 @@ def vllm_inplace(expect: Expect):
     return forward
 
 
-for _f in (thd, vllm, bshd_inplace, vllm_inplace):
+for _f in (thd, thd_per_token, vllm, bshd_inplace, vllm_inplace):
     _f.promise = numpy_rope.make.promise
 for _f in (vllm, bshd_inplace, vllm_inplace):
     _f.axes = numpy_rope.make.axes

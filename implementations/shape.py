@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from spec.glossary import FAMILIES, FORMS, LAYOUTS
+from spec.glossary import FAMILIES, FORMS, LAYOUTS, POSITIONS
 
 
 class ShapeError(ValueError):
@@ -28,6 +28,8 @@ class CallShape:
     table: Any = None
     #: how the table reads in a command line (its TARGET string, or the name a worker loads it by)
     table_label: str | None = None
+    #: what a packed (thd) call's positions are: one offset per sequence, or one position per token
+    positions: str = "per-sequence"
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -46,6 +48,10 @@ class CallShape:
         if self.inplace and self.form not in ("apply", "vllm"):
             raise ShapeError(f"--inplace: an apply function or vLLM's forward writes in place; drop it with --form "
                              f"{self.form}")
+        if self.positions not in POSITIONS:
+            raise ShapeError(f"--positions: one of {', '.join(POSITIONS)}, got {self.positions!r}")
+        if self.positions != "per-sequence" and self.layout != "thd":
+            raise ShapeError(f"--positions {self.positions}: the positions of a packed call, with --layout thd")
         if self.table is not None and self.form not in ("kernel", "qk"):
             raise ShapeError(f"--table: the table of an apply kernel, with --form kernel or qk (not --form {self.form})")
         if self.table is not None and self.table_label is None:
@@ -71,11 +77,14 @@ class CallShape:
             out += ["--table", self.table_label]
         if self.layout != "nd":
             out += ["--layout", self.layout]
+        if self.positions != "per-sequence":
+            out += ["--positions", self.positions]
         return out + ["--inplace"] * self.inplace
 
     def keywords(self) -> dict:
         """The same as :func:`ropespec.check`'s keyword arguments (the defaults left out)."""
-        out = {k: v for k, v in (("family", self.family), ("form", self.form), ("layout", self.layout))
+        out = {k: v for k, v in (("family", self.family), ("form", self.form), ("layout", self.layout),
+                                 ("positions", self.positions))
                if v != CallShape.__dataclass_fields__[k].default}
         if self.table is not None:
             out["table"] = self.table_label
@@ -86,6 +95,8 @@ class CallShape:
     def describe(self) -> str:
         """', bshd layout', ", vLLM's forward", ', --form kernel with --table T', ', in place' (empty for f(x, p))."""
         out = "" if self.layout == "nd" else f", {self.layout} layout"
+        if self.positions == "per-token":
+            out += ", one position per token"
         if self.form == "vllm":
             out += ", vLLM's forward"
         if self.table is not None:

@@ -27,6 +27,8 @@ SHIPPED = (
     Shipped("numpy-qk", "implementations.numpy_qk:make", "numpy", ("float32",), CallShape(form="qk")),
     Shipped("numpy-bshd", "implementations.numpy_layout:bshd", "numpy", ("float32",), CallShape(layout="bshd")),
     Shipped("numpy-thd", "implementations.numpy_layout:thd", "numpy", ("float32",), CallShape(layout="thd")),
+    Shipped("numpy-thd-per-token", "implementations.numpy_layout:thd_per_token", "numpy", ("float32",),
+            CallShape(layout="thd", positions="per-token")),
     Shipped("numpy-vllm-inplace", "implementations.numpy_layout:vllm_inplace", "numpy", ("float32",),
             CallShape(form="vllm", inplace=True)),
     Shipped("sinusoidal", "implementations.sinusoidal:make", "numpy", ("float64",), CallShape(family="sinusoidal")),

@@ -186,7 +186,8 @@ def serve(conn, parent: int) -> None:
 
 def _libraries(names: set[str]) -> list[str]:
     """The modules among ``names`` that are installed libraries (site-packages or the standard library),
-    never the TARGET's own module: what a fork server may import ahead for the next worker."""
+    never the TARGET's own module: what a fork server may import ahead for the next worker (its Triton kernels are
+    interpreted there as in the CPU workers it forks, implementations.triton_mode)."""
     import sysconfig
 
     roots = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})

@@ -89,3 +89,15 @@ def rows_pinned(impl: Implementation, *, partial: bool | None = None, with_x: bo
             case["x"] = make_vectors(e, len(pos))
         out.append(case)
     return out
+
+
+def decoding_case(e, seed: int = 0) -> dict:
+    """One token per batch row (seq 1) in several batch rows and heads, as decoding calls apply(q, k, cos, sin): the
+    shape whose contiguous q (b, h, 1, d) reports a seq stride of d (Liger's rope kernel took its row stride from it).
+    Always checked, so that the verdict does not wait for the draw to meet it."""
+    pos = pinned_rows(e, [3, 7])
+    b = len(pos)
+    h_q, h_kv = (2, 1) if e.n_heads == 1 else (e.n_heads, e.n_kv_heads)
+    return {"expect": e, "positions": pos.reshape((b, 1) + pos.shape[1:]),
+            "q": make_vectors(e, b * h_q, seed=seed).reshape(b, h_q, 1, e.head_dim),
+            "k": make_vectors(e, b * h_kv, seed=seed + 1).reshape(b, h_kv, 1, e.head_dim)}

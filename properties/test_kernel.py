@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from implementations.contract import Failure, Fault
 from properties.assertions import assert_close
 from properties.numerics import pair_norms, per_dim
-from properties.cases import expect_strategy, pinned_expects, pinned_rows_of
+from properties.cases import decoding_case, expect_strategy, pinned_expects, pinned_rows_of
 from properties.framework import rope_property
 from properties.strategies import make_vectors, position_rows, vectors
 from spec import tolerance
@@ -111,7 +111,7 @@ def _qk_cases(impl):
 
 @rope_property("kernel.qk",
                rule=("as kernel.rotation, for every row of q and of k"),
-               cases=_qk_cases)
+               cases=_qk_cases, pinned=lambda impl: [decoding_case(e) for e in pinned_expects(impl)])
 def test_qk(bind, case):
     e, pos = case["expect"], case["positions"]
     b, s_ = pos.shape[:2]
@@ -138,9 +138,32 @@ def test_qk(bind, case):
                                             f"of the other rows (left padding, other offsets) are ignored")
             if word is None and h > 1:
                 word, evidence = _unrotated_heads(name, rows, got, want, bound, (b, h, s_))
+            if word is None and s_ == 1 and b > 1:
+                word, evidence = _seq_of_one(bind(e), e, case, c, s)
             raise Failure(f"{err.message}" + (f" -- {word}: {evidence}" if word else ""), word or "not-a-rotation",
                           err.ratio) from None
     return worst
+
+
+def _seq_of_one(f, e, case, c, s) -> tuple[str | None, str]:
+    """Wrong with one token per batch row and right with the same rows twice (seq 2): the function reads a row stride
+    off the seq axis, whose stride means nothing at length 1."""
+    q, k = (np.concatenate([case[n], case[n]], axis=2) for n in ("q", "k"))
+    c2, s2 = np.concatenate([c, c], axis=1), np.concatenate([s, s], axis=1)
+    try:
+        q_out, k_out = f.qk(q, k, c2, s2)
+    except Fault:
+        return None, ""
+    for x, got in ((q, q_out), (k, k_out)):
+        b, h, s_ = x.shape[:3]
+        rows = x.reshape(-1, e.head_dim)
+        cr, sr = (np.broadcast_to(t[:, None], (b, h, s_, t.shape[-1])).reshape(len(rows), -1) for t in (c2, s2))
+        bound = per_dim(e, tolerance.strict_bound(e, pair_norms(e, rows)))
+        if not np.all(np.abs(np.asarray(got).reshape(len(rows), -1) - rotated(e, rows, cr, sr)) <= bound):
+            return None, ""
+    return "layout", ("with one token per batch row (seq 1) rows come out wrong, and with each "
+                      "token twice (seq 2) every row is right: it takes a row stride from the seq axis, whose stride "
+                      "means nothing at length 1 (contiguous q (b, h, 1, d) seen as (b, 1, h, d) reports stride(1) = d)")
 
 
 def _unrotated_heads(name: str, rows, got, want, bound, shape) -> tuple[str | None, str]:

@@ -59,7 +59,15 @@ def _cases(impl):
             lengths = draw(st.lists(st.integers(1, most), min_size=1, max_size=3), label="sequence lengths")
             offsets = draw(st.lists(positions(max_value=top - most + 1), min_size=len(lengths), max_size=len(lengths)),
                            label="offsets")
-            case.update(offsets=np.array(offsets, dtype=np.int64), cu_seqlens=np.cumsum([0, *lengths]))
+            cu = np.cumsum([0, *lengths])
+            case["cu_seqlens"] = cu
+            if impl.shape.positions == "per-token":  # packed position_ids: consecutive per sequence, or any
+                run = token_positions(np.array(offsets, dtype=np.int64), cu)
+                case["token_positions"] = run if draw(st.booleans(), label="consecutive") else np.array(
+                    draw(st.lists(positions(max_value=top), min_size=len(run), max_size=len(run)), label="positions"),
+                    dtype=np.int64)
+            else:
+                case["offsets"] = np.array(offsets, dtype=np.int64)
             shape = (sum(lengths), draw(st.integers(1, 3), label="heads"))
         elif layout == "vllm":
             t, kv = draw(st.integers(1, 6), label="tokens"), draw(st.integers(1, 2), label="h_kv")
@@ -108,7 +116,11 @@ def _pinned(impl):
         for storage in _storages(impl):
             case = {"expect": e, "layout": layout, "storage": storage}
             if layout == "thd":
-                case.update(offsets=np.array([0, max(0, top - 1)], dtype=np.int64), cu_seqlens=np.array([0, 2, 3]))
+                case["cu_seqlens"] = np.array([0, 2, 3])
+                if impl.shape.positions == "per-token":
+                    case["token_positions"] = np.array([5, 1, max(0, top - 1)], dtype=np.int64)
+                else:
+                    case["offsets"] = np.array([0, max(0, top - 1)], dtype=np.int64)
                 shape = (3, 2)
             elif layout == "vllm":
                 case["positions"] = pinned_rows(e, [0, 1, top])
@@ -128,14 +140,16 @@ def _per_element(case: dict) -> np.ndarray:
     position vectors along a last one)."""
     x, tail = case["x"], _tail(case["expect"])
     if case["layout"] == "thd":
-        return np.broadcast_to(token_positions(case["offsets"], case["cu_seqlens"])[:, None], x.shape[:-1])
+        per_token = case["token_positions"] if "token_positions" in case else \
+            token_positions(case["offsets"], case["cu_seqlens"])
+        return np.broadcast_to(per_token[:, None], x.shape[:-1])
     if case["layout"] == "vllm":
         return np.broadcast_to(case["positions"][:, None], x.shape[:-1] + tail)
     return np.broadcast_to(case["positions"][:, :, None], x.shape[:-1] + tail)
 
 
 def _call(f, case: dict) -> dict:
-    pos = case["offsets"] if case["layout"] == "thd" else case["positions"]
+    pos = next(case[k] for k in ("offsets", "token_positions", "positions") if k in case)
     return f.layout(case["x"], pos, case.get("cu_seqlens"), case["storage"], case.get("key"))
 
 
@@ -198,7 +212,8 @@ def _where(case: dict) -> str:
     layout = case["layout"]
     shape = "x" + str(tuple(case["x"].shape))
     if layout == "thd":
-        what = f"offsets={case['offsets'].tolist()}, cu_seqlens={case['cu_seqlens'].tolist()}"
+        what = (f"positions={case['token_positions'].tolist()} (one per token)" if "token_positions" in case else
+                f"offsets={case['offsets'].tolist()}") + f", cu_seqlens={case['cu_seqlens'].tolist()}"
     elif layout == "vllm":
         what = f"positions={case['positions'].tolist()}, key{tuple(case['key'].shape)} (tokens, h_kv, dim)"
     else:
@@ -227,11 +242,35 @@ def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None,
                 _fits(e, case, got, np.broadcast_to(pos[:1, :, None], case["x"].shape[:-1] + _tail(e))):
             return "layout", ("every batch row is rotated by batch row 0's positions: the positions of the other rows "
                               "(left padding, other offsets) are ignored")
-        if layout == "thd" and len(case["offsets"]) > 1:
+        if layout in ("bshd", "bhsd", "sbhd") and len(pos) > 1:
+            flat = pos.reshape((-1,) + _tail(e))
+            at_b = flat[np.arange(pos.shape[0])]  # table row b, the batch index read as the token's
+            if _fits(e, case, got, np.broadcast_to(at_b[:, None, None], case["x"].shape[:-1] + _tail(e))):
+                return "layout", ("every token of batch row b is rotated by the position of flattened row b: the table "
+                                  "row is read at the batch index instead of the token's (b * seq + t)")
+        if layout == "thd" and "offsets" in case and len(case["offsets"]) > 1:
             run_on = case["offsets"][0] + np.arange(len(case["x"]))
             if _fits(e, case, got, np.broadcast_to(run_on[:, None], case["x"].shape[:-1])):
                 return "layout", ("positions run on across the sequence boundaries, from the first offset: cu_seqlens "
                                   "(and the other sequences' offsets) are ignored")
+        if layout == "thd" and "token_positions" in case:
+            cu = case["cu_seqlens"]
+            as_offsets = token_positions(case["token_positions"][: len(cu) - 1], cu)
+            if _fits(e, case, got, np.broadcast_to(as_offsets[:, None], case["x"].shape[:-1])):
+                return "layout", ("the first positions are read as one offset per sequence: given one position per "
+                                  "token (--positions per-token), it reads them per sequence (check it without "
+                                  "--positions per-token if that is its contract)")
+    if layout == "thd" and "offsets" in case and len(case["offsets"]) < len(case["x"]):
+        per_token = dict(case, token_positions=token_positions(case["offsets"], case["cu_seqlens"]))
+        per_token.pop("offsets")
+        try:
+            again = _call(f, per_token)
+            right = not again["outside"] and not again["mutated"] and _fits(e, per_token, again, _per_element(per_token))
+        except Fault:
+            right = False
+        if right:
+            return "layout", ("it reads one position per token: handed each token's position instead of one offset per "
+                              "sequence it is right (check it with --positions per-token if that is its contract)")
     if layout in ("bshd", "bhsd", "sbhd") and e.max_position >= 8:
         return _head_axis(f, e, layout)
     if layout == "vllm" and case["key"].shape[1] != case["x"].shape[1]:

@@ -32,6 +32,7 @@ def check(
     layout: str = "nd",
     inplace: bool = False,
     table=None,
+    positions: str = "per-sequence",
     memory_limit=None,
     replay: str | None = None,
 ) -> CheckResult:
@@ -43,14 +44,15 @@ def check(
     callable no other process can load (a lambda, a closure, a function defined in ``__main__``) runs
     in-process, and the report's header says so (``isolate=False`` forces in-process). ``timeout``:
     seconds per call; ``warmup_timeout``: seconds for the import, the factory and the first call. ``form``,
-    ``layout``, ``inplace`` and ``table`` are the command line's --form, --layout, --inplace and --table (``table``: a
-    TARGET string or the table builder itself); ``memory_limit`` is --memory-limit (bytes, or text such as "1GB"; 0:
+    ``layout``, ``inplace``, ``table`` and ``positions`` are the command line's --form, --layout, --inplace, --table
+    (a TARGET string or the table builder itself) and --positions (a packed call's: per-sequence or per-token); ``memory_limit`` is --memory-limit (bytes, or text such as "1GB"; 0:
     none; default: half the machine's memory); ``replay`` is --replay VERSION:BLOB, as a failure prints it."""
     blob = parse_replay(replay)
     impls = load_implementations([fn], expect=parse_expect(expect), array=array, dtype=dtype,
                               max_position=max_position, device=device, timeout=timeout,
                               warmup_timeout=warmup_timeout, isolate=isolate, memory_limit=memory_limit,
-                              shape=call_shape(family=family, form=form, layout=layout, inplace=inplace, table=table))
+                              shape=call_shape(family=family, form=form, layout=layout, inplace=inplace, table=table,
+                                               positions=positions))
     profile = profile or DEFAULT_PROFILE
     seed = seed if seed is not None else random.randrange(2**31)
     reports = check_implementations(impls, select_properties(invariants), profile=profile, seed=seed, replay=blob)

@@ -150,11 +150,11 @@ def parse_replay(text: str | None) -> tuple[str, str] | None:
 
 
 def call_shape(*, family: str = "rope", form: str = "apply", layout: str = "nd", inplace: bool = False,
-               table=None) -> CallShape:
+               table=None, positions: str = "per-sequence") -> CallShape:
     """How the properties call TARGET, from the options (the command line's and the API's); UsageError when they do
     not fit together."""
     try:
-        return CallShape(family, form, layout, inplace, table)
+        return CallShape(family, form, layout, inplace, table, positions=positions)
     except ShapeError as e:
         raise UsageError(str(e)) from None
 

@@ -44,6 +44,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rope-memory-limit", default=None, metavar="SIZE",
                     help="memory each implementation's worker process may hold, e.g. 1GB (0: no limit). Default: half "
                          "the machine's memory")
+    group.addoption("--rope-form", default="apply", metavar="FORM",
+                    help="which function of the rope family --rope-impl targets are (apply, table, kernel, qk, vllm), "
+                         "as ropespec check's --form. Default: apply")
+    group.addoption("--rope-layout", default="nd", metavar="LAYOUT",
+                    help="how an apply function takes its rows (nd, bshd, bhsd, sbhd, thd), as --layout. Default: nd")
+    group.addoption("--rope-positions", default="per-sequence", metavar="WHAT",
+                    help="with --rope-layout thd: per-sequence (one offset per sequence) or per-token, as --positions")
+    group.addoption("--rope-inplace", action="store_true", default=False,
+                    help="the function writes its result into x, as --inplace")
     group.addoption("--rope-profile", choices=("dev", "ci", "thorough"), default=None,
                     help="hypothesis profile of the RoPE properties and of rope_check. Default: dev "
                          "(ci on CI machines; --hypothesis-profile also selects)")
@@ -87,7 +96,7 @@ def _expect(config: pytest.Config):
 
 def _implementations(config: pytest.Config) -> list:
     if _KEY not in config.stash:
-        from ropespec.inputs import load_implementations
+        from ropespec.inputs import call_shape, load_implementations
 
         targets = list(config.getoption("rope_impl"))
         if not targets and os.environ.get("ROPESPEC_IMPL"):
@@ -102,6 +111,9 @@ def _implementations(config: pytest.Config) -> list:
                 timeout=config.getoption("rope_timeout"),
                 warmup_timeout=config.getoption("rope_warmup_timeout"),
                 memory_limit=config.getoption("rope_memory_limit"),
+                shape=call_shape(form=config.getoption("rope_form"), layout=config.getoption("rope_layout"),
+                                 positions=config.getoption("rope_positions"),
+                                 inplace=config.getoption("rope_inplace")),
             )
     return config.stash[_KEY]
 

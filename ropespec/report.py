@@ -116,6 +116,8 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
         line += f"; runs {s.isolation}" if s.isolation.startswith("in-process") else f"; runs in a {s.isolation}"
         if s.warmup_seconds is not None:
             line += f", warm-up {s.warmup_seconds:.2g} s"
+        for note in s.notes:
+            line += f"; {note}"
         console.print(line, highlight=False, markup=False, soft_wrap=wrap)
     failing = sum(r.status in ("fail", "error") for rep in reports for r in rep.results)
     if table_mode(console):

@@ -56,6 +56,7 @@ class ImplementationReport:
             "dtype": s.dtype,
             "expect": s.expect.to_dict() if s.expect is not None else None,
             "isolation": s.isolation,
+            "notes": list(s.notes),
             "warmup_seconds": s.warmup_seconds,
             "output": out.to_json() if out is not None and out.total else None,
             "left_behind": list(s.left_behind),

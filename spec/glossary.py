@@ -41,7 +41,13 @@ LAYOUTS: dict[str, str] = {
     "bshd": "x (batch, seq, heads, head_dim), positions (batch, seq) (or (batch, seq, A))",
     "bhsd": "x (batch, heads, seq, head_dim), positions (batch, seq) (or (batch, seq, A))",
     "sbhd": "x (seq, batch, heads, head_dim), positions (batch, seq) (or (batch, seq, A))",
-    "thd": "packed x (tokens, heads, head_dim), one offset per sequence and cu_seqlens",
+    "thd": "packed x (tokens, heads, head_dim), cu_seqlens, and one offset per sequence or one position per token",
+}
+
+#: what the positions of a packed (thd) call are (``--positions``)
+POSITIONS: dict[str, str] = {
+    "per-sequence": "one offset per sequence: token j of sequence i is at offsets[i] + j - cu_seqlens[i] (flash-attention)",
+    "per-token": "one position per token (FlashInfer's apply_rope_pos_ids, transformers' packed position_ids)",
 }
 
 #: what TARGET is, fixed when it is loaded
@@ -64,6 +70,8 @@ DIAGNOSES: dict[str, str] = {
     "rotary-dim": "another number of dims rotates than rotary_dim (or the exponent is normalised by head_dim)",
     "not-a-rotation": "the output is not a rotation of pairs of the input",
     "angle-precision": "the angles or tables are computed in too low a precision for the promised class",
+    "detached": "autograd does not see the rotation: the rotary dims' gradient is the upstream gradient unrotated, or "
+                "zero (a kernel launched outside an autograd.Function)",
     "non-finite": "the output holds NaN or infinity",
     "shape": "the result is not an array of the right kind, dtype or shape",
     "exception": "a call raised",

@@ -28,6 +28,9 @@ LAZY = {
     ("ropespec.commands.proofs", "spec.proofs"): "sympy, as above",
     ("implementations.zoo.autograd_sign", "implementations.torch_rope"): "torch is optional",
     ("implementations.zoo.returns_complex", "implementations.torch_rope"): "torch is optional",
+    ("implementations.triton_rope", "implementations.triton_kernels"): "triton is optional, and its kernels must be "
+                                                                       "defined after a CPU worker switched Triton's "
+                                                                       "interpreter on",
 }
 
 

@@ -122,3 +122,56 @@ def test_precision_sweeps_a_layouts_function(capsys, target, code):
     got = main(["precision", target, "--layout", "thd", "--dtype", "float32", "--max-position", "65536"])
     out = capsys.readouterr().out
     assert got == code, out
+
+
+#: a user's packed RoPE with one position per token (FlashInfer's apply_rope_pos_ids, transformers' packed
+#: position_ids): x (tokens, heads, 64), half pairs, theta 10000
+PER_TOKEN = '''
+import numpy as np
+
+
+def apply(x, positions, cu_seqlens):
+    d = x.shape[-1]
+    inv = 1.0 / 10000 ** (np.arange(0, d, 2) / d)
+    ang = np.asarray(positions, dtype=np.float64)[:, None, None] * inv
+    c, s = np.cos(ang), np.sin(ang)
+    a, b = x[..., : d // 2], x[..., d // 2 :]
+    return np.concatenate([a * c - b * s, b * c + a * s], -1).astype(x.dtype)
+'''
+
+
+def test_a_per_token_packed_function_passes_with_positions_per_token_and_is_told_so_without(tmp_path):
+    """A correct per-token function failed rope.layout [unknown] when thd took one offset per sequence only: with
+    --positions per-token it passes; without, the failure names the contract it fits."""
+    from ropespec import check
+
+    (tmp_path / "packed.py").write_text(PER_TOKEN)
+    target = f"{tmp_path / 'packed.py'}:apply"
+    ok = check(target, expect={"head_dim": 64}, layout="thd", positions="per-token", seed=1,
+               invariants=["rope.layout"])
+    assert ok.passed, ok.report()
+    [r] = check(target, expect={"head_dim": 64}, layout="thd", seed=1, invariants=["rope.layout"]).results
+    assert r.status == "fail" and r.diagnosis == "layout", r.message
+    assert "it reads one position per token" in r.message and "--positions per-token" in r.message, r.message
+
+
+def test_positions_per_token_outside_a_packed_layout_is_a_usage_error(capsys):
+    code = main(["check", "implementations.numpy_layout:bshd", "--layout", "bshd", "--positions", "per-token"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip().count("\n") == 0, err
+    assert "--positions per-token: the positions of a packed call, with --layout thd" in err
+
+
+def test_the_plugin_takes_per_token_positions(tmp_path):
+    """--rope-layout thd --rope-positions per-token reach the plugin's implementation (a user's pytest run)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "packed.py").write_text(PER_TOKEN)
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "properties/test_layout.py",
+                           "--rope-impl", f"{tmp_path / 'packed.py'}:apply", "--rope-layout", "thd",
+                           "--rope-positions", "per-token", "--rope-expect", '{"head_dim": 64}'],
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "1 passed" in proc.stdout, proc.stdout[-1500:]

@@ -236,9 +236,10 @@ def kernel(x, cos, sin):
 '''
 
 
-def test_a_kernel_whose_backward_is_not_checked_says_so(tmp_path):
-    """Only the forward of a --form kernel function is checked: the report says the backward was not, rather than
-    leave a reader to assume a custom backward held."""
+def test_a_kernel_whose_custom_backward_turns_the_wrong_way_fails_with_direction(tmp_path):
+    """A --form kernel function's custom backward is checked with ropespec's exact table: a backward that rotates
+    the upstream gradient forward (its sin not negated) fails autograd with the word direction while its forward
+    passes."""
     pytest.importorskip("torch")
     from ropespec import check
 
@@ -248,5 +249,5 @@ def test_a_kernel_whose_backward_is_not_checked_says_so(tmp_path):
     rows = {r.invariant: r for r in result.results if r.applicable}
     assert rows["kernel.rotation"].status == "pass", result.report()
     grad = rows["autograd.inverse-rotation"]
-    assert grad.status == "skip" and "the backward was not checked" in grad.message, grad.message
-    assert "the backward was not checked" in result.report()
+    assert grad.status == "fail" and grad.diagnosis == "direction", grad.message
+    assert "the forward rotation, not its inverse" in grad.message

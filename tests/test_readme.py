@@ -52,7 +52,7 @@ COMMANDS = readme_commands()
 
 SHIPPED = ["stdlib-float64", "numpy-float64", "numpy-float32", "torch-float64", "torch-float32", "torch-float16",
            "torch-bfloat16", "numpy-decode-float64", "numpy-table-float32", "numpy-kernel-float32", "numpy-qk-float32",
-           "numpy-bshd-float32", "numpy-thd-float32", "numpy-vllm-inplace-float32", "sinusoidal-float64",
+           "numpy-bshd-float32", "numpy-thd-float32", "numpy-thd-per-token-float32", "numpy-vllm-inplace-float32", "sinusoidal-float64",
            "integer-index-float64",
            "length-normalised-float64", "binary-float64", "learned-float64", "attention-float64", "attention-decode-float64"]
 
@@ -81,8 +81,54 @@ def _every_proof_listed(proc):
             assert f"{len(pr.about)}/{len(pr.about)}" in line, line
 
 
-#: what a command's output must also show, beyond its exit code
-EXTRA = {"ropespec check": _shipped_all_checked, "ropespec proofs": _every_proof_listed}
+def _words(proc) -> dict[str, str]:
+    """invariant -> status and word of each row of the report's table ("fail [layout]", "pass")."""
+    rows = {}
+    for line in proc.stdout.splitlines():
+        m = re.match(r"^\S+\s{2,}(\S+(?: \(\w+\))?)\s{2,}(pass|fail|skip|xfail|error)\b(?:.*?(\[[\w-]+\]))?", line)
+        if m:
+            rows[m[1]] = f"{m[2]} {m[3]}" if m[3] else m[2]
+    return rows
+
+
+def _interpreted(proc):
+    """The header says the kernel runs in Triton's interpreter and its launcher's torch.cuda.device is a no-op."""
+    head = " ".join(proc.stdout.split())
+    assert "Triton kernels run in Triton's interpreter (1 kernel of triton_rotary.py;" in head, head[:600]
+    assert "torch.cuda.device(...) of a CPU tensor is a no-op there" in head, head[:600]
+    assert _words(proc)["autograd.inverse-rotation"] == "pass", proc.stdout[-2000:]
+
+
+def _backward_direction(proc):
+    rows = _words(proc)
+    assert rows["kernel.rotation"] == "pass" and rows["autograd.inverse-rotation"] == "fail [direction]", rows
+
+
+def _liger_rope(proc):
+    """Liger's rope kernel: forward and backward wrong at seq 1, named layout with the stride's evidence."""
+    rows = _words(proc)
+    assert rows == {"kernel.qk": "fail [layout]", "autograd.inverse-rotation": "fail [layout]"}, rows
+    assert "with one token per batch row (seq 1) rows come out wrong" in " ".join(proc.stdout.split())
+
+
+def _liger_llama4(proc):
+    """Liger's Llama 4 kernel in place: batch row 0's positions for every row, forward and backward."""
+    rows = _words(proc)
+    assert rows["rope.layout"] == "fail [layout]" and rows["autograd.inverse-rotation"] == "fail [layout]", rows
+    assert "batch row 0" in proc.stdout
+
+
+#: what a command's output must also show, beyond its exit code: by the command, or by how it starts
+EXTRA = {"ropespec check": _shipped_all_checked, "ropespec proofs": _every_proof_listed,
+         "ropespec check examples/triton_rotary.py:kernel ": _interpreted,
+         "ropespec check examples/triton_rotary.py:kernel_backward_unsigned ": _backward_direction,
+         "ropespec check implementations.adapters.liger:rope ": _liger_rope,
+         "ropespec check implementations.adapters.liger:llama4 ": _liger_llama4}
+
+
+def _extra(command: str):
+    return EXTRA.get(command) or next((fn for key, fn in EXTRA.items() if key.endswith(" ") and
+                                       command.startswith(key)), None)
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +160,11 @@ def test_readme_command(command, exit_code, scratch):
     if "adapters.diffusers" in command:
         pytest.importorskip("torch")
         pytest.importorskip("diffusers")
+    if "triton" in command or "liger" in command:
+        pytest.importorskip("torch")
+        pytest.importorskip("triton")
+    if "liger" in command:
+        pytest.importorskip("liger_kernel")
     if "--plot" in command:
         pytest.importorskip("matplotlib")
     argv = shlex.split(command)
@@ -126,5 +177,5 @@ def test_readme_command(command, exit_code, scratch):
                           timeout=600, env={**os.environ, "PYTHONPATH": str(scratch)})
     assert proc.returncode == exit_code, (f"README says exit {exit_code}, got {proc.returncode} after "
                                           f"{time.monotonic() - t0:.0f} s:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    if command in EXTRA:
-        EXTRA[command](proc)
+    if _extra(command):
+        _extra(command)(proc)

@@ -25,6 +25,8 @@ def test_zoo_member_fails_its_target(member, invariant):
     """The very property the member targets catches it (not another property of the invariant), and names it."""
     if member.array == "torch":
         pytest.importorskip("torch")
+    for library in member.requires:
+        pytest.importorskip(library)
     prop = target_property(invariant)
     r = run_property(prop, member.impl(), profile="ci", seed_value=0)
     # a documented non-invariant (additive.cross-term-leakage) fails on every implementation of its family,

@@ -127,23 +127,121 @@ def op_layout(host, fn, e: Expect, x, positions, cu_seqlens=None, storage: str =
     return got
 
 
-def op_grad(host, fn, e: Expect, x, positions, g):
-    """d<f(x, p), g>/dx through torch autograd; NotImplementedError when f does not support it."""
+# -- backward passes: d<g, f(x)>/dx through the implementation's own autograd ------------------------------------
+def _autograd(host):
+    """torch, for a torch implementation; NotImplementedError (the implementation's as a whole) otherwise."""
     torch = arrays.torch_module()
     if torch is None or host.array != "torch":
-        raise NotImplementedError("autograd is checked for torch implementations (--array torch)")
-    if host.shape.rows != "nd" or host.shape.inplace:
-        raise NotImplementedError("autograd is checked in the nd layout, out of place")
-    dtype = getattr(torch, e.dtype)
-    xt = torch.tensor(x, dtype=dtype, device=host.device, requires_grad=True)
-    out = host.call("f(x, positions)", fn, xt, torch.tensor(positions, device=host.device))
-    if not isinstance(out, torch.Tensor) or not out.requires_grad:
-        raise NotImplementedError("the implementation does not support autograd")
+        raise NotImplementedError("autograd is checked for torch implementations (--array torch) and jax ones in the "
+                                  "nd layout (--array jax)")
+    return torch
+
+
+def _backward(torch, outs, grads) -> None:
+    if not all(isinstance(o, torch.Tensor) and o.requires_grad for o in outs):
+        raise NotImplementedError("the implementation does not support autograd (its output has no grad_fn)")
     try:
-        out.backward(torch.tensor(g, dtype=dtype, device=host.device))
+        torch.autograd.backward(outs, grads)
     except Exception as err:
         raise Fault(f"backward raised {type(err).__name__}: {err}", "exception") from None
-    return xt.grad.detach().to("cpu", torch.float64).numpy()
+
+
+def _leaves(torch, host, e: Expect, values):
+    """Tensors requiring grad in the implementation's dtype and device, and what the call is handed: the leaves
+    themselves, or for an in-place function copies of them (it writes into those, and autograd records it)."""
+    dtype = getattr(torch, e.dtype)
+    leaves = [torch.tensor(np.ascontiguousarray(v), dtype=dtype, device=host.device, requires_grad=True)
+              for v in values]
+    return leaves, [t.clone() for t in leaves] if host.shape.inplace else leaves
+
+
+def _grad_of(leaf) -> np.ndarray:
+    if leaf.grad is None:
+        raise NotImplementedError("the implementation does not support autograd (no gradient reached x)")
+    return leaf.grad.detach().to("cpu").double().numpy()
+
+
+def op_grad(host, fn, e: Expect, x, positions, g, cu_seqlens=None, key=None, g_key=None):
+    """d<g, f(x, p)>/dx through the implementation's autograd, in every layout and in place: x (and g) in canonical
+    axes, (n, d) for nd, (batch, seq, head, dim) for the batched layouts, (tokens, head, dim) for thd and vllm (whose
+    key and g_key are k and its upstream gradient). Returns [dx] (and dk for vllm) in canonical axes, float64;
+    NotImplementedError where the implementation has no autograd."""
+    rows = host.shape.rows
+    if host.array == "jax":
+        return [_jax_grad(host, fn, e, x, positions, g)]
+    torch = _autograd(host)
+    perm = AXES.get(rows)
+
+    def there(v):  # canonical -> the layout's own axes
+        v = np.asarray(v, dtype=np.float64)
+        if perm is not None:
+            v = v.transpose(perm)
+        return v.reshape(len(v), -1) if rows == "vllm" else v
+
+    def back(v, like):  # the layout's axes -> canonical
+        v = v.reshape(like.shape if perm is None else tuple(like.shape[i] for i in perm))
+        return v.transpose(np.argsort(perm)) if perm is not None else v
+
+    xs = [x] + ([key] if rows == "vllm" else [])
+    gs = [g] + ([g_key] if rows == "vllm" else [])
+    leaves, inputs = _leaves(torch, host, e, [there(v) for v in xs])
+    pos = torch.tensor(np.asarray(positions), device=host.device)
+    if rows == "vllm":
+        out = host.call("forward(positions, query, key)", fn, pos, *inputs)
+    elif rows == "thd":
+        cu = torch.tensor(np.asarray(cu_seqlens), device=host.device)
+        out = host.call("f(x, positions, cu_seqlens=...)", lambda: fn(inputs[0], pos, cu_seqlens=cu))
+    else:
+        out = host.call("f(x, positions)", fn, inputs[0], pos)
+    returned = list(out) if rows == "vllm" and isinstance(out, (tuple, list)) else [out]
+    if host.shape.inplace and not all(isinstance(o, torch.Tensor) and o.requires_grad for o in returned):
+        returned = inputs  # an in-place function that returns nothing: autograd recorded its writes into the copies
+    outs = returned
+    if len(outs) != len(gs):
+        raise Fault(f"returned {type(out).__name__}, expected {len(gs)} tensors", "shape")
+    dtype = getattr(torch, e.dtype)
+    _backward(torch, outs, [torch.tensor(np.ascontiguousarray(there(v)), dtype=dtype, device=host.device) for v in gs])
+    return [back(_grad_of(leaf), v) for leaf, v in zip(leaves, xs)]
+
+
+def _jax_grad(host, fn, e: Expect, x, positions, g):
+    """jax.vjp of f(x, p) at x, applied to g (the nd layout, out of place)."""
+    jax = arrays.jax_module()
+    if jax is None or host.shape.rows != "nd" or host.shape.inplace:
+        raise NotImplementedError("autograd of jax implementations is checked in the nd layout (jax.vjp)")
+    nx, npos = host.native(x, positions, e)
+    try:
+        out, vjp = jax.vjp(lambda v: fn(v, npos), nx)
+        (dx,) = vjp(jax.numpy.asarray(g, dtype=out.dtype))
+    except Exception as err:
+        raise NotImplementedError(f"jax.vjp of the implementation failed ({type(err).__name__}: {err})") from None
+    return np.asarray(dx, dtype=np.float64)
+
+
+def op_kernel_grad(host, fn, e: Expect, x, cos, sin, g):
+    """d<g, kernel(x, cos, sin)>/dx, the table given as op_kernel hands it over."""
+    torch = _autograd(host)
+    cos, sin = _kernel_table(fn, e, cos, sin, "a kernel")
+    dtype = getattr(torch, e.dtype)
+    leaves, inputs = _leaves(torch, host, e, [x])
+    c, s = (torch.tensor(t, dtype=dtype, device=host.device) for t in (cos, sin))
+    out = host.call("kernel(x, cos, sin)", fn, inputs[0], c, s)
+    _backward(torch, [out], [torch.tensor(g, dtype=dtype, device=host.device)])
+    return _grad_of(leaves[0])
+
+
+def op_qk_grad(host, fn, e: Expect, q, k, cos, sin, gq, gk):
+    """d<gq, q_embed> + <gk, k_embed> by q and by k, through apply(q, k, cos, sin)."""
+    torch = _autograd(host)
+    cos, sin = _qk_table(fn, e, cos, sin)
+    dtype = getattr(torch, e.dtype)
+    leaves, inputs = _leaves(torch, host, e, [q, k])
+    c, s = (torch.tensor(t, dtype=dtype, device=host.device) for t in (cos, sin))
+    out = host.call("apply(q, k, cos, sin)", fn, *inputs, c, s)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise Fault(f"returned {type(out).__name__}, expected a pair (q_embed, k_embed)", "shape")
+    _backward(torch, list(out), [torch.tensor(v, dtype=dtype, device=host.device) for v in (gq, gk)])
+    return _grad_of(leaves[0]), _grad_of(leaves[1])
 
 
 def _warm_apply(host, fn, e: Expect) -> None:
@@ -172,9 +270,13 @@ class RopeBound(Bound):
         return self._op("layout", f64(x), i64(positions), None if cu_seqlens is None else i64(cu_seqlens), storage,
                         None if key is None else f64(key))
 
-    def grad(self, x: np.ndarray, positions: np.ndarray, g: np.ndarray) -> np.ndarray:
-        """torch autograd: d<f(x, p), g>/dx; NotImplementedError when f does not support autograd."""
-        return self._op("grad", f64(x), i64(positions), f64(g))
+    def grad(self, x: np.ndarray, positions: np.ndarray, g: np.ndarray, cu_seqlens=None, key=None,
+             g_key=None) -> list[np.ndarray]:
+        """d<f(x, p), g>/dx through the implementation's autograd (torch, or jax.vjp), in its layout (x, g in canonical
+        axes, as :meth:`layout` takes them; vllm's key and g_key too): [dx] (and dk); NotImplementedError when it
+        has none."""
+        return self._op("grad", f64(x), i64(positions), f64(g), None if cu_seqlens is None else i64(cu_seqlens),
+                        None if key is None else f64(key), None if g_key is None else f64(g_key))
 
 
 # -- a decoder of the apply form: prefill(x, positions) and step(x, position) ------------------------------------
@@ -286,12 +388,27 @@ def _table_shape(fn, what: str) -> str:
     return shape
 
 
+def _kernel_table(fn, e: Expect, cos, sin, what: str):
+    """A per-pair table (n, rotary_dim/2) as the kernel takes it: as it is, or spread per dim (``kernel.table``)."""
+    if _table_shape(fn, what) == "dim":
+        _, _, oa, ob = e.pair_index()
+        cos, sin = (_per_dim(t, oa, ob, e.rotary_dim) for t in (cos, sin))
+    return cos, sin
+
+
+def _qk_table(fn, e: Expect, cos, sin):
+    """A per-pair table (b, s, rotary_dim/2) as transformers' apply takes it: per dim, or per pair (``table``)."""
+    if _table_shape(fn, "apply") == "dim":
+        _, _, oa, ob = e.pair_index()
+        b, s_ = cos.shape[:2]
+        cos, sin = (_per_dim(t.reshape(b * s_, -1), oa, ob, e.rotary_dim).reshape(b, s_, -1) for t in (cos, sin))
+    return cos, sin
+
+
 def op_kernel(host, fn, e: Expect, x, cos, sin):
     """kernel(x, cos, sin) with the table per pair (n, rotary_dim/2) as given, or spread per dim as the kernel
     declares (``kernel.table``): (float64 result, which argument it wrote into)."""
-    if _table_shape(fn, "a kernel") == "dim":
-        _, _, oa, ob = e.pair_index()
-        cos, sin = (_per_dim(t, oa, ob, e.rotary_dim) for t in (cos, sin))
+    cos, sin = _kernel_table(fn, e, cos, sin, "a kernel")
     zeros = np.zeros(len(x), dtype=np.int64)
     nx, nc, ns = (host.native(v, zeros, e)[0] for v in (x, cos, sin))
     keep = [arrays.snapshot(v, host.array) for v in (nx, nc, ns)]
@@ -305,10 +422,7 @@ def op_qk(host, fn, e: Expect, q, k, cos, sin):
     """apply(q, k, cos, sin) as transformers calls it: q (b, h_q, s, d), k (b, h_kv, s, d), cos and sin given per
     pair (b, s, rotary_dim/2) and handed over per dim (b, s, rotary_dim), or per pair when the function says
     ``table = "pair"`` (GPT-OSS): (q_embed, k_embed) as float64."""
-    if _table_shape(fn, "apply") == "dim":
-        _, _, oa, ob = e.pair_index()
-        b, s_ = cos.shape[:2]
-        cos, sin = (_per_dim(t.reshape(b * s_, -1), oa, ob, e.rotary_dim).reshape(b, s_, -1) for t in (cos, sin))
+    cos, sin = _qk_table(fn, e, cos, sin)
     if host.array == "list":
         raise Unsupported("the qk form takes 4-d numpy arrays or torch tensors, not nested lists")
     native = [host.native(v.reshape(-1, v.shape[-1]), np.zeros(1, np.int64), e)[0] for v in (q, k, cos, sin)]
@@ -325,6 +439,14 @@ class KernelBound(Bound):
         worker when the kernel declares ``table = "dim"``)."""
         out, mutated = self._op("kernel", f64(x), f64(cos), f64(sin))
         return Call(out, self.expect.dtype, mutated)
+
+    def kernel_grad(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """d<g, kernel(x, cos, sin)>/dx through its autograd (the table per pair, spread as for :meth:`kernel`)."""
+        return self._op("kernel_grad", f64(x), f64(cos), f64(sin), f64(g))
+
+    def qk_grad(self, q, k, cos, sin, gq, gk) -> tuple[np.ndarray, np.ndarray]:
+        """(dq, dk) of <gq, q_embed> + <gk, k_embed> through apply(q, k, cos, sin)'s autograd."""
+        return self._op("qk_grad", f64(q), f64(k), f64(cos), f64(sin), f64(gq), f64(gk))
 
     def qk(self, q: np.ndarray, k: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """qk form: transformers' apply(q, k, cos, sin) with q (b, h_q, s, d), k (b, h_kv, s, d) and the table per
@@ -391,8 +513,10 @@ TABLE = Form("rope", "table", ((1,), "(positions)"), ("table.angles",),
              lambda host, fn, e: op_table(host, fn, e, _two_rows(e)), TableBound,
              as_rope=lambda f: f.rotate_by_table, diagnosed=True, plain_if=_table_is_plain)
 KERNEL = Form("rope", "kernel", ((3,), "(x, cos, sin)"), ("kernel.rotation", "autograd.*"),
-              {"kernel": Op(op_kernel, "kernel(x, cos, sin)")}, _warm_kernel, KernelBound,
+              {"kernel": Op(op_kernel, "kernel(x, cos, sin)"),
+               "kernel_grad": Op(op_kernel_grad, "kernel(x, cos, sin) with autograd")}, _warm_kernel, KernelBound,
               as_rope=lambda f: f.rotate_by_kernel)
 QK = Form("rope", "qk", ((4,), "(q, k, cos, sin)"), ("kernel.qk", "autograd.*"),
-          {"qk": Op(op_qk, "apply(q, k, cos, sin)")}, _warm_qk, KernelBound, as_rope=lambda f: f.rotate_by_kernel)
+          {"qk": Op(op_qk, "apply(q, k, cos, sin)"), "qk_grad": Op(op_qk_grad, "apply(q, k, cos, sin) with autograd")},
+          _warm_qk, KernelBound, as_rope=lambda f: f.rotate_by_kernel)
 register(APPLY, VLLM, TABLE, KERNEL, QK)

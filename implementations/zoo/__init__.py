@@ -1,11 +1,11 @@
 """The zoo: known-buggy implementations, each modelled on a real bug.
 
 Each member is a module here with a factory ``make(expect)``, ``TARGETS`` (the invariant ids it
-must fail), its call shape where it is not f(x, positions) (``FAMILY``, ``FORM``, ``LAYOUT``, ``INPLACE``), ``DIAGNOSIS`` (the word a correct diagnosis names) and ``SOURCE`` (where the bug was
+must fail), its call shape where it is not f(x, positions) (``FAMILY``, ``FORM``, ``LAYOUT``, ``INPLACE``, ``POSITIONS``), ``DIAGNOSIS`` (the word a correct diagnosis names) and ``SOURCE`` (where the bug was
 seen). Its docstring's first line says what it does wrong. A member may carry ``EXPECT``, a dict of
 expectation fields it is checked under (the precision class it claims, say); otherwise the suite draws
 expectations. ``NEAR = True`` marks a near-threshold member: its worst error is 2 to 10 times the bound of
-the property it targets, so that a bound 10 times too loose would let it pass. ``ARRAY`` is the array kind it takes; ``TIMEOUT`` and ``WARMUP_TIMEOUT`` (seconds) are
+the property it targets, so that a bound 10 times too loose would let it pass. ``ARRAY`` is the array kind it takes; ``REQUIRES`` the optional libraries it needs (triton); ``TIMEOUT`` and ``WARMUP_TIMEOUT`` (seconds) are
 short limits for members that hang. Members that crash their process are safe to check: every
 implementation runs in its own worker process.
 """
@@ -36,6 +36,7 @@ class Member:
     timeout: float | None = None  # seconds per call (None: the default), for members that hang
     warmup_timeout: float | None = None
     near: bool = False  # a near-threshold member: its worst error is 2 to 10 times the bound it breaks
+    requires: tuple[str, ...] = ()  # optional libraries it needs (REQUIRES): without them it is not checked
 
 
     def impl(self, dtype: str | None = None):
@@ -67,10 +68,12 @@ def members() -> list[Member]:
                 expect=getattr(mod, "EXPECT", None),
                 array=getattr(mod, "ARRAY", "numpy"),
                 shape=CallShape(getattr(mod, "FAMILY", "rope"), getattr(mod, "FORM", "apply"),
-                                getattr(mod, "LAYOUT", "nd"), bool(getattr(mod, "INPLACE", False))),
+                                getattr(mod, "LAYOUT", "nd"), bool(getattr(mod, "INPLACE", False)),
+                                positions=getattr(mod, "POSITIONS", "per-sequence")),
                 timeout=getattr(mod, "TIMEOUT", None),
                 warmup_timeout=getattr(mod, "WARMUP_TIMEOUT", None),
                 near=bool(getattr(mod, "NEAR", False)),
+                requires=tuple(getattr(mod, "REQUIRES", ())),
             )
         )
     return out

@@ -12,7 +12,7 @@ from implementations.contract import Failure
 from ropespec.inputs import UsageError, call_shape
 from ropespec.outputs import input_files, plan
 from spec.expectation import DTYPES
-from spec.glossary import FAMILIES, FORMS, LAYOUTS
+from spec.glossary import FAMILIES, FORMS, LAYOUTS, POSITIONS
 
 #: what --expect takes, said once for every command that has it
 EXPECT_HELP = ("a preset name (ropespec presets lists them, e.g. llama3.1-8b), inline JSON ('{\"head_dim\": 128, "
@@ -69,6 +69,9 @@ def shape(p: argparse.ArgumentParser, *, family: bool = False, form_note: str = 
     p.add_argument("--layout", choices=list(LAYOUTS), default="nd",
                    help="how an apply function takes its rows: " + "; ".join(f"{n}: {w}" for n, w in LAYOUTS.items())
                         + " (default: nd)")
+    p.add_argument("--positions", choices=list(POSITIONS), default="per-sequence",
+                   help="with --layout thd, what the packed call's positions are: "
+                        + "; ".join(f"{n}: {w}" for n, w in POSITIONS.items()) + " (default: per-sequence)")
     p.add_argument("--table", metavar="TARGET",
                    help="with --form kernel or qk: the library's own table builder table(positions) -> (cos, sin) (a "
                         "function or a factory), and the two are checked together as one apply function, "
@@ -82,7 +85,7 @@ def shape_of(args: argparse.Namespace):
     """The call shape the options say (:func:`ropespec.inputs.call_shape`)."""
     return call_shape(family=getattr(args, "family", "rope"), form=getattr(args, "form", "apply"),
                       layout=getattr(args, "layout", "nd"), inplace=getattr(args, "inplace", False),
-                      table=getattr(args, "table", None))
+                      table=getattr(args, "table", None), positions=getattr(args, "positions", "per-sequence"))
 
 
 def loading(args: argparse.Namespace) -> dict:

@@ -1,0 +1,79 @@
+"""Triton kernels checked on a CPU (the `triton` extra): a launcher's torch.cuda.device of a CPU tensor is a no-op
+in the worker, ropespec's own Triton RoPE passes in every form, forward and backward, and Liger's Llama 4 kernel is
+caught writing into its input. README's commands check a user's kernel file without a flag (the interpreter and the
+no-op said in the header), its backward's sign error, and Liger's kernels (tests/test_readme.py)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+from ropespec import check  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+def _env():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # the user sets nothing
+    env.setdefault("COLUMNS", "200")
+    return env
+
+
+def _ropespec(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "ropespec", *args], cwd=cwd, env=_env(), capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_torch_cuda_device_of_a_cpu_tensor_raises_and_the_worker_makes_it_a_noop():
+    """torch.cuda.device(x.device.index) of a CPU tensor raises in torch 2.13 (flash-attention's launcher enters it);
+    with the interpreter on, triton_mode makes it a no-op for a CPU device and leaves a CUDA index to torch."""
+    code = ("import contextlib, os, torch\n"
+            "try:\n    torch.cuda.device(None).__enter__()\nexcept TypeError as err:\n    print('raises', err)\n"
+            "from implementations import triton_mode\n"
+            "print('patched', triton_mode.cuda_device_noop())\n"
+            "with torch.cuda.device(torch.zeros(1).device.index), torch.cuda.device(torch.device('cpu')):\n"
+            "    print('entered')\n"
+            "print('cuda index left to torch', not isinstance(torch.cuda.device(0), contextlib.nullcontext))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**_env(), "TRITON_INTERPRET": "1"},
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "raises '<' not supported" in out.stdout and "patched True" in out.stdout, out.stdout
+    assert "entered" in out.stdout and "cuda index left to torch True" in out.stdout, out.stdout
+
+
+FORMS = {  # TARGET, options, the form's own invariant
+    "make": ({}, "rope.conformance"),
+    "kernel": ({"form": "kernel"}, "kernel.rotation"),
+    "qk": ({"form": "qk"}, "kernel.qk"),
+    "bshd": ({"layout": "bshd"}, "rope.layout"),
+    "thd": ({"layout": "thd"}, "rope.layout"),
+    "thd_per_token": ({"layout": "thd", "positions": "per-token"}, "rope.layout"),
+}
+
+
+@pytest.mark.parametrize("name", list(FORMS))
+def test_ropespecs_triton_rope_passes_in_every_form_forward_and_backward(name):
+    """implementations.triton_rope, through the interpreter: the form's own invariant and the backward hold (the
+    full checks of each are README's commands)."""
+    options, own = FORMS[name]
+    result = check(f"implementations.triton_rope:{name}", array="torch", seed=3,
+                   invariants=[own, "autograd.inverse-rotation"], **options)
+    rows = {r.invariant: r for r in result.results}
+    assert {i: r.status for i, r in rows.items()} == {own: "pass", "autograd.inverse-rotation": "pass"}, \
+        result.report()
+    notes = result.reports[0].impl.notes
+    assert any("Triton's interpreter" in n for n in notes), notes
+
+
+def test_ligers_llama4_kernel_writes_its_input():
+    """LigerLlama4RopeFunction writes its result into q: without --inplace that is input-mutated (README's command
+    checks it with --inplace, where every batch row turns by batch row 0's positions)."""
+    pytest.importorskip("liger_kernel")
+    result = check("implementations.adapters.liger:llama4", expect={"head_dim": 64, "convention": "interleaved"},
+                   layout="bshd", array="torch", seed=1, invariants=["contract.input-unmodified"])
+    [r] = result.results
+    assert r.status == "fail" and r.diagnosis == "input-mutated", r.message
