@@ -77,3 +77,13 @@ def test_ligers_llama4_kernel_writes_its_input():
                    layout="bshd", array="torch", seed=1, invariants=["contract.input-unmodified"])
     [r] = result.results
     assert r.status == "fail" and r.diagnosis == "input-mutated", r.message
+
+
+def test_the_interpreter_is_for_cpu_workers_only_and_a_users_setting_stands():
+    """A CPU worker gets TRITON_INTERPRET=1; a CUDA worker runs the compiled kernel; TRITON_INTERPRET set by the
+    user is kept either way."""
+    from implementations import triton_mode
+
+    assert triton_mode.environment({}, "cpu") == {"TRITON_INTERPRET": "1"}
+    assert triton_mode.environment({}, "cuda") == {}
+    assert triton_mode.environment({"TRITON_INTERPRET": "0"}, "cpu") == {"TRITON_INTERPRET": "0"}
