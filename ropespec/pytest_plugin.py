@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 
 import pytest
 
@@ -147,6 +148,12 @@ def rope_replay():
     return replay_text
 
 
+def as_arguments(text: str) -> str:
+    """A command line's words in rope_check's: "--array torch" is array="torch", "--allow-skip" allow_skip=True."""
+    text = re.sub(r"--(allow-skip|inplace)\b", lambda m: f'{m[1].replace("-", "_")}=True', text)
+    return re.sub(r"--([a-z][a-z-]*) ([\w.:-]+)", lambda m: f'{m[1].replace("-", "_")}="{m[2]}"', text)
+
+
 @pytest.fixture
 def rope_check(request):
     """Check an implementation inside a test; fails the test with the full report (every failing
@@ -164,12 +171,12 @@ def rope_check(request):
     def run(fn, expect=None, **kwargs):
         kwargs.setdefault("profile", profiles.active())
         result = check(fn, expect, **kwargs)
-        if not result.held:
-            pytest.fail(result.report(), pytrace=False)
+        if not result.held:  # the first line, which pytest's short summary shows, is the fault and its invariant
+            pytest.fail(f"{result.headline()}\n{result.report()}", pytrace=False)
         if result.unchecked:  # nothing ran: never a pass; a skip only when the test says it may be
-            why = "; ".join(result.nothing_checked())
-            if kwargs.get("allow_skip"):
-                pytest.skip(why)
+            why = as_arguments("; ".join(result.nothing_checked()))
+            if kwargs.get("allow_skip"):  # reported at the user's test, not here
+                raise pytest.skip.Exception(why, _use_item_location=True)
             pytest.fail(f"{why} (rope_check(..., allow_skip=True) makes this a skip)", pytrace=False)
         return result
 

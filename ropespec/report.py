@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import textwrap
 from pathlib import Path
 
 from rich.console import Console
@@ -48,13 +49,12 @@ def _detail(r) -> str:
 
 
 _PIPED_DETAIL = 160
-#: names longer than this get a one-letter alias in the terminal table (with a legend above it)
-_ALIAS_OVER = 16
 
 
 def table_mode(console: Console) -> bool:
-    """The table on a terminal; plain lines when piped, with NO_COLOR set, or on a dumb terminal."""
-    return console.is_terminal and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    """The table on a terminal; plain lines when piped or on a dumb terminal. NO_COLOR removes colour (rich reads
+    it), nothing else."""
+    return console.is_terminal and os.environ.get("TERM") != "dumb"
 
 
 def _alias(n: int) -> str:
@@ -70,11 +70,13 @@ def _table(reports, console: Console) -> None:
     """Implementation (or its alias), invariant, status, diagnosis word and worst ratio: columns that
     fold rather than vanish, so every row stays readable at 80 columns. Details go below the table:
     failures under 'N failing', other notes (skips, expected failures, errors' first lines) in a list."""
-    long = any(len(rep.impl.name) > _ALIAS_OVER for rep in reports)
+    long = not _fits(reports, console.width)
     names = {id(rep): (_alias(i) if long else rep.impl.name) for i, rep in enumerate(reports)}
-    if long:
+    if long:  # one step from the letter to what it stands for: the name, and the TARGET where it is another
         for rep in reports:
-            console.print(Text(f"{names[id(rep)]} = {rep.impl.name}"), soft_wrap=True)
+            target = getattr(rep.impl, "target", None)
+            also = f" ({target})" if target and target != rep.impl.name else ""
+            console.print(Text(f"{names[id(rep)]} = {rep.impl.name}{also}"), soft_wrap=True)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     table.add_column("impl" if long else "implementation", overflow="fold")
     table.add_column("invariant", overflow="fold", min_width=16, ratio=3)
@@ -94,6 +96,15 @@ def _table(reports, console: Console) -> None:
         console.print(Text("notes:"))
         for n in notes:
             console.print(Text("  ") + n, soft_wrap=False)
+
+
+def _fits(reports, width: int) -> bool:
+    """The table with every implementation's full name fits ``width`` columns, no column folded."""
+    rows = [r for rep in reports for r in _shown(rep)] or [None]
+    name = max(len(rep.impl.name) for rep in reports) if reports else 0
+    invariant = max([len(_label(r)) for r in rows if r is not None] + [9])
+    word = max([len(r.diagnosis or "") for r in rows if r is not None] + [4])
+    return name + invariant + 6 + word + 11 + 8 <= width  # status 6, worst/bound 11, the gaps between columns 8
 
 
 def _ratio(r) -> str:
@@ -156,17 +167,42 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
                 rest = f"; the other {total - n} are listed after them" if n < total else ""
                 console.print(f"{rep.impl.name}: root cause {word} ({n} of {total} failures, listed first{rest})",
                               highlight=False, markup=False, soft_wrap=True)
-        failures.sort(key=lambda item: _lead(item[0], item[1]))
+        failures.sort(key=lambda item: failure_order(*item))
         for rep, r in failures:
-            console.print(r.explain(replay_text(rep.impl, r), values), highlight=False, markup=False, soft_wrap=True)
+            _explained(console, r.explain(replay_text(rep.impl, r), values))
     n = sum(len(_shown(rep)) for rep in reports)
-    counts = {k: sum(r.status == k for rep in reports for r in _shown(rep)) for k in ("pass", "fail", "skip", "error", "xfail")}
-    xfail = f", {counts['xfail']} expected failures" if counts["xfail"] else ""
-    console.print(
-        f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, {counts['error']} errors{xfail}"
-        f" ({_count(n, 'check')} on {_count(len(reports), 'implementation')})",
-        highlight=False,
-    )
+    console.print(f"{counts_text([r for rep in reports for r in rep.results], errors=True)} "
+                  f"({_count(n, 'check')} on {_count(len(reports), 'implementation')})", highlight=False)
+
+
+def counts_text(results, errors: bool = False) -> str:
+    """"P passed, F failed, S skipped" of the checks that ran, with errors (always when ``errors``) and expected
+    failures where there are any: the summary line and the line per implementation on stderr say the same."""
+    counts = {k: sum(r.status == k for r in results if r.applicable) for k in ("pass", "fail", "skip", "error", "xfail")}
+    text = f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped"
+    if errors or counts["error"]:
+        text += f", {counts['error']} error{'s' * (counts['error'] != 1)}"
+    if counts["xfail"]:
+        text += f", {counts['xfail']} expected failure{'s' * (counts['xfail'] != 1)}"
+    return text
+
+
+def _explained(console: Console, text: str) -> None:
+    """A failure's explanation. On a terminal each line of prose wraps at words, its continuation lines hanging two
+    columns in; a counterexample's values and the replay command stay one line each (the terminal folds them, so
+    that they copy whole). Piped, every line whole."""
+    if not table_mode(console):
+        console.print(text, highlight=False, markup=False, soft_wrap=True)
+        return
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        indent = " " * (len(line) - len(body))
+        if body.startswith("replay:") or len(indent) >= 4:  # a command, a counterexample's values: data, whole
+            console.print(Text(line), soft_wrap=True)
+            continue
+        for part in textwrap.wrap(body, max(20, console.width - len(indent)), subsequent_indent="  ",
+                                  break_on_hyphens=False) or [""]:
+            console.print(Text(indent + part), soft_wrap=True)
 
 
 def _count(n: int, noun: str) -> str:
@@ -181,7 +217,7 @@ def root_cause(rep) -> tuple[str, int, int] | None:
     return (roots[0], words.count(roots[0]), len(words)) if roots else None
 
 
-def _lead(rep, r) -> int:
+def failure_order(rep, r) -> int:
     """Order of a failure in the list: the root cause's own failures first, then what follows from it."""
     root = root_cause(rep)
     if root is None or r.diagnosis != root[0]:

@@ -125,6 +125,22 @@ class CheckResult:
     def failures(self) -> list[Result]:
         return [r for r in self.results if r.status in ("fail", "error")]
 
+    def headline(self) -> str:
+        """The verdict in one line, the fault first: "[word] invariant on implementation" of the first failure (its
+        root cause's, where it has one), how many more fail; else what stopped or emptied the run."""
+        failures = [(rep, r) for rep in self.reports for r in rep.results if r.status in ("fail", "error")]
+        if failures:
+            failures.sort(key=lambda item: report.failure_order(*item))
+            rep, r = failures[0]
+            word = f"[{r.diagnosis}] " if r.status == "fail" and r.diagnosis else "error: " if r.status == "error" else ""
+            more = f" (and {len(failures) - 1} more failing)" if len(failures) > 1 else ""
+            return f"{word}{r.invariant} on {rep.impl.name}{more}"
+        if self.error:
+            return self.error
+        if self.unchecked:
+            return "; ".join(self.nothing_checked())
+        return f"every check held ({self.finished} on {len(self.reports)} implementations)"
+
     def report(self) -> str:
         """The report the command line prints, as plain text."""
         buf = io.StringIO()

@@ -52,6 +52,9 @@ def test_good(rope_check):
 
 def test_off_by_one(rope_check):
     rope_check(off_by_one, expect="llama2-7b")
+
+def test_bfloat16_in_numpy(rope_check):
+    rope_check(good, expect="llama2-7b", dtype="bfloat16", allow_skip=True)
 '''
 
 
@@ -60,9 +63,23 @@ def test_plugin_in_a_scratch_project(tmp_path):
     proc = run("-m", "pytest", "-p", "no:cacheprovider", "test_rope.py", cwd=tmp_path)
     out = proc.stdout
     assert proc.returncode == 1, out
-    assert "1 failed, 1 passed" in out
+    assert "1 failed, 1 passed, 1 skipped" in out
     assert "test_off_by_one" in out and "position-offset" in out and "positions are shifted by 1" in out
     assert "replay: ropespec check" in out
+
+
+def test_the_plugins_summary_names_the_fault_and_a_skip_points_at_the_users_test(tmp_path):
+    """pytest's short summary shows a failure's first line: the fault word and its invariant. A skip (nothing can be
+    checked, allow_skip=True) is reported at the user's test, with the hint in rope_check's own arguments."""
+    (tmp_path / "test_rope.py").write_text(textwrap.dedent(SCRATCH))
+    proc = run("-m", "pytest", "-p", "no:cacheprovider", "-rfs", "test_rope.py", cwd=tmp_path)
+    out = proc.stdout
+    summary = out[out.index("short test summary info"):]
+    failed = next(ln for ln in summary.splitlines() if ln.startswith("FAILED"))
+    assert "test_off_by_one - Failed: [position-offset] rope." in failed, failed  # the fault, at 80 columns
+    skipped = next(ln for ln in summary.splitlines() if ln.startswith("SKIPPED"))
+    assert "test_rope.py:" in skipped and "pytest_plugin" not in skipped, skipped
+    assert 'use array="torch"' in skipped and "--array" not in skipped, skipped
 
 
 def test_properties_under_xdist():

@@ -191,3 +191,29 @@ def test_exhaustive_on_cuda_without_cuda_is_one_line_exit_2(capsys):
                  "--exhaustive", "--max-position", "4096"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "CUDA is not available" in err[0], err
+
+
+def test_a_wrong_frequency_table_is_said_to_be_no_rounding_and_check_names_it(tmp_path, capsys):
+    """README's my_rope.py (base 500000) without --expect is measured against theta 1e4: the error is gross from
+    the first positions. precision says after its verdict what the error is from, with check's own evidence
+    (base), that the expectation was the default one, and which command names it."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (tmp_path / "my_rope.py").write_text(re.search(r"```python\n(# my_rope\.py.*?)```", readme, re.S)[1])
+    code = main(["precision", f"{tmp_path / 'my_rope.py'}:apply", "--max-position", "65536"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("the error is not rounding: [base]") and "500000" in last, last
+    assert "without --expect precision assumes head_dim 128, theta 10000" in last, last
+    assert f"ropespec check {tmp_path / 'my_rope.py'}:apply names every fault" in last, last
+
+
+def test_rounding_gets_no_such_sentence(capsys):
+    """A float32-angle implementation failing the strict class is rounding: nothing more is said."""
+    code = main(["precision", "implementations.zoo.float32_angles:make", "--max-position", "65536",
+                 "--expect", '{"head_dim": 64, "angle_dtype": "exact", "inv_freq_dtype": "exact"}'])
+    out = capsys.readouterr().out
+    assert code == 1 and "not rounding" not in out, out[-800:]

@@ -179,3 +179,41 @@ def test_readme_command(command, exit_code, scratch):
                                           f"{time.monotonic() - t0:.0f} s:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     if _extra(command):
         _extra(command)(proc)
+
+
+def _check_parser():
+    import argparse
+
+    from ropespec.commands import check as check_command
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    check_command.add(sub)
+    return sub.choices["check"]
+
+
+def test_the_options_paragraph_is_check_help():
+    """README's Options paragraph names every option of `ropespec check --help` with its choices, and nothing
+    else: the two cannot drift apart."""
+    para = README[README.index("Options of `ropespec check`"):]
+    para = para[:para.index("Other commands:")]
+    said = set(re.findall(r"`(-[-\w]+)", para)) | set(re.findall(r"/ `(--[-\w]+)", para))
+    parser = _check_parser()
+    options = {o for a in parser._actions for o in a.option_strings if o not in ("-h", "--help")}
+    assert said == options, (sorted(said - options), sorted(options - said))
+    for a in parser._actions:
+        if a.choices:
+            listed = "|".join(a.choices)
+            assert f"`{a.option_strings[-1]} {listed}`" in para, (a.option_strings, listed)
+
+
+def test_the_json_schema_names_every_field_the_report_writes(tmp_path):
+    """README's JSON block has every key `--json` writes (top level, implementation, result), and no other."""
+    from ropespec import check
+
+    result = check("implementations.numpy_rope:make", seed=1, invariants=["rope.norm-per-pair"])
+    data = result.to_json()
+    block = re.search(r"```json\n(.*?)```", README, re.S)[1]
+    keys = set(re.findall(r'"(\w+)":', block))
+    written = set(data) | set(data["implementations"][0]) | set(data["implementations"][0]["results"][0])
+    assert written <= keys, sorted(written - keys)
+    assert keys - written <= {"bytes", "cut", "text", "expect", "a", "b", "x"}, sorted(keys - written)

@@ -221,3 +221,40 @@ def test_an_unknown_preset_is_one_line_without_a_repeated_prefix(tmp_path):
     proc = _scratch(tmp_path, "x", "", "check", "implementations.numpy_rope:make", "--expect", "llama3-8b")
     assert proc.returncode == 2 and "--expect: expect:" not in proc.stderr, proc.stderr
     assert proc.stderr.count("\n") == 1 and "did you mean llama3.1-8b?" in proc.stderr, proc.stderr
+
+
+def test_the_line_per_implementation_on_stderr_counts_expected_failures():
+    """Piped (CI logs), the line per implementation says its expected failures: 7 xfails are not "0 passed, 0
+    failed, 0 skipped"."""
+    proc = subprocess.run([sys.executable, "-m", "ropespec", "check", "implementations.toy_encodings:length_normalised",
+                           "--family", "sinusoidal", "--seed", "1"], capture_output=True, text=True, timeout=300)
+    line = next(ln for ln in proc.stderr.splitlines() if ln.startswith("ropespec: implementations.toy_encodings"))
+    m = re.search(r"(\d+) expected failures?$", line)
+    assert m and int(m[1]) >= 1, line
+    assert f"{m[0]} (" in proc.stdout, (line, proc.stdout[-400:])  # the summary line says the same
+
+
+def test_the_progress_bar_names_and_counts_only_checks_that_run_and_fits_80_columns():
+    """A property made for another kind of implementation moves the bar but is neither named nor counted; the count
+    is the report's number of checks; at 80 columns a long description gives way to the count and the time."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from ropespec.commands.check import _Display
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=80)
+    display = _Display(console, total=3)
+    long = "implementations.zoo.a_very_long_module_name_for_a_target:make_the_function"
+    display.advance(SimpleNamespace(applicable=False, invariant="decode.attention-consistency", implementation=long))
+    task = display.bar.tasks[0]
+    assert task.description == "checking" and task.fields["checks"] == "0 checks" and task.completed == 1
+    display.advance(SimpleNamespace(applicable=True, invariant="rope.conformance", implementation=long))
+    assert display.bar.tasks[0].description == f"rope.conformance ({long})"
+    assert display.bar.tasks[0].fields["checks"] == "1 check"
+    out = Console(file=io.StringIO(), width=80, force_terminal=False)
+    out.print(display.bar.make_tasks_table(display.bar.tasks))
+    line = out.file.getvalue().splitlines()[0]
+    assert len(line) <= 80 and re.search(r"1 check \d+:\d\d:\d\d$", line.rstrip()), line
+    assert line.startswith("rope.conformance (implementations.zoo") and "…" in line, line

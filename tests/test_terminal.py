@@ -35,8 +35,15 @@ def _run_in_tmux(width: int, socket: str, env: dict | None = None, name: str | N
     return done
 
 
-def _capture(name: str, socket: str) -> str:
-    return subprocess.run([TMUX, "-L", socket, "capture-pane", "-p", "-J", "-t", name, "-S", "-500"],
+def _capture(name: str, socket: str, *flags: str) -> str:
+    """The pane's text, lines the terminal folded joined (-J); with "-e" its colour escapes too."""
+    return subprocess.run([TMUX, "-L", socket, "capture-pane", "-p", "-J", *flags, "-t", name, "-S", "-500"],
+                          capture_output=True, text=True).stdout
+
+
+def _raw(name: str, socket: str) -> str:
+    """The pane's rows as a person sees them: every row as the terminal folded it."""
+    return subprocess.run([TMUX, "-L", socket, "capture-pane", "-p", "-t", name, "-S", "-500"],
                           capture_output=True, text=True).stdout
 
 
@@ -53,7 +60,9 @@ def screens(tmp_path_factory):
                 text = _capture(n, socket)
                 if n not in out and re.search(rf"{dones[n]}=\d", text):
                     out[n] = text
-        assert len(out) == len(sessions), {n: _capture(n, socket)[-2000:] for n in sessions if n not in out}
+                    out[n + "-raw"] = _raw(n, socket)
+                    out[n + "-escapes"] = _capture(n, socket, "-e")
+        assert len(out) == 3 * len(sessions), {n: _capture(n, socket)[-2000:] for n in sessions if n not in out}
         return out
     finally:
         subprocess.run([TMUX, "-L", socket, "kill-server"], capture_output=True)
@@ -61,13 +70,15 @@ def screens(tmp_path_factory):
 
 @pytest.mark.parametrize("width", [80, 120, 200])
 def test_every_row_shows_invariant_status_word_and_ratio(screens, width):
-    """The table's rows, as the terminal shows them: invariant id, status, the diagnosis word for a
-    failure and the worst ratio, each row on one line at every width; no '[...]' eaten as markup."""
+    """The table's rows, as the terminal shows them: implementation, invariant id, status, the diagnosis word for a
+    failure and the worst ratio, each row on one line at every width; no '[...]' eaten as markup. The full name
+    where the table fits it (120, 200 columns), a letter with a one-step legend where it does not (80)."""
     screen = screens[f"w{width}"]
     assert re.search(rf"ROPESPEC-DONE-w{width}=1", screen), screen[-1500:]
+    name = "A" if width == 80 else re.escape(TARGET)
     rows = {}
     for line in screen.splitlines():
-        m = re.match(r"\s*A\s+(\S+)\s+(pass|fail|skip|error|xfail)\b(.*)$", line)
+        m = re.match(rf"\s*{name}\s+(\S+)\s+(pass|fail|skip|error|xfail)\b(.*)$", line)
         if m:
             rows[m[1]] = (m[2], m[3].split())
     assert set(INVARIANTS) <= set(rows), (width, rows, screen[:3000])
@@ -76,16 +87,40 @@ def test_every_row_shows_invariant_status_word_and_ratio(screens, width):
         assert status == "fail" and rest[0] == "position-offset" and float(rest[1]) > 1, (inv, rest)
     assert rows["rope.norm-per-pair"][0] == "pass" and float(rows["rope.norm-per-pair"][1][0]) < 1
     assert rows["scaling.bounded"][0] == "skip"
-    assert "A = implementations.zoo.off_by_one:make" in screen
+    assert ("A = implementations.zoo.off_by_one:make" in screen) == (width == 80)
     assert "[position-offset]" in screen  # the failures below keep their brackets: text, not markup
-    assert "scaling.bounded: skip: the expectation's rope_type is 'default'" in screen  # the note the table has no room for
+    note = f"{'A' if width == 80 else TARGET} scaling.bounded: skip: the expectation's rope_type is 'default'"
+    assert note in " ".join(screen.split()), screen[-3000:]  # the note the table has no room for
 
 
-def test_no_color_gets_plain_lines(screens):
-    """NO_COLOR (and a pipe) get one plain line per check: the full names, no table rules."""
+def test_no_color_removes_colour_and_nothing_else(screens):
+    """NO_COLOR keeps the table and its layout (rich reads NO_COLOR): the same rows as without it, and no colour
+    escape on the screen."""
     screen = screens["nocolor"]
-    assert "─" not in screen and "A = " not in screen
-    assert re.search(r"^implementations\.zoo\.off_by_one:make\s+rope\.identity-at-zero\s+fail", screen, re.M), screen[:2000]
+    assert "──" in screen and re.search(rf"^\s*{re.escape(TARGET)}\s+rope\.identity-at-zero\s+fail\s+position-offset",
+                                        screen, re.M), screen[:2000]
+    assert re.search(r"\x1b\[[\d;]*3[1-7]m", screens["w120-escapes"]), "the plain run shows colour"
+    assert not re.search(r"\x1b\[[\d;]*3[1-7]m", screens["nocolor-escapes"]), screens["nocolor-escapes"][:1500]
+
+
+def test_failure_details_wrap_at_words_and_keep_their_indent_at_80_columns(screens):
+    """At 80 columns the 'N failing' details wrap at words (no 'an|gles'), each continuation hanging under its
+    line; a counterexample's values and the replay command are the lines left for the terminal to fold, so that
+    they copy whole."""
+    joined, raw = screens["w80"], screens["w80-raw"]  # lines the terminal folded are joined in the first only
+    section = joined[joined.index(" failing:"):joined.rindex("\n", 0, joined.index(" passed, "))].splitlines()[1:]
+    wide = screens["w200"]
+    words = set(wide[wide.index(" failing:"):].split())
+    rows = set(raw.splitlines())
+    folded = [ln for ln in section if len(ln) > 80]
+    prose = [ln for ln in section if ln.strip() and len(ln) <= 80]
+    assert folded and all(ln.startswith(("    ", "  replay: ")) for ln in folded), folded  # values, commands
+    assert len(prose) >= 10, section
+    for line in prose:
+        assert line in rows, line  # wrapped by ropespec, not folded by the terminal
+        assert line.startswith(("  ", TARGET)), line  # a continuation hangs under its line's start
+        for w in line.split():
+            assert w in words, (w, line)
 
 
 def test_a_long_property_shows_how_far_it_has_got():
@@ -115,8 +150,9 @@ def test_a_long_property_shows_how_far_it_has_got():
 
 
 def test_the_panes_are_as_wide_as_asked(screens):
-    """Text is laid out for the pane's width, not for a stale COLUMNS: the skip note (96 characters) is
-    word-wrapped by ropespec at 80 columns and kept on one line at 120 and 200."""
-    note = "A scaling.bounded: skip: the expectation's rope_type is 'default', not linear or ntk or yarn or llama3 or dynamic"
-    whole = {w: note in screens[f"w{w}"] for w in (80, 120, 200)}
-    assert whole == {80: False, 120: True, 200: True}, whole
+    """Text is laid out for the pane's width, not for a stale COLUMNS: the skip note is word-wrapped by ropespec at
+    80 and 120 columns and kept on one line at 200."""
+    note = (f"{TARGET} scaling.bounded: skip: the expectation's rope_type is 'default', not linear or ntk or yarn or "
+            f"llama3 or dynamic")
+    whole = {w: note in screens[f"w{w}"] for w in (120, 200)}
+    assert whole == {120: False, 200: True}, whole

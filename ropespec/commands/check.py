@@ -10,7 +10,8 @@ import signal
 import sys
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column
 
 from implementations.contract import TargetError
 from implementations.loader import load_implementation
@@ -162,9 +163,14 @@ class _Display:
     def __init__(self, console: Console, total: int):
         self.piped = not console.is_terminal
         self.said: dict = {}
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=console, transient=True, disable=self.piped)
-        self.task = self.bar.add_task("checking", total=total)
+        # what runs, cut to fit (an ellipsis), before the bar, the checks done and the time, which always show; the
+        # bar moves over every (implementation, property) pair, the count is of the checks that ran, as the report's
+        self.bar = Progress(TextColumn("{task.description}", table_column=Column(ratio=1, no_wrap=True,
+                                                                                 overflow="ellipsis", min_width=8)),
+                            BarColumn(bar_width=10), TextColumn("{task.fields[checks]}", table_column=Column(no_wrap=True)),
+                            TimeElapsedColumn(), console=console, transient=True, disable=self.piped, expand=True)
+        self.checks = 0
+        self.task = self.bar.add_task("checking", total=total, checks="0 checks")
 
     def __enter__(self):
         self.bar.__enter__()
@@ -174,13 +180,16 @@ class _Display:
         return self.bar.__exit__(*exc)
 
     def advance(self, r) -> None:
-        self.bar.update(self.task, advance=1, description=f"{r.implementation} {r.invariant}")
+        if not r.applicable:  # a property made for another kind of implementation: no check, nothing to name
+            self.bar.update(self.task, advance=1)
+            return
+        self.checks += 1
+        self.bar.update(self.task, advance=1, description=f"{r.invariant} ({r.implementation})",
+                        checks=f"{self.checks} check{'s' * (self.checks != 1)}")
 
     def finished(self, rep) -> None:
         if self.piped:
-            counts = {k: sum(r.status == k for r in rep.results if r.applicable) for k in ("pass", "fail", "skip")}
-            print(f"ropespec: {rep.impl.name}: {counts['pass']} passed, {counts['fail']} failed, "
-                  f"{counts['skip']} skipped", file=sys.stderr, flush=True)
+            print(f"ropespec: {rep.impl.name}: {report.counts_text(rep.results)}", file=sys.stderr, flush=True)
 
     def running(self, implementation: str, invariant: str, text: str, seconds: float) -> None:
         if not self.piped:  # what is running and how far first: a narrow terminal cuts the end of the line

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from implementations.contract import Failure
-from properties import precision
+from properties import diagnose, precision
 from ropespec import report
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
@@ -96,7 +97,10 @@ def _sweep(f, e, target: str, args, console: Console, outs) -> int:
     unwritten = options.written(outs, "--json", options.json_text(sw.to_json()))
     bad = [int(p) for p, r in zip(sw.positions, sw.ratio[precision.class_of(e)]) if r > 1.0]
     nonfinite = [int(p) for p, n in zip(sw.positions, sw.nonfinite if sw.nonfinite is not None else []) if n]
-    return unwritten or _verdict(console, e, bad[0] if bad else None, nonfinite[0] if nonfinite else None, "swept position")
+    code = unwritten or _verdict(console, e, bad[0] if bad else None, nonfinite[0] if nonfinite else None, "swept position")
+    if bad:
+        _source(console, f, e, target, args)
+    return code
 
 
 def _exhaustive(f, e, target: str, args, console: Console, outs) -> int:
@@ -108,7 +112,26 @@ def _exhaustive(f, e, target: str, args, console: Console, outs) -> int:
         return 1
     report.render_exhaustive(ex, console, target)
     unwritten = options.written(outs, "--json", options.json_text(ex.to_json()))
-    return unwritten or _verdict(console, e, ex.first_failure[precision.class_of(e)], ex.nonfinite_at, "position")
+    first = ex.first_failure[precision.class_of(e)]
+    code = unwritten or _verdict(console, e, first, ex.nonfinite_at, "position")
+    if first is not None:
+        _source(console, f, e, target, args)
+    return code
+
+
+def _source(console: Console, f, e, target: str, args) -> None:
+    """What a failing error is from, where the evidence check uses says it is not rounding: a structural fault or
+    frequencies that are not the expectation's (another base, a scaling method, an offset), and the command that
+    checks it. Said after the verdict; silent where no model fits (rounding is precision's own subject)."""
+    found = diagnose.root_cause(f, e) or diagnose.frequency_fault(f, e)
+    if not found:
+        return
+    word, evidence = found
+    expect = f" --expect {shlex.quote(args.expect)}" if args.expect else ""
+    assumed = "" if args.expect else (f" (without --expect precision assumes {DEFAULT.describe()}: if that is not "
+                                      f"what the code means to compute, say what it does with --expect)")
+    say(console, f"the error is not rounding: [{word}] {evidence}{assumed}; ropespec check {target}{expect} names "
+                 f"every fault")
 
 
 def _verdict(console: Console, e, first_failure: int | None, nonfinite_at: int | None, what: str) -> int:
