@@ -253,16 +253,24 @@ def render_precision(sw, console: Console, target: str) -> None:
         console.print(f"error growth: max error ~ p^{g:.2f} over the upper half of the sweep "
                       f"({'flat' if g < 0.25 else 'proportional to p' if g > 0.75 else 'in between'})", highlight=False)
     for c in sw.ratio:
-        name = f"strict {e.dtype}" if c == "exact" else f"{c} angles"
-        mark = " (declared)" if c == declared else ""
-        safe, until = sw.safe_position(c), sw.promises_until(c)
-        if until is None:
-            limit = ""
-        elif until == safe:
-            limit = ", beyond which it promises nothing (its bound reaches twice the pair norm)"
-        else:
-            limit = f"; it promises nothing beyond {describe_position(until)} (its bound reaches twice the pair norm)"
-        console.print(f"{name}{mark} {holds(safe)}{limit}", highlight=False)
+        console.print(class_sentence(sw, c), highlight=False)
+
+
+def class_sentence(sw, c: str, short: bool = False) -> str:
+    """Up to where class ``c`` holds in the sweep ``sw``, and where it stops promising anything: the one sentence
+    the text report and the plot's legend both say. ``short`` leaves out why it promises nothing."""
+    e = sw.expect
+    name = f"strict {e.dtype}" if c == "exact" else f"{c} angles"
+    mark = " (declared)" if c == class_of(e) else ""
+    safe, until = sw.safe_position(c), sw.promises_until(c)
+    why = "" if short else " (its bound reaches twice the pair norm)"
+    if until is None:
+        limit = ""
+    elif until == safe:
+        limit = f", beyond which it promises nothing{why}"
+    else:
+        limit = f"; it promises nothing beyond {describe_position(until)}{why}"
+    return f"{name}{mark} {holds(safe)}{limit}"
 
 
 def render_exhaustive(ex, console: Console, target: str) -> None:

@@ -2,6 +2,7 @@
 implementations, and `ropespec precision`'s JSON and plot."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -217,3 +218,35 @@ def test_rounding_gets_no_such_sentence(capsys):
                  "--expect", '{"head_dim": 64, "angle_dtype": "exact", "inv_freq_dtype": "exact"}'])
     out = capsys.readouterr().out
     assert code == 1 and "not rounding" not in out, out[-800:]
+
+
+def test_the_plot_keeps_its_legend_off_the_curves_and_says_what_the_text_says():
+    """The legend sits outside the axes (it covers no point of any curve); bounds that coincide are one line named
+    for both; each label is the text report's sentence; a first failure's marker says which classes fail there."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from ropespec.plots import precision_plot
+    from ropespec.report import class_sentence
+
+    e = Expect(head_dim=64, max_position=1 << 16)
+    from implementations import load_implementation
+
+    impl = load_implementation("implementations.zoo.float32_angles:make", expect=e)
+    try:
+        sw = precision.measure(impl.as_rope(e), e, precision.sweep_positions(e.max_position, per_octave=1), vectors=2)
+    finally:
+        impl.close()
+    fig = precision_plot(sw, "/dev/null", "t", keep=True)
+    try:
+        fig.canvas.draw()
+        [ax], [legend] = fig.axes, fig.legends
+        assert not legend.get_window_extent().overlaps(ax.get_window_extent())
+        labels = [t.get_text() for t in legend.get_texts()]
+        assert any("strict float32" in t and "float64 angles" in t and "coincide" in t for t in labels), labels
+        for c in ("float32", "bfloat16"):
+            assert any(class_sentence(sw, c, short=True) in t for t in labels), (c, labels)
+        notes = [t.get_text() for t in ax.texts]
+        assert any(re.fullmatch(r".*fails? from p = \d+", t) for t in notes), notes
+    finally:
+        plt.close(fig)
