@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from properties.precision import Sweep, class_of
+from ropespec.report import class_sentence
 
 #: the strict bound dotted and wider, so that another bound along it (float64's, mostly) shows through
 _STYLES = {"exact": (0, (1, 2)), "float64": "--"}
@@ -22,8 +23,6 @@ def precision_plot(sweep: Sweep, path: str, title: str, keep: bool = False):
         import matplotlib.pyplot as plt
     except ImportError:
         raise RuntimeError("--plot needs matplotlib: pip install -e '.[plots]'") from None
-    from ropespec.report import class_sentence
-
     fig, ax = plt.subplots(figsize=(8, 6.5), dpi=120, layout="constrained")
     p = sweep.positions
     floor = 1e-18

@@ -79,6 +79,20 @@ def link_sources(text: str) -> str:
     return "".join(out)
 
 
+def _fact_verdict(fa) -> str:
+    """What the tutorial-figure check compared, and its outcome, in words."""
+    ok = "yes" if fa.holds() else "**NO**"
+    if fa.demo_specific:
+        return (f"{ok}: the phenomenon is there (computed > 0); the tutorial's number belongs to its demo's data and is "
+                f"not compared")
+    places = f"{fa.decimals} decimal{'s' * (fa.decimals != 1)}"
+    if fa.expected is not None and fa.stated is not None:
+        return f"{ok}: computed equals the right value {_fmt(fa.expected)} to {places}; the tutorial's is wrong"
+    if fa.stated is None:
+        return f"{ok}: computed equals {_fmt(fa.checked)}, the value the claim implies, to {places}"
+    return f"{ok}: computed equals the tutorial's value to {places}"
+
+
 def _seed_file(key: str) -> str:
     return SEEDS[key].split(" ")[0]
 
@@ -147,8 +161,8 @@ def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> l
     out += [("h", 3, "conventions"), ("ul", _conventions())]
 
     out += [("h", 2, "tolerances"), ("p", "The error model of `spec/tolerance.py`, from which every bound is derived "
-                                          "(never tuned); each invariant's rule is listed with it below."),
-            ("pre", tolerance.__doc__.strip())]
+                                          "(never tuned); each invariant's rule is listed with it below.")]
+    out += tolerance_blocks(tolerance.__doc__)
 
     facts = gather()
     for section in SECTIONS:
@@ -170,20 +184,57 @@ def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> l
 
     out += [("h", 2, "tutorial figures"),
             ("p", "Figures quoted by the seed tutorials (`docs/seeds/`), each quoted verbatim, recomputed by the reference "
-                  "(`reference/facts.py`). Parameters the tutorial does not state are marked *assumed*.")]
+                  "(`reference/facts.py`). Parameters the tutorial does not state are marked *assumed*. *computed* is "
+                  "the reference's value; the verdict says what was compared: the computed value against the tutorial's "
+                  "(or, where the tutorial is wrong, the right one) at the precision given, or, for a figure that "
+                  "depends on a demo's hidden data, only that the phenomenon is there.")]
     rows = []
     for fa in FACTS:
-        note = " (demo-specific: the phenomenon is checked, not the number)" if fa.demo_specific else ""
         corr = f" **Correction:** {fa.correction}." if fa.correction else ""
         params = fa.parameters + (f"; *assumed:* {fa.assumed}" if fa.assumed else "")
-        rows.append([f"`{fa.id}`", f"[{fa.seed}](seeds/{_seed_file(fa.seed)})", fa.quote, f"{fa.claim}{note}{corr}", params,
-                     "—" if fa.stated is None else _fmt(fa.stated), _fmt(fa.checked) if fa.checked is not None else "> 0",
-                     _fmt(fa.computed()), "yes" if fa.holds() else "NO"])
-    out.append(("table", ["fact", "seed", "the tutorial says", "claim", "parameters", "tutorial's value", "value checked",
-                          "computed", "holds"], rows))
+        rows.append([f"`{fa.id}`", f"[{fa.seed}](seeds/{_seed_file(fa.seed)})", fa.quote, f"{fa.claim}{corr}", params,
+                     "—" if fa.stated is None else _fmt(fa.stated), _fmt(fa.computed()), _fact_verdict(fa)])
+    out.append(("table", ["fact", "seed", "the tutorial says", "claim", "parameters", "tutorial's value", "computed",
+                          "verdict"], rows))
     out.append(("ul", [f"seed {k}: [{_seed_file(k)}](seeds/{_seed_file(k)}): {v.partition(' ')[2].strip('()') or 'tutorial'}"
                        for k, v in SEEDS.items()]))
     return out
+
+
+#: ASCII mathematics of spec.tolerance's docstring, as a reader of the rendered spec reads it
+_UNICODE = [(r"\|\|x\|\|", "‖x‖"), (r"\|d phi\|", "|Δφ|"), (r"d phi", "Δφ"), (r"\btheta\b", "θ"), (r"\bphi\b", "φ"),
+            (r"theta_i", "θ_i"), (r"<=", "≤"), (r"sqrt\(", "√("), (r"\*\*", "^"), (r" \* ", " · "), (r"\bd([12])\b", r"δ\1"),
+            (r"\|d\|", "|δ|"), (r"c~", "c̃"), (r"s~", "s̃"), (r"\bln\b", "ln")]
+
+
+def _prose(text: str) -> str:
+    """A docstring's paragraph as prose: reST roles and literals as `code`, ASCII mathematics in Unicode."""
+    text = " ".join(text.split())
+    text = re.sub(r":\w+:`([^`]+)`", r"`\1`", text)
+    text = re.sub(r"``([^`]+)``", r"`\1`", text)
+    parts = re.split(r"(`[^`]*`)", text)  # code stays as it is
+    for k in range(0, len(parts), 2):
+        for pattern, repl in _UNICODE:
+            parts[k] = re.sub(pattern, repl, parts[k])
+    return "".join(parts)
+
+
+def tolerance_blocks(doc: str) -> list[tuple]:
+    """spec.tolerance's docstring as the spec shows it: its paragraphs as prose, its displayed formula and its sum
+    as formulas (spec.formulas.TOLERANCE), so that the model is stated once, in the code, and read here."""
+    out: list[tuple] = []
+    for para in doc.strip().split("\n\n")[1:]:  # the first line is the module's title
+        if para.startswith("    "):  # the displayed formula: the rounded rotation
+            out.append(("math", formulas.tolerance_latex("rounded rotation"), formulas.tolerance_mathml("rounded rotation")))
+        elif para.startswith("Sum:"):
+            rest = para.split("``exact``", 1)
+            out += [("p", "Sum, for one component of one pair ([p∉A] is 1 where p is not representable in A, "
+                          "rel_θ(E) the relative error of the inverse frequencies above):"),
+                    ("math", formulas.tolerance_latex("bound"), formulas.tolerance_mathml("bound")),
+                    ("p", _prose("``exact``" + rest[1]) if len(rest) > 1 else "")]
+        else:
+            out.append(("p", _prose(para)))
+    return [b for b in out if b != ("p", "")]
 
 
 # -- Markdown -------------------------------------------------------------------------------------------
@@ -221,10 +272,30 @@ def markdown(verdicts: dict[str, str] | None = None, impl: str | None = None, se
 
 
 # -- HTML -----------------------------------------------------------------------------------------------
-_CSS = ("body{font-family:system-ui,sans-serif;max-width:62em;margin:2em auto;padding:0 1em;line-height:1.45}"
-        "code{background:#f4f4f4;padding:0 .2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-        "padding:.2em .4em;font-size:.85em;vertical-align:top}pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap;"
-        "font-size:.85em}math{font-size:1.1em}")
+# a formula or the figures table wider than the viewport scrolls inside its own box (nothing is clipped, the page
+# itself never scrolls sideways); long code words may break
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:62em;margin:2em auto;padding:0 1em;line-height:1.45;"
+        "overflow-wrap:break-word}code{background:#f4f4f4;padding:0 .2em}table{border-collapse:collapse;min-width:52em}"
+        "th{overflow-wrap:normal}"
+        "td,th{border:1px solid #ccc;padding:.2em .4em;font-size:.85em;vertical-align:top}"
+        ".scroll{overflow-x:auto;max-width:100%}.formula{overflow-x:auto;max-width:100%;padding:.2em 0}"
+        "pre{background:#f7f7f7;padding:.6em;white-space:pre-wrap;font-size:.85em}math{font-size:1.1em}"
+        "nav ul{columns:2}nav li{break-inside:avoid}")
+
+#: inline TeX of the tutorials' quotes, as HTML (the Markdown keeps $...$, which GitHub renders)
+_TEX = [(r"\\times", "×"), (r"\\theta", "θ"), (r"\\mathrm\{([^}]*)\}", r"\1"), (r"\\text\{([^}]*)\}", r"\1"),
+        (r"_\{([^}]*)\}", r"<sub>\1</sub>"), (r"_(\w)", r"<sub>\1</sub>"), (r"\^\{([^}]*)\}", r"<sup>\1</sup>"),
+        (r"\\ ", " ")]
+
+
+def _tex(t: str) -> str:
+    """$...$ in escaped text as HTML mathematics (italic, sub- and superscripts, × and θ)."""
+    def one(m):
+        body = m[1]
+        for pattern, repl in _TEX:
+            body = re.sub(pattern, repl, body)
+        return f"<i class='tex'>{body}</i>"
+    return re.sub(r"\$([^$]+)\$", one, t)
 
 
 def _inline(text: str) -> str:
@@ -233,7 +304,8 @@ def _inline(text: str) -> str:
     t = re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)", lambda mm: f"<a href='{mm[2]}'>{mm[1]}</a>", t)
     t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
     t = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", t)
-    return re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<i>\1</i>", t)
+    t = re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<i>\1</i>", t)
+    return _tex(t)
 
 
 def _slug(text: str) -> str:
@@ -241,23 +313,59 @@ def _slug(text: str) -> str:
 
 
 def html_doc(verdicts: dict[str, str] | None = None, impl: str | None = None, seeds: str = "seeds") -> str:
-    out = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>", f"<title>{html.escape(TITLE)}</title>",
-           f"<style>{_CSS}</style></head><body>"]
+    """One self-contained page: a table of contents of its sections, an id for every heading (unique: a section and
+    a definition of one name get two), the seed tutorials it cites embedded at its end and linked there, so that
+    the file stays whole wherever it is moved. ``seeds`` is unused: kept for the Markdown's signature."""
+    body, toc, ids = [], [], set()
+
+    def unique(text: str, section: str | None) -> str:
+        slug = _slug(text)
+        if slug in ids and section:
+            slug = f"{_slug(section)}-{slug}"
+        n, base = 2, slug
+        while slug in ids:
+            slug, n = f"{base}-{n}", n + 1
+        ids.add(slug)
+        return slug
+
+    section = None
     for blk in blocks(verdicts, impl):
         tag = blk[0]
         if tag == "h":
-            out.append(f"<h{blk[1]} id='{_slug(blk[2])}'>{_inline(blk[2])}</h{blk[1]}>")
+            anchor = unique(blk[2], section if blk[1] > 2 else None)
+            if blk[1] == 2:
+                section = blk[2]
+                toc.append((anchor, blk[2], []))
+            elif blk[1] == 3 and toc:
+                toc[-1][2].append((anchor, blk[2]))
+            body.append(f"<h{blk[1]} id='{anchor}'>{_inline(blk[2])}</h{blk[1]}>")
         elif tag == "p":
-            out.append(f"<p>{_inline(blk[1])}</p>")
+            body.append(f"<p>{_inline(blk[1])}</p>")
         elif tag == "math":
-            out.append(f"<p><math xmlns='http://www.w3.org/1998/Math/MathML' display='block'>{blk[2]}</math></p>")
+            body.append(f"<div class='formula'><math xmlns='http://www.w3.org/1998/Math/MathML' display='block'>"
+                        f"{blk[2]}</math></div>")
         elif tag == "ul":
-            out.append("<ul>" + "".join(f"<li>{_inline(item)}</li>" for item in blk[1]) + "</ul>")
+            body.append("<ul>" + "".join(f"<li>{_inline(item)}</li>" for item in blk[1]) + "</ul>")
         elif tag == "pre":
-            out.append(f"<pre>{html.escape(blk[1])}</pre>")
+            body.append(f"<pre>{html.escape(blk[1])}</pre>")
         elif tag == "table":
-            out.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in blk[1]) + "</tr>")
-            out += ["<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in blk[2]]
-            out.append("</table>")
-    out.append("</body></html>")
-    return "\n".join(out).replace("href='seeds/", f"href='{seeds}/") + "\n"
+            body.append("<div class='scroll'><table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in blk[1]) + "</tr>")
+            body += ["<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in blk[2]]
+            body.append("</table></div>")
+    body.append("<h2 id='seed-tutorials'>seed tutorials</h2>")
+    body.append("<p>The tutorials the figures above quote, embedded whole (<code>docs/seeds/</code>).</p>")
+    for key in SEEDS:
+        name = _seed_file(key)
+        text = (ROOT / "docs" / "seeds" / name).read_text(encoding="utf-8")
+        body.append(f"<h3 id='seed-{key}'>seed {key}: {html.escape(name)}</h3><pre>{html.escape(text)}</pre>")
+    toc.append(("seed-tutorials", "seed tutorials", [(f"seed-{k}", f"seed {k}") for k in SEEDS]))
+    nav = "<nav><h2 id='contents'>contents</h2><ul>" + "".join(
+        f"<li><a href='#{a}'>{_inline(t)}</a>" + (" (" + ", ".join(f"<a href='#{sa}'>{_inline(st)}</a>" for sa, st in sub)
+                                                   + ")" if sub else "") + "</li>" for a, t, sub in toc) + "</ul></nav>"
+    title_end = next(i for i, b in enumerate(body) if b.startswith("<h2"))
+    page = "\n".join(body[:title_end] + [nav] + body[title_end:])
+    page = re.sub(r"href='seeds/(\d{3})_[^']*'", r"href='#seed-\1'", page)  # the embedded copy, not a file beside it
+    return "\n".join(["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+                      "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+                      f"<title>{html.escape(TITLE)}</title>", f"<style>{_CSS}</style></head><body>", page,
+                      "</body></html>"]) + "\n"

@@ -29,7 +29,7 @@ j = sp.Symbol("j")
 @dataclass(frozen=True)
 class Formula:
     expr: sp.Basic
-    where: tuple[str, str] | None = None  # (LaTeX, plain text) of the condition under which it holds
+    where: tuple[str, str | sp.Basic] | None = None  # (LaTeX, plain words or a formula) of where it holds
 
 
 def _eq(lhs, rhs):
@@ -46,7 +46,7 @@ def _lowest(bb):
 
 FORMULAS: dict[str, Formula] = {
     "rope.conformance": Formula(_eq(pair(f(x, p), i), R(p * theta_i) * pair(x, i)),
-                                (r"\theta_i = " + sp.latex(_ladder(base, i)), "θ_i = " + str(_ladder(base, i)).replace("**", "^"))),
+                                (r"\theta_i = " + sp.latex(_ladder(base, i)), sp.Eq(theta_i, _ladder(base, i), evaluate=False))),
     "rope.norm-per-pair": Formula(_eq(norm(pair(f(x, p), i)), norm(pair(x, i)))),
     "rope.relative-position": Formula(_eq(dot(f(q, m), f(k, n)), dot(f(q, m + c), f(k, n + c)))),
     "rope.identity-at-zero": Formula(_eq(f(x, 0), x)),
@@ -91,7 +91,7 @@ FORMULAS: dict[str, Formula] = {
     "kernel.qk": Formula(_eq(sp.Function("apply")(q, k, sp.Symbol("C"), sp.Symbol("S")),
                              sp.Tuple(sp.Function("kernel")(q, sp.Symbol("C"), sp.Symbol("S")),
                                       sp.Function("kernel")(k, sp.Symbol("C"), sp.Symbol("S")))),
-                         (r"\text{per head, batch row and position}", "per head, batch row and position")),
+                         (r"\text{each head, batch row and position}", "each head, batch row and position")),
     "table.angles": Formula(_eq(pair(sp.Function("table")(p), i), sp.Tuple(g * sp.cos(p * theta_p), g * sp.sin(p * theta_p)))),
     "autograd.inverse-rotation": Formula(_eq(sp.Function("grad_x")(dot(f(x, p), G)), R(-p * theta) * G)),
     "sinusoidal.conformance": Formula(_eq(pair(PE(p), i), sp.Tuple(*definitions.pe_pair(p * theta_i, sp.cos, sp.sin)))),
@@ -103,7 +103,7 @@ FORMULAS: dict[str, Formula] = {
     "sinusoidal.length-independent": Formula(_eq(sp.Function("PE_ℓ")(p), PE(p))),
     "additive.cross-term-leakage": Formula(sp.Ne(dot(sp.Symbol("W_Q") * (x + PE(m)), sp.Symbol("W_K") * (y + PE(m + 2))),
                                                  dot(sp.Symbol("W_Q") * (x + PE(n)), sp.Symbol("W_K") * (y + PE(n + 2)))),
-                                           (r"\text{for some } m \ne n", "for some m ≠ n")),
+                                           (r"\text{some } m \ne n", "some m ≠ n")),
     "learned.in-range": Formula(_eq(sp.Function("table")(p), sp.Function("row")(p)), (r"0 \le p < L", "0 ≤ p < L")),
     "learned.out-of-range-raises": Formula(_eq(sp.Function("table")(p), sp.Symbol("IndexError")), (r"p \ge L", "p ≥ L")),
     "learned.parameter-count": Formula(_eq(sp.Symbol("parameters"), L * d)),
@@ -215,8 +215,11 @@ def latex(invariant_id: str) -> str:
 def mathml(invariant_id: str) -> str:
     fm = FORMULAS[invariant_id]
     out = _mathml(fm.expr)
-    if fm.where:
-        out = f"<mrow>{out}<mspace width='1em'/><mtext>for {html.escape(fm.where[1])}</mtext></mrow>"
+    if fm.where:  # words as text, a formula (a sympy object) as MathML
+        where = fm.where[1]
+        shown = (f"<mtext>for&#xa0;</mtext>{_mathml(where)}" if isinstance(where, sp.Basic)
+                 else f"<mtext>for {html.escape(where)}</mtext>")
+        out = f"<mrow>{out}<mspace width='1em'/>{shown}</mrow>"
     return out
 
 
@@ -226,3 +229,27 @@ def definition_latex(name: str) -> str:
 
 def definition_mathml(name: str) -> str:
     return _mathml(DEFINITIONS[name][0])
+
+
+#: the error model's two formulas (spec.tolerance's docstring), for the rendered spec: the rotation rounded in the
+#: output dtype, and the bound every class's tolerance is
+_ya, _ystar, _ct, _st, _c, _s, _u = sp.symbols("y_a y^* c̃ s̃ c s u")
+_d1, _d2, _dphi = sp.symbols("delta_1 delta_2 Δφ")
+_fl = sp.Function("fl")
+TOLERANCE: dict[str, list[sp.Basic]] = {
+    "rounded rotation": [_eq(_ya, _fl(_fl(sp.Symbol("x_a") * _ct) - _fl(sp.Symbol("x_b") * _st))),
+                         _eq(_ct, _c * (1 + _d1)), _eq(_st, _s * (1 + _d2)), sp.Le(sp.Abs(sp.Symbol("delta")), _u)],
+    "bound": [sp.Le(sp.Abs(sp.Symbol("y") - _ystar),
+                    sp.Symbol("atol") + sp.Symbol("‖x‖") * (sp.Symbol("K_ROT") * sp.Symbol("u_out") + 2 * sp.Symbol("u_A")
+                                                           + sp.Min(2, sp.Abs(_dphi)))),
+              sp.Le(sp.Abs(_dphi), sp.Abs(sp.Symbol("phi")) * (sp.Symbol("u_A") * (1 + sp.Symbol("[p∉A]"))
+                                                              + sp.Function("rel_theta")(sp.Symbol("E"))))],
+}
+
+
+def tolerance_latex(name: str) -> str:
+    return r",\quad ".join(_latex(e) for e in TOLERANCE[name])
+
+
+def tolerance_mathml(name: str) -> str:
+    return "<mrow>" + "<mo>,</mo><mspace width='1em'/>".join(_mathml(e) for e in TOLERANCE[name]) + "</mrow>"

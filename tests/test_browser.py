@@ -133,7 +133,7 @@ def test_every_formula_is_rendered_mathml(page, browser):
     text = re.sub(r"<[^>]+>", " ", dom)
     for bad in ("piecewise", "Piecewise", "False", "True", "\\frac", "\\left", "ell)"):
         assert bad not in text, bad
-    n = len(formulas.FORMULAS) + len(formulas.DEFINITIONS)
+    n = len(formulas.FORMULAS) + len(formulas.DEFINITIONS) + len(formulas.TOLERANCE)
     assert browser.evaluate("document.querySelectorAll('math').length") == n
     laid_out = browser.evaluate("Array.from(document.querySelectorAll('math')).filter(m => m instanceof MathMLElement"
                                 " && m.getBoundingClientRect().width > 10 && m.getBoundingClientRect().height > 5).length")
@@ -144,7 +144,7 @@ def test_the_same_sections_as_the_markdown(page):
     _, _, dom = page
     want = [line[3:] for line in specdoc.markdown().splitlines() if line.startswith("## ")]
     got = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<h2[^>]*>(.*?)</h2>", dom)]
-    assert got == want
+    assert got == ["contents"] + want + ["seed tutorials"]  # the page's own: its contents, the seeds it embeds
     for heading in ("definitions", "tolerances", "lemmas", "tutorial figures"):
         assert heading in got
 
@@ -169,3 +169,46 @@ def test_every_section_renders(page, browser, tmp_path):
         img = Image.open(png).convert("L")
         dark = sum(img.histogram()[:128]) / (img.width * img.height)
         assert dark > 0.003, f"{name}: the screenshot is blank ({dark:.4f} dark)"
+
+
+@pytest.mark.parametrize("width", [1280, 700])
+def test_nothing_overflows_and_every_internal_link_resolves(page, browser, tmp_path, width):
+    """At 1280 and 700 px the page never scrolls sideways and nothing sticks out of it: a formula or the figures
+    table wider than the viewport scrolls inside its own box, so its last column ("verdict") can be reached. Every
+    id is unique, every table-of-contents link and every other '#' link has its target, and no link points at a
+    file beside the page (the seeds are embedded): the file stays whole when moved. A screenshot of the top and of
+    the figures table at each width lands in $ROPESPEC_SCREENSHOTS."""
+    html, path, _ = page
+    moved = tmp_path / "elsewhere" / "spec.html"
+    moved.parent.mkdir()
+    moved.write_text(html)
+    browser.send("Emulation.setDeviceMetricsOverride", session=True, width=width, height=1000, deviceScaleFactor=1,
+                 mobile=False)
+    try:
+        browser.load(moved)
+        assert browser.evaluate("document.documentElement.scrollWidth") <= width
+        sticking_out = browser.evaluate(
+            "Array.from(document.body.querySelectorAll('*')).filter(e => !e.closest('.scroll, .formula') && "
+            f"e.getBoundingClientRect().right > {width} + 1).map(e => e.tagName + ':' + e.textContent.slice(0, 40))")
+        assert sticking_out == [], sticking_out
+        ids = browser.evaluate("Array.from(document.querySelectorAll('[id]')).map(e => e.id)")
+        assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+        links = browser.evaluate("Array.from(document.querySelectorAll('a')).map(a => a.getAttribute('href'))")
+        local = [h for h in links if not h.startswith(("#", "https://", "http://"))]
+        assert local == [], local
+        missing = [h for h in links if h.startswith("#") and h[1:] not in ids]
+        assert missing == [], missing
+        toc = browser.evaluate("Array.from(document.querySelectorAll('nav a')).map(a => a.getAttribute('href'))")
+        assert len(toc) > 20 and "#tolerances" in toc and "#seed-tutorials" in toc, toc
+        table = "document.querySelector('.scroll')"
+        reach = browser.evaluate(f"{table}.scrollWidth <= {table}.clientWidth || "
+                                 f"getComputedStyle({table}).overflowX == 'auto'")
+        assert reach
+        shots = Path(os.environ.get("ROPESPEC_SCREENSHOTS") or tmp_path)
+        shots.mkdir(parents=True, exist_ok=True)
+        browser.screenshot(shots / f"spec-top-{width}.png")
+        browser.evaluate(f"{table}.scrollIntoView()")
+        browser.screenshot(shots / f"spec-figures-{width}.png")
+    finally:
+        browser.send("Emulation.setDeviceMetricsOverride", session=True, width=1100, height=1400, deviceScaleFactor=1,
+                     mobile=False)

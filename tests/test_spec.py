@@ -119,12 +119,20 @@ def test_sources_are_links_a_reader_can_open():
 
 
 def test_seed_links_follow_the_file(tmp_path):
-    """Written elsewhere than docs/, the document's seed links still open."""
+    """Written elsewhere than docs/, the Markdown's seed links still open; the HTML embeds the seeds and links to
+    its own copy, so that it stays whole wherever it is moved."""
+    md = tmp_path / "sub" / "spec.md"
+    md.parent.mkdir()
+    assert main(["spec", "--out", str(md)]) == 0
+    links = set(re.findall(r"\]\(([^h)][^)]*)\)", md.read_text()))
+    assert links and all((md.parent / x).resolve().is_file() for x in links), links
     out = tmp_path / "sub" / "spec.html"
-    out.parent.mkdir()
     assert main(["spec", "--format", "html", "--out", str(out)]) == 0
-    links = set(re.findall(r"href='([^h'][^']*)'", out.read_text()))
-    assert links and all((out.parent / x).resolve().is_file() for x in links), links
+    page = out.read_text()
+    links = set(re.findall(r"href='([^h'][^']*)'", page))
+    assert links and all(x.startswith("#") for x in links), links
+    for key in SEEDS:
+        assert f"href='#seed-{key}'" in page and f"id='seed-{key}'" in page, key
 
 
 def test_every_fact_quotes_its_own_seed_verbatim():
@@ -144,6 +152,6 @@ def test_html_has_the_markdowns_seed_column_and_legend_and_cites_only_what_opens
     html, md = specdoc.html_doc(), specdoc.markdown()
     for text in (html, md):
         assert "the tutorial says" in text and "tutorial's value" in text
-        assert "seeds/000_e099704d4a35ee33.txt" in text
+        assert "000_e099704d4a35ee33.txt" in text  # the Markdown links the file, the HTML heads its embedded copy
         for unopenable in ("REFERENCE.md", "ARCHITECTURE.md", "shared/design", "design note"):
             assert unopenable not in text, unopenable

@@ -54,7 +54,7 @@ def screens(tmp_path_factory):
     try:
         dones = {n: _run_in_tmux(w, socket, env, n) for n, (w, env) in sessions.items()}
         out, deadline = {}, time.monotonic() + 240
-        while len(out) < len(sessions) and time.monotonic() < deadline:
+        while not all(n in out for n in sessions) and time.monotonic() < deadline:
             time.sleep(1)
             for n in sessions:
                 text = _capture(n, socket)
