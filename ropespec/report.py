@@ -66,10 +66,15 @@ def _alias(n: int) -> str:
     return letters
 
 
+#: the room a note column needs beside the table's own columns before notes go into the table
+_NOTE_MIN = 50
+
+
 def _table(reports, console: Console) -> None:
     """Implementation (or its alias), invariant, status, diagnosis word and worst ratio: columns that
-    fold rather than vanish, so every row stays readable at 80 columns. Details go below the table:
-    failures under 'N failing', other notes (skips, expected failures, errors' first lines) in a list."""
+    fold rather than vanish, so every row stays readable at 80 columns. Failures are explained under 'N failing';
+    other notes (skips, expected failures) go in a note column where the terminal has room for one beside full
+    names, else in a list below the table."""
     long = not _fits(reports, console.width)
     names = {id(rep): (_alias(i) if long else rep.impl.name) for i, rep in enumerate(reports)}
     if long:  # one step from the letter to what it stands for: the name, and the TARGET where it is another
@@ -77,20 +82,25 @@ def _table(reports, console: Console) -> None:
             target = getattr(rep.impl, "target", None)
             also = f" ({target})" if target and target != rep.impl.name else ""
             console.print(Text(f"{names[id(rep)]} = {rep.impl.name}{also}"), soft_wrap=True)
+    inline = not long and _fits(reports, console.width - _NOTE_MIN)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     table.add_column("impl" if long else "implementation", overflow="fold")
-    table.add_column("invariant", overflow="fold", min_width=16, ratio=3)
+    table.add_column("invariant", overflow="fold", min_width=16, ratio=None if inline else 3)
     table.add_column("status", no_wrap=True, min_width=5)
-    table.add_column("word", overflow="fold", min_width=6, ratio=1)
+    table.add_column("word", overflow="fold", min_width=6, ratio=None if inline else 1)
     table.add_column("worst/bound", overflow="fold", min_width=7)
+    if inline:
+        table.add_column("note", overflow="fold", ratio=1)
     notes = []
     for rep in reports:
         for r in _shown(rep):
+            note = r.message if r.status not in ("fail", "error") and r.message else ""  # failures: under 'N failing'
             # Text, not markup: '[scaling]' and '[row 1, dim 5]' in a message are text, not styles
-            table.add_row(Text(names[id(rep)]), Text(_label(r)), Text(r.status, style=_STYLE[r.status]),
-                          Text(r.diagnosis or ""), Text(_ratio(r)))
-            if r.status not in ("fail", "error") and r.message:  # failures are explained under 'N failing'
-                notes.append(Text(f"{names[id(rep)]} {_label(r)}: {r.status}: {r.message}"))
+            cells = [Text(names[id(rep)]), Text(_label(r)), Text(r.status, style=_STYLE[r.status]),
+                     Text(r.diagnosis or ""), Text(_ratio(r))]
+            table.add_row(*cells, *([Text(note)] if inline else []))
+            if note and not inline:
+                notes.append(Text(f"{names[id(rep)]} {_label(r)}: {r.status}: {note}"))
     console.print(table)
     if notes:
         console.print(Text("notes:"))
