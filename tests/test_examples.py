@@ -59,21 +59,16 @@ def test_bfloat16_in_numpy(rope_check):
 
 
 def test_plugin_in_a_scratch_project(tmp_path):
+    """A user's tests with rope_check: the failure names its fault, with its evidence and replay; pytest's short
+    summary shows the failure's first line, the fault word and its invariant; a skip (nothing can be checked,
+    allow_skip=True) is reported at the user's test, with the hint in rope_check's own arguments."""
     (tmp_path / "test_rope.py").write_text(textwrap.dedent(SCRATCH))
-    proc = run("-m", "pytest", "-p", "no:cacheprovider", "test_rope.py", cwd=tmp_path)
+    proc = run("-m", "pytest", "-p", "no:cacheprovider", "-rfs", "test_rope.py", cwd=tmp_path)
     out = proc.stdout
     assert proc.returncode == 1, out
     assert "1 failed, 1 passed, 1 skipped" in out
     assert "test_off_by_one" in out and "position-offset" in out and "positions are shifted by 1" in out
     assert "replay: ropespec check" in out
-
-
-def test_the_plugins_summary_names_the_fault_and_a_skip_points_at_the_users_test(tmp_path):
-    """pytest's short summary shows a failure's first line: the fault word and its invariant. A skip (nothing can be
-    checked, allow_skip=True) is reported at the user's test, with the hint in rope_check's own arguments."""
-    (tmp_path / "test_rope.py").write_text(textwrap.dedent(SCRATCH))
-    proc = run("-m", "pytest", "-p", "no:cacheprovider", "-rfs", "test_rope.py", cwd=tmp_path)
-    out = proc.stdout
     summary = out[out.index("short test summary info"):]
     failed = next(ln for ln in summary.splitlines() if ln.startswith("FAILED"))
     assert "test_off_by_one - Failed: [position-offset] rope." in failed, failed  # the fault, at 80 columns
