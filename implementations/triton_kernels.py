@@ -61,13 +61,12 @@ class RopeRows(torch.autograd.Function):
     the sine negated (pass-through dims get g unchanged)."""
 
     @staticmethod
-    def forward(ctx, x, cos, sin, index, interleaved: bool, backward_sign: float = -1.0):
+    def forward(ctx, x, cos, sin, index, interleaved: bool):
         ctx.save_for_backward(cos, sin, index)
-        ctx.interleaved, ctx.backward_sign = interleaved, backward_sign
+        ctx.interleaved = interleaved
         return rope_rows(x, cos, sin, index, interleaved=interleaved)
 
     @staticmethod
     def backward(ctx, g):
         cos, sin, index = ctx.saved_tensors
-        return rope_rows(g, cos, sin, index, interleaved=ctx.interleaved, sign=ctx.backward_sign), None, None, None, \
-            None, None
+        return rope_rows(g, cos, sin, index, interleaved=ctx.interleaved, sign=-1.0), None, None, None, None

@@ -63,8 +63,8 @@ def _interleaved(expect: Expect) -> bool:
     return expect.convention == "interleaved"
 
 
-def _rows(k, x, cos, sin, index, expect, backward_sign=-1.0):
-    return k.RopeRows.apply(x, cos, sin, index, _interleaved(expect), backward_sign)
+def _rows(k, x, cos, sin, index, expect):
+    return k.RopeRows.apply(x, cos, sin, index, _interleaved(expect))
 
 
 def make(expect: Expect):

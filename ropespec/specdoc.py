@@ -312,10 +312,10 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.\-]+", "-", text.lower().strip("`")).strip("-")
 
 
-def html_doc(verdicts: dict[str, str] | None = None, impl: str | None = None, seeds: str = "seeds") -> str:
+def html_doc(verdicts: dict[str, str] | None = None, impl: str | None = None) -> str:
     """One self-contained page: a table of contents of its sections, an id for every heading (unique: a section and
     a definition of one name get two), the seed tutorials it cites embedded at its end and linked there, so that
-    the file stays whole wherever it is moved. ``seeds`` is unused: kept for the Markdown's signature."""
+    the file stays whole wherever it is moved."""
     body, toc, ids = [], [], set()
 
     def unique(text: str, section: str | None) -> str:

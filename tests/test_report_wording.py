@@ -175,10 +175,8 @@ def test_a_non_finite_output_is_said_to_be_the_implementations_whichever_side_it
         impl.close()
 
 
-def test_locality_says_the_rule_not_a_ratio_to_a_denormal(tmp_path):
-    from ropespec import check
-
-    (tmp_path / "leak.py").write_text(textwrap.dedent("""
+#: a correct numpy RoPE up to its rotated y, for the scratch functions below to spoil in one line each
+ROTATED = """
         import numpy as np
         def rope(x, positions):
             d = x.shape[1]
@@ -186,6 +184,13 @@ def test_locality_says_the_rule_not_a_ratio_to_a_denormal(tmp_path):
             c, s = np.cos(positions[:, None] * th), np.sin(positions[:, None] * th)
             a, b = x[:, : d // 2], x[:, d // 2 :]
             y = np.concatenate([a * c - b * s, a * s + b * c], axis=1)
+"""
+
+
+def test_locality_says_the_rule_not_a_ratio_to_a_denormal(tmp_path):
+    from ropespec import check
+
+    (tmp_path / "leak.py").write_text(textwrap.dedent(ROTATED + """
             y[:, -1] += 1e-3 * x[:, 0]  # dim 0 leaks into the last dim
             return y.astype(x.dtype)
         """))
@@ -199,14 +204,7 @@ def test_non_finite_values_that_depend_on_the_call_are_said_to(tmp_path):
     """xPos's scale overflows with the call's largest position: a row finite alone is no non-finite position."""
     from ropespec import check
 
-    (tmp_path / "xpos.py").write_text(textwrap.dedent("""
-        import numpy as np
-        def rope(x, positions):
-            d = x.shape[1]
-            th = 10000.0 ** (-np.arange(0, d, 2) / d)
-            c, s = np.cos(positions[:, None] * th), np.sin(positions[:, None] * th)
-            a, b = x[:, : d // 2], x[:, d // 2 :]
-            y = np.concatenate([a * c - b * s, a * s + b * c], axis=1)
+    (tmp_path / "xpos.py").write_text(textwrap.dedent(ROTATED + """
             with np.errstate(over="ignore", invalid="ignore"):  # a scale of the call's length, in float32
                 scale = np.float32(2.0) ** np.float32(positions.max() / 512.0)
                 return (y * (scale / scale)).astype(x.dtype)

@@ -23,11 +23,6 @@ def _env():
     return env
 
 
-def _ropespec(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "ropespec", *args], cwd=cwd, env=_env(), capture_output=True,
-                          text=True, timeout=300)
-
-
 def test_torch_cuda_device_of_a_cpu_tensor_raises_and_the_worker_makes_it_a_noop():
     """torch.cuda.device(x.device.index) of a CPU tensor raises in torch 2.13 (flash-attention's launcher enters it);
     with the interpreter on, triton_mode makes it a no-op for a CPU device and leaves a CUDA index to torch."""

@@ -14,9 +14,21 @@ def make(expect):
     k = triton_rope.kernels_for(expect)
     import torch
 
+    interleaved = expect.convention == "interleaved"
+
+    class Rope(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, c, s, index):
+            ctx.save_for_backward(c, s, index)
+            return k.rope_rows(x, c, s, index, interleaved=interleaved)
+
+        @staticmethod
+        def backward(ctx, g):
+            c, s, index = ctx.saved_tensors
+            return k.rope_rows(g, c, s, index, interleaved=interleaved, sign=+1.0), None, None, None  # the bug: +1
+
     def rope(x, positions):
         c, s = triton_rope.table(expect, positions)
-        index = torch.arange(len(x), device=x.device)
-        return k.RopeRows.apply(x, c, s, index, expect.convention == "interleaved", +1.0)  # the bug: +1, not -1
+        return Rope.apply(x, c, s, torch.arange(len(x), device=x.device))
 
     return rope

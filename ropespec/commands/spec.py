@@ -43,8 +43,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
             word = r.status if r.status != "fail" else f"fail ({r.diagnosis})"
             verdicts[r.invariant] = word if verdicts.get(r.invariant, "pass") == "pass" else verdicts[r.invariant]
         impl = args.impl + (f" --expect {args.expect}" if args.expect else "")
-    text = (specdoc.html_doc if args.format == "html" else specdoc.markdown)(
-        verdicts, impl, specdoc.seeds_link(args.out if to_file else None))
+    text = (specdoc.html_doc(verdicts, impl) if args.format == "html" else
+            specdoc.markdown(verdicts, impl, specdoc.seeds_link(args.out if to_file else None)))
     if not to_file:
         sys.stdout.write(text)
         return 0
