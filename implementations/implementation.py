@@ -15,6 +15,7 @@ from implementations.contract import (
 )
 from implementations.families import Bound, Form, form_of
 from implementations.shape import CallShape
+from spec import presets
 from spec.expectation import Expect
 
 
@@ -147,6 +148,8 @@ class Implementation:
             self.left_behind = list(getattr(self.host, "left_behind", None) or [])
 
     def describe(self) -> str:
-        what = self.expect.describe() if self.expect is not None else f"drawn expectations, {self.dtype}"
+        what = (self.expect.describe() if self.expect is not None else
+                f"the position rules of {', '.join(presets.position_rules())} that it takes"
+                if self.shape.family == "position-ids" else f"drawn expectations, {self.dtype}")
         where_ = self.name if self.name == self.target else f"{self.name} = {self.target}"
         return f"{where_} ({self.mode}, {self.array} arrays{self.shape.describe()}): {what}"

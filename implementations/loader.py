@@ -22,6 +22,7 @@ from implementations.host import InProcessHost
 from implementations.implementation import Implementation
 from implementations.isolation import WorkerHost
 from implementations.shape import CallShape
+from spec import presets
 from spec.expectation import DEFAULT, Expect
 
 
@@ -112,6 +113,8 @@ def load_implementation(
     host, label, isolation = _host_for(target, shape, array, device, timeout, warmup_timeout, memory_limit, isolate)
     info, load_fault = _loaded(host, label, dtype)
     mode = info["mode"]
+    if shape.family == "position-ids":
+        _check_position_rules(label, mode, expect)
     if expect is None and mode == "plain":
         expect = DEFAULT
     changes = {"dtype": dtype}
@@ -144,16 +147,32 @@ def load_implementation(
     if impl.skip_reason is None and load_fault is None and mode == "factory":
         # A factory that declines the implementation's dtype outright is skipped as a whole; binding once
         # also tells a factory of decoders (prefill/step objects) from one of functions: the mode is fixed here.
-        probe = (expect or DEFAULT).replace(dtype=dtype)
-        try:
-            impl.bind(probe)
-        except Unsupported as e:
-            impl.skip_reason = str(e)
-        except Fault:
-            pass  # reported by the properties, with its diagnosis
+        probes = ([expect] if expect is not None else
+                  [presets.get(n) for n in presets.position_rules()] if shape.family == "position-ids" else [DEFAULT])
+        for probe in probes:  # a factory of one model's position rules declines the others'
+            try:
+                impl.bind(probe.replace(dtype=dtype))
+                impl.skip_reason = None
+                break
+            except Unsupported as e:
+                impl.skip_reason = str(e)
+            except Fault:
+                impl.skip_reason = None
+                break  # reported by the properties, with its diagnosis
     if impl.skip_reason is not None:
         impl.close()
     return impl
+
+
+def _check_position_rules(label: str, mode: str, expect: Expect | None) -> None:
+    """A position-id builder is checked against a model's rules (``video_time``): a plain one needs them named."""
+    if expect is not None and expect.video_time is None:
+        raise TargetError(f"{label}: --expect has no video_time, and a position-id builder is checked against a "
+                          f"model's rules: a preset ({', '.join(presets.position_rules())}) or an expectation with video_time "
+                          f"(grid, seconds or frames)")
+    if expect is None and mode == "plain":
+        raise TargetError(f"{label}: a plain position-id builder computes one model's rules: name them with --expect "
+                          f"({', '.join(presets.position_rules())}, or an expectation with video_time)")
 
 
 def _host_for(target, shape: CallShape, array: str, device: str, timeout, warmup_timeout, memory_limit, isolate):

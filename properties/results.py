@@ -65,7 +65,10 @@ def _brief(v: Any) -> str:
     if isinstance(v, dict):
         return json.dumps(v, separators=(",", ":"))
     if isinstance(v, list) and v and isinstance(v[0], list):
-        a = np.array(v)
+        try:
+            a = np.array(v, dtype=np.float64)
+        except (TypeError, ValueError):  # not a rectangle of numbers (segments of a sequence): as JSON
+            return json.dumps(v)
         return f"array{a.shape} " + np.array2string(a, precision=9, threshold=12, edgeitems=3, separator=", ",
                                                   max_line_width=10**6).replace("\n", "")
     return json.dumps(v)

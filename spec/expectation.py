@@ -89,6 +89,8 @@ RANGES = {
     "axes_dims_rope": f"{AXES_MIN} to {AXES_MAX} even integers >= 2 (dims per axis) summing to rotary_dim",
     "axes_parity": "true or false: two axes, rotary_dim/2 even",
     "axis_names": "one distinct name per axis",
+    "video_time": "grid, seconds or frames (how a video's temporal positions grow), with a 3-axis mrope_section",
+    "tokens_per_second": "a finite number > 0, with video_time seconds",
 }
 
 
@@ -167,6 +169,9 @@ class Expect:
     axes_dims_rope: tuple[int, ...] | None = None
     axes_parity: bool = False
     axis_names: tuple[str, ...] | None = None
+    #: the position-id builder's rules (``spec.positions``): how a video's temporal positions grow, and the clock
+    video_time: str | None = None
+    tokens_per_second: float | None = None
 
     def __post_init__(self) -> None:
         hd = self.head_dim
@@ -205,6 +210,28 @@ class Expect:
                 scaling = _freeze(_validate_scaling(scaling, self.rotary_dim, self.max_position))
             object.__setattr__(self, "rope_scaling", scaling)
         self._validate_axes()
+        self._validate_video_time()
+
+    def _validate_video_time(self) -> None:
+        """A position-id builder's rules: a time rule of :data:`spec.positions.TIME_RULES` for a three-axis shared
+        ladder (t, h, w), and the clock that the seconds rule needs."""
+        from spec.positions import TIME_RULES
+
+        vt, tps = self.video_time, self.tokens_per_second
+        if vt is not None:
+            if vt not in TIME_RULES:
+                raise ExpectationError("video_time", f"must be {RANGES['video_time']}, got {_short(vt)}")
+            if self.mrope_section is None or self.n_axes != 3:
+                raise ExpectationError("video_time", "needs a 3-axis mrope_section (t, h, w): the positions it rules "
+                                                     "feed an M-RoPE")
+        if tps is not None:
+            if not _is_number(tps) or tps <= 0:
+                raise ExpectationError("tokens_per_second", f"must be {RANGES['tokens_per_second']}, got {_short(tps)}")
+            if vt != "seconds":
+                raise ExpectationError("tokens_per_second", "only with video_time seconds (the clock it scales)")
+            object.__setattr__(self, "tokens_per_second", float(tps))
+        elif vt == "seconds":
+            raise ExpectationError("tokens_per_second", "required with video_time seconds")
 
     def _lift_mrope(self, s: dict) -> dict | None:
         """HF configs carry M-RoPE inside rope_scaling / rope_parameters (``{"type": "mrope", "mrope_section": [...]}``,
@@ -472,6 +499,9 @@ class Expect:
         for key in ("mrope_interleaved", "axes_parity"):
             if not d[key]:
                 d.pop(key)
+        for key in ("video_time", "tokens_per_second"):
+            if d[key] is None:
+                d.pop(key)
         return d
 
     def to_json(self) -> str:
@@ -521,6 +551,9 @@ class Expect:
             sizes = {"chunked": self.mrope_section, "interleaved": self.mrope_section,
                      "per-axis": self.axes_dims_rope}.get(kind)
             parts.append(f"{kind} axes {'/'.join(self.axes)}" + (f" {list(sizes)}" if sizes else ""))
+        if self.video_time is not None:
+            parts.append(f"video time {self.video_time}"
+                         + (f" at {self.tokens_per_second:g} tokens per second" if self.tokens_per_second else ""))
         parts.append(self.dtype)
         return ", ".join(parts)
 

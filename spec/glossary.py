@@ -24,6 +24,8 @@ FAMILIES: dict[str, str] = {
     "sinusoidal": "the additive sinusoidal encoding PE(p) of Vaswani et al.",
     "learned": "a learned table of position embeddings, max_position rows",
     "attention": "attention whose scores use RoPE'd q and k (grouped-query heads)",
+    "position-ids": "a multimodal position-id builder: position_ids(segments) -> (n, 3) t, h, w positions of text, "
+                    "image and video tokens (Qwen2-VL's get_rope_index)",
 }
 
 #: which function of the rope family an implementation is (``--form``); every other family has one form, apply
@@ -93,6 +95,14 @@ DIAGNOSES: dict[str, str] = {
     "axis-offset": "one axis's positions are shifted by a constant (a 1-based grid)",
     "ladder-per-axis": "each axis restarts its own ladder where the expectation shares one ladder over the pairs",
     "ladder-shared": "one ladder runs over every pair where each axis should have its own",
+    "time-collapsed": "a video's frames all get one temporal position (seconds truncated to whole numbers first)",
+    "image-time-scaled": "a still image's temporal position is scaled by the video clock (the start multiplied by "
+                         "tokens_per_second)",
+    "resume-offset": "the tokens after a vision block do not start at one past the largest position used so far (the "
+                     "token count, or the grid's spatial extent, instead)",
+    "vision-as-text": "a vision block gets consecutive text positions instead of its grid's",
+    "padding-shift": "left padding moves the real tokens' positions (the pads are counted)",
+    "decode-restart": "decoding does not continue at one past the prefill's largest position (rope_deltas dropped)",
     "unknown": "nothing measured fits",
 }
 

@@ -21,6 +21,9 @@ Keys read (transformers 4.57 and 5.x):
   model pairs half;
 * multi-axis RoPE: ``mrope_section`` and ``mrope_interleaved`` from ``rope_scaling`` or ``rope_parameters``
   (Qwen2-VL's ``{"type": "mrope", ...}``, Qwen3-VL, GLM-4.1V, whose text model pairs interleaved);
+* the position-id rule of a vision-language model (``spec.positions``), by its ``model_type``: Qwen2-VL's temporal
+  grid steps (``grid``), Qwen2.5-VL's clock (``seconds``, with ``vision_config.tokens_per_second``, default 4 as
+  transformers' config class has it), Qwen3-VL's and GLM-4.1V's frames after timestamps (``frames``);
 * a diffusers transformer's ``config.json`` (its ``_class_name``): FLUX's ``axes_dims_rope`` (base 10000, as
   ``FluxPosEmbed`` is built), HunyuanVideo's ``rope_axes_dim`` and ``rope_theta``, Wan's axes derived as
   ``WanRotaryPosEmbed`` does (h = w = 2 (d // 6), t the rest); head_dim is ``attention_head_dim``, pairs interleaved.
@@ -45,6 +48,9 @@ ROTARY_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base
 #: diffusers transformers with a multi-axis RoPE, by ``_class_name``
 DIFFUSERS_CLASSES = ("FluxTransformer2DModel", "HunyuanVideoTransformer3DModel", "WanTransformer3DModel")
 _MROPE_KEYS = ("mrope_section", "mrope_interleaved")
+#: model type -> how its get_rope_index lets a video's temporal positions grow (spec.positions.TIME_RULES)
+VIDEO_TIME = {"qwen2_vl": "grid", "qwen2_5_vl": "seconds", "qwen3_vl": "frames", "qwen3_vl_moe": "frames",
+              "glm4v": "frames", "glm4v_moe": "frames"}
 #: model types that use RoPE even where an older config.json names none of ROTARY_KEYS (the 10000 base was implied)
 ROPE_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi", "phi3", "gpt_neox",
                     "gptj", "codegen", "stablelm", "starcoder2", "olmo", "cohere", "deepseek_v2", "deepseek_v3")
@@ -92,7 +98,7 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
                                               f"not a model type known to use RoPE): there is no RoPE to check against")
     if d.get("_class_name") in DIFFUSERS_CLASSES:
         return _diffusers(d)
-    d = _text_model(d)
+    outer, d = d, _text_model(d)
     params = d.get("rope_parameters") or {}
     if not isinstance(params, dict):
         raise ExpectationError("config.json: rope_parameters", "must be an object")
@@ -155,6 +161,12 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
                 else:
                     scaling["original_max_position_embeddings"] = max_pos
         out["rope_scaling"] = scaling
+    video_time = VIDEO_TIME.get(outer.get("model_type"))
+    if video_time is not None and "mrope_section" in out:
+        out["video_time"] = video_time
+        if video_time == "seconds":
+            vision = outer.get("vision_config") if isinstance(outer.get("vision_config"), dict) else {}
+            out["tokens_per_second"] = vision.get("tokens_per_second", 4)
     try:
         return Expect.from_dict(out)
     except ExpectationError as e:

@@ -42,12 +42,14 @@ _PRESETS: dict[str, dict[str, Any]] = {
                  "max_position": 2048},
     "codellama-7b": {"head_dim": 128, "rope_theta": 1000000.0, "max_position": 16384},
     # multi-axis RoPE: positions are (n, A) vectors, one column per axis in the order of the sections
-    "qwen2-vl-7b": {"head_dim": 128, "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "max_position": 32768},
-    "qwen2.5-vl-7b": {"head_dim": 128, "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "max_position": 128000},
+    "qwen2-vl-7b": {"head_dim": 128, "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "max_position": 32768,
+                    "video_time": "grid"},
+    "qwen2.5-vl-7b": {"head_dim": 128, "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "max_position": 128000,
+                      "video_time": "seconds", "tokens_per_second": 2},
     "qwen3-vl-8b": {"head_dim": 128, "rope_theta": 5000000.0, "mrope_section": [24, 20, 20], "mrope_interleaved": True,
-                    "max_position": 262144},
+                    "max_position": 262144, "video_time": "frames"},
     "glm-4.1v": {"head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "convention": "interleaved",
-                 "mrope_section": [8, 12, 12], "max_position": 65536},
+                 "mrope_section": [8, 12, 12], "max_position": 65536, "video_time": "frames"},
     "qwen2-vl-vision": {"head_dim": 80, "rope_theta": 10000.0, "axes_dims_rope": [40, 40], "max_position": 8192},
     "pixtral-12b": {"head_dim": 64, "rope_theta": 10000.0, "axes_parity": True, "max_position": 64},
     "llama-4-vision": {"head_dim": 88, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [44, 44],
@@ -64,6 +66,8 @@ _PRESETS: dict[str, dict[str, Any]] = {
 UNVERIFIED: dict[str, str] = {
     "glm-4.1v": "partial_rotary_factor 0.5 and mrope_section [8, 12, 12] as transformers' Glm4vTextRotaryEmbedding "
                 "defaults them; the checkpoint's config.json was not read here",
+    "qwen2.5-vl-7b": "tokens_per_second 2 as the checkpoint's vision_config is quoted in public code (transformers' "
+                     "Qwen2_5_VLVisionConfig defaults to 4); the checkpoint's config.json was not read here",
     "qwen2-vl-vision": "max_position: the vision tower has no limit of its own; 8192 patches per side is ropespec's",
     "flux.1-dev": "max_position: FLUX has no limit of its own (the ids are patch rows and columns); 4096 is ropespec's",
     "hunyuan-video": "max_position: no limit of its own; 4096 is ropespec's",
@@ -98,6 +102,11 @@ NOTES: dict[str, str] = {
 
 def names() -> list[str]:
     return list(_PRESETS)
+
+
+def position_rules() -> list[str]:
+    """The presets that name a position-id builder's rules (``video_time``): the vision-language models."""
+    return [n for n, d in _PRESETS.items() if "video_time" in d]
 
 
 def get(name: str) -> Expect:

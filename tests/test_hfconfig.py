@@ -159,7 +159,8 @@ def test_a_config_without_a_rotary_embedding_is_one_line_exit_2(tmp_path, capsys
     assert code == 2 and "has no rotary embedding" in err and err.count("\n") == 1, err
 
 
-@pytest.mark.parametrize("fixture, preset", [("qwen2-vl-7b.json", "qwen2-vl-7b"), ("qwen3-vl-8b.json", "qwen3-vl-8b"),
+@pytest.mark.parametrize("fixture, preset", [("qwen2-vl-7b.json", "qwen2-vl-7b"), ("qwen2.5-vl-7b.json", "qwen2.5-vl-7b"),
+                                             ("qwen3-vl-8b.json", "qwen3-vl-8b"),
                                              ("glm-4.1v.json", "glm-4.1v"), ("flux.1-dev-transformer.json", "flux.1-dev"),
                                              ("wan2.1-transformer.json", "wan2.1")])
 def test_multi_axis_configs_read_as_their_presets(fixture, preset):
@@ -169,6 +170,8 @@ def test_multi_axis_configs_read_as_their_presets(fixture, preset):
     assert (got.axes_kind(), got.pair_axes(), got.ladder()) == (want.axes_kind(), want.pair_axes(), want.ladder())
     assert (got.head_dim, got.rotary_dim, got.rope_theta, got.convention) == \
         (want.head_dim, want.rotary_dim, want.rope_theta, want.convention)
+    # and the position-id builder's rule, by model type (the clock from vision_config)
+    assert (got.video_time, got.tokens_per_second) == (want.video_time, want.tokens_per_second)
 
 
 def test_a_multi_axis_config_whose_sections_do_not_add_up_is_one_line():

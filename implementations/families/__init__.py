@@ -1,8 +1,8 @@
 """The families ropespec checks, each a module that registers its forms (:mod:`implementations.families.base`):
-``rope`` (apply, vllm, table, kernel, qk, and decoders), ``sinusoidal``, ``learned``, ``attention``. A new family
-is one more module here, listed below."""
+``rope`` (apply, vllm, table, kernel, qk, and decoders), ``sinusoidal``, ``learned``, ``attention``, ``position-ids``
+(the module ``positions``). A new family is one more module here, listed below."""
 
-from implementations.families import attention, learned, rope, sinusoidal  # noqa: F401  (each registers its forms)
+from implementations.families import attention, learned, positions, rope, sinusoidal  # noqa: F401  (each registers its forms)
 from implementations.families.base import REGISTRY, Bound, Form, Op, form_of, forms_answering
 
 __all__ = ["REGISTRY", "Bound", "Form", "Op", "form_of", "forms_answering"]

@@ -1,0 +1,318 @@
+"""Spec section "positions": the position ids a multimodal builder gives text, image and video tokens
+(:mod:`spec.positions`).
+
+Every property reads one rule of the builder's output and judges it against the builder's own other positions where
+it can (a block's start is where the block says it starts; the resume rule compares with the largest position the
+builder itself gave so far), so that one fault fails the property about it and no other. The exact rules need no
+tolerance: positions are integers, and the one place a model computes in floating point (the clock of Qwen2.5-VL's
+videos, in float32) allows the integer below a whole number of positions that float32 may round under.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from implementations.contract import Failure, Unsupported
+from properties.framework import rope_property
+from spec import presets
+from spec import positions as rule
+
+#: seconds per temporal grid step drawn: frame rates of 24, 25, 30 and 2 fps over a temporal patch of 2 frames, a
+#: whole second, 1.5 s, and the 0.083 s at which a clock of 2 tokens per second never moves t (transformers #45381)
+SECONDS = (1 / 12, 2 / 24, 2 / 25, 2 / 30, 0.25, 0.5, 2 / 3, 0.75, 1.0, 1.5, 2.0)
+
+
+def _rules(impl):
+    """The rules checked: the implementation's expectation, or every vision-language preset's that a factory takes
+    (one model's builder declines the others' rules)."""
+    if impl.expect is not None:
+        return [impl.expect]
+    every = [presets.get(n).replace(dtype=impl.dtype) for n in presets.position_rules()]
+    taken = []
+    for e in every:
+        try:
+            impl.bind(e)
+        except Unsupported:
+            continue
+        except Failure:
+            pass  # the properties report it, with its diagnosis
+        taken.append(e)
+    return taken or every
+
+
+@st.composite
+def _vision(draw, e):
+    """An image (t = 1) or a video of 2 to 5 temporal steps (one frame, t = 1, under the frames rule), merged grids
+    of 1 to 4 cells per side."""
+    h, w = draw(st.integers(1, 4), label="h"), draw(st.integers(1, 4), label="w")
+    if draw(st.booleans(), label="video"):
+        t = 1 if e.video_time == "frames" else draw(st.integers(2, 5), label="t")
+        return ("video", (t, h, w), draw(st.sampled_from(SECONDS), label="seconds"))
+    return ("image", (1, h, w))
+
+
+@st.composite
+def _sequence(draw, e, max_blocks: int = 3):
+    """Text first, then vision blocks each after a text run (the processor's vision_start token and a timestamp are
+    text), and a text run or nothing last."""
+    out = [("text", draw(st.integers(1, 4), label="text"))]
+    for _ in range(draw(st.integers(0, max_blocks), label="blocks")):
+        if out[-1][0] != "text":
+            out.append(("text", draw(st.integers(1, 3), label="text")))
+        out.append(draw(_vision(e)))
+    if draw(st.booleans(), label="tail"):
+        out.append(("text", draw(st.integers(1, 3), label="text")))
+    return out
+
+
+def _pinned_sequences(e) -> list[list[tuple]]:
+    """Two images of unequal sides after text; a video whose temporal extent passes its spatial one, then text; a
+    clock of fractional seconds (frames: one frame per block after its timestamp)."""
+    images = [("text", 3), ("image", (1, 2, 3)), ("text", 2), ("image", (1, 3, 2)), ("text", 2)]
+    if e.video_time == "frames":
+        return [images, [("text", 2), ("video", (1, 2, 3), 1.0), ("text", 1), ("video", (1, 3, 2), 1.0), ("text", 2)]]
+    return [images, [("text", 2), ("video", (4, 2, 2), 1.0), ("text", 3)],
+            [("text", 1), ("video", (4, 2, 3), 0.75), ("text", 1)]]
+
+
+def _cases(impl):
+    @st.composite
+    def build(draw):
+        e = draw(st.sampled_from(_rules(impl)), label="expect")
+        return {"expect": e, "segments": draw(_sequence(e))}
+
+    return build()
+
+
+def _pinned(impl):
+    return [{"expect": e, "segments": s} for e in _rules(impl) for s in _pinned_sequences(e)]
+
+
+def _say(seg) -> str:
+    if seg[0] == "text":
+        return f"text of {seg[1]}"
+    return f"{seg[0]} {tuple(seg[1])}" + (f" at {seg[2]:g} s per step" if seg[0] == "video" else "")
+
+
+def _blocks(segments):
+    """(index, first token, end token, segment) of each vision block."""
+    return [(i, a, b, seg) for i, (kind, a, b, seg) in enumerate(rule.spans(segments)) if kind in ("image", "video")]
+
+
+# -- text --------------------------------------------------------------------------------------------------------
+@rope_property("position-ids.text",
+               rule="exact: integers",
+               cases=_cases,
+               pinned=lambda impl: [{"expect": e, "segments": [("text", 7)]} for e in _rules(impl)] + _pinned(impl))
+def test_text_positions(bind, case):
+    e, segs = case["expect"], case["segments"]
+    got, _ = bind(e).build(segs)
+    if len(segs) == 1:  # text only: 0 ... n - 1 on every axis
+        n = segs[0][1]
+        want = np.repeat(np.arange(n)[:, None], 3, axis=1)
+        if not np.array_equal(got, want):
+            d = got - want
+            if np.all(d == d[0, 0]):
+                raise Failure(f"a text-only sequence of {n} tokens starts at {got[0].tolist()}, not 0: every "
+                              f"position is shifted by {int(d[0, 0])}", "position-offset")
+            raise Failure(f"a text-only sequence of {n} tokens gets {got.tolist()}, expected 0 ... {n - 1} on every "
+                          f"axis", "unknown")
+        return 0.0
+    for kind, a, b, seg in rule.spans(segs):
+        if kind != "text":
+            continue
+        run = got[a:b]
+        if not np.all(run == run[:, :1]):
+            bad = int(np.argmax(~np.all(run == run[:, :1], axis=1)))
+            raise Failure(f"text token {a + bad} ({_say(seg)}) has positions {run[bad].tolist()}: a text token has one "
+                          f"position on every axis", "unknown")
+        steps = np.diff(run[:, 0])
+        if np.any(steps != 1):
+            bad = int(np.argmax(steps != 1))
+            raise Failure(f"text tokens {a + bad} and {a + bad + 1} ({_say(seg)}) are at {int(run[bad, 0])} and "
+                          f"{int(run[bad + 1, 0])}: text steps by 1", "unknown")
+    return 0.0
+
+
+# -- vision blocks -----------------------------------------------------------------------------------------------
+def _grid_of(got_block, grid):
+    """The block's h and w offsets from its start, as (t, h, w) arrays, and the start (the smallest h)."""
+    s = int(got_block[:, 1].min())
+    t, h, w = grid
+    return s, got_block.reshape(t, h, w, 3) - s
+
+
+@rope_property("position-ids.grid",
+               rule="exact: integers",
+               cases=_cases,
+               pinned=_pinned)
+def test_vision_grid(bind, case):
+    e, segs = case["expect"], case["segments"]
+    got, _ = bind(e).build(segs)
+    for _, a, b, seg in _blocks(segs):
+        t, h, w = seg[1]
+        blk = got[a:b]
+        s, rel = _grid_of(blk, (t, h, w))
+        i, j = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+        if np.array_equal(rel[..., 1], np.broadcast_to(i, (t, h, w))) and \
+                np.array_equal(rel[..., 2], np.broadcast_to(j, (t, h, w))):
+            continue
+        says = f"the {_say(seg)} at tokens {a}-{b - 1}"
+        if len(blk) > 1 and np.all(blk == blk[:, :1]) and np.all(np.diff(blk[:, 0]) == 1):
+            raise Failure(f"{says} gets consecutive text positions {int(blk[0, 0])} ... {int(blk[-1, 0])} on every "
+                          f"axis, not its {h} x {w} grid's", "vision-as-text")
+        if np.array_equal(rel[..., 1], np.broadcast_to(j, (t, h, w))) and \
+                np.array_equal(rel[..., 2], np.broadcast_to(i, (t, h, w))):
+            raise Failure(f"{says}: each token's height offset is its column and its width offset its row: the h and "
+                          f"w positions trade places", "axes-swapped")
+        flat_i, flat_j = (np.arange(h * w) // h).reshape(h, w), (np.arange(h * w) % h).reshape(h, w)
+        if h != w and np.array_equal(rel[..., 1], np.broadcast_to(flat_i, (t, h, w))) and \
+                np.array_equal(rel[..., 2], np.broadcast_to(flat_j, (t, h, w))):
+            raise Failure(f"{says}: its tokens walk a {w} x {h} grid (height {w}, width {h}), the merged grid is "
+                          f"{h} x {w}: height and width are read in each other's place", "axes-swapped")
+        extent = (int(rel[..., 1].max()) + 1, int(rel[..., 2].max()) + 1)
+        raise Failure(f"{says} spans h x w = {extent[0]} x {extent[1]} from its start {s} (h offsets "
+                      f"{rel[0, :, :, 1].tolist()}, w offsets {rel[0, :, :, 2].tolist()}), expected the merged grid "
+                      f"{h} x {w}, row-major", "unknown")
+    return 0.0
+
+
+@rope_property("position-ids.time",
+               rule="exact: integers; a clock in float32 may truncate to the integer below a whole number "
+                    "(spec.positions.time_options)",
+               cases=_cases,
+               pinned=_pinned)
+def test_video_time(bind, case):
+    e, segs = case["expect"], case["segments"]
+    got, _ = bind(e).build(segs)
+    blocks = _blocks(segs)
+    for _, a, b, seg in sorted(blocks, key=lambda blk: blk[3][0] != "image"):  # still images first
+        t, h, w = seg[1]
+        blk = got[a:b]
+        s = int(blk[:, 1].min())
+        times = blk.reshape(t, h * w, 3)[:, :, 0] - s
+        says = f"the {_say(seg)} at tokens {a}-{b - 1} (starting at {s})"
+        if seg[0] == "image" or e.video_time == "frames":
+            if np.all(times == 0):
+                continue
+            kind = "still image" if seg[0] == "image" else "frame"
+            raise Failure(f"{says}: its temporal position is {int(blk[0, 0])}, not its start {s}: a {kind} is not "
+                          f"scaled by the clock ({rule.TIME_RULES[e.video_time]})",
+                          "image-time-scaled" if int(blk[0, 0]) != s else "unknown")
+        if not np.all(times == times[:, :1]):
+            raise Failure(f"{says}: the tokens of one temporal step have different temporal positions "
+                          f"{times.tolist()}", "unknown")
+        steps = times[:, 0]
+        ok = [int(v) in rule.time_options(k, seg[2], e.video_time, e.tokens_per_second) for k, v in enumerate(steps)]
+        if all(ok):
+            continue
+        want = [rule.time_index(k, seg[2], e.video_time, e.tokens_per_second) for k in range(t)]
+        if np.all(steps == 0) and any(want):
+            raise Failure(f"{says}: every temporal step is at t = {s}, expected offsets {want} "
+                          f"({rule.TIME_RULES[e.video_time]}): the time axis is collapsed", "time-collapsed")
+        truncated = [rule.time_index(k, int(seg[2]), e.video_time, e.tokens_per_second) for k in range(t)]
+        if steps.tolist() == truncated:
+            raise Failure(f"{says}: temporal offsets {steps.tolist()}, expected {want}: the seconds per step were "
+                          f"truncated to {int(seg[2])} first ({rule.TIME_RULES[e.video_time]})", "time-collapsed")
+        raise Failure(f"{says}: temporal offsets {steps.tolist()}, expected {want} ({rule.TIME_RULES[e.video_time]})",
+                      "unknown")
+    return 0.0
+
+
+@rope_property("position-ids.resume",
+               rule="exact: integers",
+               cases=_cases,
+               pinned=_pinned)
+def test_resume(bind, case):
+    e, segs = case["expect"], case["segments"]
+    got, _ = bind(e).build(segs)
+    spans = rule.spans(segs)
+    for (_, _, _, prev), (kind, a, b, seg) in zip(spans, spans[1:]):
+        start = int(got[a:b, 1].min()) if kind != "text" else int(got[a, 0])
+        want = int(got[:a].max()) + 1
+        if start != want:
+            count = a
+            what = ("the token count so far" if start == count else
+                    "the block's start plus its spatial extent" if prev[0] != "text" and start == int(
+                        got[a - rule.tokens(prev):a, 1].min()) + max(prev[1][1], prev[1][2]) else
+                    "somewhere else")
+            raise Failure(f"the {_say(seg)} after the {_say(prev)} starts at {start}, but the largest position so far "
+                          f"is {want - 1} (on any axis): it resumes at {what}, not at {want}", "resume-offset")
+    return 0.0
+
+
+# -- batches and decoding ------------------------------------------------------------------------------------------
+def _batch_cases(impl):
+    @st.composite
+    def build(draw):
+        e = draw(st.sampled_from(_rules(impl)), label="expect")
+        rows = [draw(_sequence(e, max_blocks=2)) for _ in range(draw(st.integers(2, 3), label="rows"))]
+        return {"expect": e, "rows": rows}
+
+    return build()
+
+
+def _batch_pinned(impl):
+    """A short text row beside a row with a vision block (the short one padded), and the other way round."""
+    out = []
+    for e in _rules(impl):
+        seqs = _pinned_sequences(e)
+        out.append({"expect": e, "rows": [[("text", 2)], seqs[1]]})
+        out.append({"expect": e, "rows": [seqs[0], [("text", 1), ("image", (1, 2, 2)), ("text", 1)]]})
+    return out
+
+
+def _padded(rows):
+    n = max(rule.length(r) for r in rows)
+    return [([("pad", n - rule.length(r))] if rule.length(r) < n else []) + list(r) for r in rows], n
+
+
+@rope_property("position-ids.batch",
+               rule="exact: integers",
+               cases=_batch_cases,
+               pinned=_batch_pinned)
+def test_batch_rows(bind, case):
+    e, rows = case["expect"], case["rows"]
+    f = bind(e)
+    padded, n = _padded(rows)
+    got, _ = f.batch(padded)
+    alone = [f.build(r)[0] for r in rows]
+    for r, row in enumerate(rows):
+        m = rule.length(row)
+        mine = got[r, n - m:]
+        if np.array_equal(mine, alone[r]):
+            continue
+        pads = n - m
+        if pads and np.array_equal(mine, alone[r] + pads):
+            raise Failure(f"row {r} ({m} tokens, {pads} pads on the left) is {pads} positions further on in the batch "
+                          f"than alone: the pads are counted", "padding-shift")
+        others = [q for q in range(len(rows)) if q != r and rule.length(rows[q]) == m and np.array_equal(mine, alone[q])]
+        first = int(np.argmax(np.any(mine != alone[r], axis=1)))
+        raise Failure(f"row {r}'s token {first} is at {mine[first].tolist()} in the batch, {alone[r][first].tolist()} "
+                      f"alone" + (f": it has row {others[0]}'s positions" if others else
+                                  ": a row's positions depend on the other rows"), "layout")
+    return 0.0
+
+
+@rope_property("position-ids.decode",
+               rule="exact: integers",
+               cases=_batch_cases,
+               pinned=_batch_pinned)
+def test_decode(bind, case):
+    e, rows = case["expect"], case["rows"]
+    f = bind(e)
+    padded, n = _padded(rows)
+    got, nxt = f.batch(padded)
+    if nxt is None:
+        raise NotImplementedError("the builder returns no next position (position_ids(rows) -> (positions, next))")
+    for r, row in enumerate(rows):
+        m = rule.length(row)
+        want = int(got[r, n - m:].max()) + 1
+        if np.all(nxt[r] == want):
+            continue
+        count = [v for v in (m, n) if np.all(nxt[r] == v)]
+        raise Failure(f"row {r} ({m} tokens, largest position {want - 1}) decodes on at {nxt[r].tolist()}, not {want}"
+                      + (f": the {'prompt' if count[0] == m else 'padded'} length, the rope_deltas dropped"
+                         if count else ""), "decode-restart" if count else "unknown")
+    return 0.0
