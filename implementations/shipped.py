@@ -38,4 +38,6 @@ SHIPPED = (
     Shipped("learned", "implementations.learned:make", "numpy", ("float64",), CallShape(family="learned")),
     Shipped("attention", "implementations.attention:make", "numpy", ("float64",), CallShape(family="attention")),
     Shipped("attention-decode", "implementations.attention_decode:make", "numpy", ("float64",), CallShape(family="attention")),
+    Shipped("numpy-position-ids", "implementations.numpy_positions:make", "numpy", ("float64",),
+            CallShape(family="position-ids")),
 )

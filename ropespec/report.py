@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 from rich import box
 
 from implementations.contract import clean
+from implementations.families import form_of
 from properties.diagnose import STRUCTURAL
 from properties.precision import class_of, describe_position, holds
 from ropespec.replay import replay_text
@@ -132,7 +133,7 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
     for rep in reports:
         s = rep.impl
         line = s.describe()
-        if s.expect is not None:
+        if s.expect is not None and form_of(s.shape).describe_rules is None:
             line += f"; tolerance: {tolerance.class_name(s.expect)}"
         line += f"; runs {s.isolation}" if s.isolation.startswith("in-process") else f"; runs in a {s.isolation}"
         if s.warmup_seconds is not None:

@@ -18,6 +18,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from spec.positions import TIME_RULES
+
 #: how dims pair up and where the results go: "half" rotates (i, i + r/2), "interleaved" (2i, 2i + 1), both
 #: in place; "rope_interleave" reads interleaved pairs (2i, 2i + 1) and writes the rotated pair to (i, i + r/2),
 #: the half layout (transformers' ``rope_interleave`` for DeepSeek-V3 and other MLA models: dot products are
@@ -215,8 +217,6 @@ class Expect:
     def _validate_video_time(self) -> None:
         """A position-id builder's rules: a time rule of :data:`spec.positions.TIME_RULES` for a three-axis shared
         ladder (t, h, w), and the clock that the seconds rule needs."""
-        from spec.positions import TIME_RULES
-
         vt, tps = self.video_time, self.tokens_per_second
         if vt is not None:
             if vt not in TIME_RULES:
@@ -480,6 +480,11 @@ class Expect:
                 and self.partial_rotary_factor is None and self.rotary_dim == self.head_dim):
             d.pop("rotary_dim")
         d.update(changes)
+        if "video_time" not in changes and d.get("video_time") is not None:
+            sections = d.get("mrope_section")
+            if sections is None or len(sections) != 3:  # no longer an M-RoPE of t, h, w: no position rules either
+                d.pop("video_time")
+                d.pop("tokens_per_second", None)
         return Expect.from_dict(d)
 
     # -- (de)serialisation ----------------------------------------------------------------------

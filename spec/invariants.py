@@ -338,7 +338,7 @@ _ENTRIES = [
         "Text tokens have one position on every axis, one more than the text token before them in their run; a "
         "text-only sequence gets 0, 1, ..., n - 1 on every axis, so that the M-RoPE it feeds is exactly 1-D RoPE "
         "(axes.text-reduction).",
-        source="Qwen2-VL (arXiv 2409.12191) section 2.1; vllm #16878 (Qwen-Omni off by one); transformers #40154 (a "
+        source="Qwen2-VL (arXiv 2409.12191) section 2.1; vLLM #16878 (Qwen-Omni off by one); transformers #40154 (a "
                "fourth text row)",
     ),
     Invariant(
@@ -355,9 +355,9 @@ _ENTRIES = [
         "A vision block's temporal position at grid step k is s + time(k) under the model's rule (video_time: the "
         "step itself, floor(k x seconds x tokens_per_second) with fractional seconds kept, or one frame per block); "
         "a still image's is s, never scaled by the clock.",
-        source="Qwen2.5-VL's get_rope_index; transformers #45381 / PR #45400 (temporal positions wrong; a test at "
-               "0.083 s per grid step never moved t), #45325 (still images time-scaled), PR #48669 and lmms-eval #1393 "
-               "(second_per_grid_t cast to int)",
+        source="Qwen2.5-VL's get_rope_index; transformers #45381 / PR #45400 (temporal positions wrong, a test at "
+               "0.083 s per grid step never moving t); transformers #45325 (still images time-scaled); transformers "
+               "PR #48669 (second_per_grid_t cast to int); lmms-eval #1393 (the same cast)",
     ),
     Invariant(
         "position-ids.resume",
@@ -378,7 +378,7 @@ _ENTRIES = [
         "positions",
         "Decoding continues every row at one past the largest position of its prompt, on every axis (rope_deltas = "
         "that minus the prompt's length).",
-        source="transformers' compute_3d_position_ids and rope_deltas; vllm #16878",
+        source="transformers' compute_3d_position_ids and rope_deltas; vLLM #16878",
     ),
     Invariant(
         "decode.attention-consistency",

@@ -694,6 +694,16 @@ declare("sinusoidal.conformance", DEFINITION, "PE(p) is defined by these values 
                                           "the implementation against them")
 declare("sinusoidal.length-independent", DEFINITION, "PE(p) = (sin p theta_i, cos p theta_i) has no term in the sequence "
                                                  "length; the property checks code that might normalise by it")
+declare("position-ids.text", DEFINITION, "spec.positions' rule gives a text token one position on every axis, one "
+        "more than the token before; that M-RoPE at equal axes is 1-D RoPE is axes.text-reduction's proof")
+declare("position-ids.grid", DEFINITION, "spec.positions.block: a vision block's h and w are its start plus the merged "
+        "grid's row and column, row-major")
+declare("position-ids.time", DEFINITION, "spec.positions.time_index: the model's clock (video_time), truncated as its "
+        "code truncates; exact rationals, with float32's rounding under a whole number allowed (time_options)")
+declare("position-ids.resume", DEFINITION, "spec.positions.position_ids: every segment starts at one past the largest "
+        "position so far")
+declare("position-ids.batch", TESTED, "a property of the builder's code: how it reads its batch and its attention mask")
+declare("position-ids.decode", TESTED, "a property of the builder's code: the decode position it carries (rope_deltas)")
 declare("learned.in-range", TESTED, "a property of the table's code: every row below max_len is answered and finite")
 declare("learned.out-of-range-raises", TESTED, "a property of the table's code: what it does past its last row")
 declare("learned.parameter-count", DEFINITION, "a table of max_len rows of d parameters holds max_len x d of them")

@@ -6,7 +6,8 @@ config (no weights, no vision tower), fed what the model's processor feeds them.
 
 Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``glm4v``, each a batched builder (``position_ids(rows)``, see
 :mod:`implementations.families.positions`). A row's segments become what the processor makes of a prompt: token ids
-(text, the config's image and video token ids, left padding), ``mm_token_type_ids`` (0 text, 1 image, 2 video), the
+(text, the config's image and video token ids, left padding; the text token right before a vision block is the
+processor's ``<|vision_start|>``, which transformers 4 finds the blocks by), ``mm_token_type_ids`` (0 text, 1 image, 2 video), the
 patch grids before merging (the merged grid times ``spatial_merge_size`` on h and w, as ``image_grid_thw`` and
 ``video_grid_thw`` hold them), ``second_per_grid_ts`` and the attention mask. The prefill positions are
 ``get_rope_index`` (what ``compute_3d_position_ids`` calls for a prompt with images or videos; text-only rows too, which
@@ -14,7 +15,8 @@ its code handles); the next position is ``compute_3d_position_ids`` for one new 
 length, through the ``rope_deltas`` the prefill kept, as the model's forward calls it while decoding.
 Needs ``transformers`` (``pip install -e '.[hf]'``); without it they decline. transformers 4 (no token types, no
 ``compute_3d_position_ids``: decoding is inline in the model's forward) is fed without token types and gives no next
-position (the decode property is then not checked).
+position (the decode property is then not checked); its GLM-4.1V is declined; 5.x before 5.24 names the cache
+``past_key_values``.
 """
 
 from __future__ import annotations
@@ -94,6 +96,8 @@ def _inputs(rows, config, torch):
             tt, h, w = seg[1]
             n = tt * h * w
             grid = [tt, h * merge, w * merge]
+            if i and t[-1] == 0 and getattr(config, "vision_start_token_id", None) is not None:
+                i[-1] = config.vision_start_token_id  # the processor's <|vision_start|>: text, right before the block
             if kind == "image":
                 i += [config.image_token_id] * n
                 t += [1] * n
@@ -117,6 +121,11 @@ def _takes(fn, name: str) -> bool:
     return name in inspect.signature(fn).parameters
 
 
+def _cache_arg(model) -> str:
+    """The cache's keyword: ``cache`` in transformers 5.24, ``past_key_values`` before."""
+    return "cache" if _takes(model.compute_3d_position_ids, "cache") else "past_key_values"
+
+
 def _factory(name: str):
     m = MODELS[name]
 
@@ -125,6 +134,9 @@ def _factory(name: str):
             raise NotImplementedError(f"transformers' {name} builds positions by the {m.video_time!r} rule, not "
                                       f"{expect.video_time!r}")
         model, torch = _instance(m, expect)
+        if name == "glm4v" and not _takes(model.get_rope_index, "mm_token_type_ids"):
+            raise NotImplementedError("transformers 4's GLM-4.1V wraps each video frame in video_start/video_end "
+                                      "markers, which these segments do not say")
 
         def position_ids(rows):
             ids, types, mask, images, videos, seconds = _inputs(rows, model.config, torch)
@@ -139,7 +151,7 @@ def _factory(name: str):
             step = torch.cat([mask, torch.ones(b, 1, dtype=mask.dtype)], dim=1)
             nxt = model.compute_3d_position_ids(input_ids=torch.full((b, 1), TEXT_TOKEN), inputs_embeds=torch.zeros(b, 1, 1),
                                                 image_grid_thw=None, video_grid_thw=None, attention_mask=step,
-                                                cache=_Cache(n), mm_token_type_ids=None)[..., -1:]
+                                                mm_token_type_ids=None, **{_cache_arg(model): _Cache(n)})[..., -1:]
             return pos.permute(1, 2, 0).numpy(), nxt[..., 0].permute(1, 0).numpy()
 
         position_ids.batched = True

@@ -75,6 +75,9 @@ class Form:
     decoder_bound: type | None = None
     #: a one-argument function that is plain, not a factory (a table builder whose argument is named positions)
     plain_if: Callable[[Callable], bool] | None = None
+    #: what it computes is integers, judged exactly: no precision class, and the expectation read for its rules only
+    #: (``describe_rules(expect)``: how the report's header says them)
+    describe_rules: Callable[[Expect], str] | None = None
     #: the plain signature in a layout whose calls take other arguments (thd's cu_seqlens)
     layout_signatures: dict[str, tuple[tuple[int, ...], str]] = field(default_factory=dict)
 

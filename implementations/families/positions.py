@@ -117,7 +117,14 @@ def _plain(obj) -> bool:
     return first.lower() in ("segments", "rows", "sequence", "batch")
 
 
+def _rules(e) -> str:
+    return (f"the position rules of video time {e.video_time}"
+            + (f" at {e.tokens_per_second:g} tokens per second" if e.tokens_per_second else "")
+            + ", judged exactly")
+
+
 POSITION_IDS = Form("position-ids", "apply", ((1,), "(segments)"), ("position-ids.*",),
                     {"build": Op(op_build, "position_ids(segments)"), "batch": Op(op_batch, "position_ids(rows)")},
-                    lambda host, fn, e: op_build(host, fn, e, [("text", 2)]), PositionsBound, plain_if=_plain)
+                    lambda host, fn, e: op_build(host, fn, e, [("text", 2)]), PositionsBound, plain_if=_plain,
+                    describe_rules=_rules)
 register(POSITION_IDS)

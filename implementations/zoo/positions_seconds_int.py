@@ -5,7 +5,7 @@ from spec import presets
 
 TARGETS = ("position-ids.time",)
 DIAGNOSIS = "time-collapsed"
-SOURCE = "transformers PR #48669 and lmms-eval #1393 (second_per_grid_t cast to int: above 2 fps every frame at t = 0)"
+SOURCE = "transformers PR #48669; lmms-eval #1393 (second_per_grid_t cast to int: above 2 fps every frame at t = 0)"
 FAMILY = "position-ids"
 EXPECT = presets.get("qwen2.5-vl-7b").to_dict()
 

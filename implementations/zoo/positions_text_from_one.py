@@ -4,7 +4,7 @@ from implementations.zoo._positions import builder
 
 TARGETS = ("position-ids.text",)
 DIAGNOSIS = "position-offset"
-SOURCE = "vllm #16878 (Qwen2.5-Omni's positions off by one)"
+SOURCE = "vLLM #16878 (Qwen2.5-Omni's positions off by one)"
 FAMILY = "position-ids"
 
 
