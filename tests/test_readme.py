@@ -125,12 +125,57 @@ def _liger_llama4(proc):
     assert "batch row 0" in proc.stdout
 
 
+def _position_verdicts(proc) -> dict[str, dict[str, str]]:
+    """TARGET name -> {position-ids invariant: "pass", "skip" or "fail [word]"}, from the report's table."""
+    out: dict[str, dict[str, str]] = {}
+    for line in proc.stdout.splitlines():
+        m = re.match(r"^\S+:(\w+)\s+(position-ids\.\w+)(?: \(\w+\))?\s+(pass|fail|skip|error)\b\s*(\[[\w-]+\])?", line)
+        if m:
+            out.setdefault(m[1], {})[m[2]] = " ".join(filter(None, (m[3], m[4])))
+    return out
+
+
+def _position_examples(proc):
+    """Qwen2.5-VL's builders pass (the one-sequence one skips the batch invariants), each twin fails with the word its
+    docstring names, and no other."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import position_ids_bugs
+
+    rows = _position_verdicts(proc)
+    assert set(rows["qwen2_5_vl_batch"].values()) == {"pass"} and len(rows["qwen2_5_vl_batch"]) == 6, rows
+    plain = rows["qwen2_5_vl"]
+    assert [plain[f"position-ids.{k}"] for k in ("text", "grid", "time", "resume", "batch", "decode")] == \
+        ["pass"] * 4 + ["skip"] * 2, plain
+    twins = [n for n in dir(position_ids_bugs) if n.startswith("qwen2_5_vl_")]
+    assert sorted(twins) == sorted(n for n in rows if n not in ("qwen2_5_vl", "qwen2_5_vl_batch")), rows
+    for twin in twins:
+        word = getattr(position_ids_bugs, twin).__doc__.split(":")[0].strip()
+        failed = {v for v in rows[twin].values() if not v.startswith(("pass", "skip"))}
+        assert failed == {f"fail [{word}]"}, (twin, rows[twin])
+
+
+def _position_adapters(proc):
+    """transformers 5.24's get_rope_index of Qwen2-VL and Qwen2.5-VL resumes after a video at its start plus max(h, w),
+    inside the video's own temporal positions; Qwen3-VL's and GLM-4.1V's frames of t = 1 hold every rule."""
+    rows = _position_verdicts(proc)
+    assert set(rows) == {"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v"}, rows
+    for name, verdicts in rows.items():
+        assert len(verdicts) == 6, (name, verdicts)
+        bad = {k: v for k, v in verdicts.items() if v != "pass"}
+        assert bad == ({} if name in ("qwen3_vl", "glm4v") else {"position-ids.resume": "fail [resume-offset]"}), (name, bad)
+    text = " ".join(proc.stdout.split())
+    assert "the text of 3 after the video (4, 2, 2) at 1 s per step starts at 4" in text
+    assert "it resumes at the block's start plus its spatial extent" in text
+
+
 #: what a command's output must also show, beyond its exit code: by the command, or by how it starts
 EXTRA = {"ropespec check": _shipped_all_checked, "ropespec proofs": _every_proof_listed,
          "ropespec check examples/triton_rotary.py:kernel ": _interpreted,
          "ropespec check examples/triton_rotary.py:kernel_backward_unsigned ": _backward_direction,
          "ropespec check implementations.adapters.liger:rope ": _liger_rope,
-         "ropespec check implementations.adapters.liger:llama4 ": _liger_llama4}
+         "ropespec check implementations.adapters.liger:llama4 ": _liger_llama4,
+         "ropespec check examples/position_ids.py:qwen2_5_vl ": _position_examples,
+         "ropespec check implementations.adapters.hf_positions:qwen2_vl ": _position_adapters}
 
 
 def _extra(command: str):

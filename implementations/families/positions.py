@@ -98,7 +98,16 @@ def op_batch(host, fn, e, rows):
             _next(nxt, "position_ids(rows)", len(rows)))
 
 
+def op_batched(host, fn, e) -> bool:
+    """Whether the builder takes a batch (``position_ids.batched = True``)."""
+    return bool(getattr(fn, "batched", False))
+
+
 class PositionsBound(Bound):
+    def batched(self) -> bool:
+        """Whether it is a batched builder, position_ids(rows)."""
+        return self._op("batched")
+
     def build(self, segments) -> tuple[np.ndarray, np.ndarray | None]:
         """position_ids(segments): (positions (n, 3) int64, the next position (3,) or None)."""
         return self._op("build", list(segments))
@@ -124,7 +133,8 @@ def _rules(e) -> str:
 
 
 POSITION_IDS = Form("position-ids", "apply", ((1,), "(segments)"), ("position-ids.*",),
-                    {"build": Op(op_build, "position_ids(segments)"), "batch": Op(op_batch, "position_ids(rows)")},
+                    {"build": Op(op_build, "position_ids(segments)"), "batch": Op(op_batch, "position_ids(rows)"),
+                     "batched": Op(op_batched, "whether it takes a batch")},
                     lambda host, fn, e: op_build(host, fn, e, [("text", 2)]), PositionsBound, plain_if=_plain,
                     describe_rules=_rules)
 register(POSITION_IDS)
