@@ -120,3 +120,24 @@ def test_transformers_dynamic_ntk_cache_is_caught():
     [impl] = load_implementations(["implementations.adapters.hf:make"], expect=e, array="torch", dtype="float32")
     result = run_property(PROPERTIES["conformance"], impl, profile="dev", seed_value=1)
     assert result.status == "fail"
+
+
+def test_text_only_position_ids_feed_1d_rope_through_the_models_own_code():
+    """End to end, on transformers' code alone: Qwen2-VL's get_rope_index on a left-padded text-only batch gives its
+    rows 0 ... n - 1 on every axis, and its rotary embedding and apply function turn them exactly as 1-D RoPE does
+    (position-ids.text, then axes.text-reduction), to the float32 class's bound."""
+    import torch
+
+    from implementations.adapters import hf_axes, hf_positions
+    from reference import fast
+
+    e = presets.get("qwen2-vl-7b")
+    pos, nxt = hf_positions.qwen2_vl(e)([[("pad", 2), ("text", 5)], [("text", 7)]])
+    assert pos[0, 2:].tolist() == [[p] * 3 for p in range(5)] and pos[1].tolist() == [[p] * 3 for p in range(7)]
+    assert nxt.tolist() == [[5] * 3, [7] * 3]
+    x = np.random.default_rng(0).standard_normal((7, e.head_dim))
+    got = hf_axes.qwen2_vl(e)(torch.tensor(x, dtype=torch.float32), torch.tensor(pos[1])).double().numpy()
+    want = fast.apply(e.replace(mrope_section=None), x, pos[1][:, 0])
+    a, b = (list(ix) for ix in zip(*e.pairs()))
+    bound = tolerance.component_bound(e, pos[1][:, 0].astype(float), reference.thetas(e), np.hypot(x[:, a], x[:, b]))
+    assert np.all(np.abs(got[:, a] - want[:, a]) <= bound) and np.all(np.abs(got[:, b] - want[:, b]) <= bound)

@@ -2,6 +2,7 @@
 README's commands (tests/test_readme.py) run examples/position_ids.py's builders and their buggy twins from a scratch
 folder, and transformers' own builders with the flaw ropespec found in them."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,19 @@ def test_a_builder_without_rules_is_one_line_exit_2(capsys):
         code = main(["check", f"{ROOT / 'examples' / 'position_ids.py'}:qwen2_vl", "--family", "position-ids", *extra])
         err = capsys.readouterr().err
         assert code == 2 and err.count("\n") == 1 and "video_time" in err and "qwen2-vl-7b" in err, err
+
+
+@pytest.mark.parametrize("name, preset", [("qwen3_vl", "qwen3-vl-8b"), ("glm4v", "glm-4.1v")])
+def test_the_frames_examples_pass(name, preset, tmp_path, monkeypatch):
+    """README's other model types: examples/position_ids.py's Qwen3-VL and GLM-4.1V builders, loaded from a scratch
+    folder through the Python API, hold every invariant about a one-sequence builder."""
+    from ropespec.api import check
+
+    shutil.copy(ROOT / "examples" / "position_ids.py", tmp_path / "position_ids.py")
+    monkeypatch.chdir(tmp_path)
+    result = check(f"position_ids.py:{name}", preset, family="position-ids", seed=0)
+    verdicts = {r.invariant: r.status for rep in result.reports for r in rep.results
+                if r.invariant.startswith("position-ids.")}
+    assert verdicts == {**{f"position-ids.{k}": "pass" for k in ("text", "grid", "time", "resume")},
+                        "position-ids.batch": "skip", "position-ids.decode": "skip"}, verdicts
+    assert result.passed

@@ -64,3 +64,29 @@ def test_real_multi_axis_rotary_embedding_as_a_table_passes(target, preset, dtyp
     finally:
         impl.close()
     assert result.status == "pass", result.message
+
+
+@pytest.mark.parametrize("name", ["qwen2_vl", "qwen2_5_vl", "qwen3_vl", "glm4v"])
+def test_transformers_position_id_builders_and_the_flaw_in_them(name):
+    """README's run of transformers' position-id builders, here in the suite's own workers (one import of transformers
+    serves them all): 5.24's get_rope_index of Qwen2-VL and Qwen2.5-VL resumes after a video at its start plus
+    max(h, w), inside the video's own temporal positions; Qwen3-VL's and GLM-4.1V's frames of t = 1 hold every rule."""
+    pytest.importorskip("transformers")
+    from implementations.shape import CallShape
+
+    [impl] = load_implementations([f"implementations.adapters.hf_positions:{name}"],
+                                  shape=CallShape(family="position-ids"))
+    try:
+        results = [run_property(p, impl, profile="ci", seed_value=0) for p in PROPERTIES
+                   if p.invariant.startswith("position-ids.")]
+    finally:
+        impl.close()
+    assert len(results) == 6
+    bad = {r.invariant: r for r in results if r.status != "pass"}
+    if name in ("qwen3_vl", "glm4v"):
+        assert bad == {}, [(r.invariant, r.status, r.message) for r in bad.values()]
+        return
+    assert list(bad) == ["position-ids.resume"], [(r.invariant, r.status, r.message) for r in bad.values()]
+    r = bad["position-ids.resume"]
+    assert r.diagnosis == "resume-offset" and "spatial extent" in r.message, r.message
+    assert "the text of 3 after the video (4, 2, 2) at 1 s per step starts at 4" in r.message
