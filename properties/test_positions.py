@@ -14,6 +14,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from implementations.contract import Failure, Unsupported
+from implementations.families.positions import ONE_SEQUENCE
 from properties.framework import rope_property
 from spec import presets
 from spec import positions as rule
@@ -273,17 +274,12 @@ def _batch_pinned(impl):
     return out
 
 
-def _batch(f, padded):
-    return f.batch(padded)
-
-
 def _one_sequence(impl) -> str | None:
     """Why the batch properties are not about the builder: it builds one sequence at a time."""
     for e in _rules(impl):
         try:
             if not impl.bind(e).batched():
-                return ("TARGET builds one sequence at a time; batch rows, left padding and decode positions are a "
-                        "batched builder's (position_ids.batched = True: position_ids(rows), as get_rope_index)")
+                return ONE_SEQUENCE
         except (Unsupported, Failure):
             continue
         return None
@@ -304,7 +300,7 @@ def test_batch_rows(bind, case):
     e, rows = case["expect"], case["rows"]
     f = bind(e)
     padded, n = _padded(rows)
-    got, _ = _batch(f, padded)
+    got, _ = f.batch(padded)
     alone = [f.build(r)[0] for r in rows]
     for r, row in enumerate(rows):
         m = rule.length(row)
@@ -332,7 +328,7 @@ def test_decode(bind, case):
     e, rows = case["expect"], case["rows"]
     f = bind(e)
     padded, n = _padded(rows)
-    got, nxt = _batch(f, padded)
+    got, nxt = f.batch(padded)
     if nxt is None:
         raise NotImplementedError("the builder returns no next position (position_ids(rows) -> (positions, next))")
     for r, row in enumerate(rows):

@@ -7,8 +7,8 @@ config (no weights, no vision tower), fed what the model's processor feeds them.
 Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``glm4v``, each a batched builder (``position_ids(rows)``, see
 :mod:`implementations.families.positions`). A row's segments become what the processor makes of a prompt: token ids
 (text, the config's image and video token ids, left padding; the text token right before a vision block is the
-processor's ``<|vision_start|>``, which transformers 4 finds the blocks by), ``mm_token_type_ids`` (0 text, 1 image, 2 video), the
-patch grids before merging (the merged grid times ``spatial_merge_size`` on h and w, as ``image_grid_thw`` and
+processor's ``<|vision_start|>``, which transformers 4 finds the blocks by), ``mm_token_type_ids`` (0 text, 1 image,
+2 video), the patch grids before merging (the merged grid times ``spatial_merge_size`` on h and w, as ``image_grid_thw`` and
 ``video_grid_thw`` hold them), ``second_per_grid_ts`` and the attention mask. The prefill positions are
 ``get_rope_index`` (what ``compute_3d_position_ids`` calls for a prompt with images or videos; text-only rows too, which
 its code handles); the next position is ``compute_3d_position_ids`` for one new token with a cache of the prompt's

@@ -2,7 +2,8 @@
 ``rope`` (apply, vllm, table, kernel, qk, and decoders), ``sinusoidal``, ``learned``, ``attention``, ``position-ids``
 (the module ``positions``). A new family is one more module here, listed below."""
 
-from implementations.families import attention, learned, positions, rope, sinusoidal  # noqa: F401  (each registers its forms)
+# each registers its forms
+from implementations.families import attention, learned, positions, rope, sinusoidal  # noqa: F401
 from implementations.families.base import REGISTRY, Bound, Form, Op, form_of, forms_answering
 
 __all__ = ["REGISTRY", "Bound", "Form", "Op", "form_of", "forms_answering"]

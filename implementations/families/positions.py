@@ -84,11 +84,15 @@ def op_build(host, fn, e, segments):
             None if nxt is None else _next(nxt, "position_ids(segments)", 1)[0])
 
 
+#: why the batch invariants are not about a builder of one sequence at a time
+ONE_SEQUENCE = ("TARGET builds one sequence at a time; batch rows, left padding and decode positions are a batched "
+                "builder's (position_ids.batched = True: position_ids(rows), as get_rope_index)")
+
+
 def op_batch(host, fn, e, rows):
     """A left-padded batch: (positions (b, n, 3), next (b, 3) or None); Unsupported for a one-sequence builder."""
     if not getattr(fn, "batched", False):
-        raise Unsupported("TARGET builds one sequence at a time; batch rows, left padding and decode positions are a "
-                          "batched builder's (position_ids.batched = True: position_ids(rows), as get_rope_index)")
+        raise Unsupported(ONE_SEQUENCE)
     rows = [_segments(r) for r in rows]
     n = {length(r) for r in rows}
     if len(n) != 1:
