@@ -19,6 +19,12 @@ README = (ROOT / "README.md").read_text()
 NOT_HERE = {
     "pip install": "installation: .ci/run runs exactly these lines on a clean machine",
     "pytest": "the test suite itself: .ci/run runs it",
+    "ropespec check implementations.adapters.hf_axes:qwen3_vl --array torch --dtype bfloat16 --expect qwen3-vl-8b":
+        "tests/test_real_multi_axis.py checks this adapter under this preset and dtype in the suite's own workers, "
+        "where one import of transformers serves every adapter (a process of its own would import it again)",
+    "ropespec check implementations.adapters.diffusers:flux --array torch --expect flux.1-dev":
+        "tests/test_real_multi_axis.py checks this adapter under this preset and dtype in the suite's own workers, "
+        "where one import of diffusers serves both of its models",
     "ropespec check implementations.adapters.hf_positions:qwen2_vl": "tests/test_real_multi_axis.py checks the "
         "same four builders with the same profile and seed in the suite's own workers, where one import of "
         "transformers serves them all (a process of its own would import it again)",
