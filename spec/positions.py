@@ -26,9 +26,6 @@ from typing import Sequence
 
 import numpy as np
 
-#: the kinds of segment a sequence is made of
-SEGMENT_KINDS = ("text", "image", "video", "pad")
-
 #: how a video's temporal grid index k becomes its temporal position (the expectation's ``video_time``)
 TIME_RULES: dict[str, str] = {
     "grid": "time(k) = k: one position per temporal grid step (Qwen2-VL)",
@@ -61,10 +58,10 @@ def time_index(k: int, seconds, video_time: str, tokens_per_second=None) -> int:
 
 
 def time_options(k: int, seconds, video_time: str, tokens_per_second=None) -> set[int]:
-    """The temporal offsets a correct builder may give grid step k: :func:`time_index`, and one less where
-    k x seconds x tokens_per_second lies within float32's rounding of an integer (the models multiply in float32,
-    whose product of three factors is within 3 x 2^-24 of the exact one, so a whole number of positions may come out
-    just below it and truncate one lower)."""
+    """The temporal offsets a correct builder may give grid step k: :func:`time_index`, and, where
+    k x seconds x tokens_per_second lies within float32's rounding of a whole number m, both m - 1 and m (the models
+    multiply in float32, whose product of three factors is within 3 x 2^-24 of the exact one, so it may land on
+    either side of m before it is truncated)."""
     exact = time_index(k, seconds, video_time, tokens_per_second)
     if video_time != "seconds":
         return {exact}
