@@ -85,8 +85,7 @@ def op_build(host, fn, e, segments):
 
 
 #: why the batch invariants are not about a builder of one sequence at a time
-ONE_SEQUENCE = ("TARGET builds one sequence at a time; batch rows, left padding and decode positions are a batched "
-                "builder's (position_ids.batched = True: position_ids(rows), as get_rope_index)")
+ONE_SEQUENCE = "TARGET builds one sequence at a time (a batched builder says position_ids.batched = True and takes rows)"
 
 
 def op_batch(host, fn, e, rows):
