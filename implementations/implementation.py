@@ -46,6 +46,9 @@ class Implementation:
     axes: tuple = ()
     #: what the report's header says of how it runs (its Triton kernels in Triton's interpreter)
     notes: list = field(default_factory=list)
+    #: where it sits in a configuration matrix (``ropespec check`` with several expectations, dtypes or layouts):
+    #: {"expect": label, "dtype": ..., "layout": ...}; None outside a matrix
+    configuration: dict | None = None
     timeout: float | None = DEFAULT_TIMEOUT
     warmup_timeout: float | None = DEFAULT_WARMUP_TIMEOUT
     isolation: str = "worker process"  # or "in-process (<why>)"

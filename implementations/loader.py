@@ -83,6 +83,7 @@ def load_implementation(
     shape: CallShape = CallShape(),
     isolate: bool | None = None,
     memory_limit: int | None = None,
+    configuration: dict | None = None,
 ) -> Implementation:
     """A Implementation for TARGET (a target string or the callable itself), loaded in its own worker process
     (see :mod:`implementations.isolation`). Raises TargetError when TARGET cannot be loaded.
@@ -93,7 +94,8 @@ def load_implementation(
     ``expect`` when given, else against expectations the suite draws. ``dtype`` and
     ``max_position`` override the expectation's. ``timeout`` and ``warmup_timeout``: seconds (0: no limit).
     ``memory_limit``: bytes of data the worker process may hold (None: :func:`default_memory_limit`; 0: no limit).
-    ``shape``: how the properties call it (:class:`implementations.shape.CallShape`).
+    ``shape``: how the properties call it (:class:`implementations.shape.CallShape`). ``configuration``: its place
+    in a configuration matrix, as the report says it.
     """
     table = shape.table
     if callable(table):  # a worker loads it by its reference; one no other process can load runs in-process
@@ -137,6 +139,7 @@ def load_implementation(
         promise=dict(info.get("promise") or {}),
         axes=tuple(info.get("axes") or ()),
         notes=list(info.get("notes") or ()),
+        configuration=configuration,
         timeout=timeout,
         warmup_timeout=warmup_timeout,
         isolation=isolation,

@@ -13,6 +13,7 @@ the file on disk is this run's, whole, or absent.
 from __future__ import annotations
 
 import ast
+import glob
 import os
 import stat
 import sys
@@ -170,17 +171,19 @@ def _checked(option: str, given: str, p: Path) -> Output:
 
 
 # -- the files a command reads ---------------------------------------------------------------------------------
-def input_files(targets=(), *, expect: str | None = None, module: str | None = None) -> list[tuple[str, str]]:
+def input_files(targets=(), *, expect: str | list[str] | None = None, module: str | None = None) -> list[tuple[str, str]]:
     """What a command reads, as (what it is, path): the TARGETs' source files and the modules each imports from its
-    own folder, the --expect file and the lab module. Found without importing anything."""
+    own folder, the --expect files (check's may be several, and globs) and the lab module. Found without importing
+    anything."""
     out = []
     for t in targets:
         if not isinstance(t, str):
             continue
         for i, path in enumerate(_target_files(t)):
             out.append((f"the source of TARGET {t}" if i == 0 else f"a module TARGET {t} imports", path))
-    if expect and os.path.isfile(expect):
-        out.append(("the --expect file", os.path.abspath(expect)))
+    for value in ([expect] if isinstance(expect, str) else expect or []):
+        files = glob.glob(value, recursive=True) if any(c in value for c in "*?[") else [value]
+        out += [("the --expect file", os.path.abspath(f)) for f in files if os.path.isfile(f)]
     if module and os.path.isfile(module):
         out.append(("the --module file", os.path.abspath(module)))
     return out

@@ -181,9 +181,43 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
         failures.sort(key=lambda item: failure_order(*item))
         for rep, r in failures:
             _explained(console, r.explain(replay_text(rep.impl, r), values))
+    for line in matrix_summary(reports):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     n = sum(len(_shown(rep)) for rep in reports)
     console.print(f"{counts_text([r for rep in reports for r in rep.results], errors=True)} "
                   f"({_count(n, 'check')} on {_count(len(reports), 'implementation')})", highlight=False)
+
+
+def _tag(configuration: dict) -> str:
+    return "-".join(str(configuration[k] or "drawn") for k in ("expect", "dtype", "layout"))
+
+
+def matrix_summary(reports: list) -> list[str]:
+    """A configuration matrix in a few lines, per TARGET: in how many configurations everything held, and each
+    failure's word and invariant once, with the configurations it appears in ("[scaling] rope.conformance in 12 of
+    40 configurations: ..."); the combinations it declines are counted apart. Nothing outside a matrix."""
+    in_matrix = [rep for rep in reports if rep.impl.configuration is not None]
+    if not in_matrix:
+        return []
+    lines = ["", "matrix:"]
+    for target in dict.fromkeys(rep.impl.target for rep in in_matrix):
+        mine = [rep for rep in in_matrix if rep.impl.target == target]
+        checked = [rep for rep in mine if rep.checked]
+        held = [rep for rep in checked if rep.passed]
+        causes: dict[tuple[str, str], list[str]] = {}
+        for rep in checked:
+            for r in rep.results:
+                if r.status in ("fail", "error"):
+                    word = f"[{r.diagnosis}]" if r.status == "fail" and r.diagnosis else r.status
+                    tags = causes.setdefault((word, r.invariant), [])
+                    if _tag(rep.impl.configuration) not in tags:
+                        tags.append(_tag(rep.impl.configuration))
+        declined = len(mine) - len(checked)
+        lines.append(f"  {target}: held in {len(held)} of {_count(len(checked), 'configuration')} checked"
+                     + (f" ({declined} declined: skipped with the reason)" if declined else ""))
+        for (word, invariant), tags in sorted(causes.items(), key=lambda kv: -len(kv[1])):
+            lines.append(f"    {word} {invariant} in {len(tags)} of {len(checked)}: {', '.join(tags)}")
+    return lines
 
 
 def counts_text(results, errors: bool = False) -> str:

@@ -55,6 +55,7 @@ class ImplementationReport:
             "array": s.array,
             "dtype": s.dtype,
             "expect": s.expect.to_dict() if s.expect is not None else None,
+            "configuration": s.configuration,
             "isolation": s.isolation,
             "notes": list(s.notes),
             "warmup_seconds": s.warmup_seconds,
@@ -83,8 +84,12 @@ class CheckResult:
 
     @property
     def unchecked(self) -> list[ImplementationReport]:
-        """Implementations on which nothing was checked (every property skipped)."""
-        return [rep for rep in self.reports if not rep.checked and (self.explicit or rep.relevant)]
+        """Implementations on which nothing was checked (every property skipped). In a configuration matrix a
+        combination the TARGET declines is a skip with its reason: only a TARGET checked in none of its
+        combinations counts."""
+        checked_targets = {rep.impl.target for rep in self.reports if rep.checked}
+        return [rep for rep in self.reports if not rep.checked and (self.explicit or rep.relevant)
+                and not (rep.impl.configuration is not None and rep.impl.target in checked_targets)]
 
     @property
     def held(self) -> bool:

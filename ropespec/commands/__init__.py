@@ -1,5 +1,6 @@
 """The ``ropespec`` commands, one module each: ``NAME``, ``add(subparsers)`` for its arguments and ``run(args,
-console) -> exit code``. A new command is one more module, listed here."""
+console) -> exit code``. A new command is one more module, listed here; ``options`` and ``matrix`` (check's
+configuration matrix) are shared parts, no commands."""
 
 from ropespec.commands import check, fingerprint, golden, invariants, lab, precision, presets, proofs, spec
 

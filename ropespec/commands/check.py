@@ -16,10 +16,10 @@ from rich.table import Column
 from implementations.contract import TargetError
 from implementations.loader import load_implementation
 from ropespec import report, signals
-from ropespec.commands import lab, options
+from ropespec.commands import lab, matrix, options
 from ropespec.console import console as console_for, say
 from ropespec.engine import check_implementations, select_properties
-from ropespec.inputs import UsageError, parse_expect, parse_replay, implementation_specs
+from ropespec.inputs import UsageError, parse_replay
 from ropespec.results import CheckResult
 from ropespec.scheduler import check_in_processes
 
@@ -54,10 +54,10 @@ def add(sub) -> None:
                    help="path/to/file.py:name or package.module:name; a function f(x, positions) or a factory make(expect)")
     p.add_argument("--module", metavar="PATH", help="grade the tutorial lab module at PATH instead of a TARGET (as "
                                                     "ropespec lab PATH does)")
-    options.expect(p, default="drawn for factories")
+    options.expect(p, default="drawn for factories", matrix=True)
     options.array(p)
-    options.shape(p, family=True)
-    options.dtype(p)
+    options.shape(p, family=True, matrix=True)
+    options.dtype(p, matrix=True)
     p.add_argument("--max-position", type=int, metavar="N", help="largest position tested is N-1 (default: 131072)")
     options.profile(p)
     p.add_argument("--seed", type=int, help="seed for a reproducible run (default: random, printed)")
@@ -80,7 +80,7 @@ def add(sub) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     if args.module:
         return lab.run(args, console)
-    expect = parse_expect(args.expect)
+    configurations = matrix.configurations(args.expect, args.dtype, args.layout)
     outs = options.outputs(args, **{"--json": args.json, "--junit": args.junit})
     if outs.to_stdout:  # standard output carries the report file: the text goes to standard error
         console = console_for(to_stderr=True)
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if args.jobs < 1:
         raise UsageError(f"-j: must be >= 1, got {args.jobs}")
     notes: list[str] = []
-    specs = implementation_specs(args.targets, expect=expect, notes=notes, **options.loading(args))
+    specs = matrix.specs(args, configurations, notes)
     jobs = args.jobs if args.force_jobs else min(args.jobs, len(specs), os.cpu_count() or 1)
     if jobs < args.jobs:
         notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {args.jobs} capped at the number of "
@@ -204,9 +204,11 @@ class _Display:
 
 def _loaded(specs: list[dict], allow_skip: bool):
     """The implementations, loaded one at a time. One that cannot run here at all (numpy asked for bfloat16, no
-    CUDA, a factory declining the expectation) is bad usage before it runs (exit 2)."""
+    CUDA, a factory declining the expectation) is bad usage before it runs (exit 2); in a configuration matrix a
+    combination it declines is a skip with its reason (the run's verdict asks only that each TARGET be checked in
+    some combination)."""
     for spec in specs:
         s = load_implementation(**spec)
-        if s.skip_reason and not allow_skip:
+        if s.skip_reason and not allow_skip and s.configuration is None:
             raise UsageError(f"nothing can be checked on {s.name}: {s.skip_reason} (--allow-skip accepts this)")
         yield s

@@ -19,7 +19,13 @@ EXPECT_HELP = ("a preset name (ropespec presets lists them, e.g. llama3.1-8b), i
                "\"rope_theta\": 500000}'), a JSON file, or a Hugging Face config.json (path)")
 
 
-def expect(p: argparse.ArgumentParser, *, required: bool = False, default: str = "") -> None:
+def expect(p: argparse.ArgumentParser, *, required: bool = False, default: str = "", matrix: bool = False) -> None:
+    if matrix:
+        p.add_argument("--expect", metavar="PRESET|JSON|FILE|GLOB", action="append",
+                       help=f"the expectation: {EXPECT_HELP}" + (f" (default: {default})" if default else "")
+                            + "; repeatable, and a glob of files (configs/**/config.json) gives one each: every "
+                              "expectation is a configuration of the matrix")
+        return
     p.add_argument("--expect", metavar="PRESET|JSON|FILE", required=required,
                    help=f"the expectation: {EXPECT_HELP}" + (f" (default: {default})" if default else ""))
 
@@ -28,7 +34,12 @@ def array(p: argparse.ArgumentParser) -> None:
     p.add_argument("--array", choices=arrays.ARRAYS, help="how x is handed to TARGET (default: numpy)")
 
 
-def dtype(p: argparse.ArgumentParser, default: str = "the expectation's, float32") -> None:
+def dtype(p: argparse.ArgumentParser, default: str = "the expectation's, float32", matrix: bool = False) -> None:
+    if matrix:
+        p.add_argument("--dtype", metavar="DTYPE[,DTYPE...]",
+                       help=f"dtype of x and of the output, {'|'.join(DTYPES)}; a comma-separated list checks each "
+                            f"(default: {default})")
+        return
     p.add_argument("--dtype", choices=DTYPES, help=f"dtype of x and of the output (default: {default})")
 
 
@@ -57,7 +68,7 @@ def limits(p: argparse.ArgumentParser) -> None:
 _FORM_HELP = "; ".join(f"{name}: {what}" for name, what in FORMS.items())
 
 
-def shape(p: argparse.ArgumentParser, *, family: bool = False, form_note: str = "") -> None:
+def shape(p: argparse.ArgumentParser, *, family: bool = False, form_note: str = "", matrix: bool = False) -> None:
     """How TARGET is called: its family (check only), form, layout, table and whether it writes in place."""
     if family:
         p.add_argument("--family", choices=list(FAMILIES), default="rope",
@@ -66,9 +77,10 @@ def shape(p: argparse.ArgumentParser, *, family: bool = False, form_note: str = 
     p.add_argument("--form", choices=list(FORMS), default="apply",
                    help=f"which function of the rope family TARGET is: {_FORM_HELP} (default: apply; a kernel's "
                         f"table attribute says 'dim', the default, or 'pair')" + (f"; {form_note}" if form_note else ""))
-    p.add_argument("--layout", choices=list(LAYOUTS), default="nd",
+    p.add_argument("--layout", **({"metavar": "LAYOUT[,LAYOUT...]"} if matrix else {"choices": list(LAYOUTS)}),
+                   default="nd",
                    help="how an apply function takes its rows: " + "; ".join(f"{n}: {w}" for n, w in LAYOUTS.items())
-                        + " (default: nd)")
+                        + (" (default: nd; a comma-separated list checks each)" if matrix else " (default: nd)"))
     p.add_argument("--positions", choices=list(POSITIONS), default="per-sequence",
                    help="with --layout thd, what the packed call's positions are: "
                         + "; ".join(f"{n}: {w}" for n, w in POSITIONS.items()) + " (default: per-sequence)")

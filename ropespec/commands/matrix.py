@@ -1,0 +1,108 @@
+"""The configuration matrix of ``ropespec check``: every expectation (``--expect`` repeated, or a glob of config.json
+files), dtype and layout (comma-separated lists) that makes sense, each combination one implementation of every
+TARGET. Everything is read and validated before any check runs: a glob that matches nothing, a file that does not
+parse, an unknown dtype or layout is one line naming it."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+from dataclasses import dataclass
+
+from ropespec.commands import options
+from ropespec.inputs import UsageError, implementation_specs, parse_expect
+from spec import presets
+from spec.expectation import DTYPES, Expect, ExpectationError
+from spec.glossary import LAYOUTS
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One combination: the expectation (None: drawn for factories) and its label, a dtype (None: the expectation's),
+    a layout."""
+
+    label: str | None
+    expect: Expect | None
+    dtype: str | None
+    layout: str
+
+    def says(self) -> dict:
+        return {"expect": self.label, "dtype": self.dtype or (self.expect.dtype if self.expect else None),
+                "layout": self.layout}
+
+
+def _label(value: str, index: int) -> str:
+    """How an expectation reads in a check's name: its preset, its model folder (…/llama3.1-8b/config.json), its file
+    name, or its place on the command line (inline JSON)."""
+    if value in presets.names():
+        return value
+    if os.path.isfile(value):
+        path = os.path.abspath(value)
+        stem = os.path.splitext(os.path.basename(path))[0]
+        return os.path.basename(os.path.dirname(path)) if stem == "config" else stem
+    return f"expect{index + 1}"
+
+
+def _expects(values: list[str] | None) -> list[tuple[str | None, Expect | None]]:
+    if not values:
+        return [(None, None)]
+    out: list[tuple[str | None, Expect | None]] = []
+    for value in values:
+        if any(c in value for c in "*?[") and not value.lstrip().startswith(("{", "[")):
+            files = sorted(f for f in glob.glob(value, recursive=True) if os.path.isfile(f))
+            if not files:
+                raise UsageError(f"--expect: {value!r} matches no file")
+        else:  # one expectation: its errors read as they always have
+            out.append((_label(value, len(out)), parse_expect(value)))
+            continue
+        for f in files:
+            try:
+                out.append((_label(f, len(out)), parse_expect(f)))
+            except ExpectationError as e:
+                raise UsageError(f"--expect: {f}: {e}") from None
+    labels = [label for label, _ in out]
+    for i, (label, e) in enumerate(out):  # two files of one name (…/a/config.json, …/b/config.json) stay apart
+        if labels.count(label) > 1:
+            out[i] = (f"{label}-{labels[:i + 1].count(label)}", e)
+    return out
+
+
+def _listed(option: str, value: str | None, known, default) -> list:
+    if value is None:
+        return [default]
+    items = [v.strip() for v in value.split(",")]
+    for v in items:
+        if v not in known:
+            raise UsageError(f"{option}: unknown {v!r} (known: {', '.join(known)})")
+    return list(dict.fromkeys(items))
+
+
+def configurations(expects: list[str] | None, dtypes: str | None, layouts: str | None) -> list[Configuration]:
+    """Every combination, validated; UsageError (one line) on bad input."""
+    exp = _expects(expects)
+    ds = _listed("--dtype", dtypes, DTYPES, None)
+    ls = _listed("--layout", layouts, list(LAYOUTS), "nd")
+    return [Configuration(label, e, d, layout) for label, e in exp for d in ds for layout in ls]
+
+
+def specs(args: argparse.Namespace, configs: list[Configuration], notes: list[str]) -> list[dict]:
+    """The implementations to load: one per TARGET (or shipped implementation) and combination, each named by its
+    combination when there is more than one (``TARGET[llama3.1-8b-bfloat16-bshd]``)."""
+    out = []
+    many = len(configs) > 1
+    for c in configs:
+        loading = options.loading(argparse.Namespace(**{**vars(args), "dtype": c.dtype, "layout": c.layout}))
+        for spec in implementation_specs(args.targets, expect=c.expect, notes=notes if not out else [], **loading):
+            if many:
+                says = c.says()
+                dtype = spec.get("dtype") or says["dtype"] or "float32"
+                tag = "-".join(str(v) for v in (says["expect"] or "drawn", dtype, c.layout))
+                base = spec["name"] or (spec["target"] if isinstance(spec["target"], str) else None)
+                spec = dict(spec, name=f"{base}[{tag}]" if base else None,
+                            configuration={**says, "dtype": dtype})
+            out.append(spec)
+    return out
+
+
+__all__ = ["Configuration", "configurations", "specs"]
