@@ -70,3 +70,14 @@ def test_bad_matrix_input_is_one_line_before_any_check(args, says, tmp_path, cap
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and says in err, err
     assert not (tmp_path / "r.json").exists()  # nothing ran, nothing written
+
+
+def test_a_report_never_overwrites_a_config_the_glob_reads(tmp_path, capsys):
+    (tmp_path / "m").mkdir()
+    shutil.copy(FIXTURES / "gpt-j-6b.json", tmp_path / "m" / "config.json")
+    before = (tmp_path / "m" / "config.json").read_text()
+    code = main(["check", "implementations.numpy_rope:make", "--expect", str(tmp_path / "*" / "config.json"),
+                 "--json", str(tmp_path / "m" / "config.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "is the --expect file: a report never overwrites an input" in err, err
+    assert (tmp_path / "m" / "config.json").read_text() == before
