@@ -286,9 +286,14 @@ def _one_sequence(impl) -> str | None:
     return None
 
 
-def _padded(rows):
+def _batched(bind, case):
+    """The case's rows left-padded to one length n and built as one batch: (builder, rows, n, positions, next)."""
+    e, rows = case["expect"], case["rows"]
+    f = bind(e)
     n = max(rule.length(r) for r in rows)
-    return [([("pad", n - rule.length(r))] if rule.length(r) < n else []) + list(r) for r in rows], n
+    padded = [([("pad", n - rule.length(r))] if rule.length(r) < n else []) + list(r) for r in rows]
+    got, nxt = f.batch(padded)
+    return f, rows, n, got, nxt
 
 
 @rope_property("position-ids.batch",
@@ -297,10 +302,7 @@ def _padded(rows):
                pinned=_batch_pinned,
                skip_if=_one_sequence)
 def test_batch_rows(bind, case):
-    e, rows = case["expect"], case["rows"]
-    f = bind(e)
-    padded, n = _padded(rows)
-    got, _ = f.batch(padded)
+    f, rows, n, got, _ = _batched(bind, case)
     alone = [f.build(r)[0] for r in rows]
     for r, row in enumerate(rows):
         m = rule.length(row)
@@ -325,10 +327,7 @@ def test_batch_rows(bind, case):
                pinned=_batch_pinned,
                skip_if=_one_sequence)
 def test_decode(bind, case):
-    e, rows = case["expect"], case["rows"]
-    f = bind(e)
-    padded, n = _padded(rows)
-    got, nxt = f.batch(padded)
+    _, rows, n, got, nxt = _batched(bind, case)
     if nxt is None:
         raise NotImplementedError("the builder returns no next position (position_ids(rows) -> (positions, next))")
     for r, row in enumerate(rows):

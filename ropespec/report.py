@@ -188,7 +188,8 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
                   f"({_count(n, 'check')} on {_count(len(reports), 'implementation')})", highlight=False)
 
 
-def _tag(configuration: dict) -> str:
+def config_tag(configuration: dict) -> str:
+    """How a configuration of the matrix reads in a check's name and in the summary: expectation-dtype-layout."""
     return "-".join(str(configuration[k] or "drawn") for k in ("expect", "dtype", "layout"))
 
 
@@ -210,8 +211,8 @@ def matrix_summary(reports: list) -> list[str]:
                 if r.status in ("fail", "error"):
                     word = f"[{r.diagnosis}]" if r.status == "fail" and r.diagnosis else r.status
                     tags = causes.setdefault((word, r.invariant), [])
-                    if _tag(rep.impl.configuration) not in tags:
-                        tags.append(_tag(rep.impl.configuration))
+                    if config_tag(rep.impl.configuration) not in tags:
+                        tags.append(config_tag(rep.impl.configuration))
         declined = len(mine) - len(checked)
         lines.append(f"  {target}: held in {len(held)} of {_count(len(checked), 'configuration')} checked"
                      + (f" ({declined} declined: skipped with the reason)" if declined else ""))

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 
 from ropespec.commands import options
+from ropespec.report import config_tag
 from ropespec.inputs import UsageError, implementation_specs, parse_expect
 from spec import presets
 from spec.expectation import DTYPES, Expect, ExpectationError
@@ -95,12 +96,10 @@ def specs(args: argparse.Namespace, configs: list[Configuration], notes: list[st
         loading = options.loading(argparse.Namespace(**{**vars(args), "dtype": c.dtype, "layout": c.layout}))
         for spec in implementation_specs(args.targets, expect=c.expect, notes=notes if not out else [], **loading):
             if many:
-                says = c.says()
-                dtype = spec.get("dtype") or says["dtype"] or "float32"
-                tag = "-".join(str(v) for v in (says["expect"] or "drawn", dtype, c.layout))
+                configuration = {**c.says(), "dtype": spec.get("dtype") or c.says()["dtype"] or "float32"}
                 base = spec["name"] or (spec["target"] if isinstance(spec["target"], str) else None)
-                spec = dict(spec, name=f"{base}[{tag}]" if base else None,
-                            configuration={**says, "dtype": dtype})
+                spec = dict(spec, name=f"{base}[{config_tag(configuration)}]" if base else None,
+                            configuration=configuration)
             out.append(spec)
     return out
 
