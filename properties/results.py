@@ -43,7 +43,17 @@ class Result:
             "counterexample": self.counterexample,
             "worst": self.worst,
             "examples": self.examples,
+            "applicable": self.applicable,
         }
+
+    @classmethod
+    def from_json(cls, d: dict, *, implementation: str, seed: int | None, profile: str | None) -> "Result":
+        """A result as :meth:`to_json` wrote it (a non-finite ``worst`` written as a string read back)."""
+        worst = d.get("worst")
+        return cls(implementation, d["property"], d["invariant"], d["status"], diagnosis=d.get("diagnosis"),
+                   message=d.get("message") or "", counterexample=d.get("counterexample"),
+                   worst=float(worst) if isinstance(worst, str) else worst, examples=d.get("examples") or 0,
+                   seed=seed, profile=profile, applicable=d.get("applicable", True))
 
     def explain(self, replay_command: str | None = None, values: str = "the replay command with --json PATH") -> str:
         """The failure as text: message, minimal counterexample, and the command that replays it.

@@ -201,9 +201,14 @@ def implementation_specs(
 def load_implementations(targets: list | None, **kwargs) -> list[Implementation]:
     """Implementations for TARGETs (or the shipped implementations when none), each loaded in its worker
     process; arguments as :func:`implementation_specs`. UsageError on bad input or a TARGET that does not load."""
+    return load_specs(implementation_specs(targets, **kwargs))
+
+
+def load_specs(specs: list[dict]) -> list[Implementation]:
+    """:func:`implementations.load_implementation` of each spec; UsageError when a TARGET does not load."""
     out = []
     try:
-        for spec in implementation_specs(targets, **kwargs):
+        for spec in specs:
             out.append(load_implementation(**spec))
     except TargetError as e:
         for s in out:

@@ -171,9 +171,11 @@ def _checked(option: str, given: str, p: Path) -> Output:
 
 
 # -- the files a command reads ---------------------------------------------------------------------------------
-def input_files(targets=(), *, expect: str | list[str] | None = None, module: str | None = None) -> list[tuple[str, str]]:
+def input_files(targets=(), *, expect: str | list[str] | None = None, module: str | None = None,
+                resume: str | None = None) -> list[tuple[str, str]]:
     """What a command reads, as (what it is, path): the TARGETs' source files and the modules each imports from its
-    own folder, the --expect files (check's may be several, and globs) and the lab module. Found without importing
+    own folder, the --expect files (check's may be several, and globs), the lab module and the report a run resumes
+    from. Found without importing
     anything."""
     out = []
     for t in targets:
@@ -186,6 +188,8 @@ def input_files(targets=(), *, expect: str | list[str] | None = None, module: st
         out += [("the --expect file", os.path.abspath(f)) for f in files if os.path.isfile(f)]
     if module and os.path.isfile(module):
         out.append(("the --module file", os.path.abspath(module)))
+    if resume and os.path.isfile(resume):
+        out.append(("the --resume report", os.path.abspath(resume)))
     return out
 
 

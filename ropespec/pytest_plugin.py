@@ -1,10 +1,13 @@
 """The ropespec pytest plugin (registered through the ``pytest11`` entry point).
 
 Options, in one ``ropespec`` group: ``--rope-impl TARGET`` (repeatable; env ``ROPESPEC_IMPL``,
-comma-separated), ``--rope-expect JSON``, ``--rope-array``, ``--rope-dtype``,
-``--rope-max-position``, ``--rope-timeout``, ``--rope-warmup-timeout``, ``--rope-memory-limit``. Each implementation runs in
-its own worker process, as with ``ropespec check``. Without ``--rope-impl`` the shipped implementations are under test. Every
-test that takes the ``rope_impl`` fixture runs once per impl, with ids like ``[numpy-float32]``.
+comma-separated), ``--rope-expect`` (repeatable, and globs of config.json files), ``--rope-array``, ``--rope-dtype``
+and ``--rope-layout`` (comma-separated lists), ``--rope-max-position``, ``--rope-timeout``, ``--rope-warmup-timeout``,
+``--rope-memory-limit``. Each implementation runs in its own worker process, as with ``ropespec check``. Without
+``--rope-impl`` the shipped implementations are under test. Every test that takes the ``rope_impl`` fixture runs once
+per impl, with ids like ``[numpy-float32]``; a configuration matrix (several expectations, dtypes or layouts, as
+``ropespec check`` takes them) is one id per combination, ``[llama3.1-8b-bfloat16-bshd]`` (prefixed by the TARGET's
+name when there are several), so pytest-xdist spreads it too.
 ``--rope-profile dev|ci|thorough`` chooses the profile of ropespec's properties and of ``rope_check``
 (default: dev, ci when ``CI`` is set); the plugin changes no other test's Hypothesis settings.
 
@@ -29,13 +32,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rope-impl", action="append", default=[], metavar="TARGET",
                     help="implementation under test, path/to/file.py:name or package.module:name (repeatable; "
                          "env ROPESPEC_IMPL, comma-separated). Default: the shipped implementations")
-    group.addoption("--rope-expect", metavar="JSON", default=None,
-                    help="expectation as inline JSON or a JSON file. Default: drawn for factories, "
-                         "the default expectation for plain functions")
+    group.addoption("--rope-expect", metavar="EXPECT", action="append", default=[],
+                    help="expectation: a preset, inline JSON, a JSON file or a config.json; repeatable, and a glob of "
+                         "files, for a configuration matrix. Default: drawn for factories, the default expectation for "
+                         "plain functions")
     group.addoption("--rope-array", choices=("numpy", "torch", "jax", "list"), default=None,
                     help="how x is handed to --rope-impl targets. Default: numpy")
-    group.addoption("--rope-dtype", choices=("float64", "float32", "float16", "bfloat16"), default=None,
-                    help="dtype of x and of the output. Default: the expectation's (float32)")
+    group.addoption("--rope-dtype", default=None, metavar="DTYPE",
+                    help="dtype of x and of the output (float64, float32, float16, bfloat16; a comma-separated list "
+                         "for a matrix). Default: the expectation's (float32)")
     group.addoption("--rope-max-position", type=int, default=None, metavar="N",
                     help="largest position tested is N-1. Default: 131072")
     group.addoption("--rope-timeout", type=float, default=None, metavar="S",
@@ -49,7 +54,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="which function of the rope family --rope-impl targets are (apply, table, kernel, qk, vllm), "
                          "as ropespec check's --form. Default: apply")
     group.addoption("--rope-layout", default="nd", metavar="LAYOUT",
-                    help="how an apply function takes its rows (nd, bshd, bhsd, sbhd, thd), as --layout. Default: nd")
+                    help="how an apply function takes its rows (nd, bshd, bhsd, sbhd, thd; a comma-separated list for a "
+                         "matrix), as --layout. Default: nd")
     group.addoption("--rope-positions", default="per-sequence", metavar="WHAT",
                     help="with --rope-layout thd: per-sequence (one offset per sequence) or per-token, as --positions")
     group.addoption("--rope-inplace", action="store_true", default=False,
@@ -68,7 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not chosen and hyp.startswith("ropespec-"):
         chosen = hyp.removeprefix("ropespec-")
     profiles.set_active(chosen)
-    _expect(config)  # bad usage is said before anything runs (exit 4, one line)
+    _configurations(config)  # bad usage is said before anything runs (exit 4, one line)
 
 
 @contextlib.contextmanager
@@ -85,38 +91,49 @@ def _usage_errors():
         raise pytest.UsageError(str(e)) from None
 
 
-def _expect(config: pytest.Config):
-    """--rope-expect, parsed once."""
+def _configurations(config: pytest.Config) -> list:
+    """The matrix of --rope-expect, --rope-dtype and --rope-layout (one combination without lists), read once."""
     if _EXPECT_KEY not in config.stash:
-        from ropespec.inputs import parse_expect
+        from ropespec.commands import matrix
+
+        from ropespec.inputs import UsageError
 
         with _usage_errors():
-            config.stash[_EXPECT_KEY] = parse_expect(config.getoption("rope_expect", None))
+            try:
+                config.stash[_EXPECT_KEY] = matrix.configurations(config.getoption("rope_expect") or None,
+                                                                  config.getoption("rope_dtype"),
+                                                                  config.getoption("rope_layout"))
+            except UsageError as e:  # said with this plugin's option names
+                raise UsageError(re.sub(r"^--(expect|dtype|layout):", r"--rope-\1:", str(e))) from None
     return config.stash[_EXPECT_KEY]
 
 
 def _implementations(config: pytest.Config) -> list:
     if _KEY not in config.stash:
-        from ropespec.inputs import call_shape, load_implementations
+        from ropespec.commands import matrix
+        from ropespec.inputs import call_shape, load_specs
 
         targets = list(config.getoption("rope_impl"))
         if not targets and os.environ.get("ROPESPEC_IMPL"):
             targets = [t.strip() for t in os.environ["ROPESPEC_IMPL"].split(",") if t.strip()]
+        loading = lambda c: dict(  # noqa: E731
+            array=config.getoption("rope_array"), dtype=c.dtype, max_position=config.getoption("rope_max_position"),
+            timeout=config.getoption("rope_timeout"), warmup_timeout=config.getoption("rope_warmup_timeout"),
+            memory_limit=config.getoption("rope_memory_limit"),
+            shape=call_shape(form=config.getoption("rope_form"), layout=c.layout,
+                             positions=config.getoption("rope_positions"), inplace=config.getoption("rope_inplace")))
         with _usage_errors():
-            config.stash[_KEY] = load_implementations(
-                targets,
-                expect=_expect(config),
-                array=config.getoption("rope_array"),
-                dtype=config.getoption("rope_dtype"),
-                max_position=config.getoption("rope_max_position"),
-                timeout=config.getoption("rope_timeout"),
-                warmup_timeout=config.getoption("rope_warmup_timeout"),
-                memory_limit=config.getoption("rope_memory_limit"),
-                shape=call_shape(form=config.getoption("rope_form"), layout=config.getoption("rope_layout"),
-                                 positions=config.getoption("rope_positions"),
-                                 inplace=config.getoption("rope_inplace")),
-            )
+            config.stash[_KEY] = load_specs(matrix.specs_for(targets, _configurations(config), loading))
     return config.stash[_KEY]
+
+
+def _test_id(impl, single_target: bool) -> str:
+    """An implementation's test id: its name; in a matrix its combination, after the TARGET's name unless there is
+    one TARGET (``[llama3.1-8b-bfloat16-bshd]``)."""
+    base, _, tag = impl.name.partition("[")
+    if not tag:
+        return impl.name
+    return tag[:-1] if single_target else f"{base}-{tag[:-1]}"
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list) -> list[str]:
@@ -137,7 +154,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         prop = getattr(metafunc.function, "property", None)
         if prop is not None:  # only the implementations the invariant is about (its form, in its mode)
             impls = [s for s in impls if s.answers(prop.invariant) or s.skip_reason]
-        metafunc.parametrize("rope_impl", impls, ids=[s.name for s in impls])
+        single = len({s.target for s in _implementations(metafunc.config)}) == 1
+        metafunc.parametrize("rope_impl", impls, ids=[_test_id(s, single) for s in impls])
 
 
 @pytest.fixture

@@ -361,6 +361,7 @@ def to_json(result) -> dict:
         "checks_finished": result.finished,
         "seed": result.seed,
         "profile": result.profile,
+        "resumed_from": result.resumed_from,
         "implementations": [rep.to_json() for rep in result.reports],
     }
 
@@ -379,7 +380,8 @@ def _xml(text: str) -> str:
 
 
 def junit_text(result) -> str:
-    """JUnit XML: a testsuite per implementation, a testcase per property (skips and failures marked); an
+    """JUnit XML: a testsuite per implementation (in a configuration matrix, named by its configuration and carrying
+    it as properties), a testcase per property (skips and failures marked); an
     interrupted or stopped run says so on the root (``interrupted``, ``error``). Whatever the implementation's
     messages hold, the text is valid XML."""
     root = ET.Element("testsuites", name="ropespec", passed=str(result.passed).lower())
@@ -393,6 +395,10 @@ def junit_text(result) -> str:
                               failures=str(sum(r.status == "fail" for r in shown)),
                               errors=str(sum(r.status == "error" for r in shown)),
                               skipped=str(sum(r.status == "skip" for r in shown)))
+        if rep.impl.configuration:  # its place in a configuration matrix, as JUnit readers show a suite's properties
+            props = ET.SubElement(suite, "properties")
+            for key, value in rep.impl.configuration.items():
+                ET.SubElement(props, "property", name=key, value=_xml(str(value)))
         for r in shown:
             case = ET.SubElement(suite, "testcase", classname=rep.impl.name, name=_label(r))
             if r.status == "fail":

@@ -21,6 +21,8 @@ RAN = ("pass", "fail", "error", "xfail")
 class ImplementationReport:
     impl: Implementation
     results: list[Result] = field(default_factory=list)
+    #: its JSON entry as an earlier report wrote it (a run resumed from that report: --resume), or None
+    stored: dict | None = None
 
     @property
     def passed(self) -> bool:
@@ -46,6 +48,8 @@ class ImplementationReport:
         return "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more reasons)" if len(reasons) > 3 else "")
 
     def to_json(self) -> dict:
+        if self.stored is not None:
+            return self.stored
         s = self.impl
         out = s.output()
         return {
@@ -54,6 +58,8 @@ class ImplementationReport:
             "mode": s.mode,
             "array": s.array,
             "dtype": s.dtype,
+            "max_position": s.max_position,
+            "device": s.device,
             "expect": s.expect.to_dict() if s.expect is not None else None,
             "configuration": s.configuration,
             "isolation": s.isolation,
@@ -81,6 +87,7 @@ class CheckResult:
     explicit: bool = True  # False: the shipped set, where an implementation no selected invariant is about is left alone
     interrupted: str | None = None  # "interrupted" (Ctrl-C) or "terminated" (SIGTERM): the reports hold what finished
     error: str | None = None  # why the run stopped before it was done (a TARGET that does not load)
+    resumed_from: str | None = None  # the report whose held implementations this run kept (--resume)
 
     @property
     def unchecked(self) -> list[ImplementationReport]:

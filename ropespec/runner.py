@@ -15,13 +15,38 @@ from __future__ import annotations
 import signal
 import sys
 from multiprocessing.connection import Connection
+from typing import Callable, Iterator
 
 from implementations.contract import TargetError
 from implementations.loader import load_implementation
-from implementations.messages import Done, Finished, JobFailed, Loaded, Progress
+from implementations.messages import Done, Finished, Job, JobFailed, Loaded, Progress
 from implementations.worker import watch_parent
 from properties.framework import run_property
 from ropespec.engine import select_properties
+
+
+def run_job(job: Job, tell: Callable[[Progress], None]) -> Iterator:
+    """One implementation's check as the messages that report it, in order: :class:`Loaded`, one :class:`Finished`
+    per property, :class:`Loaded` again (now with its warm-up time and captured output) and :class:`Done`; or
+    :class:`JobFailed`. ``tell`` gets each :class:`Progress` of a long property while it runs. The -j runner sends
+    them down its pipe; a cluster task (:mod:`ropespec.cluster`) yields them."""
+    try:
+        impl = load_implementation(**job.spec)
+    except TargetError as e:
+        yield JobFailed(job.index, str(e), target_error=True)
+        return
+    except Exception as e:  # ropespec's own bug: said plainly
+        yield JobFailed(job.index, f"{type(e).__name__}: {e}", target_error=False)
+        return
+    try:
+        yield Loaded(job.index, impl)
+        for p in select_properties(job.invariants):
+            yield Finished(job.index, run_property(p, impl, profile=job.profile, seed_value=job.seed, replay=job.replay,
+                                                   on_progress=lambda *said: tell(Progress(job.index, said))))
+    finally:
+        impl.close()
+    yield Loaded(job.index, impl)
+    yield Done(job.index)
 
 
 def main(argv: list[str]) -> None:
@@ -33,24 +58,8 @@ def main(argv: list[str]) -> None:
             job = conn.recv()
         except (EOFError, OSError):
             return
-        try:
-            impl = load_implementation(**job.spec)
-        except TargetError as e:
-            conn.send(JobFailed(job.index, str(e), target_error=True))
-            continue
-        except Exception as e:  # ropespec's own bug: said plainly
-            conn.send(JobFailed(job.index, f"{type(e).__name__}: {e}", target_error=False))
-            continue
-        tell = lambda *said, i=job.index: conn.send(Progress(i, said))  # noqa: E731
-        try:
-            conn.send(Loaded(job.index, impl))
-            for p in select_properties(job.invariants):
-                conn.send(Finished(job.index, run_property(p, impl, profile=job.profile, seed_value=job.seed,
-                                                           replay=job.replay, on_progress=tell)))
-        finally:
-            impl.close()
-        conn.send(Loaded(job.index, impl))  # again: now with its warm-up time and captured output
-        conn.send(Done(job.index))
+        for message in run_job(job, conn.send):
+            conn.send(message)
 
 
 if __name__ == "__main__":

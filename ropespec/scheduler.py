@@ -16,6 +16,69 @@ from ropespec.results import ImplementationReport
 from ropespec.signals import raise_if_signalled
 
 
+class Collector:
+    """The reports of implementations checked elsewhere (a -j runner, a cluster task), built from the messages as they
+    arrive and kept in the order of ``specs`` whatever the order they finish in. ``into`` holds what finished at every
+    moment, so an interrupted run reports it."""
+
+    def __init__(self, specs: list[dict], *, on_result=None, on_implementation=None, on_progress=None,
+                 into: list[ImplementationReport] | None = None):
+        self.specs = specs
+        self.on_result, self.on_implementation, self.on_progress = on_result, on_implementation, on_progress
+        self.reports = into if into is not None else []
+        self.slots: dict[int, ImplementationReport] = {}
+        self.notes: dict[int, list[str]] = {}  # said of an implementation in its report's header (a retry)
+
+    def _publish(self) -> None:
+        self.reports[:] = [self.slots[k] for k in sorted(self.slots)]
+
+    def take(self, i: int, msg) -> bool:
+        """One message of implementation ``i``'s job; True when the job is done. Raises TargetError when its TARGET
+        does not load, RuntimeError on ropespec's own error."""
+        if isinstance(msg, Loaded):
+            for note in self.notes.get(i, ()):
+                if note not in msg.impl.notes:
+                    msg.impl.notes.append(note)
+            if i in self.slots:
+                self.slots[i].impl = msg.impl
+            else:
+                self.slots[i] = ImplementationReport(msg.impl)
+            self._publish()
+        elif isinstance(msg, Finished):
+            self.slots[i].results.append(msg.result)
+            if self.on_result:
+                self.on_result(msg.result)
+        elif isinstance(msg, Progress):
+            if self.on_progress:
+                self.on_progress(*msg.said)
+        elif isinstance(msg, Done):
+            if self.on_implementation:
+                self.on_implementation(self.slots[i])
+            return True
+        elif isinstance(msg, JobFailed) and msg.target_error:
+            raise TargetError(msg.message)
+        else:
+            raise RuntimeError(f"ropespec error while loading {self.specs[i]['name']}: {getattr(msg, 'message', msg)}")
+        return False
+
+    def lost(self, i: int, message: str) -> None:
+        """Implementation ``i``'s job ended without a word (its process died): ropespec's failure, said as an error."""
+        rep = self.slots.setdefault(i, ImplementationReport(_placeholder(self.specs[i])))
+        rep.results.append(Result(rep.impl.name, "runner", "contract.shape-finite", "error",
+                                  message=f"ropespec error: {message}"))
+        self._publish()
+        if self.on_implementation:
+            self.on_implementation(rep)
+
+    def forget(self, i: int, note: str) -> list[Result]:
+        """Drop what implementation ``i``'s job reported so far, before it runs again from the start (so no check
+        counts twice); ``note`` says so in its report. The results dropped."""
+        self.notes.setdefault(i, []).append(note)
+        rep = self.slots.pop(i, None)
+        self._publish()
+        return rep.results if rep is not None else []
+
+
 def check_in_processes(
     specs: list[dict],
     invariant_ids: list[str] | None,
@@ -34,14 +97,11 @@ def check_in_processes(
     its implementation itself (in its own worker process). Results stream back as they finish; on
     Ctrl-C or SIGTERM (KeyboardInterrupt here) every runner is killed at once and ``into`` holds what
     finished. Raises TargetError when a TARGET does not load."""
-    reports = into if into is not None else []
-    slots: dict[int, ImplementationReport] = {}
+    collector = Collector(specs, on_result=on_result, on_implementation=on_implementation, on_progress=on_progress,
+                          into=into)
     queue = deque(range(len(specs)))
     runners: list[Child] = []
     busy: dict = {}
-
-    def publish():
-        reports[:] = [slots[k] for k in sorted(slots)]
 
     def assign(r: Child) -> None:
         if queue:
@@ -59,44 +119,19 @@ def check_in_processes(
                 r, i = busy[conn]
                 try:
                     msg = conn.recv()
-                except (EOFError, OSError):  # the runner itself died: ropespec's failure, said as an error
+                except (EOFError, OSError):  # the runner itself died
                     del busy[conn]
-                    rep = slots.setdefault(i, ImplementationReport(_placeholder(specs[i])))
-                    rep.results.append(Result(rep.impl.name, "runner", "contract.shape-finite", "error",
-                                              message=f"ropespec error: the -j runner process {r.status()}"
-                                                      f"{crash_words(r.output.text())}"))
-                    publish()
+                    collector.lost(i, f"the -j runner process {r.status()}{crash_words(r.output.text())}")
                     continue
-                if isinstance(msg, Loaded):
-                    if i in slots:
-                        slots[i].impl = msg.impl
-                    else:
-                        slots[i] = ImplementationReport(msg.impl)
-                    publish()
-                elif isinstance(msg, Finished):
-                    slots[i].results.append(msg.result)
-                    if on_result:
-                        on_result(msg.result)
-                elif isinstance(msg, Progress):
-                    if on_progress:
-                        on_progress(*msg.said)
-                elif isinstance(msg, Done):
+                if collector.take(i, msg):
                     del busy[conn]
-                    if on_implementation:
-                        on_implementation(slots[i])
                     assign(r)
-                elif isinstance(msg, JobFailed) and msg.target_error:
-                    raise TargetError(msg.message)
-                else:
-                    raise RuntimeError(f"ropespec error while loading {specs[i]['name']}: {getattr(msg, 'message', msg)}")
     finally:
         for r in runners:
             r.kill()
-    return reports
+    return collector.reports
 
 
 def _placeholder(spec: dict) -> Implementation:
     return Implementation(name=spec["name"], target=str(spec["target"]), mode="unknown", array=spec.get("array", "numpy"),
                    dtype=spec.get("dtype") or "float32", max_position=spec.get("max_position") or 0)
-
-

@@ -1,6 +1,7 @@
 """The examples run, the plugin works in a scratch project of its own, and xdist runs the properties."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -78,7 +79,14 @@ def test_plugin_in_a_scratch_project(tmp_path):
 
 
 def test_properties_under_xdist():
+    """A configuration matrix (--rope-expect repeated, --rope-dtype a list) under pytest-xdist: one test id per
+    combination, named by it, on both workers."""
     pytest.importorskip("xdist")
-    proc = run("-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2", "properties/test_rotation.py",
-               "--rope-impl", "implementations.numpy_rope:make")
+    proc = run("-m", "pytest", "-p", "no:cacheprovider", "-v", "-n", "2", "properties/test_rotation.py",
+               "--rope-impl", "implementations.numpy_rope:make", "--rope-expect", "mistral-7b-v0.1", "--rope-expect",
+               "gpt-j-6b", "--rope-dtype", "float32,float64")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    ids = {m for m in re.findall(r"test_\w+\[([^\]]+)\]", proc.stdout)}
+    assert ids == {"gpt-j-6b-float32-nd", "gpt-j-6b-float64-nd", "mistral-7b-v0.1-float32-nd",
+                   "mistral-7b-v0.1-float64-nd"}, proc.stdout[-3000:]
+    assert "[gw0]" in proc.stdout and "[gw1]" in proc.stdout, proc.stdout[-3000:]

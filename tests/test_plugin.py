@@ -1,6 +1,7 @@
 """The pytest plugin: --rope-impl / ROPESPEC_IMPL / --rope-expect choose what properties/ checks."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -58,3 +59,9 @@ def test_rope_timeout_option_reaches_the_worker():
                       "--rope-impl", "implementations.zoo.hangs:make", "--rope-timeout", "0.5")
     assert proc.returncode == 1, proc.stdout
     assert "did not return within 0.5 s (--timeout)" in proc.stdout
+
+
+def test_a_bad_matrix_list_is_a_usage_error():
+    proc = pytest_run("properties/test_rotation.py", "--rope-dtype", "float32,float8")
+    assert proc.returncode == 4 and "--rope-dtype: unknown 'float8'" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -30,6 +30,15 @@ NOT_HERE = {
         "transformers serves them all (a process of its own would import it again)",
     "pytest properties --rope-profile thorough": "the thorough profile takes about 4 minutes (README, Timings): "
                                                  "beyond the suite's budget; run by hand",
+    "ropespec check kernels.py:make": "a reader's own kernel file, model tree and cluster: tests/test_matrix.py "
+                                      "(--resume) and tests/test_cluster.py (--cluster) run these options on targets "
+                                      "of their own",
+    "ropespec check implementations.numpy_rope:make --expect llama3.1-8b --expect mistral-7b-v0.1 --cluster local":
+        "tests/test_cluster.py starts a local cluster for a matrix of its own (the same options and more); a second "
+        "cluster here would pay for Ray's start again",
+    "pytest properties --rope-impl kernels.py:make": "a reader's own kernel file and model tree: "
+                                                     "tests/test_examples.py::test_properties_under_xdist runs the "
+                                                     "plugin's matrix under pytest-xdist on ropespec's own factory",
 }
 
 
@@ -79,8 +88,9 @@ def _shipped_all_checked(proc):
     # piped (CI logs), a line per implementation says its expected failures: 7 xfails are not "0 passed, 0 failed,
     # 0 skipped"; the summary line says the same
     toy = next(ln for ln in lines if ln.startswith("ropespec: length-normalised-float64:"))
-    m = re.search(r"(\d+) expected failures?$", toy)
-    assert m and int(m[1]) >= 1, toy
+    m = re.search(r"(\d+) expected failures? \((\d+) of (\d+) done, ~\d+:\d\d left\)$", toy)  # and how far the run is
+    assert m and int(m[1]) >= 1 and (int(m[2]), int(m[3])) == (lines.index(toy) + 1, len(want)), toy
+    assert lines[-1].endswith(f"({len(want)} of {len(want)} done)"), lines[-1]
     assert re.search(r"\b0 failed, \d+ skipped, 0 errors", proc.stdout), proc.stdout[-500:]
     for line in proc.stdout.splitlines():  # what is skipped is skipped for a stated reason
         m = re.match(r"^\S+\s+\S+(?: \(\w+\))?\s+skip\s*(.*)$", line)
@@ -195,7 +205,7 @@ def test_readme_commands_were_found():
 
 
 @pytest.mark.parametrize("command, exit_code", COMMANDS, ids=[c[:60] for c, _ in COMMANDS])
-def test_readme_command(command, exit_code, scratch):
+def test_readme_command(command, exit_code, scratch, monkeypatch, capsys):
     why = _why_not(command)
     if why:
         pytest.skip(why)
@@ -214,17 +224,42 @@ def test_readme_command(command, exit_code, scratch):
     if "--plot" in command:
         pytest.importorskip("matplotlib")
     argv = shlex.split(command)
-    if argv[0] == "ropespec":
-        argv = [sys.executable, "-m", "ropespec", *argv[1:]]
-    elif argv[0] == "pytest":
-        argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *argv[1:]]
     t0 = time.monotonic()
-    proc = subprocess.run(argv, cwd=scratch, capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "PYTHONPATH": str(scratch)})
+    if argv[0] == "ropespec" and command not in IN_A_PROCESS:
+        proc = _in_this_process(argv, scratch, monkeypatch, capsys)
+    else:
+        if argv[0] == "ropespec":
+            argv = [sys.executable, "-m", "ropespec", *argv[1:]]
+        elif argv[0] == "pytest":
+            argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *argv[1:]]
+        proc = subprocess.run(argv, cwd=scratch, capture_output=True, text=True,
+                              timeout=600, env={**os.environ, "PYTHONPATH": str(scratch)})
     assert proc.returncode == exit_code, (f"README says exit {exit_code}, got {proc.returncode} after "
                                           f"{time.monotonic() - t0:.0f} s:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     if _extra(command):
         _extra(command)(proc)
+
+
+#: README commands started as processes of their own, as a user's shell starts them (the console script, its exit
+#: code, its standard error): every shipped implementation and the help. The others run through the same entry
+#: function, ropespec.cli.main, in this test's process, from the scratch folder: the same code without another
+#: interpreter's start and imports (their TARGETs run in worker processes either way; tests/test_cli.py starts the
+#: command line as a process too).
+IN_A_PROCESS = ("ropespec check", "ropespec check --help")
+
+
+def _in_this_process(argv: list[str], scratch, monkeypatch, capsys) -> subprocess.CompletedProcess:
+    from ropespec.cli import main
+
+    monkeypatch.chdir(scratch)
+    monkeypatch.syspath_prepend(str(scratch))  # as PYTHONPATH=scratch
+    capsys.readouterr()
+    try:
+        code = main(argv[1:])
+    except SystemExit as e:  # argparse's own exits (a usage error)
+        code = e.code if isinstance(e.code, int) else 1
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(argv, code, out.out, out.err)
 
 
 def _check_parser():

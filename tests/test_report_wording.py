@@ -223,7 +223,9 @@ def test_an_unknown_preset_is_one_line_without_a_repeated_prefix(tmp_path):
 
 def test_the_progress_bar_names_and_counts_only_checks_that_run_and_fits_80_columns():
     """A property made for another kind of implementation moves the bar but is neither named nor counted; the count
-    is the report's number of checks; at 80 columns a long description gives way to the count and the time."""
+    is the report's number of checks, with those failed and (several at once) those running; the time left is the
+    time so far scaled by the share still to do; at 80 columns a long description gives way to the count and the
+    times."""
     import io
     from types import SimpleNamespace
 
@@ -232,16 +234,24 @@ def test_the_progress_bar_names_and_counts_only_checks_that_run_and_fits_80_colu
     from ropespec.commands.check import _Display
 
     console = Console(file=io.StringIO(), force_terminal=True, width=80)
-    display = _Display(console, total=3)
+    display = _Display(console, total=4, implementations=2, parallel=True)
     long = "implementations.zoo.a_very_long_module_name_for_a_target:make_the_function"
-    display.advance(SimpleNamespace(applicable=False, invariant="decode.attention-consistency", implementation=long))
+    display.advance(SimpleNamespace(applicable=False, invariant="decode.attention-consistency", implementation=long,
+                                    status="skip"))
     task = display.bar.tasks[0]
     assert task.description == "checking" and task.fields["checks"] == "0 checks" and task.completed == 1
-    display.advance(SimpleNamespace(applicable=True, invariant="rope.conformance", implementation=long))
+    display.advance(SimpleNamespace(applicable=True, invariant="rope.conformance", implementation=long, status="fail"))
     assert display.bar.tasks[0].description == f"rope.conformance ({long})"
-    assert display.bar.tasks[0].fields["checks"] == "1 check"
+    assert display.bar.tasks[0].fields["checks"] == "1 check, 1 failed, 1 running"
+    task.start_time -= 10.0  # the clock: 10 s for three quarters of the run
+    display.advance(SimpleNamespace(applicable=True, invariant="rope.conformance", implementation="b", status="pass"))
+    assert display.bar.tasks[0].fields["checks"] == "2 checks, 1 failed, 2 running"
+    assert re.fullmatch(r"~0:0[34] left", display.bar.tasks[0].fields["left"]), display.bar.tasks[0].fields
+    display.forget([SimpleNamespace(applicable=True, status="pass")])  # a lost attempt, run again: undone
+    assert display.bar.tasks[0].fields["checks"] == "1 check, 1 failed, 2 running"
     out = Console(file=io.StringIO(), width=80, force_terminal=False)
     out.print(display.bar.make_tasks_table(display.bar.tasks))
     line = out.file.getvalue().splitlines()[0]
-    assert len(line) <= 80 and re.search(r"1 check \d+:\d\d:\d\d$", line.rstrip()), line
-    assert line.startswith("rope.conformance (implementations.zoo") and "…" in line, line
+    assert len(line) <= 80 and re.search(r"1 check, 1 failed, 2 running \d+:\d\d:\d\d ~\d+:\d\d left$",
+                                         line.rstrip()), line
+    assert line.startswith("rope.conformance (") or "…" in line, line

@@ -4,6 +4,7 @@ the word of each failure with its counterexample and replay, and the exit code o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import signal
@@ -15,7 +16,8 @@ from rich.table import Column
 
 from implementations.contract import TargetError
 from implementations.loader import load_implementation
-from ropespec import report, signals
+from ropespec import report, resume, signals
+from ropespec.cluster import Cluster, check_on_cluster, parse_address as cluster_address
 from ropespec.commands import lab, matrix, options
 from ropespec.console import console as console_for, say
 from ropespec.engine import check_implementations, select_properties
@@ -70,11 +72,16 @@ def add(sub) -> None:
                    help="check implementations in N processes (default: 1; at most one per implementation "
                         "and per core unless --force-jobs)")
     p.add_argument("--force-jobs", action="store_true", help="use -j N as given, above the number of cores")
+    p.add_argument("--cluster", metavar="ADDRESS", help="check each implementation as a task on the Ray cluster "
+                                                        "whose head node is at HOST:PORT, or on one started here for "
+                                                        "the run (local); needs the cluster extra")
     options.limits(p)
     p.add_argument("--allow-skip", action="store_true",
                    help="exit 0 (not 2) when every property was skipped on an implementation (CI matrices)")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON (schema in README; - for standard output)")
     p.add_argument("--junit", metavar="PATH", help="write the results as JUnit XML (one testcase per property)")
+    p.add_argument("--resume", metavar="REPORT", help="run only the checks the --json REPORT of an earlier run of this "
+                                                      "command does not hold (with its seed), and report them all")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -91,32 +98,67 @@ def run(args: argparse.Namespace, console: Console) -> int:
     replay = parse_replay(args.replay)
     if args.jobs < 1:
         raise UsageError(f"-j: must be >= 1, got {args.jobs}")
+    resumed = resume.read(args.resume, args.seed, args.profile) if args.resume else None
     notes: list[str] = []
     specs = matrix.specs(args, configurations, notes)
-    jobs = args.jobs if args.force_jobs else min(args.jobs, len(specs), os.cpu_count() or 1)
-    if jobs < args.jobs:
+    held = resumed.held(specs, props) if resumed else {}
+    todo = [s for i, s in enumerate(specs) if i not in held]
+    if resumed:
+        notes.append(f"resumed from {args.resume}: {len(held)} of {len(specs)} implementations held there, "
+                     f"{len(todo)} checked now (seed {resumed.seed})")
+    if args.cluster:
+        cluster_address(args.cluster)
+    jobs = args.jobs if args.force_jobs else max(1, min(args.jobs, len(todo), os.cpu_count() or 1))
+    if jobs < args.jobs and not args.cluster:
         notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {args.jobs} capped at the number of "
                      f"implementations and of cores; --force-jobs uses {args.jobs})")
-    seed = args.seed if args.seed is not None else random.randrange(2**31)
-    outs.clear()  # from here on a report path holds this run's report or nothing
-    result = _run(args, specs, props, seed, replay, jobs, console)
+    seed = resumed.seed if resumed else args.seed if args.seed is not None else random.randrange(2**31)
+    with contextlib.ExitStack() as stack:
+        cluster = None
+        if args.cluster:  # connected (or started) before any report is cleared: a bad address is one line, exit 2
+            cluster = stack.enter_context(Cluster(args.cluster))
+            notes.append(cluster.describe() + (f"; -j {args.jobs} does not apply: Ray places the tasks"
+                                                if args.jobs > 1 else ""))
+        outs.clear()  # from here on a report path holds this run's report or nothing
+        result = _run(args, todo, props, seed, replay, jobs, console, cluster)
+    if resumed:
+        result.reports, result.resumed_from = _merged(specs, held, result.reports), args.resume
     return _finish(args, result, outs, notes, console)
 
 
-def _run(args, specs, props, seed, replay, jobs, console: Console) -> CheckResult:
+def _merged(specs: list[dict], held: dict, checked: list) -> list:
+    """A resumed run's reports in the command's order: those the earlier report held, and those checked now (matched
+    by name, in order: a TARGET given twice has two)."""
+    fresh: dict = {}
+    for rep in checked:
+        fresh.setdefault(rep.impl.name, []).append(rep)
+    out = []
+    for i, spec in enumerate(specs):
+        if i in held:
+            out.append(held[i])
+        elif fresh.get(spec["name"]):
+            out.append(fresh[spec["name"]].pop(0))
+    return out
+
+
+def _run(args, specs, props, seed, replay, jobs, console: Console, cluster=None) -> CheckResult:
     """Check every implementation, with a progress display; what finished, however the run ended."""
     reports: list = []
     interrupted = error = None
-    with _Display(console, total=len(specs) * len(props)) as display:
+    with _Display(console, total=len(specs) * len(props), implementations=len(specs),
+                  parallel=cluster is not None or jobs > 1) as display:
+        shown = dict(on_result=display.advance, on_implementation=display.finished, on_progress=display.running_now,
+                     into=reports)
         try:
-            if jobs > 1:
+            if cluster is not None:
+                check_on_cluster(cluster, specs, list(args.invariant) if args.invariant else None, profile=args.profile,
+                                 seed=seed, replay=replay, on_forget=display.forget, **shown)
+            elif jobs > 1:
                 check_in_processes(specs, list(args.invariant) if args.invariant else None, profile=args.profile,
-                                   seed=seed, replay=replay, jobs=jobs, on_result=display.advance,
-                                   on_implementation=display.finished, on_progress=display.running, into=reports)
+                                   seed=seed, replay=replay, jobs=jobs, **shown)
             else:  # each implementation is loaded just before it is checked, and stopped after
-                check_implementations(_loaded(specs, args.allow_skip), props, profile=args.profile, seed=seed, replay=replay,
-                               on_result=display.advance, on_implementation=display.finished, on_progress=display.running,
-                               into=reports)
+                check_implementations(_loaded(specs, args.allow_skip), props, profile=args.profile, seed=seed,
+                                      replay=replay, **shown)
         except TargetError as e:
             error = f"TARGET {e}"
         except UsageError as e:
@@ -157,20 +199,26 @@ def _finish(args, result: CheckResult, outs, notes: list[str], console: Console)
 
 
 class _Display:
-    """How far the run has got: a progress bar on a terminal; piped (CI logs), a line on stderr per implementation as
-    it finishes, and one for a property still running after LONG_PROPERTY_S seconds (again every twice that)."""
+    """How far the run has got, across every check of every implementation (a whole configuration matrix): on a
+    terminal a progress bar with the checks done, failed and (when several run at once) running, and the time left;
+    piped (CI logs), a line on stderr per implementation as it finishes (with how many are done and the time left when
+    there are several), and one for a property still running after LONG_PROPERTY_S seconds (again every twice that).
+    The time left is the time so far scaled by the share of the run still to do."""
 
-    def __init__(self, console: Console, total: int):
+    def __init__(self, console: Console, total: int, implementations: int = 1, parallel: bool = False):
         self.piped = not console.is_terminal
         self.said: dict = {}
-        # what runs, cut to fit (an ellipsis), before the bar, the checks done and the time, which always show; the
+        self.implementations, self.parallel = implementations, parallel
+        self.checks = self.failed = self.done = 0
+        self.running: set[str] = set()
+        # what runs, cut to fit (an ellipsis), before the bar, the checks done and the times, which always show; the
         # bar moves over every (implementation, property) pair, the count is of the checks that ran, as the report's
         self.bar = Progress(TextColumn("{task.description}", table_column=Column(ratio=1, no_wrap=True,
                                                                                  overflow="ellipsis", min_width=8)),
                             BarColumn(bar_width=10), TextColumn("{task.fields[checks]}", table_column=Column(no_wrap=True)),
-                            TimeElapsedColumn(), console=console, transient=True, disable=self.piped, expand=True)
-        self.checks = 0
-        self.task = self.bar.add_task("checking", total=total, checks="0 checks")
+                            TimeElapsedColumn(), TextColumn("{task.fields[left]}", table_column=Column(no_wrap=True)),
+                            console=console, transient=True, disable=self.piped, expand=True)
+        self.task = self.bar.add_task("checking", total=total, checks="0 checks", left="")
 
     def __enter__(self):
         self.bar.__enter__()
@@ -179,21 +227,56 @@ class _Display:
     def __exit__(self, *exc):
         return self.bar.__exit__(*exc)
 
+    def _counts(self) -> str:
+        text = f"{self.checks} check{'s' * (self.checks != 1)}"
+        if self.failed:
+            text += f", {self.failed} failed"
+        if self.parallel and self.running:
+            text += f", {len(self.running)} running"
+        return text
+
+    def left(self) -> str:
+        """"~M:SS left" once a share of the run is done, else nothing."""
+        task = self.bar.tasks[0]
+        share = task.completed / task.total if task.total else 0.0
+        if not 0 < share < 1 or not task.elapsed:
+            return ""
+        seconds = round(task.elapsed * (1 - share) / share)
+        return f"~{seconds // 60}:{seconds % 60:02d} left"
+
     def advance(self, r) -> None:
+        self.bar.update(self.task, advance=1)
         if not r.applicable:  # a property made for another kind of implementation: no check, nothing to name
-            self.bar.update(self.task, advance=1)
+            self.bar.update(self.task, left=self.left())
             return
         self.checks += 1
-        self.bar.update(self.task, advance=1, description=f"{r.invariant} ({r.implementation})",
-                        checks=f"{self.checks} check{'s' * (self.checks != 1)}")
+        self.failed += r.status in ("fail", "error")
+        self.running.add(r.implementation)
+        self.bar.update(self.task, description=f"{r.invariant} ({r.implementation})", checks=self._counts(),
+                        left=self.left())
+
+    def forget(self, results) -> None:
+        """An attempt that was lost and runs again: its checks are undone here as in the report."""
+        ran = [r for r in results if r.applicable]
+        self.checks -= len(ran)
+        self.failed -= sum(r.status in ("fail", "error") for r in ran)
+        self.bar.update(self.task, advance=-len(results), checks=self._counts())
 
     def finished(self, rep) -> None:
+        self.done += 1
+        self.running.discard(rep.impl.name)
+        self.bar.update(self.task, checks=self._counts())
         if self.piped:
-            print(f"ropespec: {rep.impl.name}: {report.counts_text(rep.results)}", file=sys.stderr, flush=True)
+            where = ""
+            if self.implementations > 1:
+                left = self.left()
+                where = f" ({self.done} of {self.implementations} done" + (f", {left}" if left else "") + ")"
+            print(f"ropespec: {rep.impl.name}: {report.counts_text(rep.results)}{where}", file=sys.stderr, flush=True)
 
-    def running(self, implementation: str, invariant: str, text: str, seconds: float) -> None:
+    def running_now(self, implementation: str, invariant: str, text: str, seconds: float) -> None:
+        self.running.add(implementation)
         if not self.piped:  # what is running and how far first: a narrow terminal cuts the end of the line
-            self.bar.update(self.task, description=f"{invariant}: {text} ({implementation})")
+            self.bar.update(self.task, description=f"{invariant}: {text} ({implementation})", checks=self._counts())
             return
         key = (implementation, invariant)
         if seconds >= LONG_PROPERTY_S and seconds - self.said.get(key, -LONG_PROPERTY_S) >= 2 * LONG_PROPERTY_S:

@@ -9,6 +9,7 @@ import argparse
 import glob
 import os
 from dataclasses import dataclass
+from typing import Callable
 
 from ropespec.commands import options
 from ropespec.report import config_tag
@@ -88,13 +89,20 @@ def configurations(expects: list[str] | None, dtypes: str | None, layouts: str |
 
 
 def specs(args: argparse.Namespace, configs: list[Configuration], notes: list[str]) -> list[dict]:
-    """The implementations to load: one per TARGET (or shipped implementation) and combination, each named by its
-    combination when there is more than one (``TARGET[llama3.1-8b-bfloat16-bshd]``)."""
+    """ropespec check's implementations to load: :func:`specs_for` its TARGETs with its options."""
+    return specs_for(args.targets, configs, lambda c: options.loading(
+        argparse.Namespace(**{**vars(args), "dtype": c.dtype, "layout": c.layout})), notes)
+
+
+def specs_for(targets: list | None, configs: list[Configuration], loading: Callable[[Configuration], dict],
+              notes: list[str] | None = None) -> list[dict]:
+    """One implementation per TARGET (or shipped implementation) and combination, each named by its combination when
+    there is more than one (``TARGET[llama3.1-8b-bfloat16-bshd]``); ``loading(configuration)`` gives the other
+    :func:`ropespec.inputs.implementation_specs` arguments."""
     out = []
     many = len(configs) > 1
     for c in configs:
-        loading = options.loading(argparse.Namespace(**{**vars(args), "dtype": c.dtype, "layout": c.layout}))
-        for spec in implementation_specs(args.targets, expect=c.expect, notes=notes if not out else [], **loading):
+        for spec in implementation_specs(targets, expect=c.expect, notes=notes if not out else [], **loading(c)):
             if many:
                 configuration = {**c.says(), "dtype": spec.get("dtype") or c.says()["dtype"] or "float32"}
                 base = spec["name"] or (spec["target"] if isinstance(spec["target"], str) else None)
@@ -104,4 +112,4 @@ def specs(args: argparse.Namespace, configs: list[Configuration], notes: list[st
     return out
 
 
-__all__ = ["Configuration", "configurations", "specs"]
+__all__ = ["Configuration", "configurations", "specs", "specs_for"]

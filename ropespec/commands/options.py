@@ -113,7 +113,8 @@ def outputs(args: argparse.Namespace, **options: str | None):
     that imports from its folder, --table, --expect, --module, --impl) and against each other."""
     targets = [t for t in (getattr(args, "target", None), getattr(args, "table", None), getattr(args, "impl", None))
                if t] + list(getattr(args, "targets", None) or [])
-    return plan(options, input_files(targets, expect=getattr(args, "expect", None), module=getattr(args, "module", None)))
+    return plan(options, input_files(targets, expect=getattr(args, "expect", None), module=getattr(args, "module", None),
+                                     resume=getattr(args, "resume", None)))
 
 
 def json_text(data: dict) -> str:
