@@ -20,8 +20,10 @@ import logging
 import os
 import queue
 import re
+import signal
 import socket
 import sys
+import tempfile
 import threading
 from typing import Callable, Iterator
 
@@ -60,18 +62,34 @@ def parse_address(value: str) -> tuple[str, int] | None:
 
 
 @contextlib.contextmanager
-def _stderr_held():
-    """Ray's own C++ log lines while it connects (one per failed try) kept off the terminal: the outcome is said in
-    ropespec's one line."""
+def _stderr_held(said: list[str]):
+    """Ray's own C++ log lines while it connects (one per failed try) kept off the terminal, and their last line in
+    ``said``: the outcome is said in ropespec's one line."""
     sys.stderr.flush()
     saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        try:
+            os.dup2(held.fileno(), 2)
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            said.extend(held.read().decode(errors="replace").splitlines()[-1:])
+
+
+@contextlib.contextmanager
+def _signals_kept():
+    """Ray's core installs its own SIGTERM handler (it prints a stack and ends the process): ropespec's handlers, which
+    stop the run and report what finished, are put back once Ray has started."""
+    main = threading.current_thread() is threading.main_thread()
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
     try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
         yield
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+        for s, handler in handlers.items():
+            if handler is not None:
+                signal.signal(s, handler)
 
 
 class Cluster:
@@ -87,8 +105,9 @@ class Cluster:
         ray = self.ray
         quiet = dict(log_to_driver=False, logging_level=logging.ERROR, configure_logging=True)
         if self.local:  # on loopback, with this machine's cores (or num_cpus): nothing reachable from outside
-            ray.init(num_cpus=self.num_cpus or os.cpu_count() or 1, include_dashboard=False,
-                     _node_ip_address="127.0.0.1", **quiet)
+            with _signals_kept():
+                ray.init(address="local", num_cpus=self.num_cpus or os.cpu_count() or 1, include_dashboard=False,
+                         _node_ip_address="127.0.0.1", **quiet)  # a new cluster even where one runs already
         else:
             host, port = parse_address(self.address)
             try:
@@ -99,10 +118,15 @@ class Cluster:
                                  f"or use --cluster local") from None
             # Ray tries once a second for this many seconds (20 by default), each try a warning on stderr
             os.environ.setdefault("RAY_gcs_server_port_wait_time_s", str(round(CONNECT_TIMEOUT_S)))
+            said: list[str] = []
             try:
-                with _stderr_held():
+                with _signals_kept(), _stderr_held(said):
                     ray.init(address=self.address, **quiet)
-            except Exception as e:  # reachable, but not a Ray head node (a proxy, another service, another Ray)
+            except Exception as e:  # reachable, but no Ray head node (a proxy, another service) or one that refuses us
+                if said and "InvalidAuthToken" in said[0]:
+                    raise UsageError(f"--cluster: the Ray head node at {host}:{port} asks for its authentication "
+                                     f"token: set RAY_AUTH_MODE=token here, with the cluster's token in "
+                                     f"RAY_AUTH_TOKEN or ~/.ray/auth_token") from None
                 raise UsageError(f"--cluster: {host}:{port} answers, but not as a Ray head node "
                                  f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
         return self

@@ -4,15 +4,17 @@ buggy twins in examples/multi_axis_bugs.py fails with the word its docstring nam
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 import multi_axis_bugs  # noqa: E402
+
+from ropespec.cli import main  # noqa: E402
 
 #: one run per expectation: the correct function and its twins, under the model's preset
 RUNS = {
@@ -28,20 +30,22 @@ def _word(name: str) -> str:
     return getattr(multi_axis_bugs, name).__doc__.split(":")[0].strip()
 
 
-def _check(tmp_path, targets, *options):
+def _check(tmp_path, monkeypatch, capsys, targets, *options):
+    """ropespec check from the scratch folder, through its entry function in this process (the TARGETs run in worker
+    processes, as from a shell): its exit code and output, and the JSON report."""
     for f in ("multi_axis.py", "multi_axis_bugs.py"):
         shutil.copy(ROOT / "examples" / f, tmp_path / f)
-    report = tmp_path / "report.json"
-    proc = subprocess.run([sys.executable, "-m", "ropespec", "check", *targets, *options, "--json", str(report)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    return proc, json.loads(report.read_text())
+    monkeypatch.chdir(tmp_path)
+    code = main(["check", *targets, *options, "--json", "report.json"])
+    out = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=out.out, stderr=out.err), json.loads((tmp_path / "report.json").read_text())
 
 
 @pytest.mark.parametrize("preset", list(RUNS))
-def test_examples_pass_and_twins_fail_with_their_word(tmp_path, preset):
+def test_examples_pass_and_twins_fail_with_their_word(tmp_path, monkeypatch, capsys, preset):
     names = RUNS[preset]
     targets = [f"{'multi_axis' if i == 0 else 'multi_axis_bugs'}.py:{n}" for i, n in enumerate(names)]
-    proc, report = _check(tmp_path, targets, "--expect", preset, "-j", "2")
+    proc, report = _check(tmp_path, monkeypatch, capsys, targets, "--expect", preset)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     by_target = {impl["target"].split(":")[1]: impl["results"] for impl in report["implementations"]}
     correct = by_target[names[0]]
@@ -53,8 +57,8 @@ def test_examples_pass_and_twins_fail_with_their_word(tmp_path, preset):
         assert {r["diagnosis"] for r in failed} == {_word(twin)}, [(r["invariant"], r["diagnosis"]) for r in failed]
 
 
-def test_batched_twin_is_a_layout_fault(tmp_path):
-    proc, report = _check(tmp_path, ["multi_axis_bugs.py:qwen2_vl_bshd_row0"], "--layout", "bshd",
+def test_batched_twin_is_a_layout_fault(tmp_path, monkeypatch, capsys):
+    proc, report = _check(tmp_path, monkeypatch, capsys, ["multi_axis_bugs.py:qwen2_vl_bshd_row0"], "--layout", "bshd",
                           "--expect", "qwen2-vl-7b")
     assert proc.returncode == 1
     failed = [r for r in report["implementations"][0]["results"] if r["status"] in ("fail", "error")]
