@@ -276,7 +276,8 @@ class _Display:
     def running_now(self, implementation: str, invariant: str, text: str, seconds: float) -> None:
         self.running.add(implementation)
         if not self.piped:  # what is running and how far first: a narrow terminal cuts the end of the line
-            self.bar.update(self.task, description=f"{invariant}: {text} ({implementation})", checks=self._counts())
+            self.bar.update(self.task, description=f"{invariant}: {text} ({implementation})", checks=self._counts(),
+                            left=self.left())
             return
         key = (implementation, invariant)
         if seconds >= LONG_PROPERTY_S and seconds - self.said.get(key, -LONG_PROPERTY_S) >= 2 * LONG_PROPERTY_S:
