@@ -57,7 +57,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         print(f"ropespec: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
-        terminated = isinstance(e, signals.Terminated)
+        terminated = signals.terminated(e)
         print(f"ropespec: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
         return 143 if terminated else 130
 

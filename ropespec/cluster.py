@@ -80,8 +80,9 @@ def _stderr_held(said: list[str]):
 
 @contextlib.contextmanager
 def _signals_kept():
-    """Ray's core installs its own SIGTERM handler (it prints a stack and ends the process): ropespec's handlers, which
-    stop the run and report what finished, are put back once Ray has started."""
+    """Ray installs its own SIGTERM handlers while it starts (Python's, which exits, and its core's, which prints a
+    stack and ends the process): ropespec's, which stop the run and report what finished, are put back once Ray has
+    started."""
     main = threading.current_thread() is threading.main_thread()
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
     try:
@@ -89,6 +90,16 @@ def _signals_kept():
     finally:
         for s, handler in handlers.items():
             if handler is not None:
+                signal.signal(s, handler)
+
+
+def _rearm() -> None:
+    """Ray's core may install its signal handlers below Python's later still (as its threads start): each turn of the
+    run's loop puts Python's, and so ropespec's, back in place."""
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(s)
+            if callable(handler):
                 signal.signal(s, handler)
 
 
@@ -207,6 +218,7 @@ def check_on_cluster(
         for i in range(len(specs)):
             submit(i, 0)
         while pending:
+            _rearm()
             raise_if_signalled()
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
             for task in ready:

@@ -23,6 +23,12 @@ def _on_signal(signum, frame):
     raise kind()
 
 
+def terminated(e: KeyboardInterrupt) -> bool:
+    """Whether an interrupt stands for SIGTERM: its own type, or, where a library turned the exception our handler
+    raised into a plain KeyboardInterrupt (Ray's blocking calls do), the signal remembered."""
+    return isinstance(e, Terminated) or bool(_received) and _received[-1] is Terminated
+
+
 def raise_if_signalled() -> None:
     """Raise the interrupt a signal asked for, if one arrived and was swallowed on its way."""
     if _received:

@@ -159,14 +159,26 @@ def test_a_call_cut_short_leaves_no_stale_reply_in_the_report(tmp_path):
     from implementations import load_implementation
     from spec import Expect
 
-    (tmp_path / "slow.py").write_text("import time\ndef apply(x, positions):\n    time.sleep(1.0)\n    return x.copy()\n")
+    started, done = tmp_path / "started", tmp_path / "done"
+    (tmp_path / "slow.py").write_text(
+        f"import pathlib, time\ndef apply(x, positions):\n    pathlib.Path({str(started)!r}).touch()\n"
+        f"    time.sleep(1.5)\n    pathlib.Path({str(done)!r}).touch()\n    return x.copy()\n")
     s = load_implementation(f"{tmp_path / 'slow.py'}:apply", expect=Expect(head_dim=8), timeout=30)
     f = s.bind(s.expect)
     f.call(np.ones((1, 8)), np.zeros(1, dtype=np.int64))  # warm
-    timer = threading.Timer(0.3, _thread.interrupt_main)
-    timer.start()
+    started.unlink()
+    done.unlink()
+
+    def interrupt_once_the_call_runs():  # not on a clock: a loaded machine may start the call late
+        while not started.exists():
+            time.sleep(0.02)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_once_the_call_runs, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         f.call(np.ones((1, 8)), np.zeros(1, dtype=np.int64))
-    time.sleep(1.0)  # its reply arrives, unread
+    while not done.exists():  # its reply arrives, unread
+        time.sleep(0.02)
+    time.sleep(0.2)
     s.close()
     assert s.left_behind == [] and json.dumps(s.left_behind)

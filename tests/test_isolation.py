@@ -416,3 +416,23 @@ def test_libraries_a_factory_imports_when_called_are_preloaded(tmp_path, fresh_f
     impl.bind(Expect(head_dim=8, dtype="float64"))
     server = isolation.fork_server()
     assert server is not None and "mailbox" in server.preloaded
+
+
+def test_sigterm_stays_sigterm_when_a_library_turns_it_into_a_keyboard_interrupt():
+    """A blocking call of a library (Ray's ray.wait) runs ropespec's handler inside itself and raises a plain
+    KeyboardInterrupt instead of the Terminated it raised: the signal remembered still says SIGTERM (exit 143)."""
+    import signal as signal_module
+
+    from ropespec import signals
+
+    with signals.handled():
+        try:
+            try:
+                os.kill(os.getpid(), signal_module.SIGTERM)
+                time.sleep(5)
+            except KeyboardInterrupt:
+                raise KeyboardInterrupt from None  # what the library raises
+        except KeyboardInterrupt as e:
+            assert type(e) is KeyboardInterrupt and signals.terminated(e)
+    with signals.handled():
+        assert not signals.terminated(KeyboardInterrupt())  # a Ctrl-C is a Ctrl-C

@@ -165,7 +165,7 @@ def _run(args, specs, props, seed, replay, jobs, console: Console, cluster=None)
             error = str(e)
         except KeyboardInterrupt as e:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the report short
-            interrupted = "terminated" if isinstance(e, signals.Terminated) else "interrupted"
+            interrupted = "terminated" if signals.terminated(e) else "interrupted"
     return CheckResult(reports, seed, args.profile, allow_skip=args.allow_skip, explicit=bool(args.targets),
                        interrupted=interrupted, error=error)
 

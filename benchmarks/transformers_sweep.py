@@ -1,0 +1,107 @@
+"""Every RoPE model type of the installed transformers, checked: the table README holds.
+
+    python benchmarks/transformers_sweep.py [-j 2 | --cluster local] [--profile ci] [--only llama,stablelm] [--json PATH]
+
+Discovery (implementations.adapters.hf_models.discover) finds every model type whose modeling module defines a
+rotary embedding class of its own; each checkable one is checked with its own rotary embedding and apply function
+under its config class's defaults, against the expectation the config.json reader makes of that config, in float32
+and bfloat16 — on the matrix machinery: ropespec's -j runners, or a Ray cluster. Prints one row per model type
+(the expectation, the verdict per dtype, the words of what failed, seconds), then the model types that are not
+checked with the reason each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from datetime import date
+
+from verdict_time import machine  # benchmarks/: one way to name the machine
+
+from implementations.adapters import hf_models
+from ropespec import report
+from ropespec.cluster import Cluster, check_on_cluster
+from ropespec.inputs import implementation_specs
+from ropespec.results import CheckResult
+from ropespec.scheduler import check_in_processes
+
+DTYPES = ("float32", "bfloat16")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-j", type=int, default=2)
+    ap.add_argument("--cluster", help="a Ray head node's HOST:PORT, or local")
+    ap.add_argument("--profile", default="ci")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", help="comma-separated model types")
+    ap.add_argument("--json", help="write the run's report (ropespec check --json's schema)")
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    import transformers
+
+    found = hf_models.discover(tuple(args.only.split(",")) if args.only else None)
+    checkable = [f for f in found if f.checkable]
+    specs = []
+    for f in checkable:
+        expect = hf_models.expectation_of(f)
+        for dtype in DTYPES:
+            [spec] = implementation_specs([f"implementations.adapters.hf_models:{f.model_type}"], expect=expect,
+                                          array="torch", dtype=dtype)
+            specs.append(dict(spec, name=f"{f.model_type}[{dtype}]",
+                              configuration={"expect": f.model_type, "dtype": dtype, "layout": "nd"}))
+    t0 = time.perf_counter()
+    seconds: dict[str, float] = {}
+    started: dict[str, float] = {}
+
+    def finished(rep):
+        seconds[rep.impl.name] = time.perf_counter() - started.pop(rep.impl.name, t0)
+        print(f"{rep.impl.name}: {report.counts_text(rep.results)}", file=sys.stderr, flush=True)
+
+    def result(r):
+        started.setdefault(r.implementation, time.perf_counter())
+
+    shown = dict(on_result=result, on_implementation=finished)
+    if args.cluster:
+        with Cluster(args.cluster) as cluster:
+            reports = check_on_cluster(cluster, specs, None, profile=args.profile, seed=args.seed, replay=None, **shown)
+    else:
+        reports = check_in_processes(specs, None, profile=args.profile, seed=args.seed, replay=None, jobs=args.j,
+                                     **shown)
+    took = time.perf_counter() - t0
+    if args.json:
+        with open(args.json, "w") as out:
+            out.write(report.json_text(CheckResult(reports, args.seed, args.profile)))
+    by_type: dict[str, dict[str, object]] = {}
+    for rep in reports:
+        model_type, dtype = rep.impl.name[:-1].split("[")
+        by_type.setdefault(model_type, {})[dtype] = rep
+    print(f"`python benchmarks/transformers_sweep.py -j {args.j} --profile {args.profile}`, transformers "
+          f"{transformers.__version__}, {date.today()}, {machine()}: {len(found)} model types with a rotary embedding "
+          f"class of their own, {len(checkable)} checked ({len(specs)} implementations, {took:.0f} s)\n")
+    print("| model type | expectation | float32 | bfloat16 | failed (word) | s |")
+    print("|---|---|---|---|---|---|")
+    for f in checkable:
+        reps = by_type.get(f.model_type, {})
+        cells, words = [], []
+        for dtype in DTYPES:
+            rep = reps.get(dtype)
+            if rep is None:
+                cells.append("not run")
+                continue
+            bad = [r for r in rep.results if r.status in ("fail", "error")]
+            cells.append("held" if rep.checked and not bad else "fail" if bad else "skipped")
+            words += [f"{r.invariant} [{r.diagnosis or r.status}]" for r in bad]
+        secs = sum(seconds.get(f"{f.model_type}[{d}]", 0.0) for d in DTYPES)
+        expect = reps[DTYPES[0]].impl.expect.describe() if DTYPES[0] in reps and reps[DTYPES[0]].impl.expect else ""
+        print(f"| {f.model_type} | {expect} | {cells[0]} | {cells[1]} | {'; '.join(dict.fromkeys(words))} | {secs:.1f} |")
+    print("\nnot checked:\n")
+    for f in found:
+        if not f.checkable:
+            print(f"- {f.model_type}: {f.reason}")
+
+
+if __name__ == "__main__":
+    main()

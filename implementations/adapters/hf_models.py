@@ -1,0 +1,202 @@
+"""Every model type of the installed transformers whose modeling module has a rotary embedding of its own, found by
+name and signature (no hand list), and each one's rotary code as a factory.
+
+    ropespec check implementations.adapters.hf_models:stablelm --array torch --expect stablelm.json
+
+:func:`discover` lists every model type whose ``modeling_<module>.py`` defines a ``*RotaryEmbedding`` class, with
+what makes it checkable or why it is not (an apply function without the ``(q, k, cos, sin)`` signature, a rotary
+embedding that takes multi-axis position ids, a config the class defaults cannot build, a config the config.json
+reader cannot read). ``hf_models:<model_type>`` is the factory of one of them: it builds the rotary embedding from the
+model type's config class with its defaults (no weights), and calls it and the module's own ``apply_rotary_pos_emb``
+as the model's attention does; where the rotary embedding covers only the first dims and the apply function does not
+split them itself (StableLM, Persimmon: their attention does), the pass-through is joined as the attention joins it.
+The factory computes the default config's RoPE only: :func:`expectation` (the config.json reader on that config's
+``to_dict()``) says which, and any other expectation is declined, so a verdict is about the model's own code under its
+own defaults. Needs ``transformers`` and ``torch`` (``pip install -e '.[hf]'``).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ARRAY = "torch"
+#: the expectation's fields the default config fixes (dtype and how far to test are the run's)
+_FIXED = ("head_dim", "rope_theta", "convention", "rotary_dim", "rope_scaling", "mrope_section", "mrope_interleaved",
+          "axes_dims_rope", "axes_parity")
+
+
+@dataclass(frozen=True)
+class Found:
+    """One model type with a rotary embedding class of its own: how to build and call it, or why it is not checked."""
+
+    model_type: str
+    module: str  # transformers.models.<module>.modeling_<module>
+    config: str  # its config class
+    rotary: str | None = None
+    apply: str | None = None
+    reason: str | None = None  # None: checkable
+
+    @property
+    def checkable(self) -> bool:
+        return self.reason is None
+
+
+def _transformers_models() -> Path:
+    import transformers
+
+    return Path(transformers.__file__).parent / "models"
+
+
+@functools.lru_cache(maxsize=None)
+def discover(only: tuple[str, ...] | None = None) -> tuple[Found, ...]:
+    """Every model type whose modeling module defines a ``*RotaryEmbedding`` class (read from the source, then
+    imported and inspected; one per module, the module's own model type where several share it), checkable or with
+    the reason it is not (its expectation unreadable among them). ``only``: these model types alone (each module is
+    imported to be inspected: all of them take about 10 s)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES, model_type_to_module_name
+
+    models = _transformers_models()
+    by_module: dict[str, list[tuple[str, str]]] = {}
+    for model_type, config in sorted(CONFIG_MAPPING_NAMES.items()):
+        module = model_type_to_module_name(model_type)
+        path = models / module / f"modeling_{module}.py"
+        if path.is_file() and re.search(r"^class \w*RotaryEmbedding\(", path.read_text(), re.M):
+            by_module.setdefault(module, []).append((model_type, config))
+    out = []
+    for module, types in sorted(by_module.items()):  # one per module: its own model type (not a sub-model's, qwen2_vl_text)
+        model_type, config = min(types, key=lambda t: (t[0] != module, len(t[0]), t[0]))
+        if only is None or model_type in only:
+            out.append(_inspect(model_type, module, config))
+    return tuple(out)
+
+
+def _inspect(model_type: str, module: str, config: str) -> Found:
+    name = f"transformers.models.{module}.modeling_{module}"
+    found = Found(model_type, name, config)
+    try:
+        modeling = importlib.import_module(name)
+    except Exception as e:
+        return _with(found, reason=f"its modeling module does not import: {type(e).__name__}: {e}")
+    mine = lambda obj: getattr(obj, "__module__", None) == name  # noqa: E731  defined here, not imported
+    rotaries = [n for n, obj in vars(modeling).items() if inspect.isclass(obj) and n.endswith("RotaryEmbedding")
+                and mine(obj) and not re.search(r"Vision|Visual|Audio|Patch|2D|3D", n)]
+    if not rotaries:
+        return _with(found, reason="its only rotary embeddings are a vision or audio tower's")
+    rotary = min(rotaries, key=len)  # the text model's (Qwen2VLRotaryEmbedding before Qwen2VLTextRotaryEmbedding)
+    applies = [n for n, obj in vars(modeling).items() if n.startswith("apply_rotary_pos_emb") and inspect.isfunction(obj)
+               and list(inspect.signature(obj).parameters)[:4] == ["q", "k", "cos", "sin"]]
+    found = _with(found, rotary=rotary)
+    if "apply_rotary_pos_emb" not in applies:
+        return _with(found, reason="no apply_rotary_pos_emb(q, k, cos, sin) of its own"
+                     + (f" (it has {', '.join(applies)})" if applies else ""))
+    forward = list(inspect.signature(getattr(modeling, rotary).forward).parameters)
+    if forward[:3] != ["self", "x", "position_ids"]:
+        return _with(found, apply="apply_rotary_pos_emb",
+                     reason=f"its rotary embedding's forward takes ({', '.join(forward[1:])}), not (x, position_ids)")
+    found = _with(found, apply="apply_rotary_pos_emb")
+    try:
+        expect = expectation_of(found)
+    except Exception as e:  # the config.json reader cannot read the default config: said, and the reader's to mend
+        return _with(found, reason=f"the config.json reader: {e}")
+    if expect.multi_axis:
+        return _with(found, reason="multi-axis RoPE (M-RoPE position ids): the hf_axes adapters check these")
+    return found
+
+
+def _with(found: Found, **changes) -> Found:
+    return Found(**{**found.__dict__, **changes})
+
+
+def _found(model_type: str) -> Found:
+    for f in discover((model_type,)):
+        if f.model_type == model_type:
+            return f
+    raise ValueError(f"model_type {model_type!r}: no rotary embedding class of its own in this transformers")
+
+
+def _text_config(f: Found):
+    import transformers
+
+    cfg = getattr(transformers, f.config)()
+    text = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+    return text
+
+
+def expectation(model_type: str):
+    """The expectation the config.json reader makes of the model type's default config."""
+    return expectation_of(_found(model_type))
+
+
+def expectation_of(f: Found):
+    from spec.hfconfig import from_hf_config
+
+    return from_hf_config({"model_type": f.model_type, **_text_config(f).to_dict()})
+
+
+def factory(model_type: str):
+    """make(expect) running ``model_type``'s rotary embedding and apply function on rows x (n, head_dim)."""
+
+    def make(expect):
+        try:
+            import torch  # noqa: F401
+
+            f = _found(model_type)
+        except ImportError:
+            raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+        if not f.checkable:
+            raise NotImplementedError(f"transformers' {model_type}: {f.reason}")
+        own = expectation(model_type)
+        differ = [k for k in _FIXED if getattr(own, k, None) != getattr(expect, k, None)]
+        if differ:
+            raise NotImplementedError(f"this adapter computes {model_type}'s default config only "
+                                      f"({', '.join(f'{k} {getattr(own, k, None)!r}' for k in differ)})")
+        return _rope(f)
+
+    make.__name__ = make.__qualname__ = model_type
+    make.__doc__ = f"transformers' {model_type} rotary code under its config class's defaults."
+    return make
+
+
+def _rope(f: Found):
+    import torch
+
+    modeling = importlib.import_module(f.module)
+    rotary = getattr(modeling, f.rotary)(config=_text_config(f))
+    apply = getattr(modeling, f.apply)
+    split: list[bool] = []  # whether the attention, not apply, splits off the rotary dims (found on the first call)
+
+    def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
+        rotary.to(x.device)
+        with torch.no_grad():
+            q = x[None, None]  # (batch 1, heads 1, n, head_dim)
+            cos, sin = rotary(q, positions[None])
+            r = cos.shape[-1]
+            if r == x.shape[-1]:
+                return apply(q, q, cos, sin)[0][0, 0]
+            if not split:  # a shorter table: apply splits it off itself, or its attention does (then q's shape fails)
+                try:
+                    apply(q, q, cos, sin)
+                    split.append(False)
+                except RuntimeError:
+                    split.append(True)
+            if not split[0]:
+                return apply(q, q, cos, sin)[0][0, 0]
+            rotated = apply(q[..., :r], q[..., :r], cos, sin)[0]
+            return torch.cat([rotated, q[..., r:]], dim=-1)[0, 0]
+
+    return rope
+
+
+def __getattr__(name: str):
+    """``hf_models:<model_type>``: the factory of any model type :func:`discover` finds."""
+    if name.startswith("_"):
+        raise AttributeError(name)
+    return factory(name)
+
+
+__all__ = ["Found", "discover", "expectation", "expectation_of", "factory"]
