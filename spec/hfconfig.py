@@ -14,7 +14,8 @@ Keys read (transformers 4.57 and 5.x):
   transformers, and testing goes to factor times it; for yarn and longrope it fills a missing
   ``original_max_position_embeddings``, as 4.57 does; a top-level ``original_max_position_embeddings``, as
   Phi-3 has, is the original length, and the factor is then max_position_embeddings / original);
-* ``model_type`` and ``rope_interleave``: GPT-J, CodeGen and DeepSeek-V2 pair interleaved in place; a config
+* ``model_type`` and ``rope_interleave``: GPT-J, CodeGen, DeepSeek-V2, Cohere, ERNIE 4.5, GLM, Helium (and the
+  others of :data:`INTERLEAVED_MODEL_TYPES`) pair interleaved in place; a config
   with ``rope_interleave: true`` (DeepSeek-V3, where transformers makes it the default, and other MLA
   models) reads interleaved pairs and writes the half layout (convention ``rope_interleave``, as
   transformers' ``apply_rotary_pos_emb_interleave`` and the model repository's own code do); every other
@@ -36,7 +37,11 @@ from typing import Any
 
 from spec.expectation import FACTOR_MAX, RANGES, Expect, ExpectationError, _is_number, _short, load_json
 
-INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "glm4v_text")
+#: model types whose code pairs interleaved (its rotate_half takes x[..., ::2] and x[..., 1::2]); config.json does not
+#: say it, the model's code does (transformers 5.24's modeling modules, found by benchmarks/transformers_sweep.py)
+INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "glm4v_text", "cohere", "cohere2", "cohere2_moe",
+                           "ernie4_5", "ernie4_5_moe", "ernie4_5_vl_moe", "ernie4_5_vl_moe_text", "glm", "glm4",
+                           "glm_ocr", "glm_ocr_text", "helium", "moonshine_streaming", "openai_privacy_filter")
 #: model types whose transformers config defaults ``rope_interleave`` to true
 ROPE_INTERLEAVE_MODEL_TYPES = ("deepseek_v3",)
 _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
@@ -102,8 +107,9 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
     params = d.get("rope_parameters") or {}
     if not isinstance(params, dict):
         raise ExpectationError("config.json: rope_parameters", "must be an object")
-    if params and all(isinstance(v, dict) for v in params.values()):  # one per layer type (Gemma 3)
-        params = params.get("full_attention") or next(iter(params.values()))
+    if params and all(isinstance(v, dict) or v is None for v in params.values()):  # one per layer type (Gemma 3;
+        # None: those layers have no RoPE, as BEAM's full-attention ones)
+        params = params.get("full_attention") or next((v for v in params.values() if v), {})
     if d.get("qk_rope_head_dim"):
         head_dim = _int(d, "qk_rope_head_dim")
     elif d.get("head_dim"):

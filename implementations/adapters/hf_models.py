@@ -10,7 +10,10 @@ reader cannot read). ``hf_models:<model_type>`` is the factory of one of them: i
 model type's config class with its defaults (no weights), and calls it and the module's own ``apply_rotary_pos_emb``
 as the model's attention does; where the rotary embedding covers only the first dims and the apply function does not
 split them itself (StableLM, Persimmon: their attention does), the pass-through is joined as the attention joins it.
-The factory computes the default config's RoPE only: :func:`expectation` (the config.json reader on that config's
+Where the config reads pairs interleaved (``rope_interleave``) the apply function is
+``apply_rotary_pos_emb_interleave``, and where it holds one ``rope_parameters`` per layer type the full-attention
+layers' table is the one checked, as the attention of those layers calls them. The factory computes the default
+config's RoPE only: :func:`expectation` (the config.json reader on that config's
 ``to_dict()``) says which, and any other expectation is declined, so a verdict is about the model's own code under its
 own defaults. Needs ``transformers`` and ``torch`` (``pip install -e '.[hf]'``).
 """
@@ -23,6 +26,8 @@ import inspect
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from spec.hfconfig import from_hf_config
 
 ARRAY = "torch"
 #: the expectation's fields the default config fixes (dtype and how far to test are the run's)
@@ -58,6 +63,15 @@ def discover(only: tuple[str, ...] | None = None) -> tuple[Found, ...]:
     imported and inspected; one per module, the module's own model type where several share it), checkable or with
     the reason it is not (its expectation unreadable among them). ``only``: these model types alone (each module is
     imported to be inspected: all of them take about 10 s)."""
+    return tuple(_inspect(model_type, module, config) for model_type, module, config in candidates()
+                 if only is None or model_type in only)
+
+
+@functools.lru_cache(maxsize=None)
+def candidates() -> tuple[tuple[str, str, str], ...]:
+    """(model type, module, config class) of every modeling module whose source defines a ``*RotaryEmbedding`` class,
+    read without importing it: one per module, the module's own model type where several share it (qwen2_vl, not
+    qwen2_vl_text)."""
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES, model_type_to_module_name
 
     models = _transformers_models()
@@ -68,10 +82,9 @@ def discover(only: tuple[str, ...] | None = None) -> tuple[Found, ...]:
         if path.is_file() and re.search(r"^class \w*RotaryEmbedding\(", path.read_text(), re.M):
             by_module.setdefault(module, []).append((model_type, config))
     out = []
-    for module, types in sorted(by_module.items()):  # one per module: its own model type (not a sub-model's, qwen2_vl_text)
+    for module, types in sorted(by_module.items()):
         model_type, config = min(types, key=lambda t: (t[0] != module, len(t[0]), t[0]))
-        if only is None or model_type in only:
-            out.append(_inspect(model_type, module, config))
+        out.append((model_type, module, config))
     return tuple(out)
 
 
@@ -91,14 +104,19 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     applies = [n for n, obj in vars(modeling).items() if n.startswith("apply_rotary_pos_emb") and inspect.isfunction(obj)
                and list(inspect.signature(obj).parameters)[:4] == ["q", "k", "cos", "sin"]]
     found = _with(found, rotary=rotary)
-    if "apply_rotary_pos_emb" not in applies:
-        return _with(found, reason="no apply_rotary_pos_emb(q, k, cos, sin) of its own"
+    # the function its attention calls: the interleave one where the config reads pairs interleaved (DeepSeek-V3's MLA)
+    wanted = ("apply_rotary_pos_emb_interleave" if _rope_interleave(found) else "apply_rotary_pos_emb")
+    if wanted not in applies:
+        return _with(found, reason=f"no {wanted}(q, k, cos, sin) of its own"
                      + (f" (it has {', '.join(applies)})" if applies else ""))
     forward = list(inspect.signature(getattr(modeling, rotary).forward).parameters)
-    if forward[:3] != ["self", "x", "position_ids"]:
-        return _with(found, apply="apply_rotary_pos_emb",
+    if forward[:3] != ["self", "x", "position_ids"] or any(p not in ("layer_type",) and
+                                                             inspect.signature(getattr(modeling, rotary).forward)
+                                                             .parameters[p].default is inspect.Parameter.empty
+                                                             for p in forward[3:]):
+        return _with(found, apply=wanted,
                      reason=f"its rotary embedding's forward takes ({', '.join(forward[1:])}), not (x, position_ids)")
-    found = _with(found, apply="apply_rotary_pos_emb")
+    found = _with(found, apply=wanted)
     try:
         expect = expectation_of(found)
     except Exception as e:  # the config.json reader cannot read the default config: said, and the reader's to mend
@@ -106,6 +124,23 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     if expect.multi_axis:
         return _with(found, reason="multi-axis RoPE (M-RoPE position ids): the hf_axes adapters check these")
     return found
+
+
+def _rope_interleave(f: Found) -> bool:
+    try:
+        return bool(getattr(_text_config(f), "rope_interleave", False))
+    except Exception:  # the config does not build: said where it is built
+        return False
+
+
+def _layer_type(config) -> str | None:
+    """The layer type whose table is checked where a config holds one rope_parameters per layer type (Gemma 3,
+    ModernBERT, OLMo 3): full attention's, as the config.json reader reads them, else the first that has RoPE."""
+    params = getattr(config, "rope_parameters", None)
+    if isinstance(params, dict) and params and all(isinstance(v, dict) or v is None for v in params.values()):
+        with_rope = [k for k, v in params.items() if isinstance(v, dict)]  # None: those layers have no RoPE (BEAM)
+        return "full_attention" if "full_attention" in with_rope else with_rope[0] if with_rope else None
+    return None
 
 
 def _with(found: Found, **changes) -> Found:
@@ -133,8 +168,6 @@ def expectation(model_type: str):
 
 
 def expectation_of(f: Found):
-    from spec.hfconfig import from_hf_config
-
     return from_hf_config({"model_type": f.model_type, **_text_config(f).to_dict()})
 
 
@@ -166,15 +199,18 @@ def _rope(f: Found):
     import torch
 
     modeling = importlib.import_module(f.module)
-    rotary = getattr(modeling, f.rotary)(config=_text_config(f))
+    config = _text_config(f)
+    rotary = getattr(modeling, f.rotary)(config=config)
     apply = getattr(modeling, f.apply)
+    layer = _layer_type(config)
+    extra = (layer,) if layer is not None and "layer_type" in inspect.signature(rotary.forward).parameters else ()
     split: list[bool] = []  # whether the attention, not apply, splits off the rotary dims (found on the first call)
 
     def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
         rotary.to(x.device)
         with torch.no_grad():
             q = x[None, None]  # (batch 1, heads 1, n, head_dim)
-            cos, sin = rotary(q, positions[None])
+            cos, sin = rotary(q, positions[None], *extra)
             r = cos.shape[-1]
             if r == x.shape[-1]:
                 return apply(q, q, cos, sin)[0][0, 0]
@@ -199,4 +235,4 @@ def __getattr__(name: str):
     return factory(name)
 
 
-__all__ = ["Found", "discover", "expectation", "expectation_of", "factory"]
+__all__ = ["Found", "candidates", "discover", "expectation", "expectation_of", "factory"]

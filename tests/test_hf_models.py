@@ -1,0 +1,49 @@
+"""Every RoPE model type of the installed transformers, found by name and signature (implementations/adapters/
+hf_models.py), and a fixed few of them checked here as the sweep checks them all (benchmarks/transformers_sweep.py):
+the model's own rotary embedding and apply function under its config class's defaults, against the expectation the
+config.json reader makes of that config."""
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from implementations.adapters import hf_models  # noqa: E402
+from ropespec import check  # noqa: E402
+
+#: plain Llama; partial rotary that the apply function splits itself (Phi-3's, GPT-NeoX's) and that its attention
+#: splits (StableLM); interleaved pairs (Cohere); and one the adapter cannot call (a vision tower's only)
+SUBSET = ("llama", "gpt_neox", "stablelm", "cohere", "pixtral")
+
+
+def test_discovery_reads_every_modeling_module_and_keeps_one_model_type_each():
+    found = hf_models.candidates()
+    types = [t for t, _, _ in found]
+    assert len(found) >= 180 and len(set(m for _, m, _ in found)) == len(found)
+    assert {"llama", "stablelm", "cohere", "qwen2_vl", "gpt_neox"} <= set(types)
+    assert "qwen2_vl_text" not in types  # a sub-model of qwen2_vl's module
+
+
+@pytest.fixture(scope="module")
+def subset():
+    return {f.model_type: f for f in hf_models.discover(SUBSET)}
+
+
+def test_a_model_type_that_cannot_be_checked_says_why(subset):
+    assert not subset["pixtral"].checkable and "vision" in subset["pixtral"].reason
+
+
+@pytest.mark.parametrize("model_type", [t for t in SUBSET if t != "pixtral"])
+def test_the_subset_holds_under_its_own_config(model_type, subset):
+    f = subset[model_type]
+    assert f.checkable, f.reason
+    expect = hf_models.expectation_of(f)
+    result = check(f"implementations.adapters.hf_models:{model_type}", expect, array="torch", profile="ci", seed=1,
+                   invariants=["rope.conformance", "rope.partial-passthrough"])
+    assert result.passed, result.report()
+
+
+def test_another_expectation_is_declined_not_checked(subset):
+    result = check("implementations.adapters.hf_models:llama", "llama3.1-8b", array="torch", profile="ci", seed=1,
+                   invariants=["rope.conformance"], allow_skip=True)
+    assert result.unchecked and "default config only" in result.nothing_checked()[0], result.report()
