@@ -3,8 +3,9 @@
 Keys read (transformers 4.57 and 5.x):
 
 * the language model's keys: a multimodal config's ``text_config`` (Gemma 3, Llama 4, Qwen2-VL);
-* ``head_dim``, else ``hidden_size // num_attention_heads``, else GPT-J's and CodeGen's ``n_embd // n_head``
-  (DeepSeek: ``qk_rope_head_dim``);
+* ``head_dim``, else Zamba2's ``attention_head_dim``, else JetMoE's and ChatGLM's ``kv_channels``, else
+  ``hidden_size // num_attention_heads``, else GPT-J's and CodeGen's ``n_embd // n_head`` (DeepSeek:
+  ``qk_rope_head_dim``);
 * ``rope_theta``, or 5.x's ``rope_parameters["rope_theta"]``, or GPT-NeoX's ``rotary_emb_base``
   (default 10000);
 * ``partial_rotary_factor`` (also inside ``rope_parameters``), GPT-NeoX's ``rotary_pct``, GPT-J's ``rotary_dim``;
@@ -114,6 +115,10 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
         head_dim = _int(d, "qk_rope_head_dim")
     elif d.get("head_dim"):
         head_dim = _int(d, "head_dim")
+    elif d.get("attention_head_dim"):  # Zamba2 (its attention is twice hidden_size wide)
+        head_dim = _int(d, "attention_head_dim")
+    elif d.get("kv_channels"):  # JetMoE, ChatGLM
+        head_dim = _int(d, "kv_channels")
     elif "hidden_size" in d or "n_embd" not in d:
         head_dim = _int(d, "hidden_size") // _int(d, "num_attention_heads")
     else:  # GPT-J, CodeGen

@@ -180,3 +180,22 @@ def test_a_multi_axis_config_whose_sections_do_not_add_up_is_one_line():
     with pytest.raises(ExpectationError) as info:
         from_hf_config(bad)
     assert str(info.value).startswith("config.json: mrope_section: must be ") and "(sum 56)" in str(info.value)
+
+
+def test_the_keys_the_transformers_sweep_found_missing():
+    """What the sweep over every RoPE model type of transformers showed the reader lacked (benchmarks/
+    transformers_sweep.py): head dims under Zamba2's and JetMoE's keys, the model types whose code pairs interleaved,
+    and per-layer-type rope_parameters where some layers have no RoPE (BEAM)."""
+    from spec.hfconfig import from_hf_config
+
+    zamba2 = from_hf_config({"model_type": "zamba2", "hidden_size": 2560, "num_attention_heads": 32,
+                             "attention_head_dim": 160, "kv_channels": 80, "rope_theta": 10000.0})
+    jetmoe = from_hf_config({"model_type": "jetmoe", "hidden_size": 2048, "num_attention_heads": 32, "kv_channels": 128,
+                             "rope_theta": 10000.0})
+    assert (zamba2.head_dim, jetmoe.head_dim) == (160, 128)
+    for model_type in ("cohere", "ernie4_5", "glm4", "helium"):
+        assert from_hf_config({"model_type": model_type, "hidden_size": 1024, "num_attention_heads": 8,
+                               "rope_theta": 10000.0}).convention == "interleaved", model_type
+    beam = from_hf_config({"model_type": "beam", "hidden_size": 1024, "num_attention_heads": 8, "rope_parameters": {
+        "sliding_attention": {"rope_type": "default", "rope_theta": 20000.0}, "full_attention": None}})
+    assert beam.rope_theta == 20000.0
