@@ -10,7 +10,8 @@ Keys read (transformers 4.57 and 5.x):
   (default 10000);
 * ``partial_rotary_factor`` (also inside ``rope_parameters``), GPT-NeoX's ``rotary_pct``, GPT-J's ``rotary_dim``;
 * ``rope_scaling`` (4.57), or the scaling keys of ``rope_parameters`` (5.x) when its rope_type is not default
-  (Gemma 3's per-layer-type ``rope_parameters``: those of ``full_attention``);
+  (Gemma 3's per-layer-type ``rope_parameters``: those of ``full_attention``, else of the first layer type by name
+  that has RoPE);
 * ``max_position_embeddings`` or GPT-J's ``n_positions`` (how far to test; for ``dynamic`` it is also the original length, as in
   transformers, and testing goes to factor times it; for yarn and longrope it fills a missing
   ``original_max_position_embeddings``, as 4.57 does; a top-level ``original_max_position_embeddings``, as
@@ -110,7 +111,7 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
         raise ExpectationError("config.json: rope_parameters", "must be an object")
     if params and all(isinstance(v, dict) or v is None for v in params.values()):  # one per layer type (Gemma 3;
         # None: those layers have no RoPE, as BEAM's full-attention ones)
-        params = params.get("full_attention") or next((v for v in params.values() if v), {})
+        params = params.get("full_attention") or next((params[k] for k in sorted(params) if params[k]), {})
     if d.get("qk_rope_head_dim"):
         head_dim = _int(d, "qk_rope_head_dim")
     elif d.get("head_dim"):

@@ -135,10 +135,11 @@ def _rope_interleave(f: Found) -> bool:
 
 def _layer_type(config) -> str | None:
     """The layer type whose table is checked where a config holds one rope_parameters per layer type (Gemma 3,
-    ModernBERT, OLMo 3): full attention's, as the config.json reader reads them, else the first that has RoPE."""
+    ModernBERT, OLMo 3): full attention's, as the config.json reader reads them, else the first by name that has
+    RoPE."""
     params = getattr(config, "rope_parameters", None)
     if isinstance(params, dict) and params and all(isinstance(v, dict) or v is None for v in params.values()):
-        with_rope = [k for k, v in params.items() if isinstance(v, dict)]  # None: those layers have no RoPE (BEAM)
+        with_rope = sorted(k for k, v in params.items() if isinstance(v, dict))  # None: no RoPE there (BEAM)
         return "full_attention" if "full_attention" in with_rope else with_rope[0] if with_rope else None
     return None
 
@@ -155,11 +156,18 @@ def _found(model_type: str) -> Found:
 
 
 def _text_config(f: Found):
+    """The config the model type's rotary embedding is built from: the one its ``__init__``'s annotation names among
+    the model's config and its sub-configs (PE Video's encoder config), else the text model's."""
     import transformers
 
     cfg = getattr(transformers, f.config)()
     text = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
-    return text
+    if f.rotary is None:
+        return text
+    wanted = inspect.signature(getattr(importlib.import_module(f.module), f.rotary).__init__).parameters.get("config")
+    name = getattr(wanted.annotation, "__name__", wanted.annotation) if wanted is not None else None
+    subs = [cfg, text, *(v for v in vars(cfg).values() if isinstance(v, transformers.PretrainedConfig))]
+    return next((c for c in subs if isinstance(name, str) and type(c).__name__ == name), text)
 
 
 def expectation(model_type: str):
