@@ -109,6 +109,8 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     if wanted not in applies:
         return _with(found, reason=f"no {wanted}(q, k, cos, sin) of its own"
                      + (f" (it has {', '.join(applies)})" if applies else ""))
+    if "mrope" in inspect.getsource(getattr(modeling, rotary).forward):  # one row of positions per axis
+        return _with(found, reason="multi-axis RoPE (M-RoPE position ids): the hf_axes adapters check these")
     forward = list(inspect.signature(getattr(modeling, rotary).forward).parameters)
     if forward[:3] != ["self", "x", "position_ids"] or any(p not in ("layer_type",) and
                                                              inspect.signature(getattr(modeling, rotary).forward)
@@ -156,8 +158,8 @@ def _found(model_type: str) -> Found:
 
 
 def _text_config(f: Found):
-    """The config the model type's rotary embedding is built from: the one its ``__init__``'s annotation names among
-    the model's config and its sub-configs (PE Video's encoder config), else the text model's."""
+    """The config the model type's rotary embedding is built from: the sub-config its ``__init__``'s annotation names
+    (PE Video's encoder config), else the text model's."""
     import transformers
 
     cfg = getattr(transformers, f.config)()
@@ -166,7 +168,9 @@ def _text_config(f: Found):
         return text
     wanted = inspect.signature(getattr(importlib.import_module(f.module), f.rotary).__init__).parameters.get("config")
     name = getattr(wanted.annotation, "__name__", wanted.annotation) if wanted is not None else None
-    subs = [cfg, text, *(v for v in vars(cfg).values() if isinstance(v, transformers.PretrainedConfig))]
+    # a sub-config the annotation names (an encoder's); not the outer config, which some annotate but whose model
+    # hands its text config over (Qwen2-VL)
+    subs = [text, *(v for v in vars(cfg).values() if isinstance(v, transformers.PretrainedConfig))]
     return next((c for c in subs if isinstance(name, str) and type(c).__name__ == name), text)
 
 
