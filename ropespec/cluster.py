@@ -181,6 +181,10 @@ def _task(job: Job, cwd: str, path: list[str]) -> Iterator:
         yield message
 
 
+def _needs_gpu(spec: dict) -> bool:
+    return str(spec.get("device") or "cpu").startswith("cuda")
+
+
 def check_on_cluster(
     cluster: Cluster,
     specs: list[dict],
@@ -201,6 +205,8 @@ def check_on_cluster(
     results of an attempt that was lost (dropped before its retry). On Ctrl-C or SIGTERM every task still running is
     cancelled and ``into`` holds what finished. Raises TargetError when a TARGET does not load."""
     ray = cluster.ray
+    if any(_needs_gpu(s) for s in specs) and not ray.cluster_resources().get("GPU"):  # its tasks would wait forever
+        raise UsageError("--device cuda: the Ray cluster has no GPU for its tasks (ray status lists its resources)")
     collector = Collector(specs, on_result=on_result, on_implementation=on_implementation, on_progress=on_progress,
                           into=into)
     remote = ray.remote(_task)
@@ -208,9 +214,8 @@ def check_on_cluster(
     pending: dict = {}
 
     def submit(i: int, attempt: int) -> None:
-        gpu = str(specs[i].get("device") or "cpu").startswith("cuda")
         job = Job(i, specs[i], invariant_ids, profile, seed, replay)
-        task = remote.options(num_cpus=1, num_gpus=1 if gpu else 0, max_retries=0,
+        task = remote.options(num_cpus=1, num_gpus=1 if _needs_gpu(specs[i]) else 0, max_retries=0,
                               name=f"ropespec:{specs[i]['name'] or i}")
         pending[task.remote(job, cwd, path)] = (i, attempt)
 

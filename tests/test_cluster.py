@@ -81,6 +81,23 @@ def _targets(tmp_path: Path) -> Path:
     return path
 
 
+class _NoGpu:
+    class ray:
+        @staticmethod
+        def cluster_resources():
+            return {"CPU": 2.0}
+
+
+def test_a_cuda_check_on_a_cluster_without_a_gpu_is_bad_usage_not_a_wait():
+    """A task asking for a GPU that no node has would wait for ever: said before any task is submitted."""
+    from ropespec.cluster import check_on_cluster
+    from ropespec.inputs import UsageError
+
+    with pytest.raises(UsageError, match="the Ray cluster has no GPU"):
+        check_on_cluster(_NoGpu(), [{"name": "k", "target": "k.py:f", "device": "cuda"}], None, profile="ci", seed=1,
+                         replay=None)
+
+
 def _ray_processes() -> set[int]:
     """Processes of a Ray cluster on this machine: its own (raylet, GCS, workers: their command line names a Ray
     session) and whatever runs below its workers (ropespec's workers: they inherit the raylet's pid in the
