@@ -44,3 +44,18 @@ _FIRST = ("tests/test_readme.py::test_readme_command[ropespec check]",
 
 def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: not item.nodeid.startswith(_FIRST))
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_kept():
+    """A test leaves SIGINT's and SIGTERM's handlers as it found them (a leaked SIG_IGN makes a later test's
+    interrupt vanish): one that does not fails, naming them, and the handlers are put back."""
+    import signal
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    after = {s: signal.getsignal(s) for s in before}
+    changed = {s.name: (before[s], after[s]) for s in before if after[s] is not before[s]}
+    for s, handler in before.items():
+        signal.signal(s, handler)
+    assert not changed, f"the test left signal handlers changed: {changed}"
