@@ -109,17 +109,11 @@ class Cluster:
     def __init__(self, address: str, *, num_cpus: int | None = None):
         self.address = address
         self.local = parse_address(address) is None
-        self.ray = _ray()
+        self.ray = None
         self.num_cpus = num_cpus
 
     def __enter__(self) -> "Cluster":
-        ray = self.ray
-        quiet = dict(log_to_driver=False, logging_level=logging.ERROR, configure_logging=True)
-        if self.local:  # on loopback, with this machine's cores (or num_cpus): nothing reachable from outside
-            with _signals_kept():
-                ray.init(address="local", num_cpus=self.num_cpus or os.cpu_count() or 1, include_dashboard=False,
-                         _node_ip_address="127.0.0.1", **quiet)  # a new cluster even where one runs already
-        else:
+        if not self.local:  # an address nothing answers on is said before Ray is even imported
             host, port = parse_address(self.address)
             try:
                 socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
@@ -127,6 +121,13 @@ class Cluster:
                 raise UsageError(f"--cluster: cannot reach a Ray head node at {host}:{port} "
                                  f"({e.strerror or type(e).__name__}); start one with 'ray start --head' "
                                  f"or use --cluster local") from None
+        ray = self.ray = _ray()
+        quiet = dict(log_to_driver=False, logging_level=logging.ERROR, configure_logging=True)
+        if self.local:  # on loopback, with this machine's cores (or num_cpus): nothing reachable from outside
+            with _signals_kept():
+                ray.init(address="local", num_cpus=self.num_cpus or os.cpu_count() or 1, include_dashboard=False,
+                         _node_ip_address="127.0.0.1", **quiet)  # a new cluster even where one runs already
+        else:
             # Ray tries once a second for this many seconds (20 by default), each try a warning on stderr
             os.environ.setdefault("RAY_gcs_server_port_wait_time_s", str(round(CONNECT_TIMEOUT_S)))
             said: list[str] = []

@@ -125,7 +125,26 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
         return _with(found, reason=f"the config.json reader: {e}")
     if expect.multi_axis:
         return _with(found, reason="multi-axis RoPE (M-RoPE position ids): the hf_axes adapters check these")
+    if "mrope" in inspect.getsource(getattr(modeling, rotary)):
+        # an M-RoPE model's text tokens (t = h = w) are 1-D RoPE where its code takes one row of positions, as
+        # Qwen2-VL's does; GLM-4V's splits its table by axis and cannot
+        try:
+            rope = _rope(found)
+        except Exception as e:  # the model's own code under its own defaults: said, not hidden as multi-axis
+            return _with(found, reason=f"its rotary embedding does not build under its config class's defaults: "
+                                       f"{type(e).__name__}: {e}")
+        try:
+            rope(_torch().zeros((2, expect.head_dim)), _torch().arange(2))
+        except Exception:
+            return _with(found, reason="multi-axis RoPE whose default config needs M-RoPE position ids (3, batch, n) "
+                                       "even for text: the hf_axes adapters check these")
     return found
+
+
+def _torch():
+    import torch
+
+    return torch
 
 
 def _rope_interleave(f: Found) -> bool:
