@@ -4,6 +4,7 @@ and nothing the target started outlives the run."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import textwrap
@@ -175,8 +176,14 @@ def test_a_call_cut_short_leaves_no_stale_reply_in_the_report(tmp_path):
         _thread.interrupt_main()
 
     threading.Thread(target=interrupt_once_the_call_runs, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        f.call(np.ones((1, 8)), np.zeros(1, dtype=np.int64))
+    # Python's own Ctrl-C handler for the call: a run started in the background by a shell without job control (CI)
+    # inherits SIGINT ignored, and interrupt_main then does nothing
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            f.call(np.ones((1, 8)), np.zeros(1, dtype=np.int64))
+    finally:
+        signal.signal(signal.SIGINT, saved)
     while not done.exists():  # its reply arrives, unread
         time.sleep(0.02)
     time.sleep(0.2)
