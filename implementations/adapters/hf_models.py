@@ -111,11 +111,10 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
                      + (f" (it has {', '.join(applies)})" if applies else ""))
     if "mrope" in inspect.getsource(getattr(modeling, rotary).forward):  # one row of positions per axis
         return _with(found, reason="multi-axis RoPE (M-RoPE position ids): the hf_axes adapters check these")
-    forward = list(inspect.signature(getattr(modeling, rotary).forward).parameters)
-    if forward[:3] != ["self", "x", "position_ids"] or any(p not in ("layer_type",) and
-                                                             inspect.signature(getattr(modeling, rotary).forward)
-                                                             .parameters[p].default is inspect.Parameter.empty
-                                                             for p in forward[3:]):
+    params = inspect.signature(getattr(modeling, rotary).forward).parameters
+    forward = list(params)
+    required = [p for p in forward[3:] if p != "layer_type" and params[p].default is inspect.Parameter.empty]
+    if forward[:3] != ["self", "x", "position_ids"] or required:
         return _with(found, apply=wanted,
                      reason=f"its rotary embedding's forward takes ({', '.join(forward[1:])}), not (x, position_ids)")
     found = _with(found, apply=wanted)
