@@ -4,7 +4,8 @@ Keys read (transformers 4.57 and 5.x):
 
 * the language model's keys: a multimodal config's ``text_config`` (Gemma 3, Llama 4, Qwen2-VL);
 * ``head_dim``, else Zamba2's ``attention_head_dim``, else JetMoE's and ChatGLM's ``kv_channels``, else
-  ``hidden_size // num_attention_heads``, else GPT-J's and CodeGen's ``n_embd // n_head`` (DeepSeek:
+  ``hidden_size // num_attention_heads`` (DBRX: ``d_model // n_heads``; Moonshine: its
+  ``decoder_num_attention_heads``), else GPT-J's and CodeGen's ``n_embd // n_head`` (DeepSeek:
   ``qk_rope_head_dim``);
 * ``rope_theta``, or 5.x's ``rope_parameters["rope_theta"]``, or GPT-NeoX's ``rotary_emb_base``
   (default 10000);
@@ -43,12 +44,15 @@ from spec.expectation import FACTOR_MAX, RANGES, Expect, ExpectationError, _is_n
 #: say it, the model's code does (transformers 5.24's modeling modules, found by benchmarks/transformers_sweep.py)
 INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "glm4v_text", "cohere", "cohere2", "cohere2_moe",
                            "ernie4_5", "ernie4_5_moe", "ernie4_5_vl_moe", "ernie4_5_vl_moe_text", "glm", "glm4",
-                           "glm_ocr", "glm_ocr_text", "helium", "moonshine_streaming", "openai_privacy_filter")
+                           "glm_ocr", "glm_ocr_text", "helium", "moonshine", "moonshine_streaming",
+                           "openai_privacy_filter")
 #: model types whose transformers config defaults ``rope_interleave`` to true
 ROPE_INTERLEAVE_MODEL_TYPES = ("deepseek_v3",)
 _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
 
 
+#: where a config keeps its number of attention heads: most, DBRX's, Moonshine's (its decoder's, as its encoder's)
+_HEAD_COUNTS = ("num_attention_heads", "n_heads", "decoder_num_attention_heads")
 #: keys only a config with a rotary embedding has
 ROTARY_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base", "rotary_pct", "rotary_dim",
                "partial_rotary_factor", "qk_rope_head_dim", "rope_interleave", "axes_dims_rope", "rope_axes_dim")
@@ -121,7 +125,9 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
     elif d.get("kv_channels"):  # JetMoE, ChatGLM
         head_dim = _int(d, "kv_channels")
     elif "hidden_size" in d or "n_embd" not in d:
-        head_dim = _int(d, "hidden_size") // _int(d, "num_attention_heads")
+        size = "hidden_size" if "hidden_size" in d or "d_model" not in d else "d_model"  # DBRX: d_model, n_heads
+        heads = next((k for k in _HEAD_COUNTS if d.get(k) is not None), "num_attention_heads")
+        head_dim = _int(d, size) // _int(d, heads)
     else:  # GPT-J, CodeGen
         head_dim = _int(d, "n_embd") // _int(d, "n_head")
     out: dict[str, Any] = {"head_dim": head_dim}

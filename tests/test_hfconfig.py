@@ -184,7 +184,7 @@ def test_a_multi_axis_config_whose_sections_do_not_add_up_is_one_line():
 
 def test_the_keys_the_transformers_sweep_found_missing():
     """What the sweep over every RoPE model type of transformers showed the reader lacked (benchmarks/
-    transformers_sweep.py): head dims under Zamba2's and JetMoE's keys, the model types whose code pairs interleaved,
+    transformers_sweep.py): head dims and head counts under Zamba2's, JetMoE's, DBRX's and Moonshine's keys, the model types whose code pairs interleaved,
     and per-layer-type rope_parameters where some layers have no RoPE (BEAM)."""
     from spec.hfconfig import from_hf_config
 
@@ -192,8 +192,11 @@ def test_the_keys_the_transformers_sweep_found_missing():
                              "attention_head_dim": 160, "kv_channels": 80, "rope_theta": 10000.0})
     jetmoe = from_hf_config({"model_type": "jetmoe", "hidden_size": 2048, "num_attention_heads": 32, "kv_channels": 128,
                              "rope_theta": 10000.0})
-    assert (zamba2.head_dim, jetmoe.head_dim) == (160, 128)
-    for model_type in ("cohere", "ernie4_5", "glm4", "helium"):
+    dbrx = from_hf_config({"model_type": "dbrx", "d_model": 2048, "n_heads": 16, "rope_theta": 10000.0})
+    moonshine = from_hf_config({"model_type": "moonshine", "hidden_size": 288, "decoder_num_attention_heads": 8,
+                                "encoder_num_attention_heads": 8, "rope_theta": 10000.0})
+    assert (zamba2.head_dim, jetmoe.head_dim, dbrx.head_dim, moonshine.head_dim) == (160, 128, 128, 36)
+    for model_type in ("cohere", "ernie4_5", "glm4", "helium", "moonshine"):
         assert from_hf_config({"model_type": model_type, "hidden_size": 1024, "num_attention_heads": 8,
                                "rope_theta": 10000.0}).convention == "interleaved", model_type
     beam = from_hf_config({"model_type": "beam", "hidden_size": 1024, "num_attention_heads": 8, "rope_parameters": {
