@@ -23,7 +23,7 @@ from verdict_time import machine  # benchmarks/: one way to name the machine
 from implementations.adapters import hf_models
 from ropespec import report
 from ropespec.cluster import Cluster, check_on_cluster
-from ropespec.inputs import implementation_specs
+from ropespec.commands import matrix
 from ropespec.results import CheckResult
 from ropespec.scheduler import check_in_processes
 
@@ -44,24 +44,21 @@ def main() -> None:
 
     found = hf_models.discover(tuple(args.only.split(",")) if args.only else None)
     checkable = [f for f in found if f.checkable]
-    specs = []
+    specs = []  # one TARGET per model type, in the matrix of its own expectation and the two dtypes
     for f in checkable:
-        expect = hf_models.expectation_of(f)
-        for dtype in DTYPES:
-            [spec] = implementation_specs([f"implementations.adapters.hf_models:{f.model_type}"], expect=expect,
-                                          array="torch", dtype=dtype)
-            specs.append(dict(spec, name=f"{f.model_type}[{dtype}]",
-                              configuration={"expect": f.model_type, "dtype": dtype, "layout": "nd"}))
+        configs = [matrix.Configuration(f.model_type, hf_models.expectation_of(f), dtype, "nd") for dtype in DTYPES]
+        specs += matrix.specs_for([f"implementations.adapters.hf_models:{f.model_type}"], configs,
+                                  lambda c: dict(array="torch", dtype=c.dtype))
     t0 = time.perf_counter()
-    seconds: dict[str, float] = {}
-    started: dict[str, float] = {}
+    seconds: dict[str, float] = {}  # its warm-up, then from its first result to its last (what the runner reports)
+    first: dict[str, float] = {}
 
     def finished(rep):
-        seconds[rep.impl.name] = time.perf_counter() - started.pop(rep.impl.name, t0)
+        seconds[rep.impl.name] = (rep.impl.warmup_seconds or 0.0) + time.perf_counter() - first.pop(rep.impl.name, t0)
         print(f"{rep.impl.name}: {report.counts_text(rep.results)}", file=sys.stderr, flush=True)
 
     def result(r):
-        started.setdefault(r.implementation, time.perf_counter())
+        first.setdefault(r.implementation, time.perf_counter())
 
     shown = dict(on_result=result, on_implementation=finished)
     if args.cluster:
@@ -76,12 +73,11 @@ def main() -> None:
             out.write(report.json_text(CheckResult(reports, args.seed, args.profile)))
     by_type: dict[str, dict[str, object]] = {}
     for rep in reports:
-        model_type, dtype = rep.impl.name[:-1].split("[")
-        by_type.setdefault(model_type, {})[dtype] = rep
+        by_type.setdefault(rep.impl.configuration["expect"], {})[rep.impl.configuration["dtype"]] = rep
     print(f"`python benchmarks/transformers_sweep.py -j {args.j} --profile {args.profile}`, transformers "
           f"{transformers.__version__}, {date.today()}, {machine()}: {len(found)} model types with a rotary embedding "
           f"class of their own, {len(checkable)} checked ({len(specs)} implementations, {took:.0f} s)\n")
-    print("| model type | expectation | float32 | bfloat16 | failed (word) | s |")
+    print("| model type | expectation | float32 | bfloat16 | failed (word) | s (warm-up, then first to last result) |")
     print("|---|---|---|---|---|---|")
     for f in checkable:
         reps = by_type.get(f.model_type, {})
@@ -94,7 +90,7 @@ def main() -> None:
             bad = [r for r in rep.results if r.status in ("fail", "error")]
             cells.append("held" if rep.checked and not bad else "fail" if bad else "skipped")
             words += [f"{r.invariant} [{r.diagnosis or r.status}]" for r in bad]
-        secs = sum(seconds.get(f"{f.model_type}[{d}]", 0.0) for d in DTYPES)
+        secs = sum(seconds.get(rep.impl.name, 0.0) for rep in reps.values())
         expect = reps[DTYPES[0]].impl.expect.describe() if DTYPES[0] in reps and reps[DTYPES[0]].impl.expect else ""
         print(f"| {f.model_type} | {expect} | {cells[0]} | {cells[1]} | {'; '.join(dict.fromkeys(words))} | {secs:.1f} |")
     print("\nnot checked:\n")

@@ -106,11 +106,10 @@ def _rearm() -> None:
 class Cluster:
     """A connection to a Ray cluster, started here when ``local``."""
 
-    def __init__(self, address: str, *, num_cpus: int | None = None):
+    def __init__(self, address: str):
         self.address = address
         self.local = parse_address(address) is None
         self.ray = None
-        self.num_cpus = num_cpus
 
     def __enter__(self) -> "Cluster":
         if not self.local:  # an address nothing answers on is said before Ray is even imported
@@ -123,9 +122,9 @@ class Cluster:
                                  f"or use --cluster local") from None
         ray = self.ray = _ray()
         quiet = dict(log_to_driver=False, logging_level=logging.ERROR, configure_logging=True)
-        if self.local:  # on loopback, with this machine's cores (or num_cpus): nothing reachable from outside
+        if self.local:  # on loopback, with this machine's cores: nothing reachable from outside
             with _signals_kept():
-                ray.init(address="local", num_cpus=self.num_cpus or os.cpu_count() or 1, include_dashboard=False,
+                ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False,
                          _node_ip_address="127.0.0.1", **quiet)  # a new cluster even where one runs already
         else:
             # Ray tries once a second for this many seconds (20 by default), each try a warning on stderr
@@ -157,12 +156,11 @@ class Cluster:
 
 
 def _task(job: Job, cwd: str, path: list[str]) -> Iterator:
-    """One implementation's check in a Ray worker: first where it runs, then :func:`run_job`'s messages as they come
-    (a long property's progress included, from the thread that runs the check)."""
+    """One implementation's check in a Ray worker: :func:`run_job`'s messages as they come (a long property's progress
+    included, from the thread that runs the check)."""
     if os.path.isdir(cwd):  # the TARGET is found as the command line's process finds it
         os.chdir(cwd)
     sys.path[:0] = [p for p in path if p not in sys.path and (not p or os.path.exists(p))]
-    yield ("started", job.index, socket.gethostname(), os.getpid())
     said: queue.Queue = queue.Queue()
     end = object()
 
@@ -198,12 +196,10 @@ def check_on_cluster(
     on_implementation: Callable[[ImplementationReport], None] | None = None,
     on_progress: Callable[[str, str, str, float], None] | None = None,
     on_forget: Callable[[list[Result]], None] | None = None,
-    on_started: Callable[[int, int, str, int], None] | None = None,
     into: list[ImplementationReport] | None = None,
 ) -> list[ImplementationReport]:
     """:func:`ropespec.scheduler.check_in_processes` with each implementation a task on ``cluster``. Results stream
-    back as they finish; ``on_started(index, attempt, host, pid)`` says where a task runs; ``on_forget`` gets the
-    results of an attempt that was lost (dropped before its retry). On Ctrl-C or SIGTERM every task still running is
+    back as they finish; ``on_forget`` gets the results of an attempt that was lost (dropped before its retry). On Ctrl-C or SIGTERM every task still running is
     cancelled and ``into`` holds what finished. Raises TargetError when a TARGET does not load."""
     ray = cluster.ray
     if any(_needs_gpu(s) for s in specs) and not ray.cluster_resources().get("GPU"):  # its tasks would wait forever
@@ -249,10 +245,7 @@ def check_on_cluster(
                     else:
                         collector.lost(i, f"the cluster task was lost {attempt + 1} times (last: {why})")
                     continue
-                if isinstance(message, tuple) and message[0] == "started":
-                    if on_started:
-                        on_started(i, attempt, message[2], message[3])
-                elif collector.take(i, message):
+                if collector.take(i, message):
                     del pending[task]
     finally:
         for task in pending:  # Ctrl-C, or a TARGET that does not load: nothing of this run goes on

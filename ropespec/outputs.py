@@ -175,8 +175,7 @@ def input_files(targets=(), *, expect: str | list[str] | None = None, module: st
                 resume: str | None = None) -> list[tuple[str, str]]:
     """What a command reads, as (what it is, path): the TARGETs' source files and the modules each imports from its
     own folder, the --expect files (check's may be several, and globs), the lab module and the report a run resumes
-    from. Found without importing
-    anything."""
+    from. Found without importing anything."""
     out = []
     for t in targets:
         if not isinstance(t, str):

@@ -24,7 +24,7 @@ import re
 import pytest
 
 _KEY = pytest.StashKey[list]()
-_EXPECT_KEY = pytest.StashKey[object]()
+_CONFIGURATIONS_KEY = pytest.StashKey[object]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -93,19 +93,19 @@ def _usage_errors():
 
 def _configurations(config: pytest.Config) -> list:
     """The matrix of --rope-expect, --rope-dtype and --rope-layout (one combination without lists), read once."""
-    if _EXPECT_KEY not in config.stash:
+    if _CONFIGURATIONS_KEY not in config.stash:
         from ropespec.commands import matrix
 
         from ropespec.inputs import UsageError
 
         with _usage_errors():
             try:
-                config.stash[_EXPECT_KEY] = matrix.configurations(config.getoption("rope_expect") or None,
+                config.stash[_CONFIGURATIONS_KEY] = matrix.configurations(config.getoption("rope_expect") or None,
                                                                   config.getoption("rope_dtype"),
                                                                   config.getoption("rope_layout"))
             except UsageError as e:  # said with this plugin's option names
                 raise UsageError(re.sub(r"^--(expect|dtype|layout):", r"--rope-\1:", str(e))) from None
-    return config.stash[_EXPECT_KEY]
+    return config.stash[_CONFIGURATIONS_KEY]
 
 
 def _implementations(config: pytest.Config) -> list:
@@ -130,10 +130,12 @@ def _implementations(config: pytest.Config) -> list:
 def _test_id(impl, single_target: bool) -> str:
     """An implementation's test id: its name; in a matrix its combination, after the TARGET's name unless there is
     one TARGET (``[llama3.1-8b-bfloat16-bshd]``)."""
-    base, _, tag = impl.name.partition("[")
-    if not tag:
+    from ropespec.report import config_tag
+
+    if impl.configuration is None:
         return impl.name
-    return tag[:-1] if single_target else f"{base}-{tag[:-1]}"
+    tag = config_tag(impl.configuration)
+    return tag if single_target else f"{impl.name.removesuffix(f'[{tag}]')}-{tag}"
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list) -> list[str]:

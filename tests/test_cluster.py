@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from ropespec.cli import main
+from test_isolation import _alive  # the process-table reading the isolation tests use
 
 # found, not imported: Ray's runtime stays out of the suite's own processes (every check here starts ropespec)
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs Ray (the cluster extra)")
@@ -143,8 +144,7 @@ def test_a_matrix_on_a_local_cluster_gives_the_j_verdicts_and_survives_a_lost_wo
     assert "checked on a local Ray cluster on this machine (" in proc.stdout, proc.stdout[:500]
     assert not _gone(before), "left running after the run"
     worker, below = map(int, (tmp_path / "killed").read_text().split())  # the fault happened, mid-check
-    for pid in (worker, below):
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    assert not _alive(worker) and not _alive(below)
 
     assert main(["check", *targets, *MATRIX, "-j", "2", "--json", "local.json"]) == 1
     capsys.readouterr()

@@ -137,27 +137,55 @@ def factory(model_type: str):
             apply = modeling.apply_rotary_pos_emb_interleave
         else:
             apply = modeling.apply_rotary_pos_emb
-        extra = (m.layer_type,) if m.layer_type else ()
+        if m.call == "qk":
+            return attention_call(rotary, apply, (m.layer_type,) if m.layer_type else ())
         r = expect.rotary_dim
 
         def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
             rotary.to(x.device)
-            with torch.no_grad():
-                if m.call == "gptj":  # GPTJAttention: (batch, seq, heads, dim), the first rotary_dim dims
-                    q = x[None, :, None, :]
-                    sin, cos = rotary(q, positions[None])
-                    out = torch.cat([apply(q[..., :r], sin, cos), q[..., r:]], dim=-1)
-                    return out[0, :, 0]
-                q = x[None, None]  # (batch 1, heads 1, n, head_dim)
-                cos, sin = rotary(q, positions[None], *extra)
-                out, _ = apply(q, q, cos, sin)
-                return out[0, 0]
+            with torch.no_grad():  # GPTJAttention: (batch, seq, heads, dim), the first rotary_dim dims
+                q = x[None, :, None, :]
+                sin, cos = rotary(q, positions[None])
+                out = torch.cat([apply(q[..., :r], sin, cos), q[..., r:]], dim=-1)
+                return out[0, :, 0]
 
         return rope
 
     make.__name__ = make.__qualname__ = model_type
     make.__doc__ = f"transformers' {model_type} rotary code ({m.rotary} + its apply function). {m.note}".strip()
     return make
+
+
+def attention_call(rotary, apply, extra: tuple = ()):
+    """rope(x, positions) on rows x (n, head_dim) as a model's attention calls transformers' rotary embedding and
+    ``apply(q, k, cos, sin)``: q of (batch 1, heads 1, n, head_dim), the table from ``rotary(q, position_ids,
+    *extra)``. Where the table covers only the first dims, the apply function splits them off itself (Phi-3,
+    GPT-NeoX) or its attention does (StableLM, Persimmon: then apply fails on the whole q, and the pass-through is
+    joined as that attention joins it); which one is found on the first call."""
+    import torch
+
+    split: list[bool] = []
+
+    def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
+        rotary.to(x.device)
+        with torch.no_grad():
+            q = x[None, None]
+            cos, sin = rotary(q, positions[None], *extra)
+            r = cos.shape[-1]
+            if r == x.shape[-1]:
+                return apply(q, q, cos, sin)[0][0, 0]
+            if not split:
+                try:
+                    apply(q, q, cos, sin)
+                    split.append(False)
+                except RuntimeError:
+                    split.append(True)
+            if not split[0]:
+                return apply(q, q, cos, sin)[0][0, 0]
+            rotated = apply(q[..., :r], q[..., :r], cos, sin)[0]
+            return torch.cat([rotated, q[..., r:]], dim=-1)[0, 0]
+
+    return rope
 
 
 def table_factory(model_type: str):

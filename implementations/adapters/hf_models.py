@@ -8,8 +8,9 @@ what makes it checkable or why it is not (an apply function without the ``(q, k,
 embedding that takes multi-axis position ids, a config the class defaults cannot build, a config the config.json
 reader cannot read). ``hf_models:<model_type>`` is the factory of one of them: it builds the rotary embedding from the
 model type's config class with its defaults (no weights), and calls it and the module's own ``apply_rotary_pos_emb``
-as the model's attention does; where the rotary embedding covers only the first dims and the apply function does not
-split them itself (StableLM, Persimmon: their attention does), the pass-through is joined as the attention joins it.
+as the model's attention does (:func:`implementations.adapters.hf.attention_call`, which the hand-written factories
+share: where the table covers only the first dims and the apply function does not split them off itself, the
+pass-through is joined as StableLM's and Persimmon's attention joins it).
 Where the config reads pairs interleaved (``rope_interleave``) the apply function is
 ``apply_rotary_pos_emb_interleave``, and where it holds one ``rope_parameters`` per layer type the full-attention
 layers' table is the one checked, as the attention of those layers calls them. The factory computes the default
@@ -27,6 +28,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from implementations.adapters.hf import attention_call
 from spec.hfconfig import from_hf_config
 
 ARRAY = "torch"
@@ -132,23 +134,19 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
         except Exception as e:  # the model's own code under its own defaults: said, not hidden as multi-axis
             return _with(found, reason=f"its rotary embedding does not build under its config class's defaults: "
                                        f"{type(e).__name__}: {e}")
+        import torch
+
         try:
-            rope(_torch().zeros((2, expect.head_dim)), _torch().arange(2))
+            rope(torch.zeros((2, expect.head_dim)), torch.arange(2))
         except Exception:
             return _with(found, reason="multi-axis RoPE whose default config needs M-RoPE position ids (3, batch, n) "
                                        "even for text: the hf_axes adapters check these")
     return found
 
 
-def _torch():
-    import torch
-
-    return torch
-
-
 def _rope_interleave(f: Found) -> bool:
     try:
-        return bool(getattr(_text_config(f), "rope_interleave", False))
+        return bool(getattr(_rotary_config(f), "rope_interleave", False))
     except Exception:  # the config does not build: said where it is built
         return False
 
@@ -175,7 +173,7 @@ def _found(model_type: str) -> Found:
     raise ValueError(f"model_type {model_type!r}: no rotary embedding class of its own in this transformers")
 
 
-def _text_config(f: Found):
+def _rotary_config(f: Found):
     """The config the model type's rotary embedding is built from: the sub-config its ``__init__``'s annotation names
     (PE Video's encoder config), else the text model's."""
     import transformers
@@ -198,7 +196,7 @@ def expectation(model_type: str):
 
 
 def expectation_of(f: Found):
-    return from_hf_config({"model_type": f.model_type, **_text_config(f).to_dict()})
+    return from_hf_config({"model_type": f.model_type, **_rotary_config(f).to_dict()})
 
 
 def factory(model_type: str):
@@ -213,7 +211,7 @@ def factory(model_type: str):
             raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
         if not f.checkable:
             raise NotImplementedError(f"transformers' {model_type}: {f.reason}")
-        own = expectation(model_type)
+        own = expectation_of(f)
         differ = [k for k in _FIXED if getattr(own, k, None) != getattr(expect, k, None)]
         if differ:
             raise NotImplementedError(f"this adapter computes {model_type}'s default config only "
@@ -226,36 +224,12 @@ def factory(model_type: str):
 
 
 def _rope(f: Found):
-    import torch
-
     modeling = importlib.import_module(f.module)
-    config = _text_config(f)
+    config = _rotary_config(f)
     rotary = getattr(modeling, f.rotary)(config=config)
-    apply = getattr(modeling, f.apply)
     layer = _layer_type(config)
     extra = (layer,) if layer is not None and "layer_type" in inspect.signature(rotary.forward).parameters else ()
-    split: list[bool] = []  # whether the attention, not apply, splits off the rotary dims (found on the first call)
-
-    def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
-        rotary.to(x.device)
-        with torch.no_grad():
-            q = x[None, None]  # (batch 1, heads 1, n, head_dim)
-            cos, sin = rotary(q, positions[None], *extra)
-            r = cos.shape[-1]
-            if r == x.shape[-1]:
-                return apply(q, q, cos, sin)[0][0, 0]
-            if not split:  # a shorter table: apply splits it off itself, or its attention does (then q's shape fails)
-                try:
-                    apply(q, q, cos, sin)
-                    split.append(False)
-                except RuntimeError:
-                    split.append(True)
-            if not split[0]:
-                return apply(q, q, cos, sin)[0][0, 0]
-            rotated = apply(q[..., :r], q[..., :r], cos, sin)[0]
-            return torch.cat([rotated, q[..., r:]], dim=-1)[0, 0]
-
-    return rope
+    return attention_call(rotary, getattr(modeling, f.apply), extra)
 
 
 def __getattr__(name: str):

@@ -17,7 +17,7 @@ from rich.table import Column
 from implementations.contract import TargetError
 from implementations.loader import load_implementation
 from ropespec import report, resume, signals
-from ropespec.cluster import Cluster, check_on_cluster, parse_address as cluster_address
+from ropespec.cluster import Cluster, check_on_cluster
 from ropespec.commands import lab, matrix, options
 from ropespec.console import console as console_for, say
 from ropespec.engine import check_implementations, select_properties
@@ -106,8 +106,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if resumed:
         notes.append(f"resumed from {args.resume}: {len(held)} of {len(specs)} implementations held there, "
                      f"{len(todo)} checked now (seed {resumed.seed})")
-    if args.cluster:
-        cluster_address(args.cluster)
     jobs = args.jobs if args.force_jobs else max(1, min(args.jobs, len(todo), os.cpu_count() or 1))
     if jobs < args.jobs and not args.cluster:
         notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {args.jobs} capped at the number of "
@@ -149,13 +147,13 @@ def _run(args, specs, props, seed, replay, jobs, console: Console, cluster=None)
                   parallel=cluster is not None or jobs > 1) as display:
         shown = dict(on_result=display.advance, on_implementation=display.finished, on_progress=display.running_now,
                      into=reports)
+        elsewhere = dict(invariant_ids=list(args.invariant) if args.invariant else None, profile=args.profile, seed=seed,
+                         replay=replay, **shown)  # each implementation checked in a process of its own making
         try:
             if cluster is not None:
-                check_on_cluster(cluster, specs, list(args.invariant) if args.invariant else None, profile=args.profile,
-                                 seed=seed, replay=replay, on_forget=display.forget, **shown)
+                check_on_cluster(cluster, specs, on_forget=display.forget, **elsewhere)
             elif jobs > 1:
-                check_in_processes(specs, list(args.invariant) if args.invariant else None, profile=args.profile,
-                                   seed=seed, replay=replay, jobs=jobs, **shown)
+                check_in_processes(specs, jobs=jobs, **elsewhere)
             else:  # each implementation is loaded just before it is checked, and stopped after
                 check_implementations(_loaded(specs, args.allow_skip), props, profile=args.profile, seed=seed,
                                       replay=replay, **shown)
