@@ -5,14 +5,16 @@
 Discovery (implementations.adapters.hf_models.discover) finds every model type whose modeling module defines a
 rotary embedding class of its own; each checkable one is checked with its own rotary embedding and apply function
 under its config class's defaults, against the expectation the config.json reader makes of that config, in float32
-and bfloat16 — on the matrix machinery: ropespec's -j runners, or a Ray cluster. Prints one row per model type
-(the expectation, the verdict per dtype, the words of what failed, seconds), then the model types that are not
-checked with the reason each.
+and bfloat16 (the default class), and in the strict class at long context (exact angles, positions up to 2^20) —
+on the matrix machinery: ropespec's -j runners, or a Ray cluster. Prints one row per model type (the expectation,
+the verdict per check, the words of what failed, seconds), then the model types that are not checked with the reason
+each.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 import warnings
@@ -26,8 +28,18 @@ from ropespec.cluster import Cluster, check_on_cluster
 from ropespec.commands import matrix
 from ropespec.results import CheckResult
 from ropespec.scheduler import check_in_processes
+from spec.expectation import Expect
 
 DTYPES = ("float32", "bfloat16")
+#: the strict class (angles and inverse frequencies held to exact) at long context: float32 output, positions up to
+#: LONG - 1, where float32 angles stop being exact (a promise transformers does not make; its column says where each
+#: model's code stands, not whether it is wrong)
+LONG = 2**20
+
+
+def strict(expect):
+    return Expect.from_dict({**expect.to_dict(), "dtype": "float32", "angle_dtype": "exact", "inv_freq_dtype": "exact",
+                             "max_position": LONG})
 
 
 def main() -> None:
@@ -46,7 +58,9 @@ def main() -> None:
     checkable = [f for f in found if f.checkable]
     specs = []  # one TARGET per model type, in the matrix of its own expectation and the two dtypes
     for f in checkable:
-        configs = [matrix.Configuration(f.model_type, hf_models.expectation_of(f), dtype, "nd") for dtype in DTYPES]
+        expect = hf_models.expectation_of(f)
+        configs = [matrix.Configuration(f.model_type, expect, dtype, "nd") for dtype in DTYPES]
+        configs.append(matrix.Configuration(f"{f.model_type}-strict", strict(expect), "float32", "nd"))
         specs += matrix.specs_for([f"implementations.adapters.hf_models:{f.model_type}"], configs,
                                   lambda c: dict(array="torch", dtype=c.dtype))
     t0 = time.perf_counter()
@@ -77,26 +91,38 @@ def main() -> None:
     print(f"`python benchmarks/transformers_sweep.py -j {args.j} --profile {args.profile}`, transformers "
           f"{transformers.__version__}, {date.today()}, {machine()}: {len(found)} model types with a rotary embedding "
           f"class of their own, {len(checkable)} checked ({len(specs)} implementations, {took:.0f} s)\n")
-    print("| model type | expectation | float32 | bfloat16 | failed (word) | s (warm-up, then first to last result) |")
-    print("|---|---|---|---|---|---|")
+    print(f"| model type | expectation | float32 | bfloat16 | failed (word) | strict, to 2^{LONG.bit_length() - 1} "
+          f"| s (warm-up, then first to last result, all three) |")
+    print("|---|---|---|---|---|---|---|")
     for f in checkable:
         reps = by_type.get(f.model_type, {})
-        cells, words = [], []
-        for dtype in DTYPES:
-            rep = reps.get(dtype)
-            if rep is None:
-                cells.append("not run")
-                continue
-            bad = [r for r in rep.results if r.status in ("fail", "error")]
-            cells.append("held" if rep.checked and not bad else "fail" if bad else "skipped")
-            words += [f"{r.invariant} [{r.diagnosis or r.status}]" for r in bad]
-        secs = sum(seconds.get(rep.impl.name, 0.0) for rep in reps.values())
+        words: list[str] = []
+        strict_words: list[str] = []
+        cells = [verdict(reps.get(dtype), words) for dtype in DTYPES]
+        strict_rep = by_type.get(f"{f.model_type}-strict", {}).get("float32")
+        long = verdict(strict_rep, strict_words)
+        if strict_words:
+            long += f" {' '.join(dict.fromkeys(w.split(' ', 1)[1] for w in strict_words))}"
+            held = [int(m) for r in strict_rep.results for m in re.findall(r"held up to p = (\d+)", r.message)]
+            long += f", held up to p = {min(held)}" if held else ""
+        secs = sum(seconds.get(rep.impl.name, 0.0) for rep in [*reps.values(),
+                                                                *by_type.get(f"{f.model_type}-strict", {}).values()])
         expect = reps[DTYPES[0]].impl.expect.describe() if DTYPES[0] in reps and reps[DTYPES[0]].impl.expect else ""
-        print(f"| {f.model_type} | {expect} | {cells[0]} | {cells[1]} | {'; '.join(dict.fromkeys(words))} | {secs:.1f} |")
+        print(f"| {f.model_type} | {expect} | {cells[0]} | {cells[1]} | {'; '.join(dict.fromkeys(words))} | {long} "
+              f"| {secs:.1f} |")
     print("\nnot checked:\n")
     for f in found:
         if not f.checkable:
             print(f"- {f.model_type}: {f.reason}")
+
+
+def verdict(rep, words: list[str]) -> str:
+    """held / fail / skipped / not run for one check, the words of what failed added to ``words``."""
+    if rep is None:
+        return "not run"
+    bad = [r for r in rep.results if r.status in ("fail", "error")]
+    words += [f"{r.invariant} [{r.diagnosis or r.status}]" for r in bad]
+    return "held" if rep.checked and not bad else "fail" if bad else "skipped"
 
 
 if __name__ == "__main__":

@@ -40,15 +40,23 @@ from typing import Any
 
 from spec.expectation import FACTOR_MAX, RANGES, Expect, ExpectationError, _is_number, _short, load_json
 
-#: model types whose code pairs interleaved (its rotate_half takes x[..., ::2] and x[..., 1::2]); config.json does not
+#: model types whose code pairs interleaved (its rotate_half takes x[..., ::2] and x[..., 1::2]; a text config's
+#: ``<model>_text`` reads as its model's, here and in ROPE_INTERLEAVE_MODEL_TYPES); config.json does not
 #: say it, the model's code does (transformers 5.24's modeling modules, found by benchmarks/transformers_sweep.py)
-INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "glm4v_text", "cohere", "cohere2", "cohere2_moe",
-                           "ernie4_5", "ernie4_5_moe", "ernie4_5_vl_moe", "ernie4_5_vl_moe_text", "glm", "glm4",
-                           "glm_ocr", "glm_ocr_text", "helium", "moonshine", "moonshine_streaming",
-                           "openai_privacy_filter")
-#: model types whose transformers config defaults ``rope_interleave`` to true
-ROPE_INTERLEAVE_MODEL_TYPES = ("deepseek_v3",)
+INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "cohere", "cohere2", "cohere2_moe",
+                           "ernie4_5", "ernie4_5_moe", "ernie4_5_vl_moe", "glm", "glm4", "glm_ocr", "helium",
+                           "moonshine", "moonshine_streaming", "openai_privacy_filter", "pe_video", "pe_video_encoder",
+                           "deepseek_v4")
+#: model types that read interleaved pairs and write the half layout where the config names no ``rope_interleave``:
+#: DeepSeek-V3's config defaults it to true, the others' MLA attention calls ``apply_rotary_pos_emb_interleave``
+#: whatever the config says (transformers 5.24)
+ROPE_INTERLEAVE_MODEL_TYPES = ("deepseek_v3", "deepseek_v32", "axk2", "bailing_hybrid", "dots3_note", "glm_moe_dsa",
+                               "longcat_flash", "mistral_large4")
 _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
+#: keys transformers' configs keep among the rope parameters that are not part of the rotary table: the model's
+#: own length again (Ministral 3, Mistral 4), and Llama 4's query scale by position, which the attention applies to
+#: the queries after RoPE (``llama_4_scaling_beta``)
+_NOT_ROTARY = ("max_position_embeddings", "llama_4_scaling_beta")
 
 
 #: where a config keeps its number of attention heads: most, DBRX's, Moonshine's (its decoder's, as its encoder's)
@@ -92,6 +100,29 @@ def _text_model(d: dict) -> dict:
     return d
 
 
+def checked_layer_type(params: Any) -> str | None:
+    """Where ``rope_parameters`` holds one set per layer type (Gemma 3, ModernBERT, OLMo 3), the layer type whose
+    RoPE is checked: full attention's, else the first by name that has RoPE (``None`` for a type: no RoPE in those
+    layers, as BEAM's full-attention ones); ``None`` where the parameters are one set for every layer."""
+    if isinstance(params, dict) and params and all(isinstance(v, dict) or v is None for v in params.values()):
+        with_rope = sorted(k for k, v in params.items() if isinstance(v, dict))
+        return "full_attention" if "full_attention" in with_rope else with_rope[0] if with_rope else None
+    return None
+
+
+def _layer_config(d: dict, layer_type: str | None) -> dict:
+    """``d`` as the layers of ``layer_type`` see it: a config with ``per_layer_config`` (EmbeddingGemma 2, Gemma 4:
+    the full-attention layers' wider heads) overrides keys for the layers it names by index."""
+    per_layer, types = d.get("per_layer_config"), d.get("layer_types")
+    if layer_type is None or not isinstance(per_layer, dict) or not isinstance(types, list):
+        return d
+    for index, kind in enumerate(types):
+        if kind == layer_type:
+            over = next((v for k, v in per_layer.items() if str(k).isdigit() and int(k) == index), None)
+            return {**d, **over} if isinstance(over, dict) else d
+    return d
+
+
 def _int(d: dict, key: str) -> int:
     v = d.get(key)
     if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -113,10 +144,12 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
     params = d.get("rope_parameters") or {}
     if not isinstance(params, dict):
         raise ExpectationError("config.json: rope_parameters", "must be an object")
-    if params and all(isinstance(v, dict) or v is None for v in params.values()):  # one per layer type (Gemma 3;
-        # None: those layers have no RoPE, as BEAM's full-attention ones)
-        params = params.get("full_attention") or next((params[k] for k in sorted(params) if params[k]), {})
-    if d.get("qk_rope_head_dim"):
+    layer_type = checked_layer_type(params)
+    if layer_type is not None:
+        params, d = params[layer_type], _layer_config(d, layer_type)
+    elif params and all(v is None for v in params.values()):
+        params = {}
+    if d.get("qk_rope_head_dim"):  # MLA: the rotated slice of each head
         head_dim = _int(d, "qk_rope_head_dim")
     elif d.get("head_dim"):
         head_dim = _int(d, "head_dim")
@@ -132,17 +165,23 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
         head_dim = _int(d, "n_embd") // _int(d, "n_head")
     out: dict[str, Any] = {"head_dim": head_dim}
     theta = d.get("rope_theta", params.get("rope_theta", d.get("rotary_emb_base", 10000.0)))
+    if layer_type is not None and "rope_theta" in params:  # the layer type's own base, not the top-level one kept
+        theta = params["rope_theta"]  # beside it (DeepSeek-V4: 10000 there, 160000 for its compressed layers)
     out["rope_theta"] = theta
     if d.get("rotary_dim") is not None:
         out["rotary_dim"] = d["rotary_dim"]
     else:
         factor = d.get("partial_rotary_factor", params.get("partial_rotary_factor", d.get("rotary_pct")))
+        if d.get("qk_rope_head_dim") and _is_number(factor) and isinstance(d.get("head_dim"), int) \
+                and int(d["head_dim"] * factor) == head_dim:
+            factor = None  # the factor of the whole head that is the rotated slice (dots.llm3's MLA)
         if factor is not None and factor != 1.0:
             out["partial_rotary_factor"] = factor
-    interleave = d.get("rope_interleave", d.get("model_type") in ROPE_INTERLEAVE_MODEL_TYPES)
+    model_type = str(d.get("model_type") or "").removesuffix("_text")  # a multimodal model's text config: its own
+    interleave = d.get("rope_interleave", model_type in ROPE_INTERLEAVE_MODEL_TYPES)
     if interleave is True:
         out["convention"] = "rope_interleave"
-    elif d.get("model_type") in INTERLEAVED_MODEL_TYPES:
+    elif model_type in INTERLEAVED_MODEL_TYPES:
         out["convention"] = "interleaved"
     pos_key = "max_position_embeddings" if "max_position_embeddings" in d or "n_positions" not in d else "n_positions"
     max_pos = d.get(pos_key)
@@ -160,7 +199,7 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
     if scaling is not None:
         if not isinstance(scaling, dict):
             raise ExpectationError("config.json: rope_scaling", f"must be an object or null, got {type(scaling).__name__}")
-        scaling = {k: v for k, v in scaling.items() if k not in _MROPE_KEYS}
+        scaling = {k: v for k, v in scaling.items() if k not in _MROPE_KEYS + _NOT_ROTARY}
         rt = scaling.get("rope_type", scaling.get("type"))
         if rt == "default":
             scaling = None

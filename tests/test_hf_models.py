@@ -43,6 +43,19 @@ def test_the_subset_holds_under_its_own_config(model_type, subset):
     assert result.passed, result.report()
 
 
+def test_the_apply_function_is_the_one_its_attention_calls():
+    """DeepSeek-V3.2's module has both apply functions, its indexer calls the half one and its attention the
+    interleaved one: the attention's is checked. Gemma 3n's takes one tensor at a time (x, cos, sin)."""
+    found = {f.model_type: f for f in hf_models.discover(("deepseek_v32", "gemma3n", "gptj"))}
+    assert found["deepseek_v32"].apply == "apply_rotary_pos_emb_interleave"
+    assert hf_models.expectation_of(found["deepseek_v32"]).convention == "rope_interleave"
+    assert (found["gemma3n"].apply, found["gemma3n"].takes) == ("apply_rotary_pos_emb", "x")
+    assert not found["gptj"].checkable and "implementations.adapters.hf:gptj" in found["gptj"].reason
+    result = check("implementations.adapters.hf_models:gemma3n", hf_models.expectation_of(found["gemma3n"]),
+                   array="torch", profile="ci", seed=1, invariants=["rope.conformance"])
+    assert result.passed, result.report()
+
+
 def test_another_expectation_is_declined_not_checked(subset):
     result = check("implementations.adapters.hf_models:llama", "llama3.1-8b", array="torch", profile="ci", seed=1,
                    invariants=["rope.conformance"], allow_skip=True)

@@ -202,3 +202,39 @@ def test_the_keys_the_transformers_sweep_found_missing():
     beam = from_hf_config({"model_type": "beam", "hidden_size": 1024, "num_attention_heads": 8, "rope_parameters": {
         "sliding_attention": {"rope_type": "default", "rope_theta": 20000.0}, "full_attention": None}})
     assert beam.rope_theta == 20000.0
+
+
+def test_the_keys_the_transformers_sweep_found_missing_at_its_second_pass():
+    """The sweep's second pass (each model's apply function as its attention calls it): heads that per_layer_config
+    widens for the layer type checked (EmbeddingGemma 2), that layer type's own base beside a top-level one
+    (DeepSeek-V4), MLA whose partial_rotary_factor is of the whole head (dots.llm3), the MLA models whose attention
+    always reads pairs interleaved, a text config's ``<model>_text`` model type, and rope parameters that are not
+    part of the table (Ministral 3's)."""
+    from spec.hfconfig import from_hf_config
+
+    gemma = from_hf_config({"model_type": "embedding_gemma2_text", "hidden_size": 768, "num_attention_heads": 3,
+                            "head_dim": 256, "layer_types": ["sliding_attention", "full_attention"],
+                            "per_layer_config": {"01": {"head_dim": 512}}, "rope_parameters": {
+                                "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                "full_attention": {"rope_type": "default", "rope_theta": 1e6}}})
+    assert (gemma.head_dim, gemma.rope_theta) == (512, 1e6)
+    v4 = from_hf_config({"model_type": "deepseek_v4", "hidden_size": 4096, "num_attention_heads": 64, "head_dim": 512,
+                         "qk_rope_head_dim": 64, "rope_theta": 10000.0, "rope_parameters": {
+                             "main": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.125},
+                             "compress": {"rope_type": "default", "rope_theta": 160000.0,
+                                          "partial_rotary_factor": 0.125}}})
+    assert (v4.head_dim, v4.rotary_dim, v4.rope_theta, v4.convention) == (64, 64, 160000.0, "interleaved")
+    dots = from_hf_config({"model_type": "dots3_note_text", "hidden_size": 4096, "num_attention_heads": 32,
+                           "head_dim": 256, "qk_rope_head_dim": 64, "rope_parameters": {
+                               "rope_type": "default", "rope_theta": 8e7, "partial_rotary_factor": 0.25}})
+    assert (dots.head_dim, dots.rotary_dim, dots.convention) == (64, 64, "rope_interleave")
+    mla = {"hidden_size": 4096, "num_attention_heads": 32, "qk_rope_head_dim": 64, "rope_theta": 10000.0}
+    for model_type in ("deepseek_v32", "glm_moe_dsa", "longcat_flash", "mistral_large4_text"):
+        assert from_hf_config({"model_type": model_type, **mla}).convention == "rope_interleave", model_type
+    assert from_hf_config({"model_type": "deepseek_v3", **mla, "rope_interleave": False}).convention == "half"
+    ministral = from_hf_config({"model_type": "ministral3", "hidden_size": 4096, "num_attention_heads": 32,
+                                "head_dim": 128, "max_position_embeddings": 262144, "rope_parameters": {
+                                    "rope_type": "yarn", "rope_theta": 1e6, "factor": 16.0,
+                                    "original_max_position_embeddings": 16384, "max_position_embeddings": 262144,
+                                    "beta_fast": 32.0, "beta_slow": 1.0, "llama_4_scaling_beta": 0.1}})
+    assert ministral.rope_type == "yarn" and ministral.rope_scaling["factor"] == 16.0

@@ -4,17 +4,18 @@ name and signature (no hand list), and each one's rotary code as a factory.
     ropespec check implementations.adapters.hf_models:stablelm --array torch --expect stablelm.json
 
 :func:`discover` lists every model type whose ``modeling_<module>.py`` defines a ``*RotaryEmbedding`` class, with
-what makes it checkable or why it is not (an apply function without the ``(q, k, cos, sin)`` signature, a rotary
-embedding that takes multi-axis position ids, a config the class defaults cannot build, a config the config.json
-reader cannot read). ``hf_models:<model_type>`` is the factory of one of them: it builds the rotary embedding from the
-model type's config class with its defaults (no weights), and calls it and the module's own ``apply_rotary_pos_emb``
-as the model's attention does (:func:`implementations.adapters.hf.attention_call`, which the hand-written factories
-share: where the table covers only the first dims and the apply function does not split them off itself, the
-pass-through is joined as StableLM's and Persimmon's attention joins it).
-Where the config reads pairs interleaved (``rope_interleave``) the apply function is
-``apply_rotary_pos_emb_interleave``, and where it holds one ``rope_parameters`` per layer type the full-attention
-layers' table is the one checked, as the attention of those layers calls them. The factory computes the default
-config's RoPE only: :func:`expectation` (the config.json reader on that config's
+what makes it checkable or why it is not (an attention whose apply function takes neither ``(q, k, cos, sin)`` nor
+``(x, cos, sin)``, a rotary embedding that takes multi-axis position ids, a config the class defaults cannot build, a
+config the config.json reader cannot read). ``hf_models:<model_type>`` is the factory of one of them: it builds the
+rotary embedding from the model type's config class with its defaults (no weights), and calls it and the apply
+function the module's text attention calls (named in the source of its ``*Attention*``/``*MLA*`` classes: a sparse
+attention's indexer is not the attention; where it calls both, the config's ``rope_interleave`` picks, as DeepSeek-V3's
+does) as that attention calls them (:func:`implementations.adapters.hf.attention_call`, which the hand-written
+factories share: where the table covers only the first dims and the apply function does not split them off itself,
+the pass-through is joined as StableLM's and Persimmon's attention joins it; an ``(x, cos, sin)`` one is called for
+the queries, then the keys, as Gemma 4's attention calls it). Where the config holds one ``rope_parameters`` per layer
+type, the layer type :func:`spec.hfconfig.checked_layer_type` names is the one checked, in the reader and here. The
+factory computes the default config's RoPE only: :func:`expectation` (the config.json reader on that config's
 ``to_dict()``) says which, and any other expectation is declined, so a verdict is about the model's own code under its
 own defaults. Needs ``transformers`` and ``torch`` (``pip install -e '.[hf]'``).
 """
@@ -28,8 +29,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from implementations.adapters.hf import attention_call
-from spec.hfconfig import from_hf_config
+from implementations.adapters.hf import MODEL_TYPES as HAND_WRITTEN, attention_call
+from spec.hfconfig import checked_layer_type, from_hf_config
 
 ARRAY = "torch"
 #: the expectation's fields the default config fixes (dtype and how far to test are the run's)
@@ -46,6 +47,7 @@ class Found:
     config: str  # its config class
     rotary: str | None = None
     apply: str | None = None
+    takes: str = "qk"  # how the apply function is called (_form)
     reason: str | None = None  # None: checkable
 
     @property
@@ -99,27 +101,29 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
         return _with(found, reason=f"its modeling module does not import: {type(e).__name__}: {e}")
     mine = lambda obj: getattr(obj, "__module__", None) == name  # noqa: E731  defined here, not imported
     rotaries = [n for n, obj in vars(modeling).items() if inspect.isclass(obj) and n.endswith("RotaryEmbedding")
-                and mine(obj) and not re.search(r"Vision|Visual|Audio|Patch|2D|3D", n)]
+                and mine(obj) and not re.search(_TOWER, n)]
     if not rotaries:
         return _with(found, reason="its only rotary embeddings are a vision or audio tower's")
     rotary = min(rotaries, key=len)  # the text model's (Qwen2VLRotaryEmbedding before Qwen2VLTextRotaryEmbedding)
-    applies = [n for n, obj in vars(modeling).items() if n.startswith("apply_rotary_pos_emb") and inspect.isfunction(obj)
-               and list(inspect.signature(obj).parameters)[:4] == ["q", "k", "cos", "sin"]]
     found = _with(found, rotary=rotary)
-    # the function its attention calls: the interleave one where the config reads pairs interleaved (DeepSeek-V3's MLA)
-    wanted = ("apply_rotary_pos_emb_interleave" if _rope_interleave(found) else "apply_rotary_pos_emb")
-    if wanted not in applies:
-        return _with(found, reason=f"no {wanted}(q, k, cos, sin) of its own"
-                     + (f" (it has {', '.join(applies)})" if applies else ""))
+    forms = {n: _form(obj) for n, obj in vars(modeling).items()
+             if n.startswith("apply_rotary") and inspect.isfunction(obj) and mine(obj)}
+    called = sorted(_attention_applies(modeling, mine)) or sorted(n for n in forms if n.startswith("apply_rotary_pos_emb"))
+    if {"apply_rotary_pos_emb", "apply_rotary_pos_emb_interleave"} <= set(called):
+        # its attention calls the one its config's rope_interleave names (DeepSeek-V3's MLA)
+        called = ["apply_rotary_pos_emb_interleave" if _rope_interleave(found) else "apply_rotary_pos_emb"]
+    usable = [n for n in called if forms.get(n)]
+    if len(usable) != 1:
+        return _with(found, reason=_no_apply(model_type, called, forms))
+    found = _with(found, apply=usable[0], takes=forms[usable[0]])
     if "mrope" in inspect.getsource(getattr(modeling, rotary).forward):  # one row of positions per axis
         return _with(found, reason="multi-axis RoPE (M-RoPE position ids): the hf_axes adapters check these")
     params = inspect.signature(getattr(modeling, rotary).forward).parameters
     forward = list(params)
     required = [p for p in forward[3:] if p != "layer_type" and params[p].default is inspect.Parameter.empty]
     if forward[:3] != ["self", "x", "position_ids"] or required:
-        return _with(found, apply=wanted,
+        return _with(found,
                      reason=f"its rotary embedding's forward takes ({', '.join(forward[1:])}), not (x, position_ids)")
-    found = _with(found, apply=wanted)
     try:
         expect = expectation_of(found)
     except Exception as e:  # the config.json reader cannot read the default config: said, and the reader's to mend
@@ -144,22 +148,46 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     return found
 
 
+#: class names of a vision, audio or image tower (their rotary embeddings and attention are not the text model's)
+_TOWER = r"Vision|Visual|Audio|Patch|2D|3D|ViT"
+
+
+def _attention_applies(modeling, mine) -> set[str]:
+    """The apply functions the text model's attention calls: those named in the source of the module's own classes
+    named ``*Attention*`` or ``*MLA*`` (a sparse attention's indexer, as DeepSeek-V3.2's, is not its attention)."""
+    names: set[str] = set()
+    for n, obj in vars(modeling).items():
+        if inspect.isclass(obj) and mine(obj) and re.search(r"Attention|MLA", n) and not re.search(_TOWER, n):
+            names.update(re.findall(r"\b(apply_rotary\w*)\(", inspect.getsource(obj)))
+    return names
+
+
+def _form(fn) -> str | None:
+    """How an apply function is called: ``qk`` apply(q, k, cos, sin) -> (q, k), ``x`` apply(x, cos, sin) -> x
+    (Gemma 3n, Gemma 4), else None."""
+    params = list(inspect.signature(fn).parameters)
+    return "qk" if params[:4] == ["q", "k", "cos", "sin"] else "x" if params[:3] == ["x", "cos", "sin"] else None
+
+
+def _no_apply(model_type: str, called: list[str], forms: dict) -> str:
+    """Why no apply function of the model type's attention can be called as :func:`_rope` calls one."""
+    if not called:
+        return "no apply_rotary_pos_emb of its own"
+    if sum(bool(forms.get(n)) for n in called) > 1:
+        reason = f"its attention calls more than one apply function ({', '.join(called)})"
+    else:
+        reason = (f"its attention calls {', '.join(called)}, not of the form apply(q, k, cos, sin) or "
+                  f"apply(x, cos, sin)")
+    if model_type in HAND_WRITTEN:
+        reason += f" (implementations.adapters.hf:{model_type} checks it, written by hand)"
+    return reason
+
+
 def _rope_interleave(f: Found) -> bool:
     try:
         return bool(getattr(_rotary_config(f), "rope_interleave", False))
     except Exception:  # the config does not build: said where it is built
         return False
-
-
-def _layer_type(config) -> str | None:
-    """The layer type whose table is checked where a config holds one rope_parameters per layer type (Gemma 3,
-    ModernBERT, OLMo 3): full attention's, as the config.json reader reads them, else the first by name that has
-    RoPE."""
-    params = getattr(config, "rope_parameters", None)
-    if isinstance(params, dict) and params and all(isinstance(v, dict) or v is None for v in params.values()):
-        with_rope = sorted(k for k, v in params.items() if isinstance(v, dict))  # None: no RoPE there (BEAM)
-        return "full_attention" if "full_attention" in with_rope else with_rope[0] if with_rope else None
-    return None
 
 
 def _with(found: Found, **changes) -> Found:
@@ -227,9 +255,13 @@ def _rope(f: Found):
     modeling = importlib.import_module(f.module)
     config = _rotary_config(f)
     rotary = getattr(modeling, f.rotary)(config=config)
-    layer = _layer_type(config)
+    layer = checked_layer_type(getattr(config, "rope_parameters", None))
     extra = (layer,) if layer is not None and "layer_type" in inspect.signature(rotary.forward).parameters else ()
-    return attention_call(rotary, getattr(modeling, f.apply), extra)
+    apply = getattr(modeling, f.apply)
+    if f.takes == "x":  # one tensor at a time, as Gemma 4's attention calls it for its queries, then its keys
+        one = apply
+        apply = lambda q, k, cos, sin: (one(q, cos, sin), one(k, cos, sin))  # noqa: E731
+    return attention_call(rotary, apply, extra)
 
 
 def __getattr__(name: str):
