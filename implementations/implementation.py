@@ -151,9 +151,10 @@ class Implementation:
             self.left_behind = list(getattr(self.host, "left_behind", None) or [])
 
     def describe(self) -> str:
-        rules = form_of(self.shape).describe_rules
+        form = form_of(self.shape)
+        rules = form.describe_rules
         what = (rules(self.expect) if rules and self.expect is not None else
-                self.expect.describe() if self.expect is not None else
+                (form.describe_expect or Expect.describe)(self.expect) if self.expect is not None else
                 f"the position rules of {', '.join(presets.position_rules())} that it takes" if rules else
                 f"drawn expectations, {self.dtype}")
         where_ = self.name if self.name == self.target else f"{self.name} = {self.target}"

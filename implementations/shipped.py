@@ -40,4 +40,6 @@ SHIPPED = (
     Shipped("attention-decode", "implementations.attention_decode:make", "numpy", ("float64",), CallShape(family="attention")),
     Shipped("numpy-position-ids", "implementations.numpy_positions:make", "numpy", ("float64",),
             CallShape(family="position-ids")),
+    Shipped("numpy-alibi", "implementations.biases:alibi", "numpy", ("float64",), CallShape(family="alibi")),
+    Shipped("numpy-t5-bias", "implementations.biases:t5_bucket", "numpy", ("float64",), CallShape(family="t5-bias")),
 )

@@ -60,3 +60,51 @@ def attention_weights(scores: Sequence[Sequence], exp: Callable, causal: bool = 
         total = sum(e)
         out.append([v / total for v in e])
     return out
+
+
+def alibi_slopes(n_heads: int, pow2: Callable, frac: Callable, bias_max=8) -> list:
+    """ALiBi's slope of every head (Press et al., arXiv 2108.12409, the authors' ``get_slopes``; MPT's ``gen_slopes``
+    with ``alibi_bias_max``): for n_heads a power of two, head h (0-based) gets 2^(-bias_max (h + 1) / n_heads);
+    otherwise the slopes of the closest power of two c below n_heads, followed by every other slope of 2c, starting
+    at its first (2^(-bias_max (2k + 1) / (2c)), k = 0 ... n_heads - c - 1). ``pow2(e)`` is 2^e and ``frac(a, b)``
+    the exact ratio a / b of its number system (sympy's Rational, mpmath's division)."""
+    c = 1 << (int(n_heads).bit_length() - 1)
+    out = [pow2(-frac(bias_max * (h + 1), c)) for h in range(c)]
+    return out + [pow2(-frac(bias_max * (2 * k + 1), 2 * c)) for k in range(n_heads - c)]
+
+
+def alibi_bias(m, i, j, symmetric: bool = False):
+    """ALiBi's bias of query position i on key position j for a head of slope m: -m (i - j), the causal form (keys
+    j <= i; BLOOM's m j equals it up to the row's constant m i, which softmax ignores), or -m |i - j| symmetric."""
+    return -m * abs(i - j) if symmetric else -m * (i - j)
+
+
+def t5_bucket(relative_position: int, bidirectional: bool, num_buckets: int, max_distance: int,
+              log_ratio: Callable, floor: Callable) -> int:
+    """T5's relative-position bucket (transformers' ``T5Attention._relative_position_bucket``, Raffel et al. 2020)
+    of relative_position = key position - query position. Bidirectional: half the buckets for each sign, positive
+    distances offset by num_buckets / 2; unidirectional: positive distances are bucket 0. Of the n buckets of one
+    sign, distances below max_exact = n // 2 get their own bucket, larger ones are log-spaced up to max_distance
+    (:func:`t5_log_bucket`, floored) and saturate at bucket n - 1. ``log_ratio(a, b)`` is ln(a / b) and ``floor``
+    the floor of its number system."""
+    ret, rp, n = t5_sign_split(relative_position, bidirectional, num_buckets)
+    max_exact = n // 2
+    if rp < max_exact:
+        return ret + rp
+    return ret + min(max_exact + int(floor(t5_log_bucket(rp, n, max_distance, log_ratio))), n - 1)
+
+
+def t5_sign_split(relative_position: int, bidirectional: bool, num_buckets: int) -> tuple[int, int, int]:
+    """(offset, distance, buckets of one sign): bidirectional halves the buckets and offsets positive distances by
+    that half; unidirectional keeps only keys at or before the query (later ones are distance 0)."""
+    if bidirectional:
+        half = num_buckets // 2
+        return (half if relative_position > 0 else 0), abs(relative_position), half
+    return 0, -min(relative_position, 0), num_buckets
+
+
+def t5_log_bucket(distance: int, n: int, max_distance: int, log_ratio: Callable):
+    """The log-spaced bucket of a distance at or past max_exact = n // 2, before its floor: ln(distance / max_exact) /
+    ln(max_distance / max_exact) * (n - max_exact)."""
+    max_exact = n // 2
+    return log_ratio(distance, max_exact) / log_ratio(max_distance, max_exact) * (n - max_exact)

@@ -93,6 +93,8 @@ RANGES = {
     "axis_names": "one distinct name per axis",
     "video_time": "grid, seconds or frames (how a video's temporal positions grow), with a 3-axis mrope_section",
     "tokens_per_second": "a finite number > 0, with video_time seconds",
+    "alibi_bias_max": "a finite number > 0 (ALiBi's slopes 2^(-alibi_bias_max (h + 1) / n_heads); 8 is Press et al.'s)",
+    "bias_symmetric": "true or false: ALiBi's -m |i - j| for every key (an encoder) instead of the causal -m (i - j)",
 }
 
 
@@ -174,6 +176,10 @@ class Expect:
     #: the position-id builder's rules (``spec.positions``): how a video's temporal positions grow, and the clock
     video_time: str | None = None
     tokens_per_second: float | None = None
+    #: ALiBi's rule (the alibi family): the bias max of its slopes (MPT's alibi_bias_max), and whether the bias is
+    #: symmetric in the distance (an encoder's) rather than causal
+    alibi_bias_max: float = 8.0
+    bias_symmetric: bool = False
 
     def __post_init__(self) -> None:
         hd = self.head_dim
@@ -213,6 +219,11 @@ class Expect:
             object.__setattr__(self, "rope_scaling", scaling)
         self._validate_axes()
         self._validate_video_time()
+        if not _is_number(self.alibi_bias_max) or self.alibi_bias_max <= 0:
+            raise ExpectationError("alibi_bias_max", f"must be {RANGES['alibi_bias_max']}, got {_short(self.alibi_bias_max)}")
+        object.__setattr__(self, "alibi_bias_max", float(self.alibi_bias_max))
+        if not isinstance(self.bias_symmetric, bool):
+            raise ExpectationError("bias_symmetric", f"must be {RANGES['bias_symmetric']}, got {_short(self.bias_symmetric)}")
 
     def _validate_video_time(self) -> None:
         """A position-id builder's rules: a time rule of :data:`spec.positions.TIME_RULES` for a three-axis shared
@@ -507,6 +518,10 @@ class Expect:
         for key in ("video_time", "tokens_per_second"):
             if d[key] is None:
                 d.pop(key)
+        if d["alibi_bias_max"] == 8.0:  # a RoPE expectation: keep the JSON as it was
+            d.pop("alibi_bias_max")
+        if not d["bias_symmetric"]:
+            d.pop("bias_symmetric")
         return d
 
     def to_json(self) -> str:

@@ -134,6 +134,38 @@ FORMULAS: dict[str, Formula] = {
                                                 sp.Function("row_t")(sp.Function("attend_causal")(q, k, sp.Symbol("v"), p)))),
     "attention.grouped-query": Formula(_eq(sp.Function("kv_head")(sp.Symbol("h")),
                                            sp.floor(sp.Symbol("h") / (sp.Symbol("H") / sp.Symbol("KV"))))),
+    "alibi.slopes": Formula(_eq(sp.Symbol("m_h"), 2 ** (-8 * (sp.Symbol("h") + 1) / sp.Symbol("H"))),
+                            (r"H = 2^k;\ \text{otherwise } c = 2^{\lfloor \log_2 H \rfloor}\text{'s slopes, then every "
+                             r"other of } 2c\text{'s}",
+                             "H a power of two; otherwise the slopes of c = 2^floor(log2 H), then every other of 2c's")),
+    "alibi.softmax-rows": Formula(_eq(sp.Function("softmax_j")(sp.Function("alibi")(i, j)),
+                                      sp.Function("softmax_j")(definitions.alibi_bias(sp.Symbol("m_h"), i, j)
+                                                               + sp.Symbol("c_i"))),
+                                  (r"j \le i \text{ (causal)}", "j ≤ i (causal); -m_h |i - j| and every j, symmetric")),
+    "alibi.relative-position": Formula(_eq(sp.Function("alibi")(i + c, j + c),
+                                           sp.Function("alibi")(i, j) + sp.Symbol("c_i"))),
+    "alibi.precision": Formula(sp.Le(sp.Abs(sp.Function("alibi")(i, j) - definitions.alibi_bias(sp.Symbol("m_h"), i, j)
+                                            - sp.Symbol("c_i")),
+                                     sp.Symbol("u") * sp.Abs(definitions.alibi_bias(sp.Symbol("m_h"), i, j))),
+                               (r"0 \le i, j < \text{max\_position, the strict class}",
+                                "0 ≤ i, j < max_position, the strict class (the default class adds u m_h P, P the call's largest position)")),
+    "t5-bias.conformance": Formula(_eq(sp.Function("bucket")(sp.Symbol("delta")),
+                                       sp.Symbol("h") + sp.floor(sp.log(sp.Abs(sp.Symbol("delta")) / sp.Symbol("h"))
+                                                                 / sp.log(sp.Symbol("D") / sp.Symbol("h"))
+                                                                 * sp.Symbol("h"))),
+                                   (r"\delta = j - i,\ h \le |\delta| < D,\ n = 2h \text{ buckets of one sign}",
+                                    "δ = j - i, h ≤ |δ| < D (max_distance), n = 2h buckets of one sign")),
+    "t5-bias.exact-below": Formula(_eq(sp.Function("bucket")(sp.Symbol("delta")), sp.Abs(sp.Symbol("delta"))),
+                                   (r"|\delta| < h", "|δ| < h = n/2 (plus n for δ > 0, bidirectional)")),
+    "t5-bias.saturates": Formula(_eq(sp.Function("bucket")(sp.Symbol("delta")), 2 * sp.Symbol("h") - 1),
+                                 (r"|\delta| \ge D", "|δ| ≥ D (plus n for δ > 0, bidirectional)")),
+    "t5-bias.monotone": Formula(sp.Le(sp.Function("bucket")(sp.Symbol("delta")),
+                                      sp.Function("bucket")(sp.Symbol("delta") + 1)),
+                                (r"0 \le \delta", "0 ≤ δ, and mirrored for δ ≤ 0")),
+    "t5-bias.sign-split": Formula(_eq(sp.Function("bucket_{bidirectional}")(sp.Symbol("delta")),
+                                      sp.Symbol("n") + sp.Function("bucket_{one side}")(sp.Abs(sp.Symbol("delta")))),
+                                  (r"\delta > 0,\ n = \text{num\_buckets} / 2",
+                                   "δ > 0, n = num_buckets / 2; δ ≤ 0 uses the lower half, and unidirectional is 0 for δ > 0")),
     "attention.causal": Formula(_eq(sp.Derivative(sp.Function("out_i")(sp.Symbol("v_j")), sp.Symbol("v_j")), 0),
                                 (r"j > i", "j > i")),
 }

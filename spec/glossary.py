@@ -26,6 +26,9 @@ FAMILIES: dict[str, str] = {
     "attention": "attention whose scores use RoPE'd q and k (grouped-query heads)",
     "position-ids": "a multimodal position-id builder: position_ids(segments) -> (n, 3) t, h, w positions of text, "
                     "image and video tokens (Qwen2-VL's get_rope_index)",
+    "alibi": "ALiBi: a bias -m_h (i - j) on the attention scores, one slope m_h per head: alibi(n_heads, q_positions, "
+             "k_positions) -> (n_heads, n_q, n_k), or slopes(n_heads) -> (n_heads,)",
+    "t5-bias": "T5's relative-position buckets: bucket(relative_position, bidirectional, num_buckets, max_distance)",
 }
 
 #: which function of the rope family an implementation is (``--form``); every other family has one form, apply
@@ -103,6 +106,17 @@ DIAGNOSES: dict[str, str] = {
     "vision-as-text": "a vision block gets consecutive text positions instead of its grid's",
     "padding-shift": "left padding moves the real tokens' positions (the pads are counted)",
     "decode-restart": "decoding does not continue at one past the prefill's largest position (rope_deltas dropped)",
+    "slopes": "ALiBi's slopes follow another rule: a head count that is no power of two given the geometric rule of "
+              "one, or another bias max",
+    "slope-order": "ALiBi's slopes are the rule's, in another order across heads (reversed)",
+    "bias-sign": "the bias grows with the distance instead of falling: its sign is flipped",
+    "one-sided": "a causal bias -m (i - j) where the symmetric -m |i - j| was meant: keys after the query are favoured",
+    "bias-precision": "the bias is formed in too low a precision for the promised class: its rounding grows with the "
+                      "absolute position (the slope times the key's position, rounded), not with the distance",
+    "bucket-boundary": "a bucket boundary is off by one: the exact buckets end a distance early or late",
+    "halves-swapped": "bidirectional buckets: keys after the query get the buckets of keys before it (the distance "
+                      "taken as query - key)",
+    "bucket-range": "a distance past max_distance does not land in the last bucket, or a bucket outside the range",
     "unknown": "nothing measured fits",
 }
 

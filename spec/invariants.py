@@ -388,6 +388,74 @@ _ENTRIES = [
         source="executorch PR #2010 (frequencies not sliced to start_pos); rotary-embedding-torch #11 "
                "(offset missing); transformers #22161 (positions not derived from the mask)",
     ),
+    Invariant(
+        "alibi.slopes",
+        "alibi",
+        "Head h of H gets the slope m_h = 2^(-8 (h + 1) / H) when H is a power of two; otherwise the slopes of the "
+        "closest power of two c below H, then every other slope of 2c from its first (alibi_bias_max in place of 8 "
+        "where the expectation gives one), to within the rounding of the output dtype.",
+        source="Press et al. (arXiv 2108.12409) and their get_slopes; MPT's gen_slopes (alibi_bias_max)",
+    ),
+    Invariant(
+        "alibi.softmax-rows",
+        "alibi",
+        "Softmax over each row's keys (j <= i for a causal bias, every key for a symmetric one) is the reference's: "
+        "the bias is -m_h (i - j) (or -m_h |i - j|) up to one constant per row, which softmax ignores, to within the "
+        "error bound of the expectation's class.",
+        source="Press et al. (arXiv 2108.12409), section 3; BLOOM's build_alibi_tensor adds m_h j (huggingface/"
+               "transformers, models/bloom/modeling_bloom.py)",
+    ),
+    Invariant(
+        "alibi.relative-position",
+        "alibi",
+        "The bias depends on i - j alone (up to a row constant): alibi(q + c, k + c) - alibi(q, k) is constant along "
+        "each row, for every shift c.",
+        source="Press et al. (arXiv 2108.12409): a bias of the query-key distance",
+    ),
+    Invariant(
+        "alibi.precision",
+        "alibi",
+        "Up to max_position the bias stays within the bound of its class: the strict class (angle_dtype exact: "
+        "formed from the distance, rounded once to the output dtype) admits u |m_h (i - j)|; the default float32 "
+        "class also admits the rounding of m_h times the call's largest position, which a bias formed from the "
+        "positions carries (BLOOM's m_h j, MPT's m_h (j - L + 1)).",
+        source="BLOOM's build_alibi_tensor casts slope x position to the model's dtype (huggingface/transformers, "
+               "models/bloom/modeling_bloom.py)",
+    ),
+    Invariant(
+        "t5-bias.conformance",
+        "t5-bias",
+        "bucket(d) is T5's bucket of the relative position d = j - i, exactly, for every d (where the log-spaced "
+        "value lies within float32's error of an integer, T5's float32 log makes either neighbour its answer).",
+        source="Raffel et al. (arXiv 1910.10683); transformers' T5Attention._relative_position_bucket",
+    ),
+    Invariant(
+        "t5-bias.exact-below",
+        "t5-bias",
+        "Distances below max_exact = n / 2 (n the buckets of one sign) each get a bucket of their own: "
+        "bucket(d) = offset + |d|.",
+        source="transformers' T5Attention._relative_position_bucket (is_small)",
+    ),
+    Invariant(
+        "t5-bias.saturates",
+        "t5-bias",
+        "Every distance at or past max_distance lands in the last bucket of its sign, and every bucket lies in "
+        "[0, num_buckets).",
+        source="transformers' T5Attention._relative_position_bucket (the min with num_buckets - 1)",
+    ),
+    Invariant(
+        "t5-bias.monotone",
+        "t5-bias",
+        "On each side of the query, the bucket never decreases as the distance grows.",
+        source="Raffel et al. (arXiv 1910.10683): buckets widen logarithmically with the distance",
+    ),
+    Invariant(
+        "t5-bias.sign-split",
+        "t5-bias",
+        "Bidirectional: keys after the query (d > 0) use the upper half of the buckets, offset by num_buckets / 2, "
+        "and keys at or before it the lower half; unidirectional: every key after the query is bucket 0.",
+        source="transformers' T5Attention._relative_position_bucket (bidirectional)",
+    ),
 ]
 
 REGISTRY: dict[str, Invariant] = {inv.id: inv for inv in _ENTRIES}

@@ -716,6 +716,68 @@ declare("attention.grouped-query", DEFINITION, "query head h reads kv head h // 
                                            "transformers' repeat_kv, a convention")
 
 
+
+# -- positional biases ----------------------------------------------------------------------------------
+@proves("alibi.softmax-rows", SYMBOLIC, ("ALiBi: sign flipped",))
+def alibi_softmax_rows():
+    slope, cc = sp.Symbol("m", positive=True), sp.Symbol("c", real=True)
+    i_ = sp.Symbol("i", real=True)
+    keys = sp.symbols("j0:3", real=True)
+    row = [definitions.alibi_bias(slope, i_, jj) for jj in keys]
+    shifted = definitions.attention_weights([[v + cc for v in row]], sp.exp)[0]
+    _zero([x - y for x, y in zip(shifted, definitions.attention_weights([row], sp.exp)[0])], "softmax(b + c)")
+    # BLOOM's m j: the bias plus the row's constant m i, whatever the key
+    _zero([slope * jj - definitions.alibi_bias(slope, i_, jj) - slope * i_ for jj in keys], "BLOOM's m j")
+    sym = [definitions.alibi_bias(slope, i_, jj, symmetric=True) for jj in keys]
+    _zero([x - y for x, y in zip(definitions.attention_weights([[v + cc for v in sym]], sp.exp)[0],
+                                 definitions.attention_weights([sym], sp.exp)[0])], "softmax(b + c), symmetric")
+    return ("softmax over a row of the definitions' bias -m (i - j) (and -m |i - j|) is unchanged by a constant c added "
+            "to the row, and BLOOM's m j is the bias plus the row's constant m i; symbolic m > 0, i, three keys j, c")
+
+
+@proves("alibi.relative-position", SYMBOLIC, ("ALiBi: product of positions",))
+def alibi_relative_position():
+    slope = sp.Symbol("m", positive=True)
+    i_, j_, cc = sp.symbols("i j c", real=True)
+    for symmetric in (False, True):
+        shifted = definitions.alibi_bias(slope, i_ + cc, j_ + cc, symmetric)
+        _zero(sp.simplify(shifted - definitions.alibi_bias(slope, i_, j_, symmetric)), f"symmetric={symmetric}")
+    return "the definitions' bias at (i + c, j + c) equals it at (i, j), causal and symmetric; symbolic m > 0, i, j, c"
+
+
+@proves("t5-bias.monotone", SYMBOLIC, ("T5: log ratio inverted",))
+def t5_monotone():
+    dist, md = sp.symbols("x D", positive=True)
+    me = sp.Symbol("h", positive=True, integer=True)  # n = 2h buckets of one sign: max_exact = n // 2 = h
+    logged = definitions.t5_log_bucket(dist, 2 * me, md, lambda a_, b2: sp.log(a_ / b2))
+    # d/dx of the log-spaced bucket: h / (x ln(D / h)), positive for x > 0 and D = h (1 + w), w > 0
+    w = sp.Symbol("w", positive=True)
+    _sign(sp.diff(logged, dist).subs(md, me * (1 + w)), "positive", "d bucket / d distance")
+    _zero(logged.subs(dist, me), "the log range starts at bucket 0 past max_exact")
+    return ("the definitions' log-spaced bucket ln(x / h) / ln(D / h) (2h - h) of n = 2h buckets increases with the "
+            "distance x (its derivative is positive for every D > h) and is 0 at x = h, so bucket h follows the last exact "
+            "one, h - 1; floor and the min with n - 1 keep it non-decreasing; symbolic x, h, D")
+
+
+@proves("t5-bias.saturates", SYMBOLIC, ("T5: log ratio inverted",))
+def t5_saturates():
+    md = sp.Symbol("D", positive=True)
+    me = sp.Symbol("h", positive=True, integer=True)  # n = 2h: max_exact = h
+    logged = definitions.t5_log_bucket(md, 2 * me, md, lambda a_, b2: sp.log(a_ / b2))
+    _zero(sp.simplify(logged - me), "the bucket of max_distance")
+    return ("at x = D (max_distance) the definitions' log-spaced bucket of n = 2h buckets is h, so its bucket h + h = n is "
+            "past the last and the min makes it n - 1, as for every x > D (t5-bias.monotone); symbolic h, D")
+
+
+declare("alibi.slopes", DEFINITION, "the published rule is the definition (spec.definitions.alibi_slopes, Press et al.'s "
+        "get_slopes); the property checks code's slopes against it, and recovers them from a bias")
+declare("alibi.precision", TESTED, "a property of code: the precision the bias is formed in; the error bound is "
+        "spec.tolerance.bias_bound")
+declare("t5-bias.conformance", DEFINITION, "spec.definitions.t5_bucket is T5's published function; exact, with float32's "
+        "rounding next to a whole log-spaced value allowed (reference.biases.t5_buckets)")
+declare("t5-bias.exact-below", DEFINITION, "spec.definitions.t5_bucket: a distance below max_exact is its own bucket")
+declare("t5-bias.sign-split", DEFINITION, "spec.definitions.t5_sign_split: the halves of the buckets by the sign of j - i")
+
 # -- lemmas: facts the error model and the diagnoses rest on -------------------------------------------
 def lemma_transpose_product():
     _zero(list(R(a).T * R(b_) - R(b_ - a)), "R(a)^T R(b) = R(b - a)")
@@ -832,6 +894,10 @@ MUTATIONS: dict[str, tuple[object, str, object]] = {
     "axes: interleaving ignored": (Expect, "pair_axes", _axes_chunked),
     "ladder: per axis": (Expect, "ladder", _ladder_per_axis),
     "ladder: shared": (Expect, "ladder", lambda self: tuple((j, self.rotary_dim) for j in range(self.n_pairs))),
+    "ALiBi: sign flipped": (definitions, "alibi_bias", lambda m_, i_, j_, symmetric=False: m_ * (i_ - j_)),
+    "ALiBi: product of positions": (definitions, "alibi_bias", lambda m_, i_, j_, symmetric=False: -m_ * i_ * j_),
+    "T5: log ratio inverted": (definitions, "t5_log_bucket", lambda x_, n_, md, log_ratio: log_ratio(n_ // 2, x_)
+                               / log_ratio(md, n_ // 2) * (n_ - n_ // 2)),
     "softmax: causal mask always": (definitions, "attention_weights",
                                     lambda scores, exp, causal=False, _o=definitions.attention_weights: _o(scores, exp, True)),
 }

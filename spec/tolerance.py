@@ -218,3 +218,57 @@ def class_name(expect: Expect) -> str:
     if expect.angle_dtype == "exact" and expect.inv_freq_dtype == "exact":
         return f"strict {expect.dtype} (exact angles)"
     return f"{expect.dtype} output, angles in {expect.angle_dtype}, inv_freq in {expect.inv_freq_dtype}"
+
+
+def bias_class_name(expect: Expect) -> str:
+    """Which class of a bias the expectation promises, in words (its ``angle_dtype``: where the bias is formed)."""
+    if expect.angle_dtype == "exact":
+        return f"strict {expect.dtype} (formed from the distance)"
+    return f"{expect.dtype} output, formed in {expect.angle_dtype} from the positions"
+
+
+#: unit roundoffs of the output dtype in one element of a bias formed correctly: the product of slope and distance
+#: (or position), then its rounding to the output dtype
+K_BIAS = 2.0
+#: unit roundoffs of the class's dtype in a bias formed there from the positions: the slope (pow, 1 ulp = 2 u), the
+#: product, the row's shift
+K_BIAS_FORMED = 4.0
+
+
+def bias_bound(expect: Expect, slopes, q_positions, k_positions) -> np.ndarray:
+    """Allowed |b - b* - c_i| for ALiBi's bias, up to one constant c_i per row: (n_heads, n_q, n_k).
+
+    The strict class (``angle_dtype`` exact: formed from the distance, rounded once to the output dtype D) admits
+    K_BIAS u_D |m_h (i - j)| (a correct bias is exact at the diagonal, where its distance is 0). The class of a dtype
+    A also admits what forming the bias in A from the positions of the call costs, as BLOOM's m_h j (from the
+    sequence's start) and MPT's m_h (j - L + 1) (from its end) do: values up to m_h P, P the call's largest position,
+    rounded to D (K_BIAS u_D m_h P) and formed in A (K_BIAS_FORMED u_A m_h P). ``atol`` covers subnormal results."""
+    m = np.asarray(slopes, dtype=np.float64)[:, None, None]
+    q, k = np.asarray(q_positions, dtype=np.float64), np.asarray(k_positions, dtype=np.float64)
+    u_d = unit_roundoff(expect.dtype)
+    bound = K_BIAS * u_d * m * np.abs(q[None, :, None] - k[None, None, :])
+    if expect.angle_dtype != "exact":
+        reach = m * max(float(np.max(np.abs(q), initial=0)), float(np.max(np.abs(k), initial=0)))
+        bound = bound + (K_BIAS * u_d + K_BIAS_FORMED * _u(expect.angle_dtype)) * reach
+    return atol(expect) + bound
+
+
+def slope_bound(expect: Expect, slopes) -> np.ndarray:
+    """Allowed |m - m*| for each slope: K_BIAS u of the output dtype (the slope rounded to it, and its pow), plus
+    K_BIAS_FORMED u of the class's dtype where it is formed there; read off a bias, twice that (two elements)."""
+    m = np.abs(np.asarray(slopes, dtype=np.float64))
+    return atol(expect) + m * (K_BIAS * unit_roundoff(expect.dtype) + K_BIAS_FORMED * _u(expect.angle_dtype))
+
+
+def t5_log_slack(n: int, max_distance: int, distance: int) -> float:
+    """How far T5's float32 computation of the log-spaced bucket ln(x / h) / ln(D / h) (n - h) may be from its exact
+    value (n buckets of one sign, h = n // 2, x the distance, D max_distance): x / h rounded (u, so u in the log),
+    float32's log (1 ulp: 2 u relative to the log), ln(D / h) rounded to float32, the division and the product (u
+    each, relative to the result); u is float32's unit roundoff. Where a whole number lies within it of the exact
+    value, either neighbour is T5's answer."""
+    u = unit_roundoff("float32")
+    h = n // 2
+    if distance < h or max_distance <= h:
+        return 0.0
+    l1, l2 = math.log(distance / h), math.log(max_distance / h)
+    return (n - h) * (u + 2 * u * l1) / l2 + 3 * u * (l1 / l2 * (n - h))

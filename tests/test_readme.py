@@ -173,13 +173,47 @@ def _position_examples(proc):
         assert failed == {f"fail [{word}]"}, (twin, rows[twin])
 
 
+def _bias_verdicts(proc) -> dict[str, dict[str, str]]:
+    """TARGET name -> {alibi or t5-bias invariant: "pass", "skip" or "fail [word]"}, from the report's table."""
+    out: dict[str, dict[str, str]] = {}
+    for line in proc.stdout.splitlines():
+        m = re.match(r"^\S+:(\w+)\s+((?:alibi|t5-bias)\.[\w-]+)(?: \(\w+\))?\s+(pass|fail|skip|error)\b"
+                     r"(?:\s+(?:[\d.e+-]+|inf) of bound)?\s*(\[[\w-]+\])?", line)
+        if m:
+            out.setdefault(m[1], {})[m[2]] = " ".join(filter(None, (m[3], m[4])))
+    return out
+
+
+def _bias_examples(proc):
+    """The plain functions of examples/biases.py pass (the slopes alone skip the bias invariants, with the reason);
+    each twin of examples/biases_bugs.py fails with the word its docstring names, and no other."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import biases_bugs
+
+    rows = _bias_verdicts(proc)
+    assert rows, proc.stdout[-2000:]
+    for good in ("alibi", "bucket"):
+        if good in rows:
+            assert set(rows[good].values()) == {"pass"} and len(rows[good]) >= 4, rows[good]
+    if "slopes" in rows:
+        assert rows["slopes"]["alibi.slopes"] == "pass" and list(rows["slopes"].values()).count("skip") == 3, rows
+    twins = [n for n in rows if n not in ("alibi", "slopes", "bucket")]
+    assert twins, rows
+    for twin in twins:
+        word = getattr(biases_bugs, twin).__doc__.split(":")[0].strip()
+        failed = {v for v in rows[twin].values() if not v.startswith(("pass", "skip"))}
+        assert failed == {f"fail [{word}]"}, (twin, rows[twin])
+
+
 #: what a command's output must also show, beyond its exit code: by the command, or by how it starts
 EXTRA = {"ropespec check": _shipped_all_checked, "ropespec proofs": _every_proof_listed,
          "ropespec check examples/triton_rotary.py:kernel ": _interpreted,
          "ropespec check examples/triton_rotary.py:kernel_backward_unsigned ": _backward_direction,
          "ropespec check implementations.adapters.liger:rope ": _liger_rope,
          "ropespec check implementations.adapters.liger:llama4 ": _liger_llama4,
-         "ropespec check examples/position_ids.py:qwen2_5_vl ": _position_examples}
+         "ropespec check examples/position_ids.py:qwen2_5_vl ": _position_examples,
+         "ropespec check examples/biases.py:alibi ": _bias_examples,
+         "ropespec check examples/biases.py:bucket ": _bias_examples}
 
 
 def _extra(command: str):
@@ -211,7 +245,7 @@ def test_readme_command(command, exit_code, scratch, monkeypatch, capsys):
         pytest.skip(why)
     if "--array torch" in command or "adapters.hf" in command:
         pytest.importorskip("torch")
-    if "adapters.hf" in command:
+    if "adapters.hf" in command or " transformers.models." in command:
         pytest.importorskip("transformers")
     if "adapters.diffusers" in command:
         pytest.importorskip("torch")

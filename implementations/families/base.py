@@ -78,6 +78,10 @@ class Form:
     #: what it computes is integers, judged exactly: no precision class, and the expectation read for its rules only
     #: (``describe_rules(expect)``: how the report's header says them)
     describe_rules: Callable[[Expect], str] | None = None
+    #: how the report's header says the expectation and its tolerance class, for a family whose expectation is not a
+    #: RoPE's (None: Expect.describe and spec.tolerance.class_name)
+    describe_expect: Callable[[Expect], str] | None = None
+    class_name: Callable[[Expect], str] | None = None
     #: the plain signature in a layout whose calls take other arguments (thd's cu_seqlens)
     layout_signatures: dict[str, tuple[tuple[int, ...], str]] = field(default_factory=dict)
 

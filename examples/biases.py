@@ -1,0 +1,49 @@
+"""Positional biases written as a user would, from each one's published code: ALiBi (Press et al.'s get_slopes and
+the causal bias), its slopes alone, and T5's relative-position buckets (transformers' T5Attention). README runs them:
+
+    ropespec check examples/biases.py:alibi examples/biases.py:slopes --family alibi
+    ropespec check examples/biases.py:bucket --family t5-bias
+"""
+
+import math
+
+import numpy as np
+
+
+def get_slopes(n):
+    """Press et al.'s slopes: a geometric sequence for a power of two, interleaved with the next one's otherwise."""
+    def power_of_2(n):
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        return [start * start**i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + get_slopes(2 * closest)[0::2][: n - closest]
+
+
+def slopes(n_heads):
+    return np.array(get_slopes(n_heads), dtype=np.float32)
+
+
+def alibi(n_heads, q_positions, k_positions):
+    """The causal bias -m_h (i - j) of every head, float32."""
+    m = slopes(n_heads)[:, None, None]
+    distance = np.asarray(q_positions)[None, :, None] - np.asarray(k_positions)[None, None, :]
+    return (-m * distance).astype(np.float32)
+
+
+def bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    """T5's bucket of relative_position = key - query: exact below max_exact, log-spaced to max_distance."""
+    rp = np.asarray(relative_position)
+    ret = np.zeros_like(rp)
+    if bidirectional:
+        num_buckets //= 2
+        ret += (rp > 0) * num_buckets
+        rp = np.abs(rp)
+    else:
+        rp = -np.minimum(rp, 0)
+    max_exact = num_buckets // 2
+    large = max_exact + (np.log(np.maximum(rp, 1) / max_exact) / math.log(max_distance / max_exact)
+                         * (num_buckets - max_exact)).astype(np.int64)
+    return ret + np.where(rp < max_exact, rp, np.minimum(large, num_buckets - 1))

@@ -1,0 +1,53 @@
+"""Buggy twins of examples/biases.py, each with one fault a real port has had; the first word of each docstring is
+the diagnosis ropespec gives it (README runs them)."""
+
+import math
+
+import numpy as np
+
+from biases import alibi, bucket, get_slopes
+
+
+def alibi_geometric(n_heads, q_positions, k_positions):
+    """slopes: 2^(-8 (h + 1) / H) for every head count, the rule of a power of two where 12 heads is none."""
+    m = (2.0 ** (-8 * (np.arange(n_heads) + 1) / n_heads)).astype(np.float32)[:, None, None]
+    return (-m * (np.asarray(q_positions)[None, :, None] - np.asarray(k_positions)[None, None, :])).astype(np.float32)
+
+
+def alibi_reversed(n_heads, q_positions, k_positions):
+    """slope-order: the slopes handed to the heads last first."""
+    m = np.array(get_slopes(n_heads)[::-1], dtype=np.float32)[:, None, None]
+    return (-m * (np.asarray(q_positions)[None, :, None] - np.asarray(k_positions)[None, None, :])).astype(np.float32)
+
+
+def alibi_sign(n_heads, q_positions, k_positions):
+    """bias-sign: +m (i - j), the distance's sign flipped."""
+    return -alibi(n_heads, q_positions, k_positions)
+
+
+def alibi_float16_keys(n_heads, q_positions, k_positions):
+    """bias-precision: BLOOM's form m j, formed in float16, handed back as float32."""
+    m = np.array(get_slopes(n_heads), dtype=np.float16)[:, None, None]
+    per_key = (m * np.asarray(k_positions, dtype=np.float16)[None, None, :]).astype(np.float32)
+    return np.broadcast_to(per_key, (n_heads, len(q_positions), len(k_positions))).copy()
+
+
+def bucket_swapped(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    """halves-swapped: the relative position read as query - key."""
+    return bucket(-np.asarray(relative_position), bidirectional, num_buckets, max_distance)
+
+
+def bucket_unsaturated(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    """bucket-range: the min with the last bucket left out."""
+    rp = np.asarray(relative_position)
+    n, ret = num_buckets, np.zeros_like(rp)
+    if bidirectional:
+        n //= 2
+        ret += (rp > 0) * n
+        rp = np.abs(rp)
+    else:
+        rp = -np.minimum(rp, 0)
+    max_exact = n // 2
+    large = max_exact + (np.log(np.maximum(rp, 1) / max_exact) / math.log(max_distance / max_exact)
+                         * (n - max_exact)).astype(np.int64)
+    return ret + np.where(rp < max_exact, rp, large)

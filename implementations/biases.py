@@ -1,0 +1,35 @@
+"""ropespec's own positional biases in numpy, float64: ALiBi (``alibi``, a factory of alibi(n_heads, q_positions,
+k_positions) for the expectation's rule) and T5's bucket function (``t5_bucket``, plain), written from the
+definitions in spec.definitions."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from spec import definitions
+
+
+def alibi(expect):
+    """make(expect): the bias -m_h (i - j) (or -m_h |i - j|) with the rule's slopes, float64."""
+    if expect.dtype != "float64":
+        raise NotImplementedError(f"the shipped ALiBi computes float64, not {expect.dtype}")
+
+    def bias(n_heads, q_positions, k_positions):
+        m = np.array(definitions.alibi_slopes(int(n_heads), lambda e: 2.0**e, lambda a, b: a / b,
+                                              expect.alibi_bias_max))[:, None, None]
+        i = np.asarray(q_positions, dtype=np.float64)[None, :, None]
+        j = np.asarray(k_positions, dtype=np.float64)[None, None, :]
+        return definitions.alibi_bias(m, i, j, expect.bias_symmetric)
+
+    return bias
+
+
+def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    """T5's bucket of every relative position (key - query), as spec.definitions.t5_bucket, in float64 logs."""
+    rel = np.asarray(relative_position, dtype=np.int64)
+    log_ratio = lambda a, b: math.log(a / b)  # noqa: E731
+    out = [definitions.t5_bucket(int(d), bidirectional, num_buckets, max_distance, log_ratio, math.floor)
+           for d in rel.ravel()]
+    return np.array(out, dtype=np.int64).reshape(rel.shape)

@@ -1,0 +1,62 @@
+"""One parametrised numpy ALiBi and one T5 bucket function that zoo members bend in exactly one place each; with no
+keywords each computes its family correctly, in float64."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from spec.definitions import alibi_slopes as _rule
+
+
+def alibi_slopes(n_heads: int, bias_max: float = 8.0) -> np.ndarray:
+    """The rule's slopes in float64 (spec.definitions.alibi_slopes, each within an ulp)."""
+    return np.array(_rule(int(n_heads), lambda e: 2.0**e, lambda a, b: a / b, bias_max), dtype=np.float64)
+
+
+def alibi(expect, *, slopes: Callable[[int], np.ndarray] | None = None,
+          bias: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None):
+    """alibi(n_heads, q_positions, k_positions) for ``expect``'s rule, with one bug injected: ``slopes(n_heads)``
+    instead of the rule's, or ``bias(m (h, 1, 1), i (1, n_q, 1), j (1, 1, n_k))`` instead of -m (i - j) (or
+    -m |i - j|)."""
+
+    def make_bias(n_heads, q_positions, k_positions):
+        m = (slopes or (lambda h: alibi_slopes(h, expect.alibi_bias_max)))(int(n_heads))[:, None, None]
+        i = np.asarray(q_positions, dtype=np.float64)[None, :, None]
+        j = np.asarray(k_positions, dtype=np.float64)[None, None, :]
+        if bias is not None:
+            return np.asarray(bias(m, i, j), dtype=np.float64)
+        return -m * (np.abs(i - j) if expect.bias_symmetric else i - j)
+
+    return make_bias
+
+
+def t5_bucket(*, max_exact: Callable[[int, int], int] | None = None, signed: int = 1, saturate: bool = True,
+              wrap: bool = False):
+    """bucket(relative_position, bidirectional, num_buckets, max_distance), T5's, with one bug injected:
+    ``max_exact(n, num_buckets)`` where the exact buckets end (correct: n // 2 of the n buckets of one sign),
+    ``signed`` -1 to read the distance as query - key, ``saturate`` False to drop the min with the last bucket,
+    ``wrap`` to take the log-spaced bucket modulo n instead."""
+
+    def bucket(relative_position, bidirectional, num_buckets, max_distance):
+        rp = signed * np.asarray(relative_position, dtype=np.int64)
+        n, ret = num_buckets, np.zeros_like(rp)
+        if bidirectional:
+            n //= 2
+            ret = ret + (rp > 0) * n
+            rp = np.abs(rp)
+        else:
+            rp = -np.minimum(rp, 0)
+        me = (max_exact or (lambda nn, nb: nn // 2))(n, num_buckets)
+        with np.errstate(divide="ignore"):
+            large = me + (np.log(np.maximum(rp, 1).astype(np.float32) / me)
+                          / np.float32(math.log(max_distance / me)) * (n - me)).astype(np.int64)
+        if wrap:
+            large = large % n
+        elif saturate:
+            large = np.minimum(large, n - 1)
+        return ret + np.where(rp < me, rp, large)
+
+    return bucket

@@ -1,0 +1,344 @@
+"""Spec section "alibi": ALiBi's bias on the attention scores, alibi(n_heads, q_positions, k_positions), or its
+slopes alone, checked against the exact slopes and bias of reference.biases, up to the one constant per row that
+softmax ignores (BLOOM's form relies on it)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from implementations.contract import Failure, Unsupported
+from implementations.families.alibi import SLOPES_ONLY
+from properties.framework import rope_property
+from reference.biases import alibi_bias, alibi_slopes
+from spec import definitions, tolerance
+from spec.expectation import Expect
+
+#: head counts drawn: powers of two and not (BLOOM-560m's 16, BLOOM-7b1's 32, BLOOM-176b's 112, MPT's 32 and 40)
+HEADS = (1, 2, 3, 4, 5, 6, 8, 12, 16, 20, 24, 32, 40, 48, 64, 112)
+#: the pinned head counts: a power of two, and one that is not (its slopes interleave two ladders)
+PINNED_HEADS = (8, 12)
+#: queries and keys drawn for the softmax and shift properties stay below this (the precision property goes further)
+NEAR_POSITIONS = 4096
+
+
+def _expects(impl) -> list[Expect]:
+    """The implementation's expectation, or (a factory) both forms of the rule in the class it promises."""
+    if impl.expect is not None:
+        return [impl.expect]
+    base = Expect(dtype=impl.dtype, max_position=impl.max_position, **impl.promise)
+    return [base, base.replace(bias_symmetric=True)]
+
+
+def _allowed(e: Expect, q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """(n_q, n_k): the keys each query's softmax runs over (j <= i causal; every key symmetric)."""
+    return np.ones((len(q), len(k)), bool) if e.bias_symmetric else k[None, :] <= q[:, None]
+
+
+def _rows_within(d: np.ndarray, tau: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Whether some constant c per (head, row) has |d - c| <= tau on every allowed key of the row: the smallest
+    achievable max |d - c| / tau is max over key pairs of |d_a - d_b| / (tau_a + tau_b) (the two bounds meet there).
+    Returns (ok (h, n_q), that ratio (h, n_q), the pair of keys attaining it (h, n_q, 2))."""
+    gap = np.abs(d[..., :, None] - d[..., None, :]) / (tau[..., :, None] + tau[..., None, :])
+    both = allowed[:, :, None] & allowed[:, None, :]
+    gap = np.where(both[None], np.nan_to_num(gap, nan=np.inf), 0.0)
+    flat = gap.reshape(*gap.shape[:2], -1)
+    at = np.argmax(flat, axis=2)
+    ratio = np.take_along_axis(flat, at[..., None], axis=2)[..., 0]
+    return ratio <= 1, ratio, np.stack(np.unravel_index(at, gap.shape[2:]), axis=-1)
+
+
+def _finite(got: np.ndarray, allowed: np.ndarray, call: str) -> None:
+    """A non-finite bias on a key the softmax sees is a finding of its own."""
+    bad = ~np.isfinite(got) & allowed[None]
+    if bad.any():
+        hh, row, j = (int(v) for v in np.argwhere(bad)[0])
+        raise Failure(f"{call}[head {hh}, row {row}, key {j}] = {got[hh, row, j]}: non-finite; {int(bad.sum())} of "
+                      f"{bad.size} elements", "non-finite", float("inf"))
+
+
+def _bias_of(bind, e, h, q, k):
+    try:
+        return bind(e).bias(h, q, k)
+    except Unsupported as err:
+        raise Failure(str(err), None) from None
+
+
+def _skip_slopes_only(impl) -> str | None:
+    """Why the bias properties are not about the implementation: it computes the slopes alone."""
+    for e in _expects(impl):
+        try:
+            return SLOPES_ONLY if impl.bind(e).kind() == "slopes" else None
+        except Exception:  # the properties report what binding does, with its diagnosis
+            return None
+    return None
+
+
+def _explain(got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarray, tau: np.ndarray) -> tuple[str, str] | None:
+    """The fault a failing bias fits, from evidence: its sign, a causal bias where a symmetric one was meant, the
+    slopes of another rule or order, or rounding at the scale of the absolute positions."""
+    allowed = _allowed(e, q, k)
+
+    def fits(model: np.ndarray) -> bool:
+        return bool(np.all(_rows_within(got - model, tau, allowed)[0]))
+
+    ref = alibi_bias(h, q, k, e.alibi_bias_max, e.bias_symmetric)
+    if fits(-ref):
+        return "bias-sign", "the bias is +m_h (i - j): it grows with the distance instead of falling"
+    if e.bias_symmetric and fits(alibi_bias(h, q, k, e.alibi_bias_max, False)):
+        return "one-sided", "keys after the query get +m_h (j - i): the causal -m_h (i - j) where -m_h |i - j| was meant"
+    slopes = alibi_slopes(h, e.alibi_bias_max)
+    i, j = q[:, None].astype(np.float64), k[None, :].astype(np.float64)
+    unit = definitions.alibi_bias(1.0, i, j, e.bias_symmetric)
+    if h > 1 and fits(slopes[::-1, None, None] * unit[None]):
+        return "slope-order", f"the slopes run the other way across heads (head 0 has {slopes[-1]:.6g}, expected {slopes[0]:.6g})"
+    geometric = 2.0 ** (-e.alibi_bias_max * (np.arange(h) + 1) / h)
+    if not np.allclose(geometric, slopes) and fits(geometric[:, None, None] * unit[None]):
+        return "slopes", (f"the slopes are 2^(-{e.alibi_bias_max:g} (h + 1) / {h}), the rule of a power of two, but {h} "
+                          f"heads is none (the rule takes the slopes of {1 << (h.bit_length() - 1)} heads, then every "
+                          f"other of {2 << (h.bit_length() - 1)}'s)")
+    fitted = _fit_slopes(got, unit, allowed)
+    coarse = _rounded_like(fitted, slopes)
+    if coarse is not None and fits(_rounded(slopes, coarse[1])[:, None, None] * unit[None]):
+        return "bias-precision", f"the slopes are the rule's rounded to {coarse[0]} ({coarse[1]} significant bits)"
+    if fits(fitted[:, None, None] * unit[None]) and not np.allclose(fitted, slopes, rtol=0, atol=0):
+        worst = int(np.argmax(np.abs(fitted / slopes - 1)))
+        return "slopes", (f"the bias is another slope's times the distance: head {worst}'s slope is "
+                          f"{fitted[worst]:.9g}, {fitted[worst] / slopes[worst]:.9g} times the rule's {slopes[worst]:.9g}")
+    coarse = _coarse_form(got, e, h, q, k, tau)
+    if coarse is not None:
+        return "bias-precision", f"the bias is {coarse}, coarser than the class promises"
+    return None
+
+
+#: precisions slopes are seen rounded to: (name, significant bits)
+COARSE = (("bfloat16", 8), ("float16", 11))
+
+
+def _rounded(v: np.ndarray, bits: int) -> np.ndarray:
+    """v rounded to nearest at ``bits`` significant bits."""
+    mant, expo = np.frexp(np.asarray(v, dtype=np.float64))
+    return np.ldexp(np.round(mant * 2.0**bits) / 2.0**bits, expo)
+
+
+def _rounded_like(got: np.ndarray, slopes: np.ndarray) -> tuple[str, int] | None:
+    """The coarse precisions whose rounding of the rule's slopes ``got`` is (to within a sixteenth of their step), as
+    (names, the coarsest's bits), or None: where two give the same values here (2^-0.5 rounds alike to 8 and 11
+    bits), both are named, since the evidence cannot tell them apart."""
+    found = [(name, bits) for name, bits in COARSE
+             if np.all(np.abs(got - _rounded(slopes, bits)) <= np.abs(slopes) * 2.0**-bits / 16)]
+    if not found:
+        return None
+    return " or ".join(n for n, _ in found) + ("" if len(found) == 1 else ", the same values here"), found[0][1]
+
+
+def _coarse_form(got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarray, tau: np.ndarray) -> str | None:
+    """Whether ``got`` is a bias formed in a coarse precision, in words: the distance form -m (i - j), BLOOM's m j from
+    the sequence's start or MPT's m (j - L + 1) from its end, each element rounded to bfloat16 or float16 (with the
+    slopes, and the positions, rounded there too or not), up to a row constant; None if none of them fits."""
+    slopes = alibi_slopes(h, e.alibi_bias_max)
+    allowed = _allowed(e, q, k)
+    last = int(max(np.max(q), np.max(k)))
+    i, j = q[None, :, None].astype(np.float64), k[None, None, :].astype(np.float64)
+    forms = (("the distance form -m (i - j)", lambda m, ii, jj: definitions.alibi_bias(m, ii, jj, e.bias_symmetric)),
+             ("BLOOM's m j", lambda m, ii, jj: m * jj + 0 * ii),
+             ("MPT's m (j - L + 1)", lambda m, ii, jj: m * (jj - last) + 0 * ii))
+    for words, form in forms:
+        found = [f"{name} ({bits} significant bits)" for name, bits in COARSE
+                 if any(np.all(_rows_within(got - _rounded(form(m[:, None, None], i, jj), bits), tau, allowed)[0])
+                        for m in (slopes, _rounded(slopes, bits)) for jj in (j, _rounded(j, bits)))]
+        if found:  # where two precisions give the same values here, the evidence cannot tell them apart: both named
+            return f"{words} rounded to {' or '.join(found)}"
+    return None
+
+
+def _fit_slopes(got: np.ndarray, unit: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Each head's slope m' that best makes ``got`` m' times ``unit`` plus a constant per row (least squares over the
+    allowed keys, each row's mean removed)."""
+    w = allowed.astype(np.float64)
+    count = np.maximum(w.sum(axis=1, keepdims=True), 1)
+    du = (unit - (unit * w).sum(axis=1, keepdims=True) / count) * w
+    dg = (got - (got * w[None]).sum(axis=2, keepdims=True) / count[None]) * w[None]
+    den = float(np.sum(du * du))
+    return np.sum(dg * du[None], axis=(1, 2)) / den if den else np.zeros(len(got))
+
+
+def _named(err: Failure, got, e, h, q, k, tau) -> Failure:
+    found = _explain(got, e, h, q, k, tau)
+    if found is None:
+        return Failure(err.message, err.diagnosis or "unknown", err.ratio)
+    return Failure(f"{err.message} -- {found[0]}: {found[1]}", found[0], err.ratio)
+
+
+def _check_rows(what: str, got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarray, call: str) -> float:
+    """Each row of ``got`` within bias_bound of the reference up to a row constant; raises a named Failure."""
+    ref = alibi_bias(h, q, k, e.alibi_bias_max, e.bias_symmetric)
+    tau = tolerance.bias_bound(e, alibi_slopes(h, e.alibi_bias_max), q, k)
+    _finite(got, _allowed(e, q, k), call)
+    ok, ratio, keys = _rows_within(got - ref, tau, _allowed(e, q, k))
+    if ok.all():
+        return float(ratio.max(initial=0.0))
+    hh, row = (int(v) for v in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
+    a, b = (int(v) for v in keys[hh, row])
+    err = Failure(f"{what}[head {hh}, query {int(q[row])}] at keys {int(k[a])} and {int(k[b])} = {got[hh, row, a]:.9g} "
+                  f"and {got[hh, row, b]:.9g}, the reference's {ref[hh, row, a]:.9g} and {ref[hh, row, b]:.9g}: no "
+                  f"constant per row brings both within their bounds {tau[hh, row, a]:.3g} and {tau[hh, row, b]:.3g} "
+                  f"({ratio[hh, row]:.3g} times them, {tolerance.bias_class_name(e)}); {int((~ok).sum())} of {ok.size} "
+                  f"rows [{call}]", None, float(ratio[hh, row]))
+    raise _named(err, got, e, h, q, k, tau)
+
+
+# -- slopes --------------------------------------------------------------------------------------------
+def _slope_cases(impl):
+    @st.composite
+    def build(draw):
+        return {"expect": draw(st.sampled_from(_expects(impl)), label="expect"),
+                "n_heads": draw(st.sampled_from(HEADS), label="n_heads")}
+
+    return build()
+
+
+@rope_property("alibi.slopes",
+               rule="slope_bound per slope (twice it where the slopes are read off two elements of a bias)",
+               cases=_slope_cases,
+               pinned=lambda impl: [{"expect": e, "n_heads": h} for e in _expects(impl)[:1] for h in PINNED_HEADS])
+def test_alibi_slopes(bind, case):
+    e, h = case["expect"], case["n_heads"]
+    f = bind(e)
+    got, ref = f.slopes(h), alibi_slopes(h, e.alibi_bias_max)
+    bound = tolerance.slope_bound(e, ref) * (1 if f.kind() == "slopes" else 2)
+    err = np.abs(got - ref)
+    if np.all(err <= bound):
+        return float(np.max(err / bound))
+    bad = int(np.argmax(np.where(np.isfinite(err), err / bound, np.inf)))
+    message = (f"slope of head {bad} of {h} = {got[bad]:.9g}, expected {ref[bad]:.9g} (|error| {err[bad]:.3g} > "
+               f"bound {bound[bad]:.3g}); {int(np.sum(err > bound))} of {h} heads [{f.kind()} of n_heads={h}]")
+    geometric = 2.0 ** (-e.alibi_bias_max * (np.arange(h) + 1) / h)
+    coarse = _rounded_like(got, ref)
+    if coarse is not None:
+        word, why = "bias-precision", f"the rule's slopes rounded to {coarse[0]} ({coarse[1]} significant bits)"
+    elif np.all(got < 0) and np.all(np.abs(-got - ref) <= bound):
+        word, why = "bias-sign", "the bias grows with the distance (its slopes read off it are negative)"
+    elif h > 1 and np.all(np.abs(got - ref[::-1]) <= bound):
+        word, why = "slope-order", "the rule's slopes in reverse order across heads"
+    elif np.all(np.abs(got - geometric) <= bound * 2):
+        word, why = "slopes", (f"2^(-{e.alibi_bias_max:g} (h + 1) / {h}) for every head: the rule of a power of two, "
+                               f"and {h} is none")
+    else:
+        ratio = got[got > 0][:1] / ref[got > 0][:1] if np.any(got > 0) else np.array([np.nan])
+        word, why = "slopes", f"another rule (head 0's slope is {float(ratio[0]):.6g} times the expected)"
+    raise Failure(f"{message} -- {word}: {why}", word, float(err[bad] / bound[bad]))
+
+
+# -- the bias, up to a row constant ---------------------------------------------------------------------
+def _row_cases(impl, shift: bool = False):
+    @st.composite
+    def build(draw):
+        e = draw(st.sampled_from(_expects(impl)), label="expect")
+        top = min(e.max_position, NEAR_POSITIONS) - 1
+        q = draw(st.lists(st.integers(0, top), min_size=1, max_size=4, unique=True), label="q_positions")
+        k = draw(st.lists(st.integers(0, top), min_size=1, max_size=6), label="k_positions")
+        k = sorted(set(k) | set(q) | {max(p - 1, 0) for p in q})  # each row sees its own key and the one before
+        case = {"expect": e, "n_heads": draw(st.sampled_from(HEADS), label="n_heads"),
+                "q": np.array(sorted(q), dtype=np.int64), "k": np.array(k, dtype=np.int64)}
+        if shift:
+            case["shift"] = draw(st.integers(1, e.max_position - 1 - max(max(q), max(k))), label="shift")
+        return case
+
+    return build()
+
+
+def _row_pinned(impl, shift: bool = False):
+    out = []
+    for e in _expects(impl):
+        top = min(e.max_position, NEAR_POSITIONS)
+        q = np.array([0, 1, 5, top - 1], dtype=np.int64)
+        k = np.array(sorted({0, 1, 2, 4, 5, top - 2, top - 1}), dtype=np.int64)
+        for h in PINNED_HEADS:
+            case = {"expect": e, "n_heads": h, "q": q, "k": k}
+            if shift:
+                case["shift"] = e.max_position - top
+            out.append(case)
+    return out
+
+
+@rope_property("alibi.softmax-rows",
+               rule="bias_bound per element, up to one constant per row over the row's keys (j <= i causal, all "
+                    "symmetric): some c_i has |b - b* - c_i| <= bound everywhere on the row",
+               cases=_row_cases, pinned=_row_pinned, skip_if=_skip_slopes_only)
+def test_alibi_softmax_rows(bind, case):
+    e, h, q, k = case["expect"], case["n_heads"], case["q"], case["k"]
+    got = _bias_of(bind, e, h, q, k)
+    return _check_rows("alibi", got, e, h, q, k, f"alibi({h}, q_positions={q.tolist()}, k_positions={k.tolist()})")
+
+
+@rope_property("alibi.relative-position",
+               rule="bias_bound at both places summed, up to one constant per row",
+               cases=lambda impl: _row_cases(impl, shift=True), pinned=lambda impl: _row_pinned(impl, shift=True),
+               skip_if=_skip_slopes_only)
+def test_alibi_relative_position(bind, case):
+    e, h, q, k, c = case["expect"], case["n_heads"], case["q"], case["k"], case["shift"]
+    near, far = _bias_of(bind, e, h, q, k), _bias_of(bind, e, h, q + c, k + c)
+    slopes = alibi_slopes(h, e.alibi_bias_max)
+    tau = tolerance.bias_bound(e, slopes, q, k) + tolerance.bias_bound(e, slopes, q + c, k + c)
+    allowed = _allowed(e, q, k)
+    _finite(far, allowed, f"alibi({h}, q_positions + {c}, k_positions + {c})")
+    _finite(near, allowed, f"alibi({h}, q_positions, k_positions)")
+    ok, ratio, keys = _rows_within(far - near, tau, allowed)
+    if ok.all():
+        return float(ratio.max(initial=0.0))
+    hh, row = (int(v) for v in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
+    a, b = (int(v) for v in keys[hh, row])
+    moved = far - near
+    coarse = _coarse_form(far, e, h, q + c, k + c, tolerance.bias_bound(e, slopes, q + c, k + c))
+    if coarse is not None:
+        raise Failure(f"alibi(q + {c}, k + {c}) - alibi(q, k) [head {hh}, query {int(q[row])}] is {moved[hh, row, a]:.9g} "
+                      f"at key {int(k[a])} and {moved[hh, row, b]:.9g} at key {int(k[b])}: not one constant along the "
+                      f"row ({ratio[hh, row]:.3g} times the bounds) -- bias-precision: the shifted call's bias is "
+                      f"{coarse}, coarser than {tolerance.bias_class_name(e)}", "bias-precision", float(ratio[hh, row]))
+    raise Failure(f"alibi(q + {c}, k + {c}) - alibi(q, k) [head {hh}, query {int(q[row])}] is {moved[hh, row, a]:.9g} "
+                  f"at key {int(k[a])} and {moved[hh, row, b]:.9g} at key {int(k[b])}: not one constant along the row "
+                  f"({ratio[hh, row]:.3g} times the bounds) [alibi({h}, q_positions={q.tolist()}, "
+                  f"k_positions={k.tolist()}), shifted by {c}] -- absolute-position: the bias depends on where the "
+                  f"query and key are, not only on i - j", "absolute-position", float(ratio[hh, row]))
+
+
+# -- precision at large positions -----------------------------------------------------------------------
+def _ladder(e: Expect) -> list[int]:
+    """Queries at 1, 3, 15, ..., 2^k - 1 and max_position - 1: where a bias formed in too low a precision breaks."""
+    out = [(1 << k) - 1 for k in range(1, 64) if (1 << k) - 1 < e.max_position - 1]
+    return out + [e.max_position - 1]
+
+
+def _keys(p: int) -> list[int]:
+    return sorted({max(p - d, 0) for d in (0, 1, 2, 3, 7, 64, 1000)} | {0})
+
+
+def _precision_cases(impl):
+    @st.composite
+    def build(draw):
+        return {"expect": draw(st.sampled_from(_expects(impl)), label="expect"),
+                "n_heads": draw(st.sampled_from(HEADS), label="n_heads")}
+
+    return build()
+
+
+@rope_property("alibi.precision",
+               rule="bias_bound per element, up to one constant per row, at queries 2^k - 1 up to max_position - 1",
+               cases=_precision_cases,
+               pinned=lambda impl: [{"expect": e, "n_heads": h} for e in _expects(impl)[:1] for h in PINNED_HEADS],
+               skip_if=_skip_slopes_only, max_examples=8)
+def test_alibi_precision(bind, case):
+    e, h = case["expect"], case["n_heads"]
+    worst, held = 0.0, None
+    for p in _ladder(e):
+        q, k = np.array([p], dtype=np.int64), np.array(_keys(p), dtype=np.int64)
+        got = _bias_of(bind, e, h, q, k)
+        try:
+            worst = max(worst, _check_rows("alibi", got, e, h, q, k, f"alibi({h}, q_positions=[{p}], "
+                                                                     f"k_positions={k.tolist()})"))
+        except Failure as err:
+            where = f"; {tolerance.bias_class_name(e)} held up to p = {held}" if held is not None else ""
+            raise Failure(f"{err.message}{where}", err.diagnosis, err.ratio) from None
+        held = p
+    return worst, f"{tolerance.bias_class_name(e)} held up to p = {held}"

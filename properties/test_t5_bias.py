@@ -1,0 +1,174 @@
+"""Spec section "t5-bias": T5's relative-position buckets, bucket(relative_position, bidirectional, num_buckets,
+max_distance), checked exactly against reference.biases.t5_buckets (where T5's float32 logarithm lands within its
+error of a whole number, either neighbour is T5's own answer, spec.tolerance.t5_log_slack)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from implementations.contract import Failure
+from properties.framework import rope_property
+from reference.biases import t5_buckets
+from spec import tolerance
+from spec.expectation import Expect
+
+#: the parameters every property tries first: T5's and mT5's (32, 128), a decoder's unidirectional buckets, and
+#: LongT5's wider (64, 256)
+PINNED = ((True, 32, 128), (False, 32, 128), (True, 64, 256))
+
+
+def _params():
+    """(bidirectional, num_buckets, max_distance): even bucket counts 4 to 128, max_distance past max_exact."""
+    return st.tuples(st.booleans(), st.integers(2, 64).map(lambda h: 2 * h)).flatmap(
+        lambda bn: st.tuples(st.just(bn[0]), st.just(bn[1]),
+                             st.integers((bn[1] // (2 if bn[0] else 1)) // 2 + 1, 1024)))
+
+
+def _all_distances(max_distance: int) -> np.ndarray:
+    """Every relative position from -(2 max_distance + 8) to +(2 max_distance + 8): both signs, past saturation."""
+    s = 2 * max_distance + 8
+    return np.arange(-s, s + 1, dtype=np.int64)
+
+
+def _expect(impl) -> Expect:
+    """The expectation the function is bound under: its buckets take no field of it (the properties draw T5's
+    parameters), only its dtype and positions."""
+    return impl.expect or Expect(dtype=impl.dtype, max_position=impl.max_position)
+
+
+def _cases(impl):
+    return _params().map(lambda p: {"expect": _expect(impl), "params": p})
+
+
+def _pinned(impl):
+    return [{"expect": _expect(impl), "params": p} for p in PINNED]
+
+
+def _call(p) -> str:
+    return f"bidirectional={p[0]}, num_buckets={p[1]}, max_distance={p[2]}"
+
+
+def _buckets(bind, case):
+    bi, nb, md = case["params"]
+    rel = _all_distances(md)
+    return rel, bind(case["expect"]).buckets(rel, bi, nb, md)
+
+
+def _exact_end(table: np.ndarray, rel: np.ndarray, bi: bool, nb: int) -> int:
+    """The first distance, at or before the query, whose bucket is not the distance itself: where a table's exact
+    buckets end."""
+    before = table[rel <= 0][::-1]  # distance 0, 1, 2, ... before the query
+    own = before == np.arange(len(before))
+    return int(np.argmin(own)) if not own.all() else len(before)
+
+
+def _explain(got: np.ndarray, rel: np.ndarray, bi: bool, nb: int, md: int) -> tuple[str, str] | None:
+    """The fault a wrong bucket table fits, from evidence: the halves swapped, a bucket outside the range, the exact
+    buckets ending at another distance than T5's."""
+    exact, _ = t5_buckets(rel, bi, nb, md, tolerance.t5_log_slack)
+    if bi:
+        e2, o2 = t5_buckets(-rel, bi, nb, md, tolerance.t5_log_slack)
+        if np.all((got == e2) | (got == o2)):
+            return "halves-swapped", "every bucket is the one of the opposite sign: the distance is read as i - j"
+    if np.any(got >= nb) or np.any(got < 0):
+        bad = int(np.argmax((got >= nb) | (got < 0)))
+        return "bucket-range", f"distance {int(rel[bad])} lands in bucket {int(got[bad])}, outside [0, {nb})"
+    mine, t5 = _exact_end(got, rel, bi, nb), _exact_end(exact, rel, bi, nb)
+    if mine != t5:
+        return "bucket-boundary", (f"its exact buckets end at distance {mine}, T5's at {t5} (max_exact = "
+                                   f"{(nb // 2 if bi else nb) // 2} of {nb // 2 if bi else nb} buckets of one sign)")
+    return None
+
+
+def _fail(what: str, got, rel, mask, bi, nb, md, expected=None, default: str | None = None) -> Failure:
+    bad = int(np.argmax(mask))
+    want = "" if expected is None else f", expected {int(expected[bad])}"
+    msg = (f"{what}: relative position {int(rel[bad])} -> bucket {int(got[bad])}{want}; {int(mask.sum())} of {len(rel)} "
+           f"distances [bucket(relative_position, {_call((bi, nb, md))})]")
+    found = _explain(got, rel, bi, nb, md)
+    if found is not None:
+        return Failure(f"{msg} -- {found[0]}: {found[1]}", found[0])
+    return Failure(msg, default or "unknown")
+
+
+@rope_property("t5-bias.conformance",
+               rule="exact; where the log-spaced value lies within t5_log_slack of a whole number, either neighbour",
+               cases=_cases, pinned=_pinned)
+def test_t5_conformance(bind, case):
+    bi, nb, md = case["params"]
+    rel, got = _buckets(bind, case)
+    exact, other = t5_buckets(rel, bi, nb, md, tolerance.t5_log_slack)
+    bad = (got != exact) & (got != other)
+    if bad.any():
+        raise _fail("bucket differs from T5's", got, rel, bad, bi, nb, md, exact)
+    return 0.0
+
+
+@rope_property("t5-bias.exact-below", rule="exact", cases=_cases, pinned=_pinned)
+def test_t5_exact_below(bind, case):
+    bi, nb, md = case["params"]
+    rel, got = _buckets(bind, case)
+    n = nb // 2 if bi else nb
+    dist = np.abs(rel) if bi else -np.minimum(rel, 0)
+    offset = np.where(bi & (rel > 0), n, 0)
+    small = (dist < n // 2) & ((rel <= 0) | bi)
+    # one past the exact range starts the log-spaced range: its bucket is max_exact itself
+    edge = (dist == n // 2) & ((rel <= 0) | bi)
+    bad = (small & (got != offset + dist)) | (edge & (got != offset + n // 2))
+    if bad.any():
+        raise _fail(f"a distance below max_exact = {n // 2} (or max_exact itself) is not its own bucket", got, rel, bad,
+                    bi, nb, md, np.where(small | edge, offset + dist, got), "bucket-boundary")
+    return 0.0
+
+
+@rope_property("t5-bias.saturates", rule="exact", cases=_cases, pinned=_pinned)
+def test_t5_saturates(bind, case):
+    bi, nb, md = case["params"]
+    rel, got = _buckets(bind, case)
+    n = nb // 2 if bi else nb
+    dist = np.abs(rel) if bi else -np.minimum(rel, 0)
+    last = np.where(bi & (rel > 0), nb - 1, n - 1)
+    far = (dist >= md) & ((rel <= 0) | bi)
+    bad = (far & (got != last)) | (got < 0) | (got >= nb)
+    if bad.any():
+        raise _fail(f"a distance at or past max_distance = {md} is not in the last bucket", got, rel, bad, bi, nb, md,
+                    np.where(far, last, got), "bucket-range")
+    return 0.0
+
+
+@rope_property("t5-bias.monotone", rule="exact", cases=_cases, pinned=_pinned)
+def test_t5_monotone(bind, case):
+    bi, nb, md = case["params"]
+    rel, got = _buckets(bind, case)
+    zero = int(np.argmax(rel == 0))
+    after, before = got[zero:], got[: zero + 1][::-1]  # keys after the query, and before it, by growing distance
+    for side, seq, sign in (("after", after, 1), ("before", before, -1)):
+        drop = np.flatnonzero(np.diff(seq) < 0)
+        if drop.size and (bi or side == "before"):
+            at = zero + sign * (int(drop[0]) + 1)
+            mask = np.zeros(len(rel), bool)
+            mask[at] = True
+            word = "position-offset" if seq[drop[0] + 1] < seq[drop[0]] - 1 else "unknown"
+            err = _fail(f"the bucket falls as the key moves {side} the query: distance {abs(int(rel[at])) - 1} has "
+                        f"bucket {int(seq[drop[0]])}, distance {abs(int(rel[at]))}", got, rel, mask, bi, nb, md)
+            if err.diagnosis == "unknown":
+                err = Failure(f"{err.message} -- position-offset: the buckets wrap around instead of saturating"
+                              if word == "position-offset" else err.message, word)
+            raise err
+    return 0.0
+
+
+@rope_property("t5-bias.sign-split", rule="exact", cases=_cases, pinned=_pinned)
+def test_t5_sign_split(bind, case):
+    bi, nb, md = case["params"]
+    rel, got = _buckets(bind, case)
+    if bi:
+        bad = ((rel > 0) & (got < nb // 2)) | ((rel <= 0) & (got >= nb // 2))
+        what = f"keys after the query use buckets {nb // 2}..{nb - 1} and keys before it 0..{nb // 2 - 1}"
+    else:
+        bad = (rel > 0) & (got != 0)
+        what = "unidirectional: every key after the query is bucket 0"
+    if bad.any():
+        raise _fail(f"the sign split does not hold ({what})", got, rel, bad, bi, nb, md, None, "halves-swapped")
+    return 0.0

@@ -1,0 +1,73 @@
+"""Exact references of the positional biases: ALiBi's slopes and bias, T5's relative-position buckets
+(spec.definitions evaluated with mpmath, rounded correctly to float64)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Callable
+
+import mpmath as mp
+import numpy as np
+
+from spec import definitions
+
+#: working precision of the bias references (bits): far past float64's 53, so every rounding to float64 is correct
+PREC = 128
+
+
+@lru_cache(maxsize=None)
+def _slopes_mpf(n_heads: int, bias_max: float) -> tuple:
+    with mp.workprec(PREC):
+        return tuple(definitions.alibi_slopes(n_heads, lambda e: mp.mpf(2) ** e,
+                                              lambda a, b: mp.mpf(a) / b, mp.mpf(bias_max)))
+
+
+def alibi_slopes(n_heads: int, bias_max: float = 8.0) -> np.ndarray:
+    """ALiBi's slope of every head, (n_heads,) float64, each correctly rounded."""
+    return np.array([float(v) for v in _slopes_mpf(int(n_heads), float(bias_max))])
+
+
+def alibi_bias(n_heads: int, q_positions, k_positions, bias_max: float = 8.0, symmetric: bool = False) -> np.ndarray:
+    """ALiBi's bias -m_h (i - j) (or -m_h |i - j|), (n_heads, n_q, n_k) float64, each element the exact product of the
+    exact slope and the integer distance, correctly rounded."""
+    q, k = (np.asarray(v, dtype=np.int64).tolist() for v in (q_positions, k_positions))
+    out = np.empty((n_heads, len(q), len(k)))
+    with mp.workprec(PREC):
+        for h, m in enumerate(_slopes_mpf(int(n_heads), float(bias_max))):
+            for a, i in enumerate(q):
+                out[h, a] = [float(definitions.alibi_bias(m, i, j, symmetric)) for j in k]
+    return out
+
+
+def _floor(v):
+    """floor of a log-spaced bucket: a value within 2^-(PREC - 20) of a whole number is that number. The ratio of two
+    logarithms of powers of one integer is an exact ratio (ln 8 / ln 32 (9 - 4) = 3: T5's (18, 128) at distance 32),
+    which mpmath's last-bit rounding can leave just below it; no other value of these small integers lies that
+    close to one."""
+    near = mp.nint(v)
+    return near if abs(v - near) < mp.mpf(2) ** -(PREC - 20) else mp.floor(v)
+
+
+def t5_buckets(relative_positions, bidirectional: bool, num_buckets: int, max_distance: int,
+               slack: Callable[[int, int, int], float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """T5's bucket of every relative position (exact logarithms), and the other bucket a computation whose log-spaced
+    value is off by at most ``slack(n, max_distance, distance)`` may give (equal to the first where no whole number
+    lies that close): (buckets, alternatives), int64 of the positions' shape."""
+    rel = np.asarray(relative_positions, dtype=np.int64)
+    exact, other = np.empty_like(rel), np.empty_like(rel)
+    with mp.workprec(PREC):
+        log_ratio = lambda a, b: mp.log(mp.mpf(a) / b)  # noqa: E731
+        for ix, d in np.ndenumerate(rel):
+            b = definitions.t5_bucket(int(d), bidirectional, num_buckets, max_distance, log_ratio, _floor)
+            exact[ix], other[ix] = b, b
+            offset, dist, n = definitions.t5_sign_split(int(d), bidirectional, num_buckets)
+            if dist >= n // 2 and slack is not None:
+                v, eps = definitions.t5_log_bucket(dist, n, max_distance, log_ratio), slack(n, max_distance, dist)
+                for w in (v - eps, v + eps):
+                    alt = offset + min(n // 2 + int(mp.floor(w)), n - 1)
+                    if alt != b:
+                        other[ix] = alt
+    return exact, other
+
+
+__all__ = ["PREC", "alibi_bias", "alibi_slopes", "t5_buckets"]

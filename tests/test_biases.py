@@ -1,0 +1,124 @@
+"""The positional-bias families (ALiBi, T5's buckets): their reference against the published code, the bounds, plain
+functions as users write them, and real code (transformers' BLOOM, Falcon, MPT and T5)."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from implementations import biases
+from reference.biases import alibi_slopes, t5_buckets
+from ropespec import check
+from ropespec.cli import main
+from spec import tolerance
+from spec.expectation import Expect, ExpectationError
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from biases import get_slopes as press_slopes  # noqa: E402  (the authors' get_slopes, as a user writes it)
+
+
+@pytest.mark.parametrize("heads", [1, 2, 3, 5, 8, 12, 20, 40, 64, 112])
+def test_the_slopes_are_press_et_al_s(heads):
+    """The reference's correctly rounded slopes, against the authors' float64 start * start**i (within 64 ulp: its
+    power of a rounded start carries up to i + 1 roundings)."""
+    assert np.allclose(alibi_slopes(heads), press_slopes(heads), rtol=64 * 2.0**-52, atol=0)
+
+
+def test_the_buckets_are_t5_s_own_even_where_its_log_ratio_is_a_whole_number():
+    """ln 8 / ln 32 x 5 is exactly 3 (18 buckets, max_distance 128, distance 32): mpmath's last bit must not floor it
+    to 2, and T5's float32 answer there is the exact one."""
+    exact, _ = t5_buckets(np.array([-32, 32]), True, 18, 128)
+    assert exact.tolist() == [7, 16]
+    assert biases.t5_bucket(np.array([-32]), True, 18, 128).tolist() == [7]
+
+
+def test_the_strict_bound_is_the_distance_s_and_the_default_adds_the_call_s_reach():
+    e = Expect(dtype="bfloat16")
+    strict = e.replace(angle_dtype="exact", inv_freq_dtype="exact")
+    q, k = np.array([511]), np.array([509, 511])
+    m = alibi_slopes(8)
+    b_default, b_strict = tolerance.bias_bound(e, m, q, k), tolerance.bias_bound(strict, m, q, k)
+    assert b_strict[0, 0, 1] == tolerance.atol(strict)  # the diagonal: distance 0, exact
+    assert b_strict[0, 0, 0] == pytest.approx(2 * 2.0**-8 * 0.5 * 2)
+    assert b_default[0, 0, 1] > 2.0**-8 * 0.5 * 511  # the rounding of slope x 511 in bfloat16
+
+
+def test_an_expectation_s_bias_fields_are_validated():
+    with pytest.raises(ExpectationError, match="alibi_bias_max"):
+        Expect(alibi_bias_max=0)
+    with pytest.raises(ExpectationError, match="bias_symmetric"):
+        Expect.from_dict({"bias_symmetric": "yes"})
+    assert "alibi_bias_max" not in Expect().to_dict() and Expect(bias_symmetric=True).to_dict()["bias_symmetric"]
+
+
+def test_a_bad_bias_field_on_the_command_line_is_one_line(capsys):
+    assert main(["check", "implementations.biases:alibi", "--family", "alibi", "--expect",
+                 '{"alibi_bias_max": -1}']) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "alibi_bias_max" in err[0] and "Traceback" not in err[0]
+
+
+def symmetric(n_heads, q_positions, k_positions):
+    m = np.array(press_slopes(n_heads))[:, None, None]
+    return -m * np.abs(np.asarray(q_positions)[None, :, None] - np.asarray(k_positions)[None, None, :])
+
+
+def causal(n_heads, q_positions, k_positions):
+    m = np.array(press_slopes(n_heads))[:, None, None]
+    return -m * (np.asarray(q_positions)[None, :, None] - np.asarray(k_positions)[None, None, :])
+
+
+def test_an_encoder_s_symmetric_bias_passes_and_a_decoder_s_is_one_sided_there():
+    e = Expect(dtype="float64", bias_symmetric=True)
+    assert check(symmetric, e, family="alibi", profile="ci", seed=1).passed
+    r = check(causal, e, family="alibi", profile="ci", seed=1, invariants=["alibi.softmax-rows"])
+    assert not r.passed and {x.diagnosis for x in r.results if x.status == "fail"} == {"one-sided"}, r.report()
+    # and a symmetric bias where the causal one is meant is right on every key a causal softmax sees
+    assert check(symmetric, Expect(dtype="float64"), family="alibi", profile="ci", seed=1).passed
+
+
+
+
+@pytest.fixture(scope="module")
+def transformers_here():
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+
+
+@pytest.mark.parametrize("target, dtype", [("bloom", "float32"), ("bloom", "bfloat16"), ("mpt", "float32"),
+                                           ("mpt", "bfloat16")])
+def test_bloom_s_and_mpt_s_alibi_hold_in_the_default_class(target, dtype, transformers_here):
+    r = check(f"implementations.adapters.hf_biases:{target}", Expect(dtype=dtype), array="torch", family="alibi",
+              profile="ci", seed=1)
+    assert r.passed, r.report()
+
+
+def test_bloom_in_bfloat16_breaks_the_strict_class_past_255(transformers_here):
+    e = Expect(dtype="bfloat16", angle_dtype="exact", inv_freq_dtype="exact")
+    r = check("implementations.adapters.hf_biases:bloom", e, array="torch", family="alibi", profile="ci", seed=1,
+              invariants=["alibi.precision"])
+    (res,) = [x for x in r.results if x.applicable]
+    assert res.status == "fail" and res.diagnosis == "bias-precision", res.message
+    assert "held up to p = 255" in res.message and "query 511" in res.message
+
+
+def test_falcon_rounds_its_slopes_to_bfloat16_in_float32(transformers_here):
+    """Falcon's build_alibi_tensor: slopes[..., None].bfloat16() * arange_tensor, whatever the dtype (README)."""
+    r = check("implementations.adapters.hf_biases:falcon", Expect(dtype="float32"), array="torch", family="alibi",
+              profile="ci", seed=1, invariants=["alibi.slopes"])
+    (res,) = [x for x in r.results if x.applicable]
+    assert res.status == "fail" and res.diagnosis == "bias-precision" and "bfloat16" in res.message, res.message
+
+
+def test_the_adapters_decline_a_symmetric_bias(transformers_here):
+    r = check("implementations.adapters.hf_biases:bloom", Expect(bias_symmetric=True), array="torch", family="alibi",
+              profile="ci", seed=1, allow_skip=True)
+    assert r.unchecked and "causal" in r.nothing_checked()[0]
+
+
+def test_t5_s_own_bucket_function_holds(transformers_here):
+    r = check("transformers.models.t5.modeling_t5:T5Attention._relative_position_bucket", array="torch",
+              family="t5-bias", profile="ci", seed=1)
+    assert r.passed and len([x for x in r.results if x.applicable]) == 5, r.report()
