@@ -87,9 +87,10 @@ def transformers_here():
     pytest.importorskip("transformers")
 
 
-@pytest.mark.parametrize("target, dtype", [("bloom", "float32"), ("bloom", "bfloat16"), ("mpt", "float32"),
-                                           ("mpt", "bfloat16")])
-def test_bloom_s_and_mpt_s_alibi_hold_in_the_default_class(target, dtype, transformers_here):
+@pytest.mark.parametrize("target", ["bloom", "mpt"])
+def test_bloom_s_and_mpt_s_alibi_hold_in_the_default_class(target, transformers_here):
+    """In float32 here; README's command checks both in bfloat16 (tests/test_readme.py runs it)."""
+    dtype = "float32"
     r = check(f"implementations.adapters.hf_biases:{target}", Expect(dtype=dtype), array="torch", family="alibi",
               profile="ci", seed=1)
     assert r.passed, r.report()
@@ -116,9 +117,3 @@ def test_the_adapters_decline_a_symmetric_bias(transformers_here):
     r = check("implementations.adapters.hf_biases:bloom", Expect(bias_symmetric=True), array="torch", family="alibi",
               profile="ci", seed=1, allow_skip=True)
     assert r.unchecked and "causal" in r.nothing_checked()[0]
-
-
-def test_t5_s_own_bucket_function_holds(transformers_here):
-    r = check("transformers.models.t5.modeling_t5:T5Attention._relative_position_bucket", array="torch",
-              family="t5-bias", profile="ci", seed=1)
-    assert r.passed and len([x for x in r.results if x.applicable]) == 5, r.report()
