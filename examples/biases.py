@@ -1,8 +1,10 @@
 """Positional biases written as a user would, from each one's published code: ALiBi (Press et al.'s get_slopes and
-the causal bias), its slopes alone, and T5's relative-position buckets (transformers' T5Attention). README runs them:
+the causal bias), its slopes alone, T5's relative-position buckets (transformers' T5Attention), and xPos (RoPE with
+Sun et al.'s decay). README runs them:
 
     ropespec check examples/biases.py:alibi examples/biases.py:slopes --family alibi
     ropespec check examples/biases.py:bucket --family t5-bias
+    ropespec check examples/biases.py:xpos --family xpos --expect '{"head_dim": 64, "convention": "interleaved"}'
 """
 
 import math
@@ -47,3 +49,22 @@ def bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=1
     large = max_exact + (np.log(np.maximum(rp, 1) / max_exact) / math.log(max_distance / max_exact)
                          * (num_buckets - max_exact)).astype(np.int64)
     return ret + np.where(rp < max_exact, rp, np.minimum(large, num_buckets - 1))
+
+
+def xpos(q, k, q_positions, k_positions):
+    """xPos (Sun et al.): RoPE over the head, interleaved pairs, base 10000, queries scaled by zeta_i^(m / 512) and
+    keys by zeta_i^(-n / 512), zeta_i = (2i / d + 0.4) / 1.4."""
+    d = q.shape[-1]
+    theta = 10000.0 ** (-np.arange(0, d, 2) / d)
+    zeta = (np.arange(0, d, 2) / d + 0.4) / 1.4
+
+    def turn(x, p, sign):
+        ang = np.asarray(p, dtype=np.float64)[:, None] * theta
+        scale = zeta ** (sign * np.asarray(p, dtype=np.float64)[:, None] / 512)
+        x1, x2 = x[:, 0::2], x[:, 1::2]
+        out = np.empty_like(x, dtype=np.float64)
+        out[:, 0::2] = (x1 * np.cos(ang) - x2 * np.sin(ang)) * scale
+        out[:, 1::2] = (x1 * np.sin(ang) + x2 * np.cos(ang)) * scale
+        return out.astype(np.float32)
+
+    return turn(q, q_positions, 1), turn(k, k_positions, -1)

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from biases import alibi, bucket, get_slopes
+from biases import alibi, bucket, get_slopes, xpos
 
 
 def alibi_geometric(n_heads, q_positions, k_positions):
@@ -51,3 +51,16 @@ def bucket_unsaturated(relative_position, bidirectional=True, num_buckets=32, ma
     large = max_exact + (np.log(np.maximum(rp, 1) / max_exact) / math.log(max_distance / max_exact)
                          * (n - max_exact)).astype(np.int64)
     return ret + np.where(rp < max_exact, rp, large)
+
+
+def xpos_keys_like_queries(q, k, q_positions, k_positions):
+    """xpos-scale: the keys scaled by zeta^(n / 512) like the queries (one scale for both)."""
+    rq, _ = xpos(q, k, q_positions, k_positions)
+    rk, _ = xpos(k, k, k_positions, k_positions)  # the keys turned and scaled as the queries are
+    return rq, rk
+
+
+def xpos_decay_reversed(q, k, q_positions, k_positions):
+    """xpos-decay: the queries take zeta^(-m / 512) and the keys zeta^(n / 512)."""
+    rk_as_q, rq_as_k = xpos(k, q, k_positions, q_positions)
+    return rq_as_k, rk_as_q

@@ -33,3 +33,29 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
     out = [definitions.t5_bucket(int(d), bidirectional, num_buckets, max_distance, log_ratio, math.floor)
            for d in rel.ravel()]
     return np.array(out, dtype=np.int64).reshape(rel.shape)
+
+
+def xpos(expect):
+    """make(expect): xpos(q, k, q_positions, k_positions), float64: RoPE of spec.definitions with queries scaled by
+    zeta_i^(m / scale_base) and keys by zeta_i^(-n / scale_base) (no centre)."""
+    if expect.dtype != "float64":
+        raise NotImplementedError(f"the shipped xPos computes float64, not {expect.dtype}")
+    r = expect.rotary_dim
+    zeta = np.array([definitions.xpos_zeta(i, r, lambda a, b: a / b) for i in range(r // 2)])
+    theta = expect.rope_theta ** (-np.arange(0, r, 2) / r)
+    pairs = list(zip(expect.pairs(), expect.out_pairs()))
+
+    def turn(x, positions, sign):
+        x = np.asarray(x, dtype=np.float64)
+        out = x.copy()
+        p = np.asarray(positions, dtype=np.float64)[:, None]
+        scale = zeta[None] ** (sign * p / expect.xpos_scale_base)
+        for i, ((a, b), (oa, ob)) in enumerate(pairs):
+            ya, yb = definitions.rotate(x[:, a], x[:, b], np.cos(p[:, 0] * theta[i]), np.sin(p[:, 0] * theta[i]))
+            out[:, oa], out[:, ob] = ya * scale[:, i], yb * scale[:, i]
+        return out
+
+    def apply(q, k, q_positions, k_positions):
+        return turn(q, q_positions, 1), turn(k, k_positions, -1)
+
+    return apply

@@ -42,4 +42,5 @@ SHIPPED = (
             CallShape(family="position-ids")),
     Shipped("numpy-alibi", "implementations.biases:alibi", "numpy", ("float64",), CallShape(family="alibi")),
     Shipped("numpy-t5-bias", "implementations.biases:t5_bucket", "numpy", ("float64",), CallShape(family="t5-bias")),
+    Shipped("numpy-xpos", "implementations.biases:xpos", "numpy", ("float64",), CallShape(family="xpos")),
 )

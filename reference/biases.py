@@ -9,6 +9,7 @@ from typing import Callable
 import mpmath as mp
 import numpy as np
 
+from reference.rope import apply
 from spec import definitions
 
 #: working precision of the bias references (bits): far past float64's 53, so every rounding to float64 is correct
@@ -70,4 +71,31 @@ def t5_buckets(relative_positions, bidirectional: bool, num_buckets: int, max_di
     return exact, other
 
 
-__all__ = ["PREC", "alibi_bias", "alibi_slopes", "t5_buckets"]
+
+
+def xpos_pair_scores(expect, q, k, m: int, k_positions) -> np.ndarray:
+    """xPos's score of each rotated pair between the query q (d,) at m and each key row of k (n_k, d) at its position:
+    (n_k, rotary_dim / 2) float64, zeta_i^((m - n) / scale_base) (mpmath, zeta_i over the rotary dims) times RoPE's
+    exact R(m theta_i) q_i . R(n theta_i) k_i (reference.apply, each pair's dot in float64)."""
+    plain = expect.replace(rope_scaling=None)
+    kp = np.asarray(k_positions, dtype=np.int64)
+    rq = apply(plain, np.asarray(q, dtype=np.float64)[None], np.array([m]))[0]
+    rk = apply(plain, np.asarray(k, dtype=np.float64), kp)
+    a, b = (np.array(ix) for ix in zip(*plain.out_pairs()))
+    dots = rq[a][None] * rk[:, a] + rq[b][None] * rk[:, b]
+    out = np.empty_like(dots)
+    with mp.workprec(PREC):
+        zetas = [definitions.xpos_zeta(i, plain.rotary_dim, lambda x, y: mp.mpf(x) / y, mp.mpf(2) / 5)
+                 for i in range(plain.n_pairs)]
+        for r, n in enumerate(kp.tolist()):
+            out[r] = [float(definitions.xpos_pair_score(z, m, n, mp.mpf(expect.xpos_scale_base), mp.mpf(1))) for z in zetas]
+    return out * dots
+
+
+def xpos_zetas(expect) -> np.ndarray:
+    """zeta_i of every rotated pair, float64."""
+    return np.array([float(definitions.xpos_zeta(i, expect.rotary_dim, lambda x, y: mp.mpf(x) / y, mp.mpf(2) / 5))
+                     for i in range(expect.n_pairs)])
+
+
+__all__ = ["PREC", "alibi_bias", "alibi_slopes", "t5_buckets", "xpos_pair_scores", "xpos_zetas"]

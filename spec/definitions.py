@@ -108,3 +108,21 @@ def t5_log_bucket(distance: int, n: int, max_distance: int, log_ratio: Callable)
     ln(max_distance / max_exact) * (n - max_exact)."""
     max_exact = n // 2
     return log_ratio(distance, max_exact) / log_ratio(max_distance, max_exact) * (n - max_exact)
+
+
+#: xPos's gamma (Sun et al., arXiv 2212.10554; rotary-embedding-torch's 0.4)
+XPOS_GAMMA = 0.4
+
+
+def xpos_zeta(i, head_dim, frac: Callable, gamma=XPOS_GAMMA):
+    """xPos's per-pair decay base zeta_i = (2i / d + gamma) / (1 + gamma) of pair i of a head of d dims; ``frac(a, b)``
+    the exact ratio of its number system."""
+    return (frac(2 * i, head_dim) + gamma) / (1 + gamma)
+
+
+def xpos_pair_score(zeta, m, n, scale_base, rotated_dot):
+    """The score pair i contributes between a query at m and a key at n under xPos: the query scaled by
+    zeta^(m / scale_base), the key by zeta^(-n / scale_base), so that their product zeta^((m - n) / scale_base)
+    multiplies RoPE's R(m theta) q_i . R(n theta) k_i (``rotated_dot``). A common shift of both exponents (a centre,
+    as rotary-embedding-torch's) cancels."""
+    return zeta ** ((m - n) / scale_base) * rotated_dot

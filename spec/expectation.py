@@ -95,6 +95,7 @@ RANGES = {
     "tokens_per_second": "a finite number > 0, with video_time seconds",
     "alibi_bias_max": "a finite number > 0 (ALiBi's slopes 2^(-alibi_bias_max (h + 1) / n_heads); 8 is Press et al.'s)",
     "bias_symmetric": "true or false: ALiBi's -m |i - j| for every key (an encoder) instead of the causal -m (i - j)",
+    "xpos_scale_base": "a finite number > 0 (xPos's decay zeta_i^((m - n) / xpos_scale_base); 512 is the published one)",
 }
 
 
@@ -180,6 +181,8 @@ class Expect:
     #: symmetric in the distance (an encoder's) rather than causal
     alibi_bias_max: float = 8.0
     bias_symmetric: bool = False
+    #: xPos's decay scale (the xpos family): zeta_i^((m - n) / xpos_scale_base)
+    xpos_scale_base: float = 512.0
 
     def __post_init__(self) -> None:
         hd = self.head_dim
@@ -222,6 +225,10 @@ class Expect:
         if not _is_number(self.alibi_bias_max) or self.alibi_bias_max <= 0:
             raise ExpectationError("alibi_bias_max", f"must be {RANGES['alibi_bias_max']}, got {_short(self.alibi_bias_max)}")
         object.__setattr__(self, "alibi_bias_max", float(self.alibi_bias_max))
+        if not _is_number(self.xpos_scale_base) or self.xpos_scale_base <= 0:
+            raise ExpectationError("xpos_scale_base",
+                                   f"must be {RANGES['xpos_scale_base']}, got {_short(self.xpos_scale_base)}")
+        object.__setattr__(self, "xpos_scale_base", float(self.xpos_scale_base))
         if not isinstance(self.bias_symmetric, bool):
             raise ExpectationError("bias_symmetric", f"must be {RANGES['bias_symmetric']}, got {_short(self.bias_symmetric)}")
 
@@ -522,6 +529,8 @@ class Expect:
             d.pop("alibi_bias_max")
         if not d["bias_symmetric"]:
             d.pop("bias_symmetric")
+        if d["xpos_scale_base"] == 512.0:
+            d.pop("xpos_scale_base")
         return d
 
     def to_json(self) -> str:

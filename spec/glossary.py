@@ -29,6 +29,8 @@ FAMILIES: dict[str, str] = {
     "alibi": "ALiBi: a bias -m_h (i - j) on the attention scores, one slope m_h per head: alibi(n_heads, q_positions, "
              "k_positions) -> (n_heads, n_q, n_k), or slopes(n_heads) -> (n_heads,)",
     "t5-bias": "T5's relative-position buckets: bucket(relative_position, bidirectional, num_buckets, max_distance)",
+    "xpos": "xPos: RoPE with a per-pair decay, xpos(q, k, q_positions, k_positions) -> (q', k'), queries scaled by "
+            "zeta_i^(m / scale_base) and keys by its inverse",
 }
 
 #: which function of the rope family an implementation is (``--form``); every other family has one form, apply
@@ -117,6 +119,9 @@ DIAGNOSES: dict[str, str] = {
     "halves-swapped": "bidirectional buckets: keys after the query get the buckets of keys before it (the distance "
                       "taken as query - key)",
     "bucket-range": "a distance past max_distance does not land in the last bucket, or a bucket outside the range",
+    "xpos-scale": "xPos's query and key scales do not cancel at equal positions: the keys scaled like the queries, or "
+                  "the two exponents centred at different positions",
+    "xpos-decay": "xPos's decay is another one: the other way, another scale_base, or another zeta",
     "unknown": "nothing measured fits",
 }
 

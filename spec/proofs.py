@@ -769,6 +769,33 @@ def t5_saturates():
             "past the last and the min makes it n - 1, as for every x > D (t5-bias.monotone); symbolic h, D")
 
 
+def _xpos_score(mm, nn):
+    """Pair 0's xPos score for symbolic q, k, theta, zeta, scale base: RoPE's rotated dot (the definitions' f) times
+    the definitions' decay."""
+    zeta, sb = sp.Symbol("zeta", positive=True), sp.Symbol("S", positive=True)
+    th = [sp.Symbol("theta", positive=True)]
+    e2 = Expect(head_dim=2)
+    qv, kv = vec("q", 2), vec("k", 2)
+    return definitions.xpos_pair_score(zeta, mm, nn, sb, dot(f(e2, qv, mm, th), f(e2, kv, nn, th))), dot(qv, kv)
+
+
+@proves("xpos.relative-position", SYMBOLIC, ("xPos: keys scaled alike", "R: shear"))
+def xpos_relative_position():
+    _zero(sp.simplify(_xpos_score(m + c, n + c)[0] - _xpos_score(m, n)[0]), "score(m + c, n + c) - score(m, n)")
+    return ("a pair's xPos score, zeta^((m - n) / S) times the definitions' R(m theta) q . R(n theta) k, is unchanged "
+            "when m and n shift by c; symbolic q, k, m, n, c, theta, zeta > 0, S > 0")
+
+
+@proves("xpos.inverse-scale", SYMBOLIC, ("xPos: keys scaled alike", "R: shear"))
+def xpos_inverse_scale():
+    score, plain = _xpos_score(m, m)
+    _zero(sp.simplify(score - plain), "score(m, m) - q . k")
+    return ("at equal positions a pair's xPos score is q . k: the scales zeta^(m / S) and zeta^(-m / S) cancel and so do "
+            "the rotations; symbolic q, k, m, theta, zeta > 0, S > 0")
+
+
+declare("xpos.conformance", DEFINITION, "the score is the definition (spec.definitions.xpos_pair_score and xpos_zeta); "
+        "the property checks code against it, with RoPE's rotation from the mpmath reference")
 declare("alibi.slopes", DEFINITION, "the published rule is the definition (spec.definitions.alibi_slopes, Press et al.'s "
         "get_slopes); the property checks code's slopes against it, and recovers them from a bias")
 declare("alibi.precision", TESTED, "a property of code: the precision the bias is formed in; the error bound is "
@@ -898,6 +925,7 @@ MUTATIONS: dict[str, tuple[object, str, object]] = {
     "ALiBi: product of positions": (definitions, "alibi_bias", lambda m_, i_, j_, symmetric=False: -m_ * i_ * j_),
     "T5: log ratio inverted": (definitions, "t5_log_bucket", lambda x_, n_, md, log_ratio: log_ratio(n_ // 2, x_)
                                / log_ratio(md, n_ // 2) * (n_ - n_ // 2)),
+    "xPos: keys scaled alike": (definitions, "xpos_pair_score", lambda zeta, m_, n_, sb, rd: zeta ** ((m_ + n_) / sb) * rd),
     "softmax: causal mask always": (definitions, "attention_weights",
                                     lambda scores, exp, causal=False, _o=definitions.attention_weights: _o(scores, exp, True)),
 }

@@ -272,3 +272,19 @@ def t5_log_slack(n: int, max_distance: int, distance: int) -> float:
         return 0.0
     l1, l2 = math.log(distance / h), math.log(max_distance / h)
     return (n - h) * (u + 2 * u * l1) / l2 + 3 * u * (l1 / l2 * (n - h))
+
+
+def xpos_score_bound(expect: Expect, largest: int, thetas, zetas, q_norms, k_norms) -> np.ndarray:
+    """Allowed |s - s*| for each pair's xPos score between a query and a key of one call: ``q_norms`` (n_pairs,) and
+    ``k_norms`` (n_k, n_pairs) the output pairs' norms, ``largest`` the call's largest position, ``thetas`` the
+    pairs' frequencies. Each output pair is
+    off by at most rel ||pair|| per component: rel = rotation_rtol + the angle error at ``largest`` + the scale's,
+    zeta^x formed in the angle dtype A with x = (p - c) / scale_base and |p - c| <= ``largest`` (its exponent's
+    rounding and pow's ulp: u_A (2 + 2 |ln zeta| largest / scale_base)); a dot of two pairs so off is off by at most
+    |q'| |k'| (sqrt2 r_q + sqrt2 r_k + 2 r_q r_k)."""
+    z = np.asarray(zetas, dtype=np.float64)
+    dphi = angle_error(expect, np.array([largest]), np.asarray(thetas, dtype=np.float64))[0].clip(max=2.0)
+    scale = _u(expect.angle_dtype) * (2 + 2 * np.abs(np.log(z)) * largest / expect.xpos_scale_base)
+    rel = rotation_rtol(expect) + dphi + scale
+    qn, kn = np.asarray(q_norms, dtype=np.float64)[None, :], np.asarray(k_norms, dtype=np.float64)
+    return atol(expect) + qn * kn * (2 * np.sqrt(2) * rel + 2 * rel * rel) + 4 * unit_roundoff("float64") * qn * kn

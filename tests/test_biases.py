@@ -117,3 +117,28 @@ def test_the_adapters_decline_a_symmetric_bias(transformers_here):
     r = check("implementations.adapters.hf_biases:bloom", Expect(bias_symmetric=True), array="torch", family="alibi",
               profile="ci", seed=1, allow_skip=True)
     assert r.unchecked and "causal" in r.nothing_checked()[0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rotary_embedding_torch_s_xpos_holds_over_one_sequence_and_fails_decoding(dtype):
+    """rotate_queries_and_keys holds; rotate_queries_with_cached_keys centres the queries' exponent on their own
+    count and the keys' on theirs, so its scales do not cancel (README)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("rotary_embedding_torch")
+    e = Expect(head_dim=64, convention="interleaved", dtype=dtype)
+    full = check("implementations.adapters.rotary_xpos:queries_and_keys", e, array="torch", family="xpos",
+                 profile="ci", seed=1)
+    assert full.passed, full.report()
+    cached = check("implementations.adapters.rotary_xpos:cached_keys", e, array="torch", family="xpos", profile="ci",
+                   seed=1)
+    words = {x.diagnosis for x in cached.results if x.status == "fail"}
+    assert words == {"xpos-scale"} and len([x for x in cached.results if x.status == "fail"]) == 3, cached.report()
+
+
+def test_the_shipped_xpos_holds_and_the_adapter_declines_another_layout():
+    assert check("implementations.biases:xpos", None, family="xpos", dtype="float64", profile="ci", seed=1).passed
+    pytest.importorskip("torch")
+    pytest.importorskip("rotary_embedding_torch")
+    r = check("implementations.adapters.rotary_xpos:queries_and_keys", Expect(head_dim=64), array="torch",
+              family="xpos", profile="ci", seed=1, allow_skip=True)
+    assert r.unchecked and "interleaved" in r.nothing_checked()[0]

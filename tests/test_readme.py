@@ -73,7 +73,8 @@ SHIPPED = ["stdlib-float64", "numpy-float64", "numpy-float32", "torch-float64", 
            "numpy-bshd-float32", "numpy-thd-float32", "numpy-thd-per-token-float32", "numpy-vllm-inplace-float32", "sinusoidal-float64",
            "integer-index-float64",
            "length-normalised-float64", "binary-float64", "learned-float64", "attention-float64", "attention-decode-float64",
-           "numpy-position-ids-float64", "numpy-alibi-float64", "numpy-t5-bias-float64"]
+           "numpy-position-ids-float64", "numpy-alibi-float64", "numpy-t5-bias-float64",
+           "numpy-xpos-float64"]
 
 
 def _shipped_all_checked(proc):
@@ -174,10 +175,10 @@ def _position_examples(proc):
 
 
 def _bias_verdicts(proc) -> dict[str, dict[str, str]]:
-    """TARGET name -> {alibi or t5-bias invariant: "pass", "skip" or "fail [word]"}, from the report's table."""
+    """TARGET name -> {alibi, t5-bias or xpos invariant: "pass", "skip" or "fail [word]"}, from the report's table."""
     out: dict[str, dict[str, str]] = {}
     for line in proc.stdout.splitlines():
-        m = re.match(r"^\S+:(\w+)\s+((?:alibi|t5-bias)\.[\w-]+)(?: \(\w+\))?\s+(pass|fail|skip|error)\b"
+        m = re.match(r"^\S+:(\w+)\s+((?:alibi|t5-bias|xpos)\.[\w-]+)(?: \(\w+\))?\s+(pass|fail|skip|error)\b"
                      r"(?:\s+(?:[\d.e+-]+|inf) of bound)?\s*(\[[\w-]+\])?", line)
         if m:
             out.setdefault(m[1], {})[m[2]] = " ".join(filter(None, (m[3], m[4])))
@@ -192,12 +193,12 @@ def _bias_examples(proc):
 
     rows = _bias_verdicts(proc)
     assert rows, proc.stdout[-2000:]
-    for good in ("alibi", "bucket"):
+    for good in ("alibi", "bucket", "xpos"):
         if good in rows:
-            assert set(rows[good].values()) == {"pass"} and len(rows[good]) >= 4, rows[good]
+            assert set(rows[good].values()) == {"pass"} and len(rows[good]) >= 3, rows[good]
     if "slopes" in rows:
         assert rows["slopes"]["alibi.slopes"] == "pass" and list(rows["slopes"].values()).count("skip") == 3, rows
-    twins = [n for n in rows if n not in ("alibi", "slopes", "bucket")]
+    twins = [n for n in rows if n not in ("alibi", "slopes", "bucket", "xpos")]
     assert twins, rows
     for twin in twins:
         word = getattr(biases_bugs, twin).__doc__.split(":")[0].strip()
@@ -213,7 +214,8 @@ EXTRA = {"ropespec check": _shipped_all_checked, "ropespec proofs": _every_proof
          "ropespec check implementations.adapters.liger:llama4 ": _liger_llama4,
          "ropespec check examples/position_ids.py:qwen2_5_vl ": _position_examples,
          "ropespec check examples/biases.py:alibi ": _bias_examples,
-         "ropespec check examples/biases.py:bucket ": _bias_examples}
+         "ropespec check examples/biases.py:bucket ": _bias_examples,
+         "ropespec check examples/biases.py:xpos ": _bias_examples}
 
 
 def _extra(command: str):
@@ -255,6 +257,8 @@ def test_readme_command(command, exit_code, scratch, monkeypatch, capsys):
         pytest.importorskip("triton")
     if "liger" in command:
         pytest.importorskip("liger_kernel")
+    if "rotary_xpos" in command:
+        pytest.importorskip("rotary_embedding_torch")
     if "--plot" in command:
         pytest.importorskip("matplotlib")
     argv = shlex.split(command)

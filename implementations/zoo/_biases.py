@@ -60,3 +60,31 @@ def t5_bucket(*, max_exact: Callable[[int, int], int] | None = None, signed: int
         return ret + np.where(rp < me, rp, large)
 
     return bucket
+
+
+def xpos(expect, *, q_power: Callable | None = None, k_power: Callable | None = None):
+    """xpos(q, k, q_positions, k_positions) for ``expect``, numpy float64 (rotary-embedding-torch's layout of the
+    decay: zeta_i over the rotary dims, exponents centred on the call's middle position), with one bug injected:
+    ``q_power(p, centre)`` and ``k_power(p, centre)`` the exponents' numerators (correct: p - centre and -(p - centre))."""
+    r = expect.rotary_dim
+    zeta = (np.arange(0, r, 2) + 0.4 * r) / (1.4 * r)
+    theta = expect.rope_theta ** (-np.arange(0, r, 2) / r)
+    a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+
+    def turn(x, p, power):
+        x = np.asarray(x, dtype=np.float64).copy()
+        ang = np.asarray(p, dtype=np.float64)[:, None] * theta[None]
+        s = zeta[None] ** (power[:, None] / expect.xpos_scale_base)
+        xa, xb = x[:, a].copy(), x[:, b].copy()
+        x[:, a] = (xa * np.cos(ang) - xb * np.sin(ang)) * s
+        x[:, b] = (xa * np.sin(ang) + xb * np.cos(ang)) * s
+        return x
+
+    def apply(q, k, q_positions, k_positions):
+        qp, kp = np.asarray(q_positions), np.asarray(k_positions)
+        centre = (max(int(qp.max()), int(kp.max())) + 1) // 2
+        pq = (q_power or (lambda p, c: p - c))(qp.astype(np.float64), centre)
+        pk = (k_power or (lambda p, c: -(p - c)))(kp.astype(np.float64), centre)
+        return turn(q, qp, pq), turn(k, kp, pk)
+
+    return apply
