@@ -55,7 +55,7 @@ def _buckets(bind, case):
     return rel, bind(case["expect"]).buckets(rel, bi, nb, md)
 
 
-def _exact_end(table: np.ndarray, rel: np.ndarray, bi: bool, nb: int) -> int:
+def _exact_end(table: np.ndarray, rel: np.ndarray) -> int:
     """The first distance, at or before the query, whose bucket is not the distance itself: where a table's exact
     buckets end."""
     before = table[rel <= 0][::-1]  # distance 0, 1, 2, ... before the query
@@ -74,7 +74,7 @@ def _explain(got: np.ndarray, rel: np.ndarray, bi: bool, nb: int, md: int) -> tu
     if np.any(got >= nb) or np.any(got < 0):
         bad = int(np.argmax((got >= nb) | (got < 0)))
         return "bucket-range", f"distance {int(rel[bad])} lands in bucket {int(got[bad])}, outside [0, {nb})"
-    mine, t5 = _exact_end(got, rel, bi, nb), _exact_end(exact, rel, bi, nb)
+    mine, t5 = _exact_end(got, rel), _exact_end(exact, rel)
     if mine != t5:
         return "bucket-boundary", (f"its exact buckets end at distance {mine}, T5's at {t5} (max_exact = "
                                    f"{(nb // 2 if bi else nb) // 2} of {nb // 2 if bi else nb} buckets of one sign)")

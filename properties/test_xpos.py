@@ -181,7 +181,6 @@ def test_xpos_inverse_scale(bind, case):
     e, m, q = case["expect"], case["m"], case["q"]
     k = case["k"][-1:]
     s, qn, kn = _call(bind, e, q, k, m, [m])
-    a, b = _pairs(e)
     ia, ib = (np.array(ix) for ix in zip(*e.pairs()))
     plain = (q[0, ia] * k[0, ia] + q[0, ib] * k[0, ib])[None]
     bound = _bound(e, m, qn, kn)

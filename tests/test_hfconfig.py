@@ -238,3 +238,13 @@ def test_the_keys_the_transformers_sweep_found_missing_at_its_second_pass():
                                     "original_max_position_embeddings": 16384, "max_position_embeddings": 262144,
                                     "beta_fast": 32.0, "beta_slow": 1.0, "llama_4_scaling_beta": 0.1}})
     assert ministral.rope_type == "yarn" and ministral.rope_scaling["factor"] == 16.0
+
+
+def test_a_model_that_turns_the_other_way_is_refused_with_the_reason():
+    """nanochat turns by -p theta, as its checkpoints were trained: read as RoPE, every conformance check would call
+    its own code wrong; its config.json is refused, one line naming why."""
+    from spec.expectation import ExpectationError
+    from spec.hfconfig import from_hf_config
+
+    with pytest.raises(ExpectationError, match="-p theta.*cannot say that direction"):
+        from_hf_config({"model_type": "nanochat", "hidden_size": 1024, "num_attention_heads": 8, "rope_theta": 1e4})
