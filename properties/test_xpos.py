@@ -92,6 +92,13 @@ def _fitted_exponents(s, rot, zetas):
 def _explain(e, s, m, ks, q, k) -> tuple[str, str] | None:
     """The fault a failing score fits, from its per-pair exponents: the decay the other way, another scale base, or
     scales that do not cancel at equal positions."""
+    ref = xpos_pair_scores(e, q[0], k, m, ks)
+    big = np.abs(ref) > 1e-3 * np.max(np.abs(ref), initial=0)
+    if big.any():
+        g = s[big] / ref[big]
+        if np.ptp(g) <= 0.5 * abs(float(np.median(g)) - 1):  # one factor, clear of the ratios' own rounding
+            return "attention-factor", (f"every score is {float(np.median(g)):.17g} times the expected: the output "
+                                        f"is scaled by another factor")
     zetas = xpos_zetas(e)
     rot = xpos_pair_scores(e.replace(xpos_scale_base=1e300), q[0], k, m, ks)  # RoPE's rotated dots alone
     x = _fitted_exponents(s, rot, zetas)

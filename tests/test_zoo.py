@@ -62,7 +62,7 @@ def test_zoo_metadata():
 def test_near_threshold_members_exist_for_the_main_bounds():
     near = {t for m in MEMBERS if m.near for t in m.targets}
     assert {"rope.conformance", "rope.norm-per-pair", "rope.linearity", "scaling.band-edges", "sinusoidal.norm",
-            "attention.shift-invariance"} <= near
+            "attention.shift-invariance", "alibi.softmax-rows", "xpos.conformance"} <= near
 
 
 def test_sources_cite_what_a_reader_can_open():
