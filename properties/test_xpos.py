@@ -120,10 +120,16 @@ def _explain(e, s, m, ks, q, k) -> tuple[str, str] | None:
     return None
 
 
-def _fail(what: str, s, ref, bound, e, m, ks, q, k, default: str | None = None) -> Failure:
-    err = np.abs(s - ref)
+def _worst(err: np.ndarray, bound: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """err / bound (a non-finite error counts as infinitely over), and the (key, pair) where it is largest."""
     ratio = np.where(np.isfinite(err), err / bound, np.inf)
     r, i = (int(v) for v in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
+    return ratio, r, i
+
+
+def _fail(what: str, s, ref, bound, e, m, ks, q, k, default: str | None = None) -> Failure:
+    err = np.abs(s - ref)
+    ratio, r, i = _worst(err, bound)
     msg = (f"{what}[key {ks[r]}, pair {i}] = {s[r, i]:.9g}, expected {ref[r, i]:.9g} (|error| {err[r, i]:.3g} > bound "
            f"{bound[r, i]:.3g}); {int((ratio > 1).sum())} of {ratio.size} scores [xpos(q, k, q_positions=[{m}], "
            f"k_positions={list(ks)}), scale_base {e.xpos_scale_base:g}]")
@@ -157,8 +163,7 @@ def test_xpos_relative_position(bind, case):
     if np.all(np.abs(far - near) <= bound):
         return float(np.max(np.abs(far - near) / bound))
     err = np.abs(far - near)
-    ratio = np.where(np.isfinite(err), err / bound, np.inf)
-    r, i = (int(v) for v in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
+    ratio, r, i = _worst(err, bound)
     message = (f"score at (m + {c}, n + {c}) [key {ks[r]} + {c}, pair {i}] = {far[r, i]:.9g}, at (m, n) "
                f"{near[r, i]:.9g} (|difference| {err[r, i]:.3g} > bound {bound[r, i]:.3g}) [xpos(q, k, "
                f"q_positions=[{m}], k_positions={list(ks)}), shifted by {c}]")

@@ -84,18 +84,24 @@ def xpos_pair_scores(expect, q, k, m: int, k_positions) -> np.ndarray:
     a, b = (np.array(ix) for ix in zip(*plain.out_pairs()))
     dots = rq[a][None] * rk[:, a] + rq[b][None] * rk[:, b]
     out = np.empty_like(dots)
+    zetas = _zetas_mpf(plain.rotary_dim)
     with mp.workprec(PREC):
-        zetas = [definitions.xpos_zeta(i, plain.rotary_dim, lambda x, y: mp.mpf(x) / y, mp.mpf(2) / 5)
-                 for i in range(plain.n_pairs)]
         for r, n in enumerate(kp.tolist()):
             out[r] = [float(definitions.xpos_pair_score(z, m, n, mp.mpf(expect.xpos_scale_base), mp.mpf(1))) for z in zetas]
     return out * dots
 
 
+@lru_cache(maxsize=None)
+def _zetas_mpf(rotary_dim: int) -> tuple:
+    """xPos's zeta_i of every rotated pair (mpmath, gamma 2/5 exactly): the same for every example of a head."""
+    with mp.workprec(PREC):
+        return tuple(definitions.xpos_zeta(i, rotary_dim, lambda x, y: mp.mpf(x) / y, mp.mpf(2) / 5)
+                     for i in range(rotary_dim // 2))
+
+
 def xpos_zetas(expect) -> np.ndarray:
     """zeta_i of every rotated pair, float64."""
-    return np.array([float(definitions.xpos_zeta(i, expect.rotary_dim, lambda x, y: mp.mpf(x) / y, mp.mpf(2) / 5))
-                     for i in range(expect.n_pairs)])
+    return np.array([float(z) for z in _zetas_mpf(expect.rotary_dim)])
 
 
 __all__ = ["PREC", "alibi_bias", "alibi_slopes", "t5_buckets", "xpos_pair_scores", "xpos_zetas"]
