@@ -1,8 +1,9 @@
 """Positional biases written as a user would, from each one's published code: ALiBi (Press et al.'s get_slopes and
-the causal bias), its slopes alone, T5's relative-position buckets (transformers' T5Attention), and xPos (RoPE with
+the causal bias, over one sequence or a batch), its slopes alone, T5's relative-position buckets (transformers' T5Attention), and xPos (RoPE with
 Sun et al.'s decay). README runs them:
 
     ropespec check examples/biases.py:alibi examples/biases.py:slopes --family alibi
+    ropespec check examples/biases.py:alibi_batched --family alibi --layout bhqk
     ropespec check examples/biases.py:bucket --family t5-bias
     ropespec check examples/biases.py:xpos --family xpos --expect '{"head_dim": 64, "convention": "interleaved"}'
 """
@@ -32,6 +33,13 @@ def alibi(n_heads, q_positions, k_positions):
     """The causal bias -m_h (i - j) of every head, float32."""
     m = slopes(n_heads)[:, None, None]
     distance = np.asarray(q_positions)[None, :, None] - np.asarray(k_positions)[None, None, :]
+    return (-m * distance).astype(np.float32)
+
+
+def alibi_batched(n_heads, q_positions, k_positions):
+    """A batch of sequences, each with its own positions (batch, n): the bias (batch, n_heads, n_q, n_k), float32."""
+    m = slopes(n_heads)[None, :, None, None]
+    distance = np.asarray(q_positions)[:, None, :, None] - np.asarray(k_positions)[:, None, None, :]
     return (-m * distance).astype(np.float32)
 
 

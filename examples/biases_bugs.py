@@ -32,6 +32,12 @@ def alibi_float16_keys(n_heads, q_positions, k_positions):
     return np.broadcast_to(per_key, (n_heads, len(q_positions), len(k_positions))).copy()
 
 
+def alibi_batched_heads_first(n_heads, q_positions, k_positions):
+    """layout: the batch built heads first, (n_heads, batch, ...), and reshaped to (batch, n_heads, ...)."""
+    per_row = [alibi(n_heads, q, k) for q, k in zip(q_positions, k_positions)]
+    return np.stack(per_row, axis=1).reshape(len(per_row), n_heads, *per_row[0].shape[1:])
+
+
 def bucket_swapped(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
     """halves-swapped: the relative position read as query - key."""
     return bucket(-np.asarray(relative_position), bidirectional, num_buckets, max_distance)

@@ -1,5 +1,5 @@
 """ropespec's own positional biases in numpy, float64: ALiBi (``alibi``, a factory of alibi(n_heads, q_positions,
-k_positions) for the expectation's rule) and T5's bucket function (``t5_bucket``, plain), written from the
+k_positions) for the expectation's rule, one sequence or a batch of them: the nd and bhqk layouts) and T5's bucket function (``t5_bucket``, plain), written from the
 definitions in spec.definitions."""
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ def alibi(expect):
         raise NotImplementedError(f"the shipped ALiBi computes float64, not {expect.dtype}")
 
     def bias(n_heads, q_positions, k_positions):
+        """(n_heads, n_q, n_k) for positions (n,); (batch, n_heads, n_q, n_k) for positions (batch, n) (bhqk)."""
         m = np.array(definitions.alibi_slopes(int(n_heads), lambda e: 2.0**e, lambda a, b: a / b,
                                               expect.alibi_bias_max))[:, None, None]
-        i = np.asarray(q_positions, dtype=np.float64)[None, :, None]
-        j = np.asarray(k_positions, dtype=np.float64)[None, None, :]
+        i = np.asarray(q_positions, dtype=np.float64)[..., None, :, None]
+        j = np.asarray(k_positions, dtype=np.float64)[..., None, None, :]
         return definitions.alibi_bias(m, i, j, expect.bias_symmetric)
 
     return bias

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from implementations.families import forms_in_layout
 from spec.glossary import FAMILIES, FORMS, LAYOUTS, POSITIONS
 
 
@@ -40,11 +41,15 @@ class CallShape:
             raise ShapeError(f"--layout: one of {', '.join(LAYOUTS)}, got {self.layout!r}")
         if self.form != "apply" and self.family != "rope":
             raise ShapeError(f"--form {self.form}: a form of RoPE code; drop it with --family {self.family}")
-        if (self.layout != "nd" or self.inplace) and self.family != "rope":
-            raise ShapeError(f"--{'layout' if self.layout != 'nd' else 'inplace'}: a layout of RoPE apply functions; "
-                             f"drop it with --family {self.family}")
-        if self.layout != "nd" and self.form != "apply":
-            raise ShapeError(f"--layout {self.layout}: a layout of the apply form; drop it with --form {self.form}")
+        if self.inplace and self.family != "rope":
+            raise ShapeError(f"--inplace: a layout of RoPE apply functions; drop it with --family {self.family}")
+        if self.layout != "nd":
+            owners = forms_in_layout(self.layout)
+            if self.family in {f.family for f in owners} and self.form != "apply":
+                raise ShapeError(f"--layout {self.layout}: a layout of the apply form; drop it with --form {self.form}")
+            if (self.family, self.form) not in {f.key for f in owners}:
+                said = " and ".join(f"{f.layouts_of} (--family {f.family})" for f in owners)
+                raise ShapeError(f"--layout {self.layout}: a layout of {said}; drop it with --family {self.family}")
         if self.inplace and self.form not in ("apply", "vllm"):
             raise ShapeError(f"--inplace: an apply function or vLLM's forward writes in place; drop it with --form "
                              f"{self.form}")

@@ -41,6 +41,8 @@ SHIPPED = (
     Shipped("numpy-position-ids", "implementations.numpy_positions:make", "numpy", ("float64",),
             CallShape(family="position-ids")),
     Shipped("numpy-alibi", "implementations.biases:alibi", "numpy", ("float64",), CallShape(family="alibi")),
+    Shipped("numpy-alibi-bhqk", "implementations.biases:alibi", "numpy", ("float64",),
+            CallShape(family="alibi", layout="bhqk")),
     Shipped("numpy-t5-bias", "implementations.biases:t5_bucket", "numpy", ("float64",), CallShape(family="t5-bias")),
     Shipped("numpy-xpos", "implementations.biases:xpos", "numpy", ("float64",), CallShape(family="xpos")),
 )

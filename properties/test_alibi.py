@@ -303,6 +303,99 @@ def test_alibi_relative_position(bind, case):
                   f"query and key are, not only on i - j", "absolute-position", float(ratio[hh, row]))
 
 
+# -- a batch of sequences, each head its own (the bhqk layout) ------------------------------------------------
+def _not_batched(impl) -> str | None:
+    return None if impl.shape.layout == "bhqk" else "an invariant of ALiBi's batched call (--layout bhqk)"
+
+
+def _batch(rows: list[tuple[list[int], list[int]]]) -> tuple[np.ndarray, np.ndarray]:
+    """(q (batch, n_q), k (batch, n_k)) from each row's queries and keys, every row's keys made one length with the
+    first positions it lacks (keys before a query, as a left-padded row's real tokens, or after it, which a causal
+    row does not see)."""
+    n_k = max(len(k) for _, k in rows)
+    ks = []
+    for _, k in rows:
+        extra = (p for p in range(n_k + len(k) + 1) if p not in set(k))
+        ks.append(sorted(set(k) | {next(extra) for _ in range(n_k - len(k))}))
+    return np.array([q for q, _ in rows], dtype=np.int64), np.array(ks, dtype=np.int64)
+
+
+def _batch_cases(impl):
+    @st.composite
+    def build(draw):
+        e = draw(st.sampled_from(_expects(impl)), label="expect")
+        top = min(e.max_position, NEAR_POSITIONS) - 1
+        b, n_q = draw(st.integers(2, 3), label="batch"), draw(st.integers(1, 3), label="n_q")
+        rows = []
+        for r in range(b):  # each row its own positions: a left-padded row starts at 0, a later one anywhere
+            q = sorted(draw(st.lists(st.integers(0, top), min_size=n_q, max_size=n_q, unique=True), label=f"q {r}"))
+            k = draw(st.lists(st.integers(0, top), max_size=4), label=f"k {r}")
+            rows.append((q, sorted(set(k) | set(q) | {max(p - 1, 0) for p in q})))
+        q, k = _batch(rows)
+        return {"expect": e, "n_heads": draw(st.sampled_from(HEADS), label="n_heads"), "q": q, "k": k}
+
+    return build()
+
+
+def _batch_pinned(impl):
+    """Two rows, the second left-padded by three (its real tokens at 0..3), a third at a large offset, under each
+    pinned head count."""
+    out = []
+    for e in _expects(impl)[:1]:
+        far = min(e.max_position, NEAR_POSITIONS) - 1
+        q, k = _batch([([5, 6], [0, 1, 2, 3, 4, 5, 6]), ([2, 3], [0, 1, 2, 3]), ([far - 1, far], [far - 5, far - 1, far])])
+        out += [{"expect": e, "n_heads": h, "q": q, "k": k} for h in PINNED_HEADS]
+    return out
+
+
+def _batch_fault(got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarray) -> tuple[str, str] | None:
+    """Whether a batched bias is the right values in the wrong places: (heads, batch) read as (batch, heads), or
+    every row given row 0's positions."""
+    def holds(bias: np.ndarray, rows_q: np.ndarray, rows_k: np.ndarray) -> bool:
+        for r in range(len(q)):
+            tau = tolerance.bias_bound(e, alibi_slopes(h, e.alibi_bias_max), rows_q[r], rows_k[r])
+            ref = alibi_bias(h, rows_q[r], rows_k[r], e.alibi_bias_max, e.bias_symmetric)
+            if not np.all(_rows_within(bias[r] - ref, tau, _allowed(e, q[r], k[r]))[0]):
+                return False
+        return True
+
+    b = len(q)
+    if h > 1 and holds(got.reshape(h, b, *got.shape[2:]).transpose(1, 0, 2, 3), q, k):
+        return "layout", (f"the bias is laid out (heads, batch) and read as (batch, heads): a reshape of {h} heads x "
+                          f"{b} rows in the wrong order hands each (row, head) another's bias")
+    if holds(got, np.repeat(q[:1], b, axis=0), np.repeat(k[:1], b, axis=0)):
+        return "layout", "every batch row gets batch row 0's positions: the other rows' positions are ignored"
+    return None
+
+
+@rope_property("alibi.per-head",
+               rule="alibi.softmax-rows' bias_bound per element, up to one constant per (row, head, query), for every "
+                    "batch row and head",
+               cases=_batch_cases, pinned=_batch_pinned, skip_if=_skip_slopes_only, not_about=_not_batched)
+def test_alibi_per_head(bind, case):
+    e, h, q, k = case["expect"], case["n_heads"], case["q"], case["k"]
+    try:
+        got = bind(e).batch(h, q, k)
+    except Unsupported as err:
+        raise NotImplementedError(str(err)) from None
+    worst = 0.0
+    for r in range(len(q)):
+        call = f"alibi({h}, q_positions={q.tolist()}, k_positions={k.tolist()})[batch row {r}]"
+        try:
+            worst = max(worst, _check_rows("alibi", got[r], e, h, q[r], k[r], call))
+        except Failure as err:
+            alone = _bias_of(bind, e, h, q[r], k[r])  # the same row as a batch of one
+            try:
+                _check_rows("alibi", alone, e, h, q[r], k[r], call)
+            except Failure:
+                raise err from None  # the row is wrong on its own: its own diagnosis
+            found = _batch_fault(got, e, h, q, k) or (
+                "layout", f"batch row {r} called alone (a batch of one) holds, but not within this batch: the rows of "
+                          f"a batch are not independent")
+            raise Failure(f"{err.message.split(' -- ')[0]} -- {found[0]}: {found[1]}", found[0], err.ratio) from None
+    return worst
+
+
 # -- precision at large positions -----------------------------------------------------------------------
 def _ladder(e: Expect) -> list[int]:
     """Queries at 1, 3, 15, ..., 2^k - 1 and max_position - 1: where a bias formed in too low a precision breaks."""

@@ -144,6 +144,12 @@ FORMULAS: dict[str, Formula] = {
                                   (r"j \le i \text{ (causal)}", "j ≤ i (causal); -m_h |i - j| and every j, symmetric")),
     "alibi.relative-position": Formula(_eq(sp.Function("alibi")(i + c, j + c),
                                            sp.Function("alibi")(i, j) + sp.Symbol("c_i"))),
+    "alibi.per-head": Formula(_eq(sp.Indexed(sp.IndexedBase("B"), sp.Symbol("b"), sp.Symbol("h"), i, j),
+                                  definitions.alibi_bias(sp.Symbol("m_h"), sp.Indexed(sp.IndexedBase("Q"), sp.Symbol("b"), i),
+                                                         sp.Indexed(sp.IndexedBase("K"), sp.Symbol("b"), j))
+                                  + sp.Symbol("c_bhi")),
+                              (r"\text{every batch row } b \text{ (its own positions } Q_b, K_b\text{), head } h",
+                               "every batch row b (its own positions Q_b, K_b), head h")),
     "alibi.precision": Formula(sp.Le(sp.Abs(sp.Function("alibi")(i, j) - definitions.alibi_bias(sp.Symbol("m_h"), i, j)
                                             - sp.Symbol("c_i")),
                                      sp.Symbol("u") * sp.Abs(definitions.alibi_bias(sp.Symbol("m_h"), i, j))),

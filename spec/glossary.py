@@ -49,6 +49,8 @@ LAYOUTS: dict[str, str] = {
     "bhsd": "x (batch, heads, seq, head_dim), positions (batch, seq) (or (batch, seq, A))",
     "sbhd": "x (seq, batch, heads, head_dim), positions (batch, seq) (or (batch, seq, A))",
     "thd": "packed x (tokens, heads, head_dim), cu_seqlens, and one offset per sequence or one position per token",
+    "bhqk": "ALiBi's batched bias: alibi(n_heads, q_positions (batch, n_q), k_positions (batch, n_k)) -> (batch, "
+            "n_heads, n_q, n_k)",
 }
 
 #: what the positions of a packed (thd) call are (``--positions``)

@@ -413,6 +413,17 @@ _ENTRIES = [
         source="Press et al. (arXiv 2108.12409): a bias of the query-key distance",
     ),
     Invariant(
+        "alibi.per-head",
+        "alibi",
+        "In a batched call (the bhqk layout: positions (batch, n), the bias (batch, n_heads, n_q, n_k)) batch row b "
+        "and head h get head h's slope over row b's own positions, as alibi.softmax-rows checks one sequence: rows "
+        "with their own positions (left padding, different offsets) and heads are never mixed by a reshape or a "
+        "broadcast.",
+        source="BLOOM's build_alibi_tensor reshapes (batch, heads, seq) to (batch x heads, 1, seq) from the attention "
+               "mask's cumulative sum (huggingface/transformers, models/bloom/modeling_bloom.py); flash-attention's "
+               "alibi_slopes (batch, nheads)",
+    ),
+    Invariant(
         "alibi.precision",
         "alibi",
         "Up to max_position the bias stays within the bound of its class: the strict class (angle_dtype exact: "

@@ -798,6 +798,8 @@ declare("xpos.conformance", DEFINITION, "the score is the definition (spec.defin
         "the property checks code against it, with RoPE's rotation from the mpmath reference")
 declare("alibi.slopes", DEFINITION, "the published rule is the definition (spec.definitions.alibi_slopes, Press et al.'s "
         "get_slopes); the property checks code's slopes against it, and recovers them from a bias")
+declare("alibi.per-head", DEFINITION, "each batch row and head is alibi.softmax-rows' definition over that row's "
+        "positions and that head's slope; the property checks every (row, head) of a batched call against it")
 declare("alibi.precision", TESTED, "a property of code: the precision the bias is formed in; the error bound is "
         "spec.tolerance.bias_bound")
 declare("t5-bias.conformance", DEFINITION, "spec.definitions.t5_bucket is T5's published function; exact, with float32's "

@@ -105,6 +105,21 @@ def test_bloom_in_bfloat16_breaks_the_strict_class_past_255(transformers_here):
     assert "held up to p = 255" in res.message and "query 511" in res.message
 
 
+def test_bloom_s_batched_bias_keeps_each_left_padded_row_and_head_its_own(transformers_here):
+    """BLOOM's build_alibi_tensor on a left-padded mask of three rows, read through its (batch x heads) reshape."""
+    r = check("implementations.adapters.hf_biases:bloom", Expect(dtype="float32"), array="torch", family="alibi",
+              layout="bhqk", profile="ci", seed=1, invariants=["alibi.per-head"])
+    assert r.passed and [x.invariant for x in r.results if x.applicable] == ["alibi.per-head"], r.report()
+
+
+def test_the_bhqk_layout_is_alibi_s_alone(capsys):
+    assert main(["check", "implementations.biases:xpos", "--family", "xpos", "--layout", "bhqk"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "--layout bhqk: a layout of ALiBi bias functions (--family alibi); drop it with --family xpos")
+    assert main(["check", "implementations.biases:alibi", "--family", "alibi", "--layout", "bshd"]) == 2
+    assert "--layout bshd: a layout of RoPE apply functions (--family rope)" in capsys.readouterr().err
+
+
 def test_falcon_rounds_its_slopes_to_bfloat16_in_float32(transformers_here):
     """Falcon's build_alibi_tensor: slopes[..., None].bfloat16() * arange_tensor, whatever the dtype (README)."""
     r = check("implementations.adapters.hf_biases:falcon", Expect(dtype="float32"), array="torch", family="alibi",

@@ -5,6 +5,6 @@ below."""
 
 # each registers its forms
 from implementations.families import alibi, attention, learned, positions, rope, sinusoidal, t5_bias, xpos  # noqa: F401
-from implementations.families.base import REGISTRY, Bound, Form, Op, form_of, forms_answering
+from implementations.families.base import REGISTRY, Bound, Form, Op, form_of, forms_answering, forms_in_layout
 
-__all__ = ["REGISTRY", "Bound", "Form", "Op", "form_of", "forms_answering"]
+__all__ = ["REGISTRY", "Bound", "Form", "Op", "form_of", "forms_answering", "forms_in_layout"]

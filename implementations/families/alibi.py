@@ -1,5 +1,5 @@
 """The ALiBi family: ``alibi(n_heads, q_positions, k_positions) -> bias (n_heads, n_q, n_k)``, the bias added to the
-attention scores of each head, or the slopes alone, ``slopes(n_heads) -> (n_heads,)`` (or a factory ``make(expect)``
+attention scores of each head (in the bhqk layout, positions (batch, n) and the bias (batch, n_heads, n_q, n_k)), or the slopes alone, ``slopes(n_heads) -> (n_heads,)`` (or a factory ``make(expect)``
 returning either). The expectation's ``alibi_bias_max`` and ``bias_symmetric`` are its rule, ``dtype`` the output's;
 real code's own signatures (BLOOM's ``build_alibi_tensor``, MPT's ``build_alibi_bias``) reach it through adapters
 (``implementations.adapters.hf_biases``)."""
@@ -30,11 +30,25 @@ SLOPES_ONLY = "TARGET computes the slopes alone (slopes(n_heads)); the bias inva
 
 
 def op_bias(host, fn, e, n_heads, q, k):
+    """One call of one sequence: (n_heads, n_q, n_k); in the bhqk layout, a batch of one row."""
+    if host.shape.layout == "bhqk":
+        return op_batch(host, fn, e, n_heads, q[None], k[None])[0]
     if _takes(fn) == 1:
         raise Unsupported(SLOPES_ONLY)
     out = host.call("alibi(n_heads, q_positions, k_positions)", fn, int(n_heads), host.native_positions(q, e),
                     host.native_positions(k, e))
     return host.rows(out, e, (int(n_heads), len(q), len(k)))
+
+
+def op_batch(host, fn, e, n_heads, q, k):
+    """The bhqk layout's call: q_positions (batch, n_q), k_positions (batch, n_k) -> (batch, n_heads, n_q, n_k)."""
+    if _takes(fn) == 1:
+        raise Unsupported(SLOPES_ONLY)
+    if host.shape.layout != "bhqk":
+        raise Unsupported("a batched bias is the bhqk layout's call (--layout bhqk); this one takes one sequence")
+    out = host.call("alibi(n_heads, q_positions, k_positions)", fn, int(n_heads), host.native_positions(q, e),
+                    host.native_positions(k, e))
+    return host.rows(out, e, (len(q), int(n_heads), q.shape[1], k.shape[1]))
 
 
 def op_slopes(host, fn, e, n_heads):
@@ -59,6 +73,10 @@ class AlibiBound(Bound):
         """alibi(n_heads, q_positions, k_positions) as float64 (n_heads, n_q, n_k); Unsupported for a slopes function."""
         return self._op("bias", int(n_heads), i64(q), i64(k))
 
+    def batch(self, n_heads: int, q: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """The bhqk layout's call, q (batch, n_q) and k (batch, n_k), as float64 (batch, n_heads, n_q, n_k)."""
+        return self._op("batch", int(n_heads), i64(q), i64(k))
+
     def slopes(self, n_heads: int) -> np.ndarray:
         """The slopes (n_heads,): the function's own, or read off its bias."""
         return self._op("slopes", int(n_heads))
@@ -79,8 +97,9 @@ def _describe(e) -> str:
 
 
 ALIBI = Form("alibi", "apply", ((1, 3), "(n_heads, q_positions, k_positions) or (n_heads)"), ("alibi.*",),
-             {"bias": Op(op_bias, "alibi(n_heads, q_positions, k_positions)"), "slopes": Op(op_slopes, "its slopes"),
+             {"bias": Op(op_bias, "alibi(n_heads, q_positions, k_positions)"),
+              "batch": Op(op_batch, "alibi(n_heads, q_positions, k_positions), batched"), "slopes": Op(op_slopes, "its slopes"),
               "kind": Op(op_kind, "what it computes")},
              lambda host, fn, e: op_slopes(host, fn, e, 2), AlibiBound, plain_if=_plain, describe_expect=_describe,
-             class_name=bias_class_name)
+             class_name=bias_class_name, layouts=("nd", "bhqk"), layouts_of="ALiBi bias functions")
 register(ALIBI)

@@ -82,6 +82,10 @@ class Form:
     #: RoPE's (None: Expect.describe and spec.tolerance.class_name)
     describe_expect: Callable[[Expect], str] | None = None
     class_name: Callable[[Expect], str] | None = None
+    #: the layouts it is called in (spec.glossary.LAYOUTS): the first is the default, one call of unbatched rows
+    layouts: tuple[str, ...] = ("nd",)
+    #: how its layouts read in an option's message ("RoPE apply functions")
+    layouts_of: str = ""
     #: the plain signature in a layout whose calls take other arguments (thd's cu_seqlens)
     layout_signatures: dict[str, tuple[tuple[int, ...], str]] = field(default_factory=dict)
 
@@ -125,6 +129,11 @@ def form_of(shape) -> Form:
         return REGISTRY[shape.checked_as]
     except KeyError:
         raise ValueError(f"no form {shape.checked_as[1]} of the {shape.checked_as[0]} family") from None
+
+
+def forms_in_layout(layout: str) -> list[Form]:
+    """The forms called in a layout (spec.glossary.LAYOUTS)."""
+    return [f for f in REGISTRY.values() if layout in f.layouts]
 
 
 def forms_answering(invariant: str) -> list[Form]:

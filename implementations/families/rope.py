@@ -505,7 +505,8 @@ _DECODER_OPS = {"prefill": Op(op_prefill, "prefill"), "step": Op(op_step, "step"
 APPLY = Form("rope", "apply", ((2,), "(x, positions)"), _APPLY_INVARIANTS, _ROPE_OPS, _warm_apply, RopeBound,
              as_rope=lambda f: f, diagnosed=True, decoder_invariants=("decode.consistency",),
              decoder_ops=_DECODER_OPS, decoder_bound=DecoderBound,
-             layout_signatures={"thd": ((2, 3), "(x, positions, cu_seqlens)")})
+             layout_signatures={"thd": ((2, 3), "(x, positions, cu_seqlens)")},
+             layouts=("nd", "bshd", "bhsd", "sbhd", "thd"), layouts_of="RoPE apply functions")
 VLLM = Form("rope", "vllm", ((3,), "(positions, query, key)"), _APPLY_INVARIANTS, _ROPE_OPS, _warm_apply, RopeBound,
             as_rope=lambda f: f, diagnosed=True)
 TABLE = Form("rope", "table", ((1,), "(positions)"), ("table.angles",),

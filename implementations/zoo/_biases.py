@@ -33,6 +33,22 @@ def alibi(expect, *, slopes: Callable[[int], np.ndarray] | None = None,
     return make_bias
 
 
+def alibi_batched(expect, *, heads_first: bool = False, first_row: bool = False):
+    """alibi(n_heads, q_positions (batch, n_q), k_positions (batch, n_k)) -> (batch, n_heads, n_q, n_k), the bhqk
+    layout, with one bug injected: ``heads_first`` builds (n_heads, batch, ...) and reshapes it to (batch, n_heads,
+    ...), ``first_row`` computes every row from row 0's positions."""
+    one = alibi(expect)
+
+    def make_bias(n_heads, q_positions, k_positions):
+        q, k = np.asarray(q_positions), np.asarray(k_positions)
+        rows = [one(n_heads, q[0 if first_row else r], k[0 if first_row else r]) for r in range(len(q))]
+        if heads_first:
+            return np.stack(rows, axis=1).reshape(len(q), int(n_heads), q.shape[1], k.shape[1])
+        return np.stack(rows)
+
+    return make_bias
+
+
 def t5_bucket(*, max_exact: Callable[[int, int], int] | None = None, signed: int = 1, saturate: bool = True,
               wrap: bool = False):
     """bucket(relative_position, bidirectional, num_buckets, max_distance), T5's, with one bug injected:
