@@ -1,6 +1,7 @@
 """The positional-bias families (ALiBi, T5's buckets): their reference against the published code, the bounds, plain
 functions as users write them, and real code (transformers' BLOOM, Falcon, MPT and T5)."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -157,3 +158,60 @@ def test_the_shipped_xpos_holds_and_the_adapter_declines_another_layout():
     r = check("implementations.adapters.rotary_xpos:queries_and_keys", Expect(head_dim=64), array="torch",
               family="xpos", profile="ci", seed=1, allow_skip=True)
     assert r.unchecked and "interleaved" in r.nothing_checked()[0]
+
+
+# -- fingerprints ---------------------------------------------------------------------------------------------------
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _fingerprint(capsys, *args) -> tuple[int, str]:
+    code = main(["fingerprint", *args])
+    return code, capsys.readouterr().out
+
+
+def test_the_alibi_fingerprint_recovers_the_rule_and_names_another(capsys):
+    code, out = _fingerprint(capsys, f"{EXAMPLES}/biases.py:alibi", "--family", "alibi")
+    assert code == 0 and "bias max 8" in out and "12 heads: Press et al.'s" in out, out
+    assert "row constant (softmax ignores it): 0: the distance form" in out and '"bias_symmetric":false' in out, out
+    code, out = _fingerprint(capsys, f"{EXAMPLES}/biases_bugs.py:alibi_geometric", "--family", "alibi")
+    assert code == 0 and "12 heads: geometric over all 12 heads" in out, out
+    code, out = _fingerprint(capsys, f"{EXAMPLES}/biases.py:slopes", "--family", "alibi")
+    assert code == 0 and "computes the slopes alone" in out, out
+
+
+def test_the_alibi_fingerprint_reads_bloom_s_and_mpt_s_row_constants_and_falcon_s_rounding(capsys, transformers_here):
+    said = {}
+    for target in ("bloom", "mpt", "falcon"):
+        code, said[target] = _fingerprint(capsys, f"implementations.adapters.hf_biases:{target}", "--family", "alibi",
+                                          "--array", "torch", "--max-position", "70000")
+        assert code == 0, said[target]
+    assert "BLOOM's m_h j" in said["bloom"] and "float32's unit roundoffs" in said["bloom"], said["bloom"]
+    assert "MPT's m_h (j - L + 1)" in said["mpt"], said["mpt"]
+    assert "the rule's rounded to bfloat16 or float16" in said["falcon"], said["falcon"]
+
+
+def test_the_t5_fingerprint_finds_t5_s_boundaries_and_the_swapped_halves(capsys):
+    code, out = _fingerprint(capsys, f"{EXAMPLES}/biases.py:bucket", "--family", "t5-bias")
+    assert code == 0 and "matches T5's _relative_position_bucket" in out, out
+    assert "keys after in buckets 17..31, one per distance to 8" in out, out
+    code, out = _fingerprint(capsys, f"{EXAMPLES}/biases_bugs.py:bucket_swapped", "--family", "t5-bias")
+    assert code == 0 and "is not T5's bucket function" in out and "keys after in buckets 1..15" in out, out
+
+
+def test_the_xpos_fingerprint_recovers_the_scale_base_and_sees_centres_apart(capsys, tmp_path):
+    x = '{"head_dim": 64, "convention": "interleaved"}'
+    code, out = _fingerprint(capsys, f"{EXAMPLES}/biases.py:xpos", "--family", "xpos", "--expect", x, "--json",
+                             str(tmp_path / "fp.json"))
+    assert code == 0 and "S = 512 ±" in out and "one centre" in out, out
+    fp = json.loads((tmp_path / "fp.json").read_text())
+    assert fp["family"] == "xpos" and fp["expect"] == {"xpos_scale_base": 512.0}, fp
+    code, out = _fingerprint(capsys, f"{EXAMPLES}/biases_bugs.py:xpos_decay_reversed", "--family", "xpos", "--expect", x)
+    assert code == 0 and "decay reversed" in out, out
+    code, out = _fingerprint(capsys, f"{EXAMPLES}/biases_bugs.py:xpos_keys_like_queries", "--family", "xpos", "--expect", x)
+    assert code == 0 and "not a function of m - n alone" in out and "apart" in out and "--expect" not in out, out
+
+
+def test_a_fingerprint_of_a_family_it_cannot_probe_is_one_line(capsys):
+    assert main(["fingerprint", f"{EXAMPLES}/biases.py:alibi", "--family", "sinusoidal"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--family: ropespec fingerprint probes rope, alibi, t5-bias, xpos" in err, err

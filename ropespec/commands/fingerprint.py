@@ -9,8 +9,9 @@ from rich.console import Console
 from implementations.contract import Failure
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
-from ropespec.fingerprints import describe, fingerprint
-from ropespec.inputs import load_implementations, parse_expect
+from ropespec.bias_fingerprints import FINGERPRINTS
+from ropespec.fingerprints import describe, fingerprint, json_compact
+from ropespec.inputs import UsageError, load_implementations, parse_expect
 from spec import DEFAULT
 
 NAME = "fingerprint"
@@ -19,7 +20,9 @@ NAME = "fingerprint"
 def add(sub) -> None:
     p = sub.add_parser(NAME, help="infer what an implementation computes, by probing it",
                        description="Probe TARGET with basis vectors and report its convention, rotary dim, frequencies, "
-                                   "base, scaling curve, direction, offset, attention factor, precision and preset.")
+                                   "base, scaling curve, direction, offset, attention factor, precision and preset; "
+                                   "with --family alibi, t5-bias or xpos, what the bias computes (ALiBi's slopes, their "
+                                   "rule and the bias's form; T5's bucket boundaries; xPos's scale base and centres).")
     p.add_argument("target", metavar="TARGET")
     p.add_argument("--expect", metavar="PRESET|JSON",
                    help="builds a factory's function; only head_dim, dtype and max_position guide the probing")
@@ -27,7 +30,7 @@ def add(sub) -> None:
     options.dtype(p, default="float32")
     p.add_argument("--max-position", type=int, metavar="N", help="probe positions up to N-1 (default: the expectation's)")
     options.device(p)
-    options.shape(p, form_note="a table is probed through the RoPE its table defines; a kernel or qk function with "
+    options.shape(p, family=True, form_note="a table is probed through the RoPE its table defines; a kernel or qk function with "
                                "ropespec's exact table (what it shows is its convention, direction and rotary dims: "
                                "the frequencies are ropespec's)")
     options.limits(p)
@@ -40,8 +43,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if outs.to_stdout:
         console = console_for(to_stderr=True)
     outs.clear()
+    family = getattr(args, "family", "rope")
+    if family not in ("rope", *FINGERPRINTS):
+        raise UsageError(f"--family: ropespec fingerprint probes rope, {', '.join(FINGERPRINTS)}; got {family!r}")
     [impl] = load_implementations([args.target], expect=expect, **options.loading(args))
     try:
+        if family != "rope":
+            return _bias(args, console, impl, family, outs)
         fp = fingerprint(options.function_of(impl, args.target), impl.expect)
     except Failure as ex:
         return options.failed_to_run(console, args.target, ex)
@@ -55,4 +63,16 @@ def run(args: argparse.Namespace, console: Console) -> int:
         say(console, f"  (--form {impl.shape.form}: the kernel was handed ropespec's table for the expectation, so "
                      f"the frequencies, base, curve and presets are that table's; convention, rotary dim, direction "
                      f"and precision are the kernel's)")
+    return options.written(outs, "--json", options.json_text(fp.to_json()))
+
+
+def _bias(args, console, impl, family: str, outs) -> int:
+    """A bias family's fingerprint (ropespec.bias_fingerprints), from the implementation bound to its expectation."""
+    fp = FINGERPRINTS[family](options.function_of(impl, args.target, bound=True), impl.expect)
+    say(console, f"ropespec fingerprint: {args.target} ({family}, {impl.dtype}, probed to p = "
+                 f"{impl.expect.max_position - 1})")
+    for line in fp.lines:
+        say(console, f"  {line}")
+    if fp.expect:
+        say(console, f"  reproduced by --expect '{json_compact(fp.expect)}'")
     return options.written(outs, "--json", options.json_text(fp.to_json()))

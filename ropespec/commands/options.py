@@ -130,13 +130,14 @@ def written(outs, option: str, text: str) -> int:
     return 0
 
 
-def function_of(impl, target: str):
-    """The implementation as f(x, positions) for its expectation (precision, fingerprint); UsageError when it cannot
-    run here or declines the expectation; a Failure of the target itself goes to the caller."""
+def function_of(impl, target: str, *, bound: bool = False):
+    """The implementation as f(x, positions) for its expectation (precision, fingerprint), or (``bound``) as its
+    form's Bound (a bias family's fingerprint); UsageError when it cannot run here or declines the expectation; a
+    Failure of the target itself goes to the caller."""
     if impl.skip_reason:
         raise UsageError(f"TARGET {target}: {impl.skip_reason}")
     try:
-        return impl.as_rope(impl.expect)
+        return impl.bind(impl.expect) if bound else impl.as_rope(impl.expect)
     except Failure:
         raise
     except Exception as ex:  # Unsupported: the factory declines this expectation
