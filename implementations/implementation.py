@@ -150,6 +150,20 @@ class Implementation:
             self.host.close()
             self.left_behind = list(getattr(self.host, "left_behind", None) or [])
 
+    def expect_dict(self) -> dict | None:
+        """The expectation as a replay states it: the fields its family reads (all of them for RoPE's)."""
+        if self.expect is None:
+            return None
+        d, fields = self.expect.to_dict(), form_of(self.shape).expect_fields
+        return d if fields is None else {k: d[k] for k in fields if k in d}
+
+    def expect_words(self, d: dict) -> str | None:
+        """A counterexample's expectation (its dict) in the words of a family whose expectation is not a RoPE's (its
+        rules, or its own description: ALiBi's slopes and form, T5's buckets); None for RoPE's, whose dict is them."""
+        form = form_of(self.shape)
+        say = form.describe_rules or form.describe_expect
+        return say(Expect.from_dict(d)) if say else None
+
     def describe(self) -> str:
         form = form_of(self.shape)
         rules = form.describe_rules

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -55,16 +55,19 @@ class Result:
                    worst=float(worst) if isinstance(worst, str) else worst, examples=d.get("examples") or 0,
                    seed=seed, profile=profile, applicable=d.get("applicable", True))
 
-    def explain(self, replay_command: str | None = None, values: str = "the replay command with --json PATH") -> str:
+    def explain(self, replay_command: str | None = None, values: str = "the replay command with --json PATH",
+                expect_words: Callable[[dict], str | None] | None = None) -> str:
         """The failure as text: message, minimal counterexample, and the command that replays it.
-        ``values``: where the counterexample's full values are (a --json file, or how to get one)."""
+        ``values``: where the counterexample's full values are (a --json file, or how to get one);
+        ``expect_words``: the counterexample's expectation in its family's words (None: its dict)."""
         lines = [f"{self.implementation} :: {self.invariant} ({self.property}): {self.status}"
                  + (f" [{self.diagnosis}]" if self.diagnosis else "")]
         lines.append(f"  {self.message}")
         if self.counterexample:
             lines.append(f"  counterexample (full values: {values}):")
             for k, v in self.counterexample.items():
-                lines.append(f"    {k} = {_brief(v)}")
+                words = expect_words(v) if expect_words and k == "expect" and isinstance(v, dict) else None
+                lines.append(f"    {k} = {words or _brief(v)}")
         if replay_command:
             lines.append(f"  replay: {replay_command}")
         return "\n".join(lines)

@@ -3,6 +3,7 @@ failing case again, and the --invariant id that names the property it came from.
 
 from __future__ import annotations
 
+import json
 import shlex
 
 from implementations.implementation import Implementation
@@ -24,7 +25,7 @@ def replay_command(impl: Implementation, result: Result) -> str | None:
         return None
     parts = ["ropespec", "check", impl.target, "--array", impl.array, "--dtype", impl.dtype]
     if impl.expect is not None:
-        parts += ["--expect", impl.expect.to_json()]
+        parts += ["--expect", json.dumps(impl.expect_dict(), sort_keys=True, separators=(",", ":"))]
     else:
         parts += ["--max-position", str(impl.max_position)]
     parts += impl.shape.flags()
@@ -46,7 +47,7 @@ def replay_text(impl: Implementation, result: Result) -> str | None:
     why = impl.isolation.removeprefix("in-process (").removesuffix(")")
     args = [impl.target.rpartition(".")[2] or "f"]
     if impl.expect is not None:
-        args.append(repr(impl.expect.to_dict()))
+        args.append(repr(impl.expect_dict()))
     keywords = {"array": impl.array, "dtype": impl.dtype, "invariants": [property_id(result)],
                 "seed": result.seed, "profile": result.profile}
     keywords.update(impl.shape.keywords())

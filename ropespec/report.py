@@ -181,7 +181,7 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
                               highlight=False, markup=False, soft_wrap=True)
         failures.sort(key=lambda item: failure_order(*item))
         for rep, r in failures:
-            _explained(console, r.explain(replay_text(rep.impl, r), values))
+            _explained(console, r.explain(replay_text(rep.impl, r), values, rep.impl.expect_words))
     for line in matrix_summary(reports):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     n = sum(len(_shown(rep)) for rep in reports)
@@ -405,7 +405,7 @@ def junit_text(result) -> str:
             if r.status == "fail":
                 el = ET.SubElement(case, "failure", message=_xml((f"[{r.diagnosis}] " if r.diagnosis else "")
                                                                  + r.message[:500]), type=r.diagnosis or "fail")
-                el.text = _xml(r.explain(replay_text(rep.impl, r)))
+                el.text = _xml(r.explain(replay_text(rep.impl, r), expect_words=rep.impl.expect_words))
             elif r.status == "error":
                 ET.SubElement(case, "error", message=_xml(r.message[:500])).text = _xml(r.message)
             elif r.status == "skip":

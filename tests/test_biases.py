@@ -2,6 +2,7 @@
 functions as users write them, and real code (transformers' BLOOM, Falcon, MPT and T5)."""
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -215,3 +216,13 @@ def test_a_fingerprint_of_a_family_it_cannot_probe_is_one_line(capsys):
     assert main(["fingerprint", f"{EXAMPLES}/biases.py:alibi", "--family", "sinusoidal"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--family: ropespec fingerprint probes rope, alibi, t5-bias, xpos" in err, err
+
+
+def test_a_bias_failure_says_its_expectation_in_the_family_s_words_and_its_replay_reproduces_it(capsys):
+    target = f"{EXAMPLES}/biases_bugs.py:alibi_sign"
+    assert main(["check", target, "--family", "alibi", "--invariant", "alibi.slopes", "--seed", "3"]) == 1
+    out = capsys.readouterr().out
+    assert "expect = ALiBi causal -m_h (i - j), slopes of bias max 8, float32" in out, out
+    (replay,) = [line.split("replay: ", 1)[1] for line in out.splitlines() if "replay: " in line]
+    assert "head_dim" not in replay and "rope_theta" not in replay, replay
+    assert main(shlex.split(replay)[1:]) == 1 and "fail [bias-sign]" in capsys.readouterr().out

@@ -101,5 +101,6 @@ ALIBI = Form("alibi", "apply", ((1, 3), "(n_heads, q_positions, k_positions) or 
               "batch": Op(op_batch, "alibi(n_heads, q_positions, k_positions), batched"), "slopes": Op(op_slopes, "its slopes"),
               "kind": Op(op_kind, "what it computes")},
              lambda host, fn, e: op_slopes(host, fn, e, 2), AlibiBound, plain_if=_plain, describe_expect=_describe,
-             class_name=bias_class_name, layouts=("nd", "bhqk"), layouts_of="ALiBi bias functions")
+             class_name=bias_class_name, layouts=("nd", "bhqk"), layouts_of="ALiBi bias functions",
+             expect_fields=("dtype", "max_position", "angle_dtype", "inv_freq_dtype", "alibi_bias_max", "bias_symmetric"))
 register(ALIBI)

@@ -82,6 +82,9 @@ class Form:
     #: RoPE's (None: Expect.describe and spec.tolerance.class_name)
     describe_expect: Callable[[Expect], str] | None = None
     class_name: Callable[[Expect], str] | None = None
+    #: the expectation's fields the family reads, where it reads only some (a replay's --expect says just these);
+    #: None: all of them
+    expect_fields: tuple[str, ...] | None = None
     #: the layouts it is called in (spec.glossary.LAYOUTS): the first is the default, one call of unbatched rows
     layouts: tuple[str, ...] = ("nd",)
     #: how its layouts read in an option's message ("RoPE apply functions")

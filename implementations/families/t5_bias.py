@@ -50,5 +50,5 @@ T5_BIAS = Form("t5-bias", "apply", ((1, 2, 3, 4), "(relative_position, bidirecti
                ("t5-bias.*",), {"buckets": Op(op_buckets, "bucket(relative_position, bidirectional, num_buckets, "
                                                           "max_distance)")},
                lambda host, fn, e: op_buckets(host, fn, e, np.array([-1, 0, 1]), True, 32, 128), T5Bound,
-               plain_if=_plain, describe_rules=_rules)
+               plain_if=_plain, describe_rules=_rules, expect_fields=("dtype", "max_position"))
 register(T5_BIAS)
