@@ -1,10 +1,10 @@
 """Positional biases written as a user would, from each one's published code: ALiBi (Press et al.'s get_slopes and
-the causal bias, over one sequence or a batch), its slopes alone, T5's relative-position buckets (transformers' T5Attention), and xPos (RoPE with
+the causal bias, over one sequence or a batch), its slopes alone, T5's relative-position buckets and its bias lookup (transformers' T5Attention), and xPos (RoPE with
 Sun et al.'s decay). README runs them:
 
     ropespec check examples/biases.py:alibi examples/biases.py:slopes --family alibi
     ropespec check examples/biases.py:alibi_batched --family alibi --layout bhqk
-    ropespec check examples/biases.py:bucket --family t5-bias
+    ropespec check examples/biases.py:bucket examples/biases.py:lookup --family t5-bias
     ropespec check examples/biases.py:xpos --family xpos --expect '{"head_dim": 64, "convention": "interleaved"}'
 """
 
@@ -57,6 +57,13 @@ def bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=1
     large = max_exact + (np.log(np.maximum(rp, 1) / max_exact) / math.log(max_distance / max_exact)
                          * (num_buckets - max_exact)).astype(np.int64)
     return ret + np.where(rp < max_exact, rp, np.minimum(large, num_buckets - 1))
+
+
+def lookup(table, q_positions, k_positions, bidirectional=True, max_distance=128):
+    """T5's bias: each head's learned entry of table (num_buckets, n_heads) at the bucket of key - query."""
+    relative = np.asarray(k_positions)[None, :] - np.asarray(q_positions)[:, None]
+    buckets = bucket(relative, bidirectional, len(table), max_distance)
+    return np.asarray(table)[buckets].transpose(2, 0, 1)  # (n_heads, n_q, n_k)
 
 
 def xpos(q, k, q_positions, k_positions):

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from biases import alibi, bucket, get_slopes, xpos
+from biases import alibi, bucket, get_slopes, lookup, xpos
 
 
 def alibi_geometric(n_heads, q_positions, k_positions):
@@ -57,6 +57,11 @@ def bucket_unsaturated(relative_position, bidirectional=True, num_buckets=32, ma
     large = max_exact + (np.log(np.maximum(rp, 1) / max_exact) / math.log(max_distance / max_exact)
                          * (n - max_exact)).astype(np.int64)
     return ret + np.where(rp < max_exact, rp, large)
+
+
+def lookup_query_minus_key(table, q_positions, k_positions, bidirectional=True, max_distance=128):
+    """halves-swapped: the relative position taken as query - key in the lookup."""
+    return lookup(table, k_positions, q_positions, bidirectional, max_distance).transpose(0, 2, 1)
 
 
 def xpos_keys_like_queries(q, k, q_positions, k_positions):

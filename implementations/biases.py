@@ -1,5 +1,5 @@
 """ropespec's own positional biases in numpy, float64: ALiBi (``alibi``, a factory of alibi(n_heads, q_positions,
-k_positions) for the expectation's rule, one sequence or a batch of them: the nd and bhqk layouts) and T5's bucket function (``t5_bucket``, plain), written from the
+k_positions) for the expectation's rule, one sequence or a batch of them: the nd and bhqk layouts) T5's bucket function (``t5_bucket``, plain) and its bias lookup (``t5_lookup``), written from the
 definitions in spec.definitions."""
 
 from __future__ import annotations
@@ -34,6 +34,14 @@ def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distanc
     out = [definitions.t5_bucket(int(d), bidirectional, num_buckets, max_distance, log_ratio, math.floor)
            for d in rel.ravel()]
     return np.array(out, dtype=np.int64).reshape(rel.shape)
+
+
+def t5_lookup(table, q_positions, k_positions, bidirectional=True, max_distance=128):
+    """T5's bias lookup: each head's entry of ``table`` (num_buckets, n_heads) at the bucket of key - query,
+    (n_heads, n_q, n_k) in the table's dtype (transformers' compute_bias, for any positions)."""
+    table = np.asarray(table)
+    rel = np.asarray(k_positions, dtype=np.int64)[None, :] - np.asarray(q_positions, dtype=np.int64)[:, None]
+    return table[t5_bucket(rel, bidirectional, table.shape[0], max_distance)].transpose(2, 0, 1)
 
 
 def xpos(expect):

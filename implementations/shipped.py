@@ -44,5 +44,6 @@ SHIPPED = (
     Shipped("numpy-alibi-bhqk", "implementations.biases:alibi", "numpy", ("float64",),
             CallShape(family="alibi", layout="bhqk")),
     Shipped("numpy-t5-bias", "implementations.biases:t5_bucket", "numpy", ("float64",), CallShape(family="t5-bias")),
+    Shipped("numpy-t5-lookup", "implementations.biases:t5_lookup", "numpy", ("float64",), CallShape(family="t5-bias")),
     Shipped("numpy-xpos", "implementations.biases:xpos", "numpy", ("float64",), CallShape(family="xpos")),
 )

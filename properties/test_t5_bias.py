@@ -8,9 +8,11 @@ import numpy as np
 from hypothesis import strategies as st
 
 from implementations.contract import Failure
+from implementations.families.t5_bias import LOOKUP
 from properties.framework import rope_property
 from reference.biases import t5_buckets
 from spec import tolerance
+from spec.dtypes import exact_integer_limit
 from spec.expectation import Expect
 
 #: the parameters every property tries first: T5's and mT5's (32, 128), a decoder's unidirectional buckets, and
@@ -172,3 +174,90 @@ def test_t5_sign_split(bind, case):
     if bad.any():
         raise _fail(f"the sign split does not hold ({what})", got, rel, bad, bi, nb, md, None, "halves-swapped")
     return 0.0
+
+
+# -- the bias lookup: each (query, key) reads its bucket's row of the table, each head its own column ---------------
+def _not_lookup(impl) -> str | None:
+    try:
+        kind = impl.bind(_expect(impl)).kind()
+    except Exception:  # the property reports what binding does
+        return None
+    return None if kind == "lookup" else (f"TARGET is the bucket function; {LOOKUP} is checked where the TARGET is "
+                                          f"the bias lookup")
+
+
+def _lookup_cases(impl):
+    e = _expect(impl)
+    exact = exact_integer_limit(e.dtype)
+
+    @st.composite
+    def build(draw):
+        bi, nb, md = draw(_params(), label="params")
+        top = min(e.max_position, 4 * md) - 1  # keys past max_distance on both sides
+        q = sorted(draw(st.lists(st.integers(0, top), min_size=1, max_size=4, unique=True), label="q_positions"))
+        k = sorted(draw(st.lists(st.integers(0, top), min_size=1, max_size=8, unique=True), label="k_positions"))
+        heads = draw(st.integers(1, max(1, min(8, exact // nb))), label="n_heads")  # table entries exact in the dtype
+        return {"expect": e, "params": (bi, nb, md), "n_heads": heads, "q": np.array(q, dtype=np.int64),
+                "k": np.array(k, dtype=np.int64), "shift": draw(st.integers(1, 1000), label="shift")}
+
+    return build()
+
+
+def _lookup_pinned(impl):
+    e = _expect(impl)
+    q, k = np.array([0, 5, 200], dtype=np.int64), np.array([0, 1, 4, 5, 6, 13, 150, 200, 399], dtype=np.int64)
+    return [{"expect": e, "params": p, "n_heads": min(4, max(1, exact_integer_limit(e.dtype) // p[1])), "q": q, "k": k,
+             "shift": 7} for p in PINNED]
+
+
+def _table(nb: int, heads: int) -> np.ndarray:
+    """Bucket b of head h holds b + nb h: every entry its own, so each value says its bucket and its column."""
+    return np.arange(nb)[:, None] + nb * np.arange(heads)[None, :].astype(np.float64)
+
+
+def _expected(q, k, bi, nb, md, table, offset: int = 0, sign: int = 1):
+    """(the table's entry for T5's bucket of sign (key - query) - offset at each (head, query, key), the other that
+    a float32 logarithm next to a whole number may give)."""
+    rel = sign * (k[None, :] - q[:, None]) - offset
+    exact, other = t5_buckets(rel, bi, nb, md, tolerance.t5_log_slack)
+    return table[exact].transpose(2, 0, 1), table[other].transpose(2, 0, 1)
+
+
+@rope_property("t5-bias.lookup", rule="exact: each entry the table's, at T5's bucket of key - query (either neighbour "
+                                      "where t5_log_slack allows)",
+               cases=_lookup_cases, pinned=_lookup_pinned, not_about=_not_lookup)
+def test_t5_lookup(bind, case):
+    bi, nb, md = case["params"]
+    q, k, heads, c = case["q"], case["k"], case["n_heads"], case["shift"]
+    table = _table(nb, heads)
+    f = bind(case["expect"])
+    got = f.lookup(table, q, k, bi, md)
+    want, other = _expected(q, k, bi, nb, md, table)
+    bad = (got != want) & (got != other)
+    call = f"{LOOKUP.split('(')[0]}(table ({nb}, {heads}), q_positions={q.tolist()}, k_positions={k.tolist()}, {bi}, {md})"
+    if not bad.any():
+        return 0.0
+    h, i, j = (int(v) for v in np.argwhere(bad)[0])
+    msg = (f"bias[head {h}, query {int(q[i])}, key {int(k[j])}] = {got[h, i, j]:g}, the table's bucket "
+           f"{int(want[h, i, j]) - nb * h} of head {h} is {want[h, i, j]:g}; {int(bad.sum())} of {bad.size} entries "
+           f"[{call}] (the table's bucket b of head h holds b + {nb} h)")
+
+    def fits(model) -> bool:
+        return bool(np.all((got == model[0]) | (got == model[1])))
+
+    found = None
+    if bi and fits(_expected(q, k, bi, nb, md, table, sign=-1)):
+        found = "halves-swapped", "each entry is the bucket of query - key: the relative position's sign is flipped"
+    elif heads > 1 and fits(tuple(m[::-1] for m in _expected(q, k, bi, nb, md, table))):
+        found = "layout", "head h reads the table's column of head H - 1 - h: the heads take the columns in reverse"
+    elif fits(_expected(q, k, bi, nb, md, table, offset=-int(q.min()))):
+        found = "position-offset", (f"each entry is the bucket of key - (query - {int(q.min())}): the queries are "
+                                    f"taken from the first query's position, as a decoding step's offset dropped")
+    else:
+        moved = f.lookup(table, q + c, k + c, bi, md)
+        if np.any(moved != got):
+            found = "absolute-position", (f"shifting every query and key by {c} changes the bias: it depends on where "
+                                          f"they are, not only on key - query")
+    if found is None:
+        raise Failure(msg, "unknown")
+    raise Failure(f"{msg} -- {found[0]}: {found[1]}", found[0])

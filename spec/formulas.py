@@ -155,6 +155,10 @@ FORMULAS: dict[str, Formula] = {
                                      sp.Symbol("u") * sp.Abs(definitions.alibi_bias(sp.Symbol("m_h"), i, j))),
                                (r"0 \le i, j < \text{max\_position, the strict class}",
                                 "0 ≤ i, j < max_position, the strict class (the default class adds u m_h P, P the call's largest position)")),
+    "t5-bias.lookup": Formula(_eq(sp.Indexed(sp.IndexedBase("B"), sp.Symbol("h"), i, j),
+                                  sp.Indexed(sp.IndexedBase("T"), sp.Function("bucket")(j - i), sp.Symbol("h"))),
+                              (r"\text{every head } h \text{, query } i \text{, key } j",
+                               "every head h, query i, key j")),
     "t5-bias.conformance": Formula(_eq(sp.Function("bucket")(sp.Symbol("delta")),
                                        sp.Symbol("h") + sp.floor(sp.log(sp.Abs(sp.Symbol("delta")) / sp.Symbol("h"))
                                                                  / sp.log(sp.Symbol("D") / sp.Symbol("h"))

@@ -468,6 +468,16 @@ _ENTRIES = [
         source="transformers' T5Attention._relative_position_bucket (bidirectional)",
     ),
     Invariant(
+        "t5-bias.lookup",
+        "t5-bias",
+        "The bias lookup gives each head h, query i and key j the table's entry of head h at T5's bucket of j - i: "
+        "the relative position key - query (a decoding step's query at its own position), each head its own "
+        "column of the table; its buckets, read off through a table of their own numbers, hold every bucket "
+        "invariant.",
+        source="transformers' T5Attention.compute_bias (memory_position - context_position, past_seen_tokens); "
+               "Raffel et al. (arXiv 1910.10683)",
+    ),
+    Invariant(
         "xpos.conformance",
         "xpos",
         "Each pair's score between a query at m and a key at n is zeta_i^((m - n) / scale_base) times RoPE's "

@@ -804,6 +804,8 @@ declare("alibi.precision", TESTED, "a property of code: the precision the bias i
         "spec.tolerance.bias_bound")
 declare("t5-bias.conformance", DEFINITION, "spec.definitions.t5_bucket is T5's published function; exact, with float32's "
         "rounding next to a whole log-spaced value allowed (reference.biases.t5_buckets)")
+declare("t5-bias.lookup", DEFINITION, "the lookup is the definition: the table's entry at T5's bucket of key - query "
+        "(transformers' compute_bias); the property checks code against it with a table whose entries name themselves")
 declare("t5-bias.exact-below", DEFINITION, "spec.definitions.t5_bucket: a distance below max_exact is its own bucket")
 declare("t5-bias.sign-split", DEFINITION, "spec.definitions.t5_sign_split: the halves of the buckets by the sign of j - i")
 

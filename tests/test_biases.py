@@ -114,6 +114,21 @@ def test_bloom_s_batched_bias_keeps_each_left_padded_row_and_head_its_own(transf
     assert r.passed and [x.invariant for x in r.results if x.applicable] == ["alibi.per-head"], r.report()
 
 
+def test_t5_s_compute_bias_holds_the_lookup_and_every_bucket_invariant_through_it(transformers_here):
+    """T5Attention.compute_bias with the probe's table as its learned bias, queries from past_seen_tokens on."""
+    r = check("implementations.adapters.hf_biases:t5", Expect(dtype="float32"), array="torch", family="t5-bias",
+              profile="ci", seed=1)
+    assert r.passed and {x.invariant for x in r.results if x.applicable} >= {"t5-bias.lookup", "t5-bias.conformance"}, \
+        r.report()
+
+
+def test_a_lookup_is_told_from_a_bucket_function_by_its_first_parameter():
+    r = check(biases.t5_bucket, family="t5-bias", profile="ci", seed=1)
+    assert r.passed and "t5-bias.lookup" not in {x.invariant for x in r.results if x.applicable}, r.report()
+    r = check(biases.t5_lookup, family="t5-bias", profile="ci", seed=1)
+    assert r.passed and "t5-bias.lookup" in {x.invariant for x in r.results if x.applicable}, r.report()
+
+
 def test_the_bhqk_layout_is_alibi_s_alone(capsys):
     assert main(["check", "implementations.biases:xpos", "--family", "xpos", "--layout", "bhqk"]) == 2
     assert capsys.readouterr().err.strip().endswith(

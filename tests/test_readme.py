@@ -73,7 +73,7 @@ SHIPPED = ["stdlib-float64", "numpy-float64", "numpy-float32", "torch-float64", 
            "numpy-bshd-float32", "numpy-thd-float32", "numpy-thd-per-token-float32", "numpy-vllm-inplace-float32", "sinusoidal-float64",
            "integer-index-float64",
            "length-normalised-float64", "binary-float64", "learned-float64", "attention-float64", "attention-decode-float64",
-           "numpy-position-ids-float64", "numpy-alibi-float64", "numpy-alibi-bhqk-float64", "numpy-t5-bias-float64",
+           "numpy-position-ids-float64", "numpy-alibi-float64", "numpy-alibi-bhqk-float64", "numpy-t5-bias-float64", "numpy-t5-lookup-float64",
            "numpy-xpos-float64"]
 
 
@@ -193,12 +193,12 @@ def _bias_examples(proc):
 
     rows = _bias_verdicts(proc)
     assert rows, proc.stdout[-2000:]
-    for good in ("alibi", "alibi_batched", "bucket", "xpos"):
+    for good in ("alibi", "alibi_batched", "bucket", "lookup", "xpos"):
         if good in rows:
             assert set(rows[good].values()) == {"pass"} and len(rows[good]) >= 3, rows[good]
     if "slopes" in rows:
         assert rows["slopes"]["alibi.slopes"] == "pass" and list(rows["slopes"].values()).count("skip") == 3, rows
-    twins = [n for n in rows if n not in ("alibi", "alibi_batched", "slopes", "bucket", "xpos")]
+    twins = [n for n in rows if n not in ("alibi", "alibi_batched", "slopes", "bucket", "lookup", "xpos")]
     assert twins, rows
     for twin in twins:
         word = getattr(biases_bugs, twin).__doc__.split(":")[0].strip()

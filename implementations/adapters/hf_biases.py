@@ -93,4 +93,23 @@ def mpt(expect):
     return _per_key(expect, lambda h, n, dtype: m.build_mpt_alibi_tensor(h, n, expect.alibi_bias_max)[:, 0, :])
 
 
-__all__ = ["bloom", "falcon", "mpt"]
+def t5(table, q_positions, k_positions, bidirectional=True, max_distance=128):
+    """T5's bias lookup, ``T5Attention.compute_bias``, with ``table`` (num_buckets, n_heads) as its learned
+    ``relative_attention_bias`` weight: an encoder's attention (bidirectional) or a decoder's, the queries a span
+    from the first one's position on (``past_seen_tokens``, a cached decoding step's offset), read back at the
+    positions asked for."""
+    torch = importlib.import_module("torch")
+    m = _module("t5")
+    num_buckets, n_heads = table.shape
+    config = m.T5Config(d_model=8, d_kv=4, num_heads=int(n_heads), relative_attention_num_buckets=int(num_buckets),
+                        relative_attention_max_distance=int(max_distance), is_decoder=not bidirectional)
+    attention = m.T5Attention(config, has_relative_attention_bias=True, layer_idx=0).to(table.dtype)
+    first = int(q_positions.min())
+    with torch.no_grad():
+        attention.relative_attention_bias.weight.copy_(table)
+        bias = attention.compute_bias(int(q_positions.max()) - first + 1, int(k_positions.max()) + 1,
+                                      past_seen_tokens=first)[0]
+    return bias[:, (q_positions - first).long()][:, :, k_positions.long()]
+
+
+__all__ = ["bloom", "falcon", "mpt", "t5"]

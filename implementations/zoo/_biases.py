@@ -104,3 +104,21 @@ def xpos(expect, *, q_power: Callable | None = None, k_power: Callable | None = 
         return turn(q, qp, pq), turn(k, kp, pk)
 
     return apply
+
+
+def t5_lookup(*, sign: int = 1, reversed_heads: bool = False, from_first_query: bool = False):
+    """lookup(table, q_positions, k_positions, bidirectional, max_distance), T5's compute_bias for any positions,
+    with one bug injected: ``sign`` -1 for query - key, ``reversed_heads`` for the table's columns in reverse,
+    ``from_first_query`` for queries counted from the first one (a decoding step's offset dropped)."""
+    bucket = t5_bucket()
+
+    def lookup(table, q_positions, k_positions, bidirectional=True, max_distance=128):
+        table = np.asarray(table)
+        q = np.asarray(q_positions, dtype=np.int64)
+        if from_first_query:
+            q = q - q.min()
+        rel = sign * (np.asarray(k_positions, dtype=np.int64)[None, :] - q[:, None])
+        out = table[bucket(rel, bidirectional, table.shape[0], max_distance)].transpose(2, 0, 1)
+        return out[::-1].copy() if reversed_heads else out
+
+    return lookup
