@@ -78,9 +78,15 @@ def fingerprint_alibi(f, expect: Expect) -> BiasFingerprint:
     kind = f.kind()
     m8, m12 = (np.asarray(f.slopes(h), dtype=np.float64) for h in ALIBI_HEADS)
     fp.facts["slopes"] = {str(h): m.tolist() for h, m in zip(ALIBI_HEADS, (m8, m12))}
+    rising = bool(np.all(np.isfinite(m8)) and np.all(m8 < 0) and np.all(m12 < 0))
+    if rising:  # the slopes of a bias that grows with the distance: the rest is read about their magnitudes
+        m8, m12 = -m8, -m12
+        fp.facts["sign"] = "rising"
+        fp.lines.append("sign: the bias grows with the distance, +m_h (i - j) (the slopes read off it are negative); "
+                        "what follows is about -slopes")
     if not np.all(np.isfinite(m8)) or np.any(m8 <= 0):
-        fp.lines.append(f"slopes of 8 heads: {np.array2string(m8, precision=6)}: not positive, no rule of ALiBi's fits "
-                        f"(a bias that grows with the distance reads negative slopes)")
+        fp.lines.append(f"slopes of 8 heads: {', '.join(f'{v:.6g}' for v in m8)}: not all of one sign, no rule of "
+                        f"ALiBi's fits")
         return fp
     bias_max = -8 * math.log2(m8[0])
     nice = round(bias_max)
@@ -102,6 +108,8 @@ def fingerprint_alibi(f, expect: Expect) -> BiasFingerprint:
     else:
         fp.lines.append(f"slopes of 12 heads: no rule fits (the nearest, {best}, is {errors[best]:.2g} off): "
                         f"{np.array2string(m12, precision=6)}")
+    if rising:
+        return fp
     if kind == "slopes":
         fp.lines.append("computes the slopes alone (slopes(n_heads)): no bias to probe")
         fp.expect = {"alibi_bias_max": bias_max}
@@ -186,10 +194,11 @@ def fingerprint_t5(f, expect: Expect) -> BiasFingerprint:
             name = f"{nb}_{md}_{'bidirectional' if bidirectional else 'causal'}"
             fp.facts[name] = facts = _t5_side_facts(d, got)
             facts["t5"] = not wrong.any()
-            where = "; T5's buckets" if not wrong.any() else (f"; differs from T5's at {int(wrong.sum())} distances, first "
+            where = ", T5's buckets" if not wrong.any() else (f"; differs from T5's at {int(wrong.sum())} distances, first "
                                                 f"{int(d[wrong][0])} ({int(got[wrong][0])}, T5's {int(ref[wrong][0])})")
-            fp.lines.append(f"({nb} buckets, max_distance {md}, {'bidirectional' if bidirectional else 'causal'}): "
-                            f"{facts['said']}{where}")
+            fp.lines.append(f"{nb} buckets, max_distance {md}, {'bidirectional' if bidirectional else 'causal'}: "
+                            f"distance 0 in bucket {facts['query']}{where}")
+            fp.lines += [f"  {line}" for line in facts["said"]]
     fp.facts["t5"] = all_t5
     fp.lines.append("matches T5's _relative_position_bucket at every distance probed" if all_t5 else
                     "is not T5's bucket function (see the distances above)")
@@ -213,13 +222,13 @@ def _t5_side_facts(d: np.ndarray, got: np.ndarray) -> dict:
         out[side] = {"buckets": [int(b.min()), int(b.max())], "one_each_to": int(dist[run - 1]),
                      "boundaries": steps, "last_from": saturated_from}
         if b.min() == b.max():
-            words.append(f"keys {side} the query all in bucket {int(b.min())}")
+            words.append(f"keys {side} the query: all in bucket {int(b.min())}")
         else:
-            words.append(f"keys {side} in buckets {int(b.min())}..{int(b.max())}, one per distance to "
-                         f"{int(dist[run - 1])}, then new buckets at {', '.join(map(str, steps[:8]))}"
+            words.append(f"keys {side} the query: buckets {int(b.min())}..{int(b.max())}, one per distance to "
+                         f"{int(dist[run - 1])}, new ones at {', '.join(map(str, steps[:8]))}"
                          f"{', ...' if len(steps) > 8 else ''}, the last from {saturated_from}")
     out["query"] = int(got[np.searchsorted(d, 0)])
-    out["said"] = f"distance 0 in bucket {out['query']}; " + "; ".join(words)
+    out["said"] = words
     return out
 
 

@@ -191,6 +191,8 @@ def test_the_alibi_fingerprint_recovers_the_rule_and_names_another(capsys):
     assert "row constant (softmax ignores it): 0: the distance form" in out and '"bias_symmetric":false' in out, out
     code, out = _fingerprint(capsys, f"{EXAMPLES}/biases_bugs.py:alibi_geometric", "--family", "alibi")
     assert code == 0 and "12 heads: geometric over all 12 heads" in out, out
+    code, out = _fingerprint(capsys, f"{EXAMPLES}/biases_bugs.py:alibi_sign", "--family", "alibi")
+    assert code == 0 and "sign: the bias grows with the distance" in out and "bias max 8" in out, out
     code, out = _fingerprint(capsys, f"{EXAMPLES}/biases.py:slopes", "--family", "alibi")
     assert code == 0 and "computes the slopes alone" in out, out
 
@@ -209,9 +211,9 @@ def test_the_alibi_fingerprint_reads_bloom_s_and_mpt_s_row_constants_and_falcon_
 def test_the_t5_fingerprint_finds_t5_s_boundaries_and_the_swapped_halves(capsys):
     code, out = _fingerprint(capsys, f"{EXAMPLES}/biases.py:bucket", "--family", "t5-bias")
     assert code == 0 and "matches T5's _relative_position_bucket" in out, out
-    assert "keys after in buckets 17..31, one per distance to 8" in out, out
+    assert "keys after the query: buckets 17..31, one per distance to 8" in out, out
     code, out = _fingerprint(capsys, f"{EXAMPLES}/biases_bugs.py:bucket_swapped", "--family", "t5-bias")
-    assert code == 0 and "is not T5's bucket function" in out and "keys after in buckets 1..15" in out, out
+    assert code == 0 and "is not T5's bucket function" in out and "keys after the query: buckets 1..15" in out, out
 
 
 def test_the_xpos_fingerprint_recovers_the_scale_base_and_sees_centres_apart(capsys, tmp_path):

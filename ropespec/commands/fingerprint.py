@@ -69,10 +69,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
 def _bias(args, console, impl, family: str, outs) -> int:
     """A bias family's fingerprint (ropespec.bias_fingerprints), from the implementation bound to its expectation."""
     fp = FINGERPRINTS[family](options.function_of(impl, args.target, bound=True), impl.expect)
-    say(console, f"ropespec fingerprint: {args.target} ({family}, {impl.dtype}, probed to p = "
-                 f"{impl.expect.max_position - 1})")
-    for line in fp.lines:
-        say(console, f"  {line}")
-    if fp.expect:
-        say(console, f"  reproduced by --expect '{json_compact(fp.expect)}'")
+    head = f"ropespec fingerprint: {args.target} ({family}, {impl.dtype}, probed to p = {impl.expect.max_position - 1})"
+    tail = [f"reproduced by --expect '{json_compact(fp.expect)}'"] if fp.expect else []
+    for i, line in enumerate([head, *fp.lines, *tail]):  # on a terminal rich wraps at words; piped, lines stay whole
+        console.print(line if i == 0 else f"  {line}", highlight=False, markup=False, soft_wrap=not console.is_terminal)
     return options.written(outs, "--json", options.json_text(fp.to_json()))
