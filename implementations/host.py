@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import queue
 import sys
 import threading
 import time
@@ -354,13 +355,24 @@ class Host:
 
 
 class Watchdog:
-    """In-process only: runs calls with a time limit in a daemon thread. A call past the limit is a
-    ``timeout`` Fault; Python cannot stop the thread, so every later call fails at once rather than
-    hang again (this is why implementations run in a worker process whenever they can)."""
+    """In-process only: runs calls with a time limit on one daemon thread of its own, started at the first call and
+    reused (a thread per call costs more than a small call). A call past the limit is a ``timeout`` Fault; Python
+    cannot stop the thread, so every later call fails at once rather than hang again (this is why implementations
+    run in a worker process whenever they can)."""
 
     def __init__(self, timeout: float | None):
         self.timeout = timeout
         self.hung: str | None = None
+        self._calls: queue.SimpleQueue | None = None
+
+    def _serve(self, calls: queue.SimpleQueue) -> None:
+        while True:
+            fn, args, box, done = calls.get()
+            try:
+                box["value"] = fn(*args)
+            except BaseException as e:  # handed to the caller's thread
+                box["error"] = e
+            done.set()
 
     def run(self, what: str, fn: Callable, *args):
         if self.hung:
@@ -368,18 +380,13 @@ class Watchdog:
                         "in-process, where a hung call cannot be stopped", "timeout")
         if not self.timeout:
             return fn(*args)
+        if self._calls is None:
+            self._calls = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(self._calls,), daemon=True, name="ropespec-call").start()
         box: dict = {}
-
-        def target():
-            try:
-                box["value"] = fn(*args)
-            except BaseException as e:  # handed to the caller's thread
-                box["error"] = e
-
-        t = threading.Thread(target=target, daemon=True, name="ropespec-call")
-        t.start()
-        t.join(self.timeout)
-        if t.is_alive():
+        done = threading.Event()
+        self._calls.put((fn, args, box, done))
+        if not done.wait(self.timeout):
             self.hung = f"{what} ran past {self.timeout:g} s"
             raise Fault(f"{what} did not return within {self.timeout:g} s (--timeout)", "timeout")
         if "error" in box:
