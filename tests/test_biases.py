@@ -129,6 +129,14 @@ def test_a_lookup_is_told_from_a_bucket_function_by_its_first_parameter():
     assert r.passed and "t5-bias.lookup" in {x.invariant for x in r.results if x.applicable}, r.report()
 
 
+def test_a_lookup_that_drops_the_decoding_offset_is_named_so_by_every_property():
+    """Its buckets can only be read with a query past 0, where it is wrong: the bucket properties name the offset
+    from the lookup's own evidence (query at 0 against query at P), not a bucket boundary."""
+    r = check("implementations.zoo.t5_lookup_from_first_query:make", family="t5-bias", profile="ci", seed=1)
+    words = {x.invariant: x.diagnosis for x in r.results if x.applicable}
+    assert len(words) == 6 and set(words.values()) == {"position-offset"}, words
+
+
 def test_the_bhqk_layout_is_alibi_s_alone(capsys):
     assert main(["check", "implementations.biases:xpos", "--family", "xpos", "--layout", "bhqk"]) == 2
     assert capsys.readouterr().err.strip().endswith(
