@@ -96,13 +96,26 @@ def test_ropespec_proofs_exits_1_when_a_proof_fails_or_survives_its_mutations(mo
     from ropespec.cli import main
 
     monkeypatch.setattr(proofs, "holds_under", lambda pid, mu: pid == "rope.norm-per-pair")
-    assert main(["proofs"]) == 1
+    assert main(["proofs", "rope.norm-per-pair", "rope.relative-position"]) == 1
     out = capsys.readouterr().out
     assert "still verifies with R: doubled" in out and "rope.norm-per-pair" in out
+    assert "2 entries, 2 proofs" in out and "rope.conformance" not in out, out
     monkeypatch.undo()
     with proofs.mutated("R: shear"):
-        assert main(["proofs", "--no-mutants"]) == 1
+        assert main(["proofs", "--no-mutants", "rope.norm-per-pair"]) == 1
     assert "FAILED" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, says", [(["rope.nothing"], "INVARIANT: 'rope.nothing' has no entry"),
+                                        (["rope.conformance", "--record", "r.json"], "--record: the record states every")])
+def test_a_bad_proof_selection_is_one_line(args, says, capsys, tmp_path, monkeypatch):
+    from ropespec.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["proofs", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and says in err, err
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_record_needs_the_mutations(tmp_path, capsys):
