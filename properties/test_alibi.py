@@ -5,6 +5,7 @@ softmax ignores (BLOOM's form relies on it)."""
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import reject
 from hypothesis import strategies as st
 
 from implementations.contract import Failure, Unsupported
@@ -235,7 +236,9 @@ def _row_cases(impl, shift: bool = False):
     @st.composite
     def build(draw):
         e = draw(st.sampled_from(_expects(impl)), label="expect")
-        top = min(e.max_position, NEAR_POSITIONS) - 1
+        top = min(e.max_position, NEAR_POSITIONS) - 1 - shift  # a shift of at least 1 keeps below max_position
+        if top < 0:
+            reject()
         q = draw(st.lists(st.integers(0, top), min_size=1, max_size=4, unique=True), label="q_positions")
         k = draw(st.lists(st.integers(0, top), min_size=1, max_size=6), label="k_positions")
         k = sorted(set(k) | set(q) | {max(p - 1, 0) for p in q})  # each row sees its own key and the one before
@@ -252,12 +255,16 @@ def _row_pinned(impl, shift: bool = False):
     out = []
     for e in _expects(impl):
         top = min(e.max_position, NEAR_POSITIONS)
-        q = np.array([0, 1, 5, top - 1], dtype=np.int64)
-        k = np.array(sorted({0, 1, 2, 4, 5, top - 2, top - 1}), dtype=np.int64)
+        c = max(1, e.max_position - top) if shift else 0
+        below = e.max_position - c  # every position, and every shifted one, below max_position
+        if below < 1:
+            continue
+        q = np.array(sorted({p for p in (0, 1, 5, below - 1) if 0 <= p < below}), dtype=np.int64)
+        k = np.array(sorted({p for p in (0, 1, 2, 4, 5, below - 2, below - 1) if 0 <= p < below}), dtype=np.int64)
         for h in PINNED_HEADS:
             case = {"expect": e, "n_heads": h, "q": q, "k": k}
             if shift:
-                case["shift"] = e.max_position - top
+                case["shift"] = c
             out.append(case)
     return out
 
@@ -272,10 +279,16 @@ def test_alibi_softmax_rows(bind, case):
     return _check_rows("alibi", got, e, h, q, k, f"alibi({h}, q_positions={q.tolist()}, k_positions={k.tolist()})")
 
 
+def _skip_no_shift(impl) -> str | None:
+    if impl.max_position < 2:
+        return f"max_position {impl.max_position}: no two positions to shift between"
+    return _skip_slopes_only(impl)
+
+
 @rope_property("alibi.relative-position",
                rule="bias_bound at both places summed, up to one constant per row",
                cases=lambda impl: _row_cases(impl, shift=True), pinned=lambda impl: _row_pinned(impl, shift=True),
-               skip_if=_skip_slopes_only)
+               skip_if=_skip_no_shift)
 def test_alibi_relative_position(bind, case):
     e, h, q, k, c = case["expect"], case["n_heads"], case["q"], case["k"], case["shift"]
     near, far = _bias_of(bind, e, h, q, k), _bias_of(bind, e, h, q + c, k + c)
@@ -308,14 +321,16 @@ def _not_batched(impl) -> str | None:
     return None if impl.shape.layout == "bhqk" else "an invariant of ALiBi's batched call (--layout bhqk)"
 
 
-def _batch(rows: list[tuple[list[int], list[int]]]) -> tuple[np.ndarray, np.ndarray]:
+def _batch(rows: list[tuple[list[int], list[int]]], top: int) -> tuple[np.ndarray, np.ndarray]:
     """(q (batch, n_q), k (batch, n_k)) from each row's queries and keys, every row's keys made one length with the
-    first positions it lacks (keys before a query, as a left-padded row's real tokens, or after it, which a causal
-    row does not see)."""
+    first positions up to ``top`` it lacks (keys before a query, as a left-padded row's real tokens, or after it,
+    which a causal row does not see)."""
     n_k = max(len(k) for _, k in rows)
+    if n_k > top + 1:
+        reject()  # fewer positions below max_position than keys to give each row
     ks = []
     for _, k in rows:
-        extra = (p for p in range(n_k + len(k) + 1) if p not in set(k))
+        extra = (p for p in range(top + 1) if p not in set(k))
         ks.append(sorted(set(k) | {next(extra) for _ in range(n_k - len(k))}))
     return np.array([q for q, _ in rows], dtype=np.int64), np.array(ks, dtype=np.int64)
 
@@ -325,13 +340,13 @@ def _batch_cases(impl):
     def build(draw):
         e = draw(st.sampled_from(_expects(impl)), label="expect")
         top = min(e.max_position, NEAR_POSITIONS) - 1
-        b, n_q = draw(st.integers(2, 3), label="batch"), draw(st.integers(1, 3), label="n_q")
+        b, n_q = draw(st.integers(2, 3), label="batch"), draw(st.integers(1, min(3, top + 1)), label="n_q")
         rows = []
         for r in range(b):  # each row its own positions: a left-padded row starts at 0, a later one anywhere
             q = sorted(draw(st.lists(st.integers(0, top), min_size=n_q, max_size=n_q, unique=True), label=f"q {r}"))
             k = draw(st.lists(st.integers(0, top), max_size=4), label=f"k {r}")
             rows.append((q, sorted(set(k) | set(q) | {max(p - 1, 0) for p in q})))
-        q, k = _batch(rows)
+        q, k = _batch(rows, top)
         return {"expect": e, "n_heads": draw(st.sampled_from(HEADS), label="n_heads"), "q": q, "k": k}
 
     return build()
@@ -343,7 +358,10 @@ def _batch_pinned(impl):
     out = []
     for e in _expects(impl)[:1]:
         far = min(e.max_position, NEAR_POSITIONS) - 1
-        q, k = _batch([([5, 6], [0, 1, 2, 3, 4, 5, 6]), ([2, 3], [0, 1, 2, 3]), ([far - 1, far], [far - 5, far - 1, far])])
+        if far < 7:  # too few positions for these rows: the drawn cases stay below max_position
+            continue
+        q, k = _batch([([5, 6], [0, 1, 2, 3, 4, 5, 6]), ([2, 3], [0, 1, 2, 3]), ([far - 1, far], [far - 5, far - 1, far])],
+                      far)
         out += [{"expect": e, "n_heads": h, "q": q, "k": k} for h in PINNED_HEADS]
     return out
 

@@ -251,3 +251,13 @@ def test_a_bias_failure_says_its_expectation_in_the_family_s_words_and_its_repla
     (replay,) = [line.split("replay: ", 1)[1] for line in out.splitlines() if "replay: " in line]
     assert "head_dim" not in replay and "rope_theta" not in replay, replay
     assert main(shlex.split(replay)[1:]) == 1 and "fail [bias-sign]" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("layout", ["nd", "bhqk"])
+@pytest.mark.parametrize("max_position", [2, 3, 6])
+def test_few_positions_are_checked_below_max_position_not_an_error_of_the_suite(layout, max_position):
+    """A shift needs room, a batch needs keys: every case stays below max_position (shifts included), or the
+    property skips with the reason."""
+    r = check("implementations.biases:alibi", family="alibi", layout=layout, dtype="float64", profile="ci", seed=1,
+              max_position=max_position)
+    assert not [x for x in r.results if x.status == "error"] and r.passed, r.report()
