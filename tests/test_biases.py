@@ -137,6 +137,50 @@ def test_a_lookup_that_drops_the_decoding_offset_is_named_so_by_every_property()
     assert len(words) == 6 and set(words.values()) == {"position-offset"}, words
 
 
+BLOOM_COPY = """
+import math
+import numpy as np
+
+def _slopes(n):
+    p2 = lambda n: [(2 ** (-2 ** -(math.log2(n) - 3))) ** (i + 1) for i in range(n)]
+    if math.log2(n).is_integer():
+        return p2(n)
+    c = 2 ** math.floor(math.log2(n))
+    return p2(c) + _slopes(2 * c)[0::2][: n - c]
+
+def build_alibi_tensor(attention_mask, num_heads, dtype):
+    batch, n = attention_mask.shape
+    positions = (np.cumsum(attention_mask, axis=-1) - 1) * attention_mask
+    alibi = np.array(_slopes(num_heads))[None, :, None] * positions[:, None, :]
+    return alibi.reshape(batch * num_heads, 1, n).astype(dtype)
+
+def build_alibi_tensor_heads_first(attention_mask, num_heads, dtype):
+    batch, n = attention_mask.shape
+    positions = (np.cumsum(attention_mask, axis=-1) - 1) * attention_mask
+    alibi = np.array(_slopes(num_heads))[:, None, None] * positions[None, :, :]
+    return alibi.reshape(batch * num_heads, 1, n).astype(dtype)
+"""
+
+
+def test_a_user_s_copy_of_bloom_s_builder_is_a_target_as_it_is(tmp_path):
+    """BLOOM's signature, build_alibi_tensor(attention_mask, num_heads, dtype), in a user's numpy: called with a
+    left-padded mask as BLOOM's model calls it; its copy that builds (heads, batch) fails with layout."""
+    (tmp_path / "bloom_copy.py").write_text(BLOOM_COPY)
+    ok = check(f"{tmp_path / 'bloom_copy.py'}:build_alibi_tensor", family="alibi", layout="bhqk", profile="ci", seed=1)
+    assert ok.passed and len([x for x in ok.results if x.applicable]) == 5, ok.report()
+    bad = check(f"{tmp_path / 'bloom_copy.py'}:build_alibi_tensor_heads_first", family="alibi", layout="bhqk",
+                profile="ci", seed=1)
+    words = {x.invariant: x.diagnosis for x in bad.results if x.status == "fail"}
+    assert words == {"alibi.per-head": "layout"}, bad.report()
+
+
+def test_transformers_builders_are_targets_as_they_are(transformers_here):
+    for target, layout in (("bloom.modeling_bloom:build_alibi_tensor", "bhqk"),
+                           ("mpt.modeling_mpt:build_mpt_alibi_tensor", "nd")):
+        r = check(f"transformers.models.{target}", family="alibi", array="torch", layout=layout, profile="ci", seed=1)
+        assert r.passed and not r.unchecked, r.report()
+
+
 def test_the_bhqk_layout_is_alibi_s_alone(capsys):
     assert main(["check", "implementations.biases:xpos", "--family", "xpos", "--layout", "bhqk"]) == 2
     assert capsys.readouterr().err.strip().endswith(
