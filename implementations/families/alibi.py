@@ -103,9 +103,22 @@ def _by_mask(host, fn, e, n_heads, q, k):
     pads = total - lengths
     mask = (np.arange(total)[None, :] >= pads[:, None]).astype(np.int64)  # left padding: zeros, then the real tokens
     out = host.call(CALLS["mask"], fn, host.native_positions(mask, e), h, _dtype(host, e))
-    per_key = host.rows(out, e, (b * h, 1, total)).reshape(b, h, total)
-    got = np.take_along_axis(per_key, (k + pads[:, None])[:, None, :], axis=2)
+    at = k + pads[:, None]  # each key's index in its row of the mask
+    per_key = _columns(host, e, out, (b * h, 1, total), at).reshape(b, h, -1)
+    got = np.take_along_axis(per_key, np.searchsorted(np.unique(at), at)[:, None, :], axis=2)
     return np.broadcast_to(got[:, :, None, :], (b, h, q.shape[1], k.shape[1])).copy()
+
+
+def _columns(host, e, out, shape: tuple[int, ...], at: np.ndarray) -> np.ndarray:
+    """The result's entries at the last-axis indices ``at`` (each once, ascending), as float64, after its shape is
+    checked: only the keys asked for are converted, not a whole sequence's bias (BLOOM's at 2^17 positions and 112
+    heads is 58 MB)."""
+    got = tuple(getattr(out, "shape", np.shape(out)))
+    if got != shape:
+        raise Fault(f"returned shape {got}, expected {shape}", "shape")
+    cols = np.unique(at)
+    native = np.asarray(out) if host.array == "list" else out
+    return host.rows(native[..., host.native_positions(cols, e)], e, shape[:-1] + (len(cols),))
 
 
 def _by_length(host, fn, e, n_heads, q, k):
@@ -115,11 +128,11 @@ def _by_length(host, fn, e, n_heads, q, k):
     h, length = int(n_heads), int(max(q.max(), k.max())) + 1
     keywords = {"alibi_bias_max": e.alibi_bias_max} if any(p.name == "alibi_bias_max" for p in _params(fn)) else {}
     out = host.call(CALLS["length"], lambda: fn(h, length, **keywords))
-    shape = tuple(getattr(out, "shape", ()))
-    if int(np.prod(shape)) != h * length or shape[-1] != length:
-        raise Fault(f"{CALLS['length']}: returned shape {shape}, expected {h} x {length} entries, (n_heads, 1, "
-                    f"{length}) or (1, n_heads, 1, {length})", "shape")
-    per_key = host.rows(out, e, shape).reshape(h, length)[:, k]
+    shape = tuple(getattr(out, "shape", np.shape(out)))
+    if shape not in ((h, 1, length), (1, h, 1, length)):
+        raise Fault(f"{CALLS['length']}: returned shape {shape}, expected (n_heads, 1, {length}) or (1, n_heads, 1, "
+                    f"{length})", "shape")
+    per_key = _columns(host, e, out, shape, k).reshape(h, -1)[:, np.searchsorted(np.unique(k), k)]
     return np.broadcast_to(per_key[:, None, :], (h, len(q), len(k))).copy()
 
 
