@@ -1,5 +1,7 @@
 """Numerics the properties share: pair norms, the tolerance model's bound of one call, the exact rotation to compare
-an output with (and that reference's own error), and the convention's dims moved between input and output."""
+an output with (and that reference's own error), the convention's dims moved between input and output, and what the
+bias families' diagnoses and fingerprints read alike (a coarse dtype's rounding, the keys of ALiBi's precision
+ladder)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import numpy as np
 
 import reference
 from spec import tolerance
+from spec.dtypes import MANTISSA_BITS, round_to
 from spec.expectation import Expect
 
 
@@ -67,3 +70,21 @@ def per_dim(expect: Expect, per_pair: np.ndarray, passthrough: np.ndarray | floa
     out[:, a] = per_pair
     out[:, b] = per_pair
     return out
+
+
+#: the coarse dtypes a bias, or its slopes, may be seen formed in
+COARSE = ("bfloat16", "float16")
+
+
+def coarse_roundings(got: np.ndarray, rule: np.ndarray) -> list[str]:
+    """The coarse dtypes whose rounding of ``rule`` ``got`` is, every value within a sixteenth of that dtype's step
+    (|rule| 2^-p / 16, p its significant bits), finest last: both where their values are the same here (2^-0.5
+    rounds alike to bfloat16 and float16), since the evidence cannot tell them apart."""
+    return [d for d in COARSE
+            if np.all(np.abs(got - round_to(rule, d)) <= np.abs(rule) * 2.0 ** -MANTISSA_BITS[d] / 16)]
+
+
+def alibi_precision_keys(p: int) -> list[int]:
+    """The keys a query at ``p`` is checked on at large positions: itself, its near neighbours, 64 and 1000 back, and
+    the first key (where a bias formed from absolute positions is furthest from its distance form)."""
+    return sorted({max(p - d, 0) for d in (0, 1, 2, 3, 7, 64, 1000)} | {0})

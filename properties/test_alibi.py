@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 from implementations.contract import Failure, Unsupported
 from implementations.families.alibi import SLOPES_ONLY
 from properties.framework import rope_property
+from properties.numerics import COARSE, alibi_precision_keys, coarse_roundings
 from reference.biases import alibi_bias, alibi_slopes
 from spec import definitions, tolerance
+from spec.dtypes import MANTISSA_BITS, round_to
 from spec.expectation import Expect
 
 #: head counts drawn: powers of two and not (BLOOM-560m's 16, BLOOM-7b1's 32, BLOOM-176b's 112, MPT's 32 and 40)
@@ -40,7 +42,8 @@ def _rows_within(d: np.ndarray, tau: np.ndarray, allowed: np.ndarray) -> tuple[n
     """Whether some constant c per (head, row) has |d - c| <= tau on every allowed key of the row: the smallest
     achievable max |d - c| / tau is max over key pairs of |d_a - d_b| / (tau_a + tau_b) (the two bounds meet there).
     Returns (ok (h, n_q), that ratio (h, n_q), the pair of keys attaining it (h, n_q, 2))."""
-    gap = np.abs(d[..., :, None] - d[..., None, :]) / (tau[..., :, None] + tau[..., None, :])
+    with np.errstate(invalid="ignore"):  # a non-finite difference (a value past a dtype's range) is no fit: inf below
+        gap = np.abs(d[..., :, None] - d[..., None, :]) / (tau[..., :, None] + tau[..., None, :])
     both = allowed[:, :, None] & allowed[:, None, :]
     gap = np.where(both[None], np.nan_to_num(gap, nan=np.inf), 0.0)
     flat = gap.reshape(*gap.shape[:2], -1)
@@ -100,8 +103,9 @@ def _explain(got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarray, t
                           f"other of {2 << (h.bit_length() - 1)}'s)")
     fitted = _fit_slopes(got, unit, allowed)
     coarse = _rounded_like(fitted, slopes)
-    if coarse is not None and fits(_rounded(slopes, coarse[1])[:, None, None] * unit[None]):
-        return "bias-precision", f"the slopes are the rule's rounded to {coarse[0]} ({coarse[1]} significant bits)"
+    if coarse is not None and fits(round_to(slopes, coarse[1])[:, None, None] * unit[None]):
+        return "bias-precision", (f"the slopes are the rule's rounded to {coarse[0]} ({MANTISSA_BITS[coarse[1]]} "
+                                  f"significant bits)")
     if fits(fitted[:, None, None] * unit[None]) and not np.allclose(fitted, slopes, rtol=0, atol=0):
         worst = int(np.argmax(np.abs(fitted / slopes - 1)))
         return "slopes", (f"the bias is another slope's times the distance: head {worst}'s slope is "
@@ -112,25 +116,13 @@ def _explain(got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarray, t
     return None
 
 
-#: precisions slopes are seen rounded to: (name, significant bits)
-COARSE = (("bfloat16", 8), ("float16", 11))
-
-
-def _rounded(v: np.ndarray, bits: int) -> np.ndarray:
-    """v rounded to nearest at ``bits`` significant bits."""
-    mant, expo = np.frexp(np.asarray(v, dtype=np.float64))
-    return np.ldexp(np.round(mant * 2.0**bits) / 2.0**bits, expo)
-
-
-def _rounded_like(got: np.ndarray, slopes: np.ndarray) -> tuple[str, int] | None:
-    """The coarse precisions whose rounding of the rule's slopes ``got`` is (to within a sixteenth of their step), as
-    (names, the coarsest's bits), or None: where two give the same values here (2^-0.5 rounds alike to 8 and 11
-    bits), both are named, since the evidence cannot tell them apart."""
-    found = [(name, bits) for name, bits in COARSE
-             if np.all(np.abs(got - _rounded(slopes, bits)) <= np.abs(slopes) * 2.0**-bits / 16)]
+def _rounded_like(got: np.ndarray, slopes: np.ndarray) -> tuple[str, str] | None:
+    """The coarse dtypes whose rounding of the rule's slopes ``got`` is (properties.numerics.coarse_roundings), as
+    (their names in words, the coarsest), or None."""
+    found = coarse_roundings(got, slopes)
     if not found:
         return None
-    return " or ".join(n for n, _ in found) + ("" if len(found) == 1 else ", the same values here"), found[0][1]
+    return " or ".join(found) + ("" if len(found) == 1 else ", the same values here"), found[0]
 
 
 def _coarse_form(got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarray, tau: np.ndarray) -> str | None:
@@ -145,9 +137,9 @@ def _coarse_form(got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarra
              ("BLOOM's m j", lambda m, ii, jj: m * jj + 0 * ii),
              ("MPT's m (j - L + 1)", lambda m, ii, jj: m * (jj - last) + 0 * ii))
     for words, form in forms:
-        found = [f"{name} ({bits} significant bits)" for name, bits in COARSE
-                 if any(np.all(_rows_within(got - _rounded(form(m[:, None, None], i, jj), bits), tau, allowed)[0])
-                        for m in (slopes, _rounded(slopes, bits)) for jj in (j, _rounded(j, bits)))]
+        found = [f"{name} ({MANTISSA_BITS[name]} significant bits)" for name in COARSE
+                 if any(np.all(_rows_within(got - round_to(form(m[:, None, None], i, jj), name), tau, allowed)[0])
+                        for m in (slopes, round_to(slopes, name)) for jj in (j, round_to(j, name)))]
         if found:  # where two precisions give the same values here, the evidence cannot tell them apart: both named
             return f"{words} rounded to {' or '.join(found)}"
     return None
@@ -190,7 +182,8 @@ def _check_rows(what: str, got: np.ndarray, e: Expect, h: int, q: np.ndarray, k:
 
 
 # -- slopes --------------------------------------------------------------------------------------------
-def _slope_cases(impl):
+def _head_cases(impl):
+    """An expectation and a head count: what the slopes and the precision ladder are drawn over."""
     @st.composite
     def build(draw):
         return {"expect": draw(st.sampled_from(_expects(impl)), label="expect"),
@@ -199,10 +192,13 @@ def _slope_cases(impl):
     return build()
 
 
+def _head_pinned(impl):
+    return [{"expect": e, "n_heads": h} for e in _expects(impl)[:1] for h in PINNED_HEADS]
+
+
 @rope_property("alibi.slopes",
                rule="slope_bound per slope (twice it where the slopes are read off two elements of a bias)",
-               cases=_slope_cases,
-               pinned=lambda impl: [{"expect": e, "n_heads": h} for e in _expects(impl)[:1] for h in PINNED_HEADS])
+               cases=_head_cases, pinned=_head_pinned)
 def test_alibi_slopes(bind, case):
     e, h = case["expect"], case["n_heads"]
     f = bind(e)
@@ -217,7 +213,8 @@ def test_alibi_slopes(bind, case):
     geometric = 2.0 ** (-e.alibi_bias_max * (np.arange(h) + 1) / h)
     coarse = _rounded_like(got, ref)
     if coarse is not None:
-        word, why = "bias-precision", f"the rule's slopes rounded to {coarse[0]} ({coarse[1]} significant bits)"
+        word, why = "bias-precision", (f"the rule's slopes rounded to {coarse[0]} ({MANTISSA_BITS[coarse[1]]} "
+                                       f"significant bits)")
     elif np.all(got < 0) and np.all(np.abs(-got - ref) <= bound):
         word, why = "bias-sign", "the bias grows with the distance (its slopes read off it are negative)"
     elif h > 1 and np.all(np.abs(got - ref[::-1]) <= bound):
@@ -421,29 +418,15 @@ def _ladder(e: Expect) -> list[int]:
     return out + [e.max_position - 1]
 
 
-def _keys(p: int) -> list[int]:
-    return sorted({max(p - d, 0) for d in (0, 1, 2, 3, 7, 64, 1000)} | {0})
-
-
-def _precision_cases(impl):
-    @st.composite
-    def build(draw):
-        return {"expect": draw(st.sampled_from(_expects(impl)), label="expect"),
-                "n_heads": draw(st.sampled_from(HEADS), label="n_heads")}
-
-    return build()
-
-
 @rope_property("alibi.precision",
                rule="bias_bound per element, up to one constant per row, at queries 2^k - 1 up to max_position - 1",
-               cases=_precision_cases,
-               pinned=lambda impl: [{"expect": e, "n_heads": h} for e in _expects(impl)[:1] for h in PINNED_HEADS],
+               cases=_head_cases, pinned=_head_pinned,
                skip_if=_skip_slopes_only, max_examples=8)
 def test_alibi_precision(bind, case):
     e, h = case["expect"], case["n_heads"]
     worst, held = 0.0, None
     for p in _ladder(e):
-        q, k = np.array([p], dtype=np.int64), np.array(_keys(p), dtype=np.int64)
+        q, k = np.array([p], dtype=np.int64), np.array(alibi_precision_keys(p), dtype=np.int64)
         got = _bias_of(bind, e, h, q, k)
         try:
             worst = max(worst, _check_rows("alibi", got, e, h, q, k, f"alibi({h}, q_positions=[{p}], "

@@ -11,7 +11,7 @@ from implementations.contract import Failure
 from implementations.families.t5_bias import LOOKUP
 from properties.framework import rope_property
 from reference.biases import t5_buckets
-from spec import tolerance
+from spec import definitions, tolerance
 from spec.dtypes import exact_integer_limit
 from spec.expectation import Expect
 
@@ -81,6 +81,13 @@ def _same_wherever_the_query_is(f, rel, got, bi, nb, md) -> None:
                   "absolute-position")
 
 
+def _split(rel: np.ndarray, bi: bool, nb: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(offset, distance, buckets of one sign) of every relative position, as spec.definitions.t5_sign_split
+    says them."""
+    parts = np.array([definitions.t5_sign_split(int(d), bi, nb) for d in rel], dtype=np.int64).reshape(-1, 3)
+    return parts[:, 0], parts[:, 1], definitions.t5_sign_split(0, bi, nb)[2]
+
+
 def _exact_end(table: np.ndarray, rel: np.ndarray) -> int:
     """The first distance, at or before the query, whose bucket is not the distance itself: where a table's exact
     buckets end."""
@@ -101,9 +108,10 @@ def _explain(got: np.ndarray, rel: np.ndarray, bi: bool, nb: int, md: int) -> tu
         bad = int(np.argmax((got >= nb) | (got < 0)))
         return "bucket-range", f"distance {int(rel[bad])} lands in bucket {int(got[bad])}, outside [0, {nb})"
     mine, t5 = _exact_end(got, rel), _exact_end(exact, rel)
+    n = definitions.t5_sign_split(0, bi, nb)[2]
     if mine != t5:
         return "bucket-boundary", (f"its exact buckets end at distance {mine}, T5's at {t5} (max_exact = "
-                                   f"{(nb // 2 if bi else nb) // 2} of {nb // 2 if bi else nb} buckets of one sign)")
+                                   f"{n // 2} of {n} buckets of one sign)")
     return None
 
 
@@ -135,9 +143,7 @@ def test_t5_conformance(bind, case):
 def test_t5_exact_below(bind, case):
     bi, nb, md = case["params"]
     rel, got = _buckets(bind, case)
-    n = nb // 2 if bi else nb
-    dist = np.abs(rel) if bi else -np.minimum(rel, 0)
-    offset = np.where(bi & (rel > 0), n, 0)
+    offset, dist, n = _split(rel, bi, nb)
     small = (dist < n // 2) & ((rel <= 0) | bi)
     # one past the exact range starts the log-spaced range: its bucket is max_exact itself
     edge = (dist == n // 2) & ((rel <= 0) | bi)
@@ -152,9 +158,8 @@ def test_t5_exact_below(bind, case):
 def test_t5_saturates(bind, case):
     bi, nb, md = case["params"]
     rel, got = _buckets(bind, case)
-    n = nb // 2 if bi else nb
-    dist = np.abs(rel) if bi else -np.minimum(rel, 0)
-    last = np.where(bi & (rel > 0), nb - 1, n - 1)
+    offset, dist, n = _split(rel, bi, nb)
+    last = offset + n - 1
     far = (dist >= md) & ((rel <= 0) | bi)
     bad = (far & (got != last)) | (got < 0) | (got >= nb)
     if bad.any():

@@ -53,24 +53,37 @@ def t5_buckets(relative_positions, bidirectional: bool, num_buckets: int, max_di
                slack: Callable[[int, int, int], float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """T5's bucket of every relative position (exact logarithms), and the other bucket a computation whose log-spaced
     value is off by at most ``slack(n, max_distance, distance)`` may give (equal to the first where no whole number
-    lies that close): (buckets, alternatives), int64 of the positions' shape."""
+    lies that close): (buckets, alternatives), int64 of the positions' shape. Read off one table per parameters
+    (:func:`_t5_table`): every example of a property asks for the same distances."""
     rel = np.asarray(relative_positions, dtype=np.int64)
+    exact, other, reach = _t5_table(bool(bidirectional), int(num_buckets), int(max_distance), slack)
+    at = np.clip(rel, -reach, reach) + reach
+    return exact[at], other[at]
+
+
+@lru_cache(maxsize=256)
+def _t5_table(bidirectional: bool, num_buckets: int, max_distance: int, slack) -> tuple[np.ndarray, np.ndarray, int]:
+    """(buckets, alternatives, D) of every relative position -D .. D, D = 2 max_distance + 8. Past D every distance's
+    bucket and alternative are D's: at and past max_distance the log-spaced value is at least max_exact, and past
+    2 max_distance it is more than ln 2 / ln(max_distance / max_exact) above it (far beyond any slack), so both are the
+    last bucket of the sign."""
+    reach = 2 * max_distance + 8
+    rel = np.arange(-reach, reach + 1)
     exact, other = np.empty_like(rel), np.empty_like(rel)
     with mp.workprec(PREC):
         log_ratio = lambda a, b: mp.log(mp.mpf(a) / b)  # noqa: E731
-        for ix, d in np.ndenumerate(rel):
-            b = definitions.t5_bucket(int(d), bidirectional, num_buckets, max_distance, log_ratio, _floor)
+        for ix, d in enumerate(rel.tolist()):
+            b = definitions.t5_bucket(d, bidirectional, num_buckets, max_distance, log_ratio, _floor)
             exact[ix], other[ix] = b, b
-            offset, dist, n = definitions.t5_sign_split(int(d), bidirectional, num_buckets)
+            offset, dist, n = definitions.t5_sign_split(d, bidirectional, num_buckets)
             if dist >= n // 2 and slack is not None:
                 v, eps = definitions.t5_log_bucket(dist, n, max_distance, log_ratio), slack(n, max_distance, dist)
                 for w in (v - eps, v + eps):
                     alt = offset + min(n // 2 + int(mp.floor(w)), n - 1)
                     if alt != b:
                         other[ix] = alt
-    return exact, other
-
-
+    exact.flags.writeable = other.flags.writeable = False  # shared by every caller
+    return exact, other, reach
 
 
 def xpos_pair_scores(expect, q, k, m: int, k_positions) -> np.ndarray:

@@ -20,9 +20,10 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 import reference
+from properties.numerics import alibi_precision_keys, coarse_roundings
 from reference.biases import alibi_slopes, t5_buckets, xpos_zetas
 from spec import tolerance
-from spec.dtypes import round_to, unit_roundoff
+from spec.dtypes import unit_roundoff
 from spec.expectation import Expect
 
 #: the head counts probed: a power of two (its slopes fix the bias max) and one that is not (its rule shows)
@@ -64,8 +65,7 @@ def _slopes_precision(got: np.ndarray, rule: np.ndarray) -> str:
     for dtype in ("float64", "float32"):
         if rel <= 4 * unit_roundoff(dtype):
             return f"to {rel:.2g} relative, within 4 of {dtype}'s unit roundoffs"
-    coarse = [d for d in ("bfloat16", "float16")
-              if np.all(np.abs(got - round_to(rule, d)) <= np.abs(rule) * unit_roundoff(d) / 8)]
+    coarse = coarse_roundings(got, rule)
     if coarse:
         return "the rule's rounded to " + " or ".join(coarse) + (" (the same values here)" if len(coarse) > 1 else "")
     return f"to {rel:.2g} relative (no dtype's rounding of the rule)"
@@ -163,7 +163,7 @@ def _alibi_precision(f, fp: BiasFingerprint, expect: Expect, m: np.ndarray, symm
         p = (1 << k) - 1
         if p >= expect.max_position:
             break
-        keys = np.array(sorted({max(p - d, 0) for d in (0, 1, 2, 3, 7, 64, 1000)} | {0}))
+        keys = np.array(alibi_precision_keys(p))
         got = np.asarray(f.bias(8, np.array([p]), keys), dtype=np.float64)[:, 0, :]
         ref = -alibi_slopes(8, fp.facts["bias_max"])[:, None] * (np.abs(p - keys) if symmetric else (p - keys))[None]
         d = got - ref
