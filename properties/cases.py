@@ -53,6 +53,25 @@ PINNED_AXES = {
 }
 
 
+def shift_range(expect: Expect, positions, reach: int | None = None) -> tuple[int, int]:
+    """The shifts c that keep every one of ``positions`` inside the domain (the domain rule,
+    :meth:`spec.expectation.Expect.outside_domain`), and below ``reach`` where a property tests no further: c in
+    [lo, hi], which holds 0 and holds no other shift only when the positions span all of it."""
+    p = np.asarray(positions, dtype=np.int64)
+    top = expect.max_position if reach is None else min(reach, expect.max_position)
+    return -int(p.min()), top - 1 - int(p.max())
+
+
+def nearest_shift(expect: Expect, positions, wanted: int, reach: int | None = None) -> int | None:
+    """The shift nearest ``wanted`` (not 0) that keeps ``positions`` inside the domain (and below ``reach``); None
+    when there is none."""
+    lo, hi = shift_range(expect, positions, reach)
+    c = min(max(wanted, lo), hi)
+    if c == 0:
+        c = 1 if hi >= 1 else -1 if lo <= -1 else 0
+    return c or None
+
+
 def pinned_positions(impl: Implementation) -> list[int]:
     """p = 0, p = 1 and p = max_position - 1."""
     return [0, 1, impl.max_position - 1]

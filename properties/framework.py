@@ -31,6 +31,7 @@ from hypothesis.errors import FlakyFailure, Unsatisfiable
 import properties
 from implementations.contract import FATAL, MAX_TIMEOUTS, OUT_OF_MEMORY, Failure, Fault, Unsupported
 from implementations.families import Bound
+from implementations.families.base import DomainError
 from implementations.implementation import Implementation
 from properties import profiles
 from properties.diagnose import name_failure
@@ -244,7 +245,10 @@ def run_property(
     res.examples = rec.examples
     _declared_failure(res, prop, impl)
     if res.status == "fail":
-        name_failure(res, impl)
+        try:
+            name_failure(res, impl)
+        except DomainError as e:  # a probe of the diagnosis outside the domain: ours, and said so
+            res.status, res.message = "error", f"ropespec error in {prop.name} while naming its failure: {e}"
     return res
 
 

@@ -100,9 +100,9 @@ def _axes_expectations(draw, dtype, max_position, kinds, conventions):
     else:
         A = draw(st.integers(1, 4), label="axes")
         sizes = draw(st.lists(st.integers(1, 16), min_size=A, max_size=A), label="sizes")
-        if kind == "interleaved" and A > 1:  # axis a > 0 needs A s_a <= the pairs (Qwen3-VL's j mod A < A s_a)
+        if kind == "interleaved" and A > 1:  # axis a > 0 owns pairs a, a + A, ..., a + A (s_a - 1): all below the pairs
             rest = sum(sizes[1:])
-            sizes[0] = max(sizes[0], A * max(sizes[1:]) - rest)
+            sizes[0] = max(sizes[0], max(a + A * (s - 1) + 1 for a, s in enumerate(sizes[1:], start=1)) - rest)
         if kind == "per-axis":
             fields["axes_dims_rope"] = [2 * v for v in sizes]
         else:

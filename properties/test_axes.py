@@ -62,20 +62,24 @@ def _separation_cases(impl):
         n = draw(st.integers(1, 4), label="n")
         pos = draw(position_rows(e, n, max_value=e.max_position), label="positions")
         axis = draw(st.integers(0, e.n_axes - 1), label="axis")
-        top = e.max_position - 1
-        c = draw(st.integers(-int(pos[:, axis].min()), top - int(pos[:, axis].max())).filter(bool), label="c")
-        return {"expect": e, "positions": pos, "axis": axis, "c": c, "x": draw(vectors(e, n), label="x")}
+        # each row moves to another position of the domain on that axis: (p + step) mod max_position, step in
+        # [1, max_position): never onto itself, never outside [0, max_position)
+        steps = draw(st.lists(st.integers(1, e.max_position - 1), min_size=n, max_size=n), label="steps")
+        to = (pos[:, axis] + np.array(steps, dtype=np.int64)) % e.max_position
+        return {"expect": e, "positions": pos, "axis": axis, "to": to, "x": draw(vectors(e, n), label="x")}
 
     return build()
 
 
 def _separation_pinned(impl):
+    """Every axis of the pinned rows (0, 1 and max_position - 1 on each) moved one step on, max_position - 1 wrapping
+    to 0."""
     out = []
     for e in _axes_pinned(impl, EVERY):
         pos = pinned_rows_of(impl, e)
         for axis in range(e.n_axes):
-            c = 1 if pos[:, axis].max() < e.max_position - 1 else -1
-            out.append({"expect": e, "positions": pos, "axis": axis, "c": c, "x": make_vectors(e, len(pos))})
+            out.append({"expect": e, "positions": pos, "axis": axis, "to": (pos[:, axis] + 1) % e.max_position,
+                        "x": make_vectors(e, len(pos))})
     return out
 
 
@@ -84,10 +88,10 @@ def _separation_pinned(impl):
                      "the same exact value, so they differ by at most the sum"),
                cases=_separation_cases, pinned=_separation_pinned, not_about=_multi_axis(EVERY))
 def test_separation(bind, case):
-    e, pos, axis, c, x = case["expect"], case["positions"], case["axis"], case["c"], case["x"]
+    e, pos, axis, x = case["expect"], case["positions"], case["axis"], case["x"]
     f = bind(e)
     moved = pos.copy()
-    moved[:, axis] += c
+    moved[:, axis] = case["to"]
     y0, y1 = f(x, pos), f(x, moved)
     others = [j for j, own in enumerate(e.pair_axes()) if own != axis]
     if not others:
@@ -95,10 +99,10 @@ def test_separation(bind, case):
     dims = [o for j in others for o in e.out_pairs()[j]]
     bound = output_bound(e, x, pos)[:, dims] + output_bound(e, x, moved)[:, dims]
     name = e.axes[axis]
-    return assert_close(f"f(x, p + {c} e_{name}) on the other axes' pairs", y1[:, dims], y0[:, dims], bound,
-                        call=f"a move of {c} along axis {name} from positions {pos.tolist()}; dims {dims[:8]}"
-                             f"{'...' if len(dims) > 8 else ''} belong to pairs of other axes",
-                        dtype=e.dtype, against="f(x, p)", index_names=("row", "other-axis dim"))
+    return assert_close(f"f(x, p with {name} moved) on the other axes' pairs", y1[:, dims], y0[:, dims], bound,
+                        call=f"axis {name} moved from {pos[:, axis].tolist()} to {moved[:, axis].tolist()} at positions "
+                             f"{pos.tolist()}; dims {dims[:8]}{'...' if len(dims) > 8 else ''} belong to pairs of other "
+                             f"axes", dtype=e.dtype, against="f(x, p)", index_names=("row", "other-axis dim"))
 
 
 # -- text tokens of a shared ladder: 1-D RoPE -------------------------------------------------------------------

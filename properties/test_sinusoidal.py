@@ -10,7 +10,7 @@ import reference
 from implementations.contract import Failure
 from properties.assertions import assert_close
 from properties.numerics import per_dim
-from properties.cases import expect_strategy, pinned_expects, rows_cases, rows_pinned
+from properties.cases import expect_strategy, nearest_shift, pinned_expects, rows_cases, rows_pinned
 from properties.framework import rope_property
 from properties.strategies import positions
 from reference.encodings import sinusoidal, sinusoidal_fast
@@ -129,8 +129,8 @@ def _pairs_cases(impl):
 @rope_property("sinusoidal.relative-dot",
                rule=("as rope.relative-position, with unit pairs"),
                cases=_pairs_cases,
-               pinned=lambda impl: [{"expect": e, "p": 0, "q": 8, "shift": 40} for e in
-                                       pinned_expects(impl, partial=False)])
+               pinned=lambda impl: [{"expect": e, "p": 0, "q": q, "shift": nearest_shift(e, [0, q], 40)}
+                                    for e in pinned_expects(impl, partial=False) for q in [min(8, e.max_position - 1)]])
 def test_sinusoidal_relative_dot(bind, case):
     e, p, q, s = case["expect"], case["p"], case["q"], case["shift"]
     pos = np.array([p, q, p + s, q + s], dtype=np.int64)
@@ -149,7 +149,7 @@ def _shift_cases(impl):
     @st.composite
     def build(draw):
         e = draw(expect_strategy(impl, partial=False), label="expect")
-        k = draw(st.integers(1, 64), label="k")
+        k = draw(st.integers(1, max(1, min(64, e.max_position // 2))), label="k")  # p + k inside the domain
         seed = draw(st.integers(0, 2**16), label="seed")
         return {"expect": e, "k": k, "seed": seed}
 
@@ -160,7 +160,7 @@ def _shift_cases(impl):
                rule=("(1 + cond) tau sqrt(d) + cond d ulp: the fitted M_k's conditioning cond times the "
                       "per-component bound"),
                cases=_shift_cases, max_examples=10,
-               pinned=lambda impl: [{"expect": e, "k": 8, "seed": 0} for e in
+               pinned=lambda impl: [{"expect": e, "k": max(1, min(8, e.max_position // 2)), "seed": 0} for e in
                                        pinned_expects(impl, partial=False)])
 def test_sinusoidal_shift_matrix(bind, case):
     """Recover M_k by least squares from PE(p) -> PE(p + k) over 4d positions, then check it on 2d others."""

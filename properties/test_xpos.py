@@ -5,10 +5,12 @@ reference.biases.xpos_pair_scores: one query row per call and keys at or before 
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import reject
 from hypothesis import strategies as st
 
 import reference
 from implementations.contract import Failure
+from properties.cases import nearest_shift, shift_range
 from properties.framework import rope_property
 from properties.strategies import make_vectors
 from reference.biases import xpos_pair_scores, xpos_zetas
@@ -64,7 +66,10 @@ def _cases(impl, shift: bool = False):
         case = {"expect": e, "m": m, "k_positions": ks, "q": make_vectors(e, 1, seed=m),
                 "k": make_vectors(e, len(ks), seed=m + 1)}
         if shift:
-            case["shift"] = draw(st.integers(1, max(1, min(e.max_position, NEAR_POSITIONS) - 1 - m)), label="shift")
+            lo, hi = shift_range(e, [m, *ks], NEAR_POSITIONS)
+            if lo == hi == 0:
+                reject()  # the query and its keys span the whole domain: no shift keeps them inside it
+            case["shift"] = draw(st.integers(lo, hi).filter(bool), label="shift")
         return case
 
     return build()
@@ -73,11 +78,16 @@ def _cases(impl, shift: bool = False):
 def _pinned(impl, shift: bool = False):
     out = []
     for e in _expects(impl):
+        top = min(e.max_position, NEAR_POSITIONS) - 1
         for m, ks in ((0, [0]), (5, [0, 1, 4, 5]), (1000, [0, 999, 1000])):
+            if m > top:
+                continue
             case = {"expect": e, "m": m, "k_positions": ks, "q": make_vectors(e, 1, seed=m),
                     "k": make_vectors(e, len(ks), seed=m + 1)}
             if shift:
-                case["shift"] = 2000
+                case["shift"] = nearest_shift(e, [m, *ks], 2000, NEAR_POSITIONS)
+                if case["shift"] is None:
+                    continue
             out.append(case)
     return out
 

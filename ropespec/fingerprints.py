@@ -323,7 +323,7 @@ def _fit_dynamic(fp, theta, plain, top):
 
 
 def _precision(f, e: Expect, top: int) -> tuple[str | None, dict[str, float]]:
-    pos = np.array([p for p in (999, 65521, 1048573, 16777213) if p < top] or [top - 1 | 1], dtype=np.int64)
+    pos = np.array([p for p in (999, 65521, 1048573, 16777213) if p < top] or [(top - 2) | 1], dtype=np.int64)
     pos = np.minimum(pos, top - 1)
     sw = precision.measure(f, e, pos, vectors=2)
     holds = [c for c in ("exact", "float64", "float32", "bfloat16", "float16") if np.all(sw.ratio[c] <= 1.0)]

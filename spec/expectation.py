@@ -87,7 +87,8 @@ RANGES = {
     "rope_scaling.low_freq_factor, high_freq_factor": "finite numbers > 0 with low < high",
     "rope_scaling.short_factor, long_factor": f"rotary_dim/2 numbers in (0, {FACTOR_MAX:g}]",
     "mrope_section": f"{AXES_MIN} to {AXES_MAX} integers >= 1 (pairs per axis) summing to rotary_dim/2",
-    "mrope_interleaved": "true or false, with mrope_section; axis a > 0 then needs A * section[a] <= rotary_dim/2",
+    "mrope_interleaved": ("true or false, with mrope_section; axis a > 0 owns pairs a, a + A, ..., a + A (section[a] - 1), "
+                          "so the last of them must be < rotary_dim/2"),
     "axes_dims_rope": f"{AXES_MIN} to {AXES_MAX} even integers >= 2 (dims per axis) summing to rotary_dim",
     "axes_parity": "true or false: two axes, rotary_dim/2 even",
     "axis_names": "one distinct name per axis",
@@ -299,12 +300,14 @@ class Expect:
                 if min(sizes) < 1 or sum(sizes) != k:
                     raise ExpectationError(key, f"must be {RANGES[key]} = {k} (rotary_dim {self.rotary_dim}), got "
                                                 f"{list(sizes)} (sum {sum(sizes)})")
-                if self.mrope_interleaved:
+                if self.mrope_interleaved:  # Qwen3-VL's and Qwen3.5's strided slice a:A*s_a:A takes s_a pairs
+                    A = len(sizes)
                     for a, size in enumerate(sizes[1:], start=1):
-                        if len(sizes) * size > k:
+                        if a + A * (size - 1) >= k:
                             raise ExpectationError(key, f"with mrope_interleaved, axis {a}'s {size} pairs sit at j = "
-                                                        f"{a} mod {len(sizes)}, so {len(sizes)} x {size} must be <= "
-                                                        f"rotary_dim/2 = {k}, got {list(sizes)}")
+                                                        f"{a}, {a + A}, ..., {a + A * (size - 1)}, so its last pair "
+                                                        f"{a} + {A} x {size - 1} must be < rotary_dim/2 = {k}, got "
+                                                        f"{list(sizes)}")
             else:
                 if min(sizes) < 2 or any(v % 2 for v in sizes) or sum(sizes) != self.rotary_dim:
                     raise ExpectationError(key, f"must be {RANGES[key]} = {self.rotary_dim}, got {list(sizes)} "
@@ -445,6 +448,21 @@ class Expect:
             return v
         n = len(v)
         return np.array([[v[(i + a) % n] for a in range(self.n_axes)] for i in range(n)], dtype=np.int64)
+
+    def outside_domain(self, positions) -> str | None:
+        """The domain rule: every position handed to an implementation lies in [0, max_position) on every axis (a
+        table-based implementation has no row -1 and no row max_position; real code is only ever called there).
+        Returns how the first position outside reads ("position -1 on axis h"), or None when all lie inside."""
+        p = np.asarray(positions)
+        if p.size == 0:
+            return None
+        bad = (p < 0) | (p >= self.max_position)
+        if not bad.any():
+            return None
+        at = np.argwhere(bad)[0]
+        value = int(p[tuple(at)])
+        axis = f" on axis {self.axes[at[-1]]}" if self.multi_axis and p.ndim >= 2 and p.shape[-1] == self.n_axes else ""
+        return f"position {value}{axis}, outside [0, {self.max_position})"
 
     def position_shape(self, n: int) -> tuple[int, ...]:
         """The shape of n rows' positions: (n,), or (n, A) for a multi-axis RoPE."""

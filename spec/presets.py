@@ -48,6 +48,8 @@ _PRESETS: dict[str, dict[str, Any]] = {
                       "video_time": "seconds", "tokens_per_second": 2},
     "qwen3-vl-8b": {"head_dim": 128, "rope_theta": 5000000.0, "mrope_section": [24, 20, 20], "mrope_interleaved": True,
                     "max_position": 262144, "video_time": "frames"},
+    "qwen3.5": {"head_dim": 256, "partial_rotary_factor": 0.25, "rope_theta": 10000.0, "mrope_section": [11, 11, 10],
+                "mrope_interleaved": True, "max_position": 32768},
     "glm-4.1v": {"head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "convention": "interleaved",
                  "mrope_section": [8, 12, 12], "max_position": 65536, "video_time": "frames"},
     "qwen2-vl-vision": {"head_dim": 80, "rope_theta": 10000.0, "axes_dims_rope": [40, 40], "max_position": 8192},
@@ -66,6 +68,8 @@ _PRESETS: dict[str, dict[str, Any]] = {
 UNVERIFIED: dict[str, str] = {
     "glm-4.1v": "partial_rotary_factor 0.5 and mrope_section [8, 12, 12] as transformers' Glm4vTextRotaryEmbedding "
                 "defaults them; the checkpoint's config.json was not read here",
+    "qwen3.5": "rope_theta and max_position as transformers' Qwen3_5TextConfig defaults them (mrope_section [11, 11, 10] "
+               "as its rotary embedding defaults it); a checkpoint's config.json was not read here",
     "qwen2.5-vl-7b": "tokens_per_second 2 as the checkpoint's vision_config is quoted in public code (transformers' "
                      "Qwen2_5_VLVisionConfig defaults to 4); the checkpoint's config.json was not read here",
     "qwen2-vl-vision": "max_position: the vision tower has no limit of its own; 8192 patches per side is ropespec's",
@@ -88,6 +92,8 @@ NOTES: dict[str, str] = {
     "qwen2-vl-7b": "M-RoPE: t, h, w sections of 16, 24, 24 pairs of one shared ladder (half); text tokens have t = h = w",
     "qwen2.5-vl-7b": "as qwen2-vl-7b; video t ids are scaled by second_per_grid_t x tokens_per_second",
     "qwen3-vl-8b": "interleaved M-RoPE: pair j on h when j mod 3 = 1 and j < 60, on w when j mod 3 = 2 and j < 60, else t",
+    "qwen3.5": ("interleaved M-RoPE on the first 64 of 256 dims (partial 0.25): pair j on h when j mod 3 = 1 and j < 33, "
+                "on w when j mod 3 = 2 and j < 30, else t"),
     "glm-4.1v": "M-RoPE on the first 64 of 128 dims, interleaved pairs (rotate_half_llm)",
     "qwen2-vl-vision": "the vision tower: [h | w] halves of 20 pairs each, each axis's ladder theta^(-2k/40), half "
                        "pairing over the whole head (embed_dim 1280, 16 heads)",

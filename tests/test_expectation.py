@@ -20,7 +20,9 @@ def test_multi_axis_fields_name_the_field_and_the_rule():
         (dict(mrope_section=[16, 24, 23]), "mrope_section", "(sum 63)"),
         (dict(mrope_section=[0, 32, 32]), "mrope_section", "integers >= 1"),
         (dict(mrope_section=[1, 1, 1, 1, 60]), "mrope_section", "1 to 4"),
-        (dict(mrope_section=[4, 30, 30], mrope_interleaved=True), "mrope_section", "3 x 30 must be <= rotary_dim/2"),
+        (dict(mrope_section=[4, 30, 30], mrope_interleaved=True), "mrope_section", "1 + 3 x 29 must be < rotary_dim/2"),
+        (dict(head_dim=256, rotary_dim=64, mrope_section=[10, 12, 10], mrope_interleaved=True), "mrope_section",
+         "1 + 3 x 11 must be < rotary_dim/2 = 32"),
         (dict(mrope_interleaved=True), "mrope_interleaved", "needs mrope_section"),
         (dict(axes_dims_rope=[16, 56, 55]), "axes_dims_rope", "(sum 127)"),
         (dict(axes_dims_rope=[16, 56, 56], mrope_section=[16, 24, 24]), "axes_dims_rope", "one way"),
@@ -33,6 +35,14 @@ def test_multi_axis_fields_name_the_field_and_the_rule():
         with pytest.raises(ExpectationError) as info:
             Expect(head_dim=kwargs.pop("head_dim", 128), **kwargs)
         assert info.value.field == field and says in str(info.value) and "\n" not in str(info.value), str(info.value)
+
+
+def test_interleaved_sections_end_where_the_strided_slice_ends():
+    """Axis a > 0 of an interleaved M-RoPE owns pairs a, a + A, ..., a + A (s_a - 1) (transformers' slice a:A s_a:A), so
+    Qwen3.5's [11, 11, 10] on 32 pairs (head_dim 256, partial 0.25) is valid: h's last pair is 31, w's 29."""
+    e = Expect(head_dim=256, partial_rotary_factor=0.25, mrope_section=[11, 11, 10], mrope_interleaved=True)
+    axes = e.pair_axes()
+    assert [axes.count(a) for a in range(3)] == [11, 11, 10] and axes[31] == 1 and axes[29] == 2
 
 
 def test_mrope_in_rope_scaling_is_lifted_to_the_fields():

@@ -160,7 +160,7 @@ def test_a_config_without_a_rotary_embedding_is_one_line_exit_2(tmp_path, capsys
 
 
 @pytest.mark.parametrize("fixture, preset", [("qwen2-vl-7b.json", "qwen2-vl-7b"), ("qwen2.5-vl-7b.json", "qwen2.5-vl-7b"),
-                                             ("qwen3-vl-8b.json", "qwen3-vl-8b"),
+                                             ("qwen3-vl-8b.json", "qwen3-vl-8b"), ("qwen3.5.json", "qwen3.5"),
                                              ("glm-4.1v.json", "glm-4.1v"), ("flux.1-dev-transformer.json", "flux.1-dev"),
                                              ("wan2.1-transformer.json", "wan2.1")])
 def test_multi_axis_configs_read_as_their_presets(fixture, preset):

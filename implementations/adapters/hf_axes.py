@@ -6,7 +6,7 @@ function, called as the model calls them, on rows x (n, head_dim) at positions (
     ropespec check implementations.adapters.hf_axes:qwen3_vl --array torch --dtype bfloat16 --expect qwen3-vl-8b
     ropespec check implementations.adapters.hf_axes:pixtral --array torch --expect pixtral-12b
 
-Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``glm4v`` (text: position_ids (3, batch, seq), the merged
+Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``qwen3_5``, ``glm4v`` (text: position_ids (3, batch, seq), the merged
 table from the rotary embedding's forward, ``apply_rotary_pos_emb``), ``qwen2_vl_vision`` (the vision tower:
 position_ids (n, 2), ``apply_rotary_pos_emb_vision``) and ``pixtral`` (``PixtralVisionRotaryEmbedding``);
 ``qwen2_vl_table``, ``qwen3_vl_table``, ``glm4v_table`` and ``pixtral_table`` are the rotary embeddings alone, as table
@@ -42,6 +42,7 @@ MODELS = {
     "qwen2_vl": Model("qwen2_vl", "Qwen2VLTextConfig", "Qwen2VLRotaryEmbedding", "chunked"),
     "qwen2_5_vl": Model("qwen2_5_vl", "Qwen2_5_VLTextConfig", "Qwen2_5_VLRotaryEmbedding", "chunked"),
     "qwen3_vl": Model("qwen3_vl", "Qwen3VLTextConfig", "Qwen3VLTextRotaryEmbedding", "interleaved"),
+    "qwen3_5": Model("qwen3_5", "Qwen3_5TextConfig", "Qwen3_5TextRotaryEmbedding", "interleaved", partial=True),
     "glm4v": Model("glm4v", "Glm4vTextConfig", "Glm4vTextRotaryEmbedding", "chunked", convention="interleaved",
                    partial=True),
     "qwen2_vl_vision": Model("qwen2_vl", "Qwen2VLVisionConfig", "Qwen2VLVisionRotaryEmbedding", "per-axis",
@@ -163,6 +164,7 @@ def table_factory(name: str):
 qwen2_vl = factory("qwen2_vl")
 qwen2_5_vl = factory("qwen2_5_vl")
 qwen3_vl = factory("qwen3_vl")
+qwen3_5 = factory("qwen3_5")
 glm4v = factory("glm4v")
 qwen2_vl_vision = factory("qwen2_vl_vision")
 pixtral = factory("pixtral")

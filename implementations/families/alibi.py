@@ -175,6 +175,10 @@ def _plain(obj) -> bool:
                                                         *MASK_NAMES)
 
 
+def _queries_and_keys(shape, n_heads, q, k):
+    return [q, k]
+
+
 def _describe(e) -> str:
     form = "symmetric -m_h |i - j|" if e.bias_symmetric else "causal -m_h (i - j)"
     return f"ALiBi {form}, slopes of bias max {e.alibi_bias_max:g}, {e.dtype}, positions below {e.max_position}"
@@ -182,8 +186,9 @@ def _describe(e) -> str:
 
 ALIBI = Form("alibi", "apply", ((1, 2, 3), "(n_heads, q_positions, k_positions), (n_heads), (attention_mask, "
                                           "num_heads, dtype) or (n_heads, sequence_length)"), ("alibi.*",),
-             {"bias": Op(op_bias, "alibi(n_heads, q_positions, k_positions)"),
-              "batch": Op(op_batch, "alibi(n_heads, q_positions, k_positions), batched"), "slopes": Op(op_slopes, "its slopes"),
+             {"bias": Op(op_bias, "alibi(n_heads, q_positions, k_positions)", _queries_and_keys),
+              "batch": Op(op_batch, "alibi(n_heads, q_positions, k_positions), batched", _queries_and_keys),
+              "slopes": Op(op_slopes, "its slopes"),
               "kind": Op(op_kind, "what it computes")},
              lambda host, fn, e: op_slopes(host, fn, e, 2), AlibiBound, plain_if=_plain, describe_expect=_describe,
              class_name=bias_class_name, layouts=("nd", "bhqk"), layouts_of="ALiBi bias functions",

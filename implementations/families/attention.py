@@ -54,9 +54,9 @@ class AttentionDecoderBound(Bound):
 
 
 ATTENTION = Form("attention", "apply", ((5,), "(q, k, v, positions, causal)"), ("attention.*",),
-                 {"attend": Op(op_attend, "attend(q, k, v, positions, causal)")}, _warm, AttentionBound,
+                 {"attend": Op(op_attend, "attend(q, k, v, positions, causal)", lambda shape, q, k, v, positions, causal: [positions])}, _warm, AttentionBound,
                  decoder_invariants=("decode.attention-consistency",),
-                 decoder_ops={"attend_prefill": Op(op_attend_prefill, "prefill"),
-                              "attend_step": Op(op_attend_step, "step")},
+                 decoder_ops={"attend_prefill": Op(op_attend_prefill, "prefill", lambda shape, q, k, v, p: [p]),
+                              "attend_step": Op(op_attend_step, "step", lambda shape, q, k, v, p: [np.array([p])])},
                  decoder_bound=AttentionDecoderBound)
 register(ATTENTION)

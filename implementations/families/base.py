@@ -21,10 +21,39 @@ from spec.expectation import Expect
 @dataclass(frozen=True)
 class Op:
     """One operation across the process boundary: ``run(host, fn, expect, *args)`` in the implementation's process,
-    taking and returning float64 arrays; ``says`` is how the call reads in a message ("kernel(x, cos, sin)")."""
+    taking and returning float64 arrays; ``says`` is how the call reads in a message ("kernel(x, cos, sin)");
+    ``handed(shape, *args)``: the positions the call hands the implementation, read from the same arguments (a list
+    of int arrays, a multi-axis RoPE's with its axes last), which the domain rule bounds (:func:`guard_domain`)."""
 
     run: Callable
     says: str
+    handed: Callable | None = None
+
+
+class DomainError(Exception):
+    """A call ropespec was about to make with a position outside the implementation's domain
+    (:meth:`spec.expectation.Expect.outside_domain`): a bug of the suite's, never the implementation's, so the call is
+    not made and the property is an error of ropespec's."""
+
+
+def handed_positions(bound: "Bound", name: str, args: tuple) -> list[np.ndarray]:
+    """The positions the operation ``name`` with ``args`` hands the implementation (empty for one that takes none)."""
+    form = form_of(bound.host.shape)
+    op = form.ops.get(name) or form.decoder_ops.get(name)
+    if op is None or op.handed is None:
+        return []
+    return [np.asarray(p) for p in op.handed(bound.host.shape, *args)]
+
+
+def guard_domain(bound: "Bound", name: str, args: tuple) -> None:
+    """No call ever carries a position outside the domain: raises DomainError, naming the operation, before it is
+    made."""
+    for p in handed_positions(bound, name, args):
+        outside = bound.expect.outside_domain(p)
+        if outside:
+            raise DomainError(f"ropespec was about to call {form_of(bound.host.shape).says(name)} with {outside} "
+                              f"(the domain of {bound.expect.max_position} positions): a bug of ropespec's, not of "
+                              f"the implementation; the call was not made")
 
 
 class Bound:
@@ -40,6 +69,7 @@ class Bound:
         self.device = device
 
     def _op(self, name: str, *args):
+        guard_domain(self, name, args)
         return self.host.op(self.hid, name, *args)
 
 

@@ -31,6 +31,8 @@ class LearnedBound(Bound):
         return self._op("parameters")
 
 
+#: a learned table's lookups declare no positions to the domain rule: its bounds invariant asks past max_len on purpose
+#: (a table must refuse a row it does not have), and every other learned property draws below it
 LEARNED = Form("learned", "apply", None, ("learned.*",),
                {"lookup": Op(op_lookup, "table(positions)"), "parameters": Op(op_parameters, "the table's parameter count")},
                lambda host, fn, e: op_lookup(host, fn, e, np.array([0], dtype=np.int64)), LearnedBound)

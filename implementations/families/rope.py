@@ -21,7 +21,7 @@ from implementations import arrays
 from implementations.contract import Call, Fault, Keys, TargetError, Unsupported
 from implementations.families.base import Bound, Form, Op, f64, i64, register
 from spec.angles import rounded_table
-from spec.definitions import rotate
+from spec.definitions import rotate, token_positions
 from spec.expectation import Expect
 
 #: the canonical axes (batch, seq, head, dim) of the batched layouts in the order each puts them
@@ -497,10 +497,25 @@ def pipeline(kernel: Callable, table: Callable, form: str, kernel_info: dict, ta
     return make
 
 
+def _positions(shape, x, positions, *rest):
+    """What f(x, positions, ...) hands over: the positions, or in the packed layout with one offset per sequence every
+    token's (offset + its index in its sequence; cu_seqlens follows x and positions in layout and grad calls)."""
+    cu = rest[0] if shape.rows == "thd" and rest else None
+    if cu is not None and shape.positions == "per-sequence":
+        return [token_positions(positions, cu)]
+    return [positions]
+
+
+def _grad_positions(shape, x, positions, g, cu_seqlens=None, *rest):
+    return _positions(shape, x, positions, cu_seqlens)
+
+
 _APPLY_INVARIANTS = ("rope.*", "axes.*", "contract.*", "scaling.*", "autograd.*")
-_ROPE_OPS = {"call": Op(op_call, "f(x, positions)"), "layout": Op(op_layout, "f(x, positions) in its layout"),
-             "grad": Op(op_grad, "f(x, positions) with autograd")}
-_DECODER_OPS = {"prefill": Op(op_prefill, "prefill"), "step": Op(op_step, "step")}
+_ROPE_OPS = {"call": Op(op_call, "f(x, positions)", _positions),
+             "layout": Op(op_layout, "f(x, positions) in its layout", _positions),
+             "grad": Op(op_grad, "f(x, positions) with autograd", _grad_positions)}
+_DECODER_OPS = {"prefill": Op(op_prefill, "prefill", lambda shape, x, positions, rows=None: [positions]),
+                "step": Op(op_step, "step", lambda shape, x, position, rows=None: [np.array([position])])}
 
 APPLY = Form("rope", "apply", ((2,), "(x, positions)"), _APPLY_INVARIANTS, _ROPE_OPS, _warm_apply, RopeBound,
              as_rope=lambda f: f, diagnosed=True, decoder_invariants=("decode.consistency",),
@@ -510,7 +525,7 @@ APPLY = Form("rope", "apply", ((2,), "(x, positions)"), _APPLY_INVARIANTS, _ROPE
 VLLM = Form("rope", "vllm", ((3,), "(positions, query, key)"), _APPLY_INVARIANTS, _ROPE_OPS, _warm_apply, RopeBound,
             as_rope=lambda f: f, diagnosed=True)
 TABLE = Form("rope", "table", ((1,), "(positions)"), ("table.angles",),
-             {"table": Op(op_table, "table(positions)")},
+             {"table": Op(op_table, "table(positions)", lambda shape, positions: [positions])},
              lambda host, fn, e: op_table(host, fn, e, _two_rows(e)), TableBound,
              as_rope=lambda f: f.rotate_by_table, diagnosed=True, plain_if=_table_is_plain)
 KERNEL = Form("rope", "kernel", ((3,), "(x, cos, sin)"), ("kernel.rotation", "autograd.*"),

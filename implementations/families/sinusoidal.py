@@ -21,6 +21,6 @@ class SinusoidalBound(Bound):
 
 
 SINUSOIDAL = Form("sinusoidal", "apply", ((2,), "(positions, d)"), ("sinusoidal.*", "additive.*"),
-                  {"pe": Op(op_pe, "pe(positions, d)")},
+                  {"pe": Op(op_pe, "pe(positions, d)", lambda shape, positions: [positions])},
                   lambda host, fn, e: op_pe(host, fn, e, np.array([0, 1], dtype=np.int64)), SinusoidalBound)
 register(SINUSOIDAL)

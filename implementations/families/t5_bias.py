@@ -96,7 +96,10 @@ T5_BIAS = Form("t5-bias", "apply", ((1, 2, 3, 4, 5), "(relative_position, bidire
                                                      "or (table, q_positions, k_positions, bidirectional, max_distance)"),
                ("t5-bias.*",), {"buckets": Op(op_buckets, "bucket(relative_position, bidirectional, num_buckets, "
                                                           "max_distance)"),
-                                "lookup": Op(op_lookup, LOOKUP), "kind": Op(op_kind, "what it computes")},
+                                # the bucket function takes relative positions, every integer of either sign: the
+                                # domain rule bounds the lookup's queries and keys
+                                "lookup": Op(op_lookup, LOOKUP, lambda shape, table, q, k, *rest: [q, k]),
+                                "kind": Op(op_kind, "what it computes")},
                lambda host, fn, e: op_buckets(host, fn, e, np.array([-1, 0, 1]), True, 32, 128), T5Bound,
                plain_if=_plain, describe_rules=_rules, expect_fields=("dtype", "max_position"))
 register(T5_BIAS)

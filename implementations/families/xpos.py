@@ -34,7 +34,7 @@ def _describe(e) -> str:
 
 
 XPOS = Form("xpos", "apply", ((4,), "(q, k, q_positions, k_positions)"), ("xpos.*",),
-            {"xpos": Op(op_xpos, "xpos(q, k, q_positions, k_positions)")},
+            {"xpos": Op(op_xpos, "xpos(q, k, q_positions, k_positions)", lambda shape, q, k, qp, kp: [qp, kp])},
             lambda host, fn, e: op_xpos(host, fn, e, np.zeros((1, e.head_dim)), np.zeros((1, e.head_dim)),
                                         np.array([1]), np.array([0])), XposBound, describe_expect=_describe)
 register(XPOS)

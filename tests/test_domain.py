@@ -1,0 +1,193 @@
+"""The domain rule (:meth:`spec.expectation.Expect.outside_domain`): no call ropespec makes ever hands an implementation
+a position outside [0, max_position) on any axis, in any family, form, layout or mode. Table-based code has no row -1
+and no row max_position: SAM2's, timm's and CogVideoX's correct vision RoPE failed ``axes.separation`` alone when its
+pinned case moved a row at max_position - 1 by -1 and the row at 0 with it.
+
+The test wraps the parent's side of the process boundary (every operation's positions, as its form declares them,
+:func:`implementations.families.base.handed_positions`) and records what every property hands over, on an
+implementation of every registered form, layout and decoder, at a small max_position where the edges are drawn
+often. The guard itself (a call outside the domain is not made, and is an error of ropespec's) is tested too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from implementations.families import base
+from implementations.families.base import REGISTRY
+from implementations.shape import CallShape
+from properties.framework import all_properties, run_property
+from ropespec.inputs import load_implementations
+from spec.expectation import Expect
+
+#: (name, target, call shape, array, dtype, expectation or None for the factory's drawn ones): one of every registered
+#: form in every layout it is called in, a decoder of each form that has one, and a multi-axis RoPE of every kind
+COVER = [
+    ("apply-nd", "implementations.numpy_rope:make", CallShape(), "numpy", "float64", None),
+    ("apply-nd-pinned-axes", "implementations.numpy_rope:make", CallShape(), "numpy", "float32",
+     {"head_dim": 32, "mrope_section": [6, 5, 5], "mrope_interleaved": True}),
+    ("apply-bshd", "implementations.numpy_layout:bshd", CallShape(layout="bshd"), "numpy", "float32", None),
+    ("apply-bhsd", "implementations.numpy_layout:bhsd", CallShape(layout="bhsd"), "numpy", "float32", None),
+    ("apply-sbhd", "implementations.numpy_layout:sbhd", CallShape(layout="sbhd"), "numpy", "float32", None),
+    ("apply-thd", "implementations.numpy_layout:thd", CallShape(layout="thd"), "numpy", "float32", None),
+    ("apply-thd-per-token", "implementations.numpy_layout:thd_per_token",
+     CallShape(layout="thd", positions="per-token"), "numpy", "float32", None),
+    ("vllm", "implementations.numpy_layout:vllm", CallShape(form="vllm"), "numpy", "float32", None),
+    ("decoder", "implementations.numpy_decode:make", CallShape(), "numpy", "float64", None),
+    ("table", "implementations.numpy_table:make", CallShape(form="table"), "numpy", "float32", None),
+    ("kernel", "implementations.numpy_kernel:make", CallShape(form="kernel"), "numpy", "float32", None),
+    ("qk", "implementations.numpy_qk:make", CallShape(form="qk"), "numpy", "float32", None),
+    ("sinusoidal", "implementations.sinusoidal:make", CallShape(family="sinusoidal"), "numpy", "float64", None),
+    ("learned", "implementations.learned:make", CallShape(family="learned"), "numpy", "float64", None),
+    ("attention", "implementations.attention:make", CallShape(family="attention"), "numpy", "float64", None),
+    ("attention-decoder", "implementations.attention_decode:make", CallShape(family="attention"), "numpy", "float64",
+     None),
+    ("position-ids", "implementations.numpy_positions:make", CallShape(family="position-ids"), "numpy", "float64",
+     None),
+    ("alibi", "implementations.biases:alibi", CallShape(family="alibi"), "numpy", "float64", None),
+    ("alibi-bhqk", "implementations.biases:alibi", CallShape(family="alibi", layout="bhqk"), "numpy", "float64", None),
+    ("t5-bucket", "implementations.biases:t5_bucket", CallShape(family="t5-bias"), "numpy", "float64", None),
+    ("t5-lookup", "implementations.biases:t5_lookup", CallShape(family="t5-bias"), "numpy", "float64", None),
+    ("xpos", "implementations.biases:xpos", CallShape(family="xpos"), "numpy", "float64", None),
+]
+#: what hands over no position the domain rule bounds: a kernel is handed its table, a position-id builder its tokens, T5's
+#: bucket function relative positions (every integer is its domain) and a learned table's lookups are not declared (its
+#: bounds invariant asks past max_len on purpose)
+NO_POSITIONS = ("kernel", "qk", "position-ids", "t5-bucket", "learned")
+#: small enough that drawn positions meet both ends of the domain often
+MAX_POSITION = 48
+
+
+def test_every_form_layout_and_decoder_is_covered():
+    covered = {(s.family, s.checked_as[1], s.layout) for _, _, s, *_ in COVER}
+    wanted = {(f.family, f.name, layout) for f in REGISTRY.values() for layout in f.layouts}
+    assert wanted <= covered, sorted(wanted - covered)
+    assert {"decoder", "attention-decoder"} <= {name for name, *_ in COVER}
+
+
+def _outside(expect: Expect, p: np.ndarray) -> str | None:
+    return expect.outside_domain(p)
+
+
+@pytest.mark.parametrize("name, target, shape, array, dtype, expect", COVER, ids=[c[0] for c in COVER])
+def test_no_property_hands_over_a_position_outside_the_domain(monkeypatch, name, target, shape, array, dtype, expect):
+    seen: dict[str, int] = {}
+    outside: list[str] = []
+    running = {"prop": None}
+    real = base.handed_positions
+
+    def recording(bound, op, args):
+        got = real(bound, op, args)
+        for p in got:
+            seen[running["prop"]] = seen.get(running["prop"], 0) + p.size
+            said = _outside(bound.expect, p)
+            if said:
+                outside.append(f"{running['prop']}: {op} with {said}")
+        return []  # recorded here; the guard is tested on its own below
+
+    monkeypatch.setattr(base, "handed_positions", recording)
+    e = None if expect is None else Expect.from_dict({**expect, "max_position": MAX_POSITION, "dtype": dtype})
+    [impl] = load_implementations([target], expect=e, array=array, dtype=dtype, max_position=MAX_POSITION,
+                                  shape=shape)
+    ran = []
+    try:
+        for prop in all_properties():
+            running["prop"] = prop.name
+            result = run_property(prop, impl, profile="dev", seed_value=1)
+            if result.status not in ("skip",):
+                ran.append(prop.name)
+            assert result.status != "error", result.message
+    finally:
+        impl.close()
+    assert ran, "no property ran"
+    assert not outside, outside[:10]
+    if name not in NO_POSITIONS:
+        assert seen, "no positions were handed over: the recorder saw nothing"
+
+
+def test_the_guard_refuses_a_call_outside_the_domain_as_an_error_of_ropespecs():
+    """A call outside the domain is never made: the property is an error of the suite, naming the position."""
+    from properties.framework import rope_property, PROPERTIES
+
+    @rope_property("rope.conformance", cases=lambda impl: __import__("hypothesis").strategies.just(None))
+    def test_domain_probe(bind, case):
+        f = bind(Expect(head_dim=4, max_position=MAX_POSITION, angle_dtype="exact", inv_freq_dtype="exact"))
+        f(np.ones((2, 4)), np.array([0, -1]))
+        return 0.0
+
+    prop = PROPERTIES.pop("domain_probe")
+    [impl] = load_implementations(["implementations.numpy_rope:make"], dtype="float64", max_position=MAX_POSITION)
+    try:
+        result = run_property(prop, impl, seed_value=0)
+    finally:
+        impl.close()
+    assert result.status == "error", result
+    assert "position -1, outside [0, 48)" in result.message and "not of the implementation" in result.message
+
+
+AXES = '{"head_dim": 24, "axes_dims_rope": [4, 8, 12], "convention": "interleaved"}'
+
+
+@pytest.mark.parametrize("argv", [
+    ["fingerprint", "implementations.numpy_rope:make", "--dtype", "float64"],
+    ["fingerprint", "implementations.numpy_rope:make", "--dtype", "float64", "--expect", AXES],
+    ["precision", "implementations.numpy_rope:make", "--dtype", "float32"],
+    ["precision", "implementations.numpy_rope:make", "--dtype", "float32", "--expect", AXES],
+    ["precision", "implementations.numpy_rope:make", "--dtype", "float32", "--exhaustive"],
+], ids=["fingerprint", "fingerprint-axes", "precision", "precision-axes", "precision-exhaustive"])
+def test_the_fingerprint_and_the_precision_sweep_stay_inside_the_domain(monkeypatch, capsys, argv):
+    from ropespec.cli import main
+
+    outside, seen = [], []
+    real = base.handed_positions
+
+    def recording(bound, op, args):
+        got = real(bound, op, args)
+        seen.extend(got)
+        outside.extend(filter(None, (bound.expect.outside_domain(p) for p in got)))
+        return got
+
+    monkeypatch.setattr(base, "handed_positions", recording)
+    code = main(argv + ["--max-position", str(MAX_POSITION + 1)])
+    out = capsys.readouterr()
+    assert code in (0, 1), out.err
+    assert seen and not outside, outside[:5]
+
+
+AXIAL = '''
+import numpy as np
+
+M = 64  # the grid's side: the table has rows 0 .. M - 1 and nothing else, as SAM2's compute_axial_cis
+
+
+def _table(dim, theta=10000.0):
+    freqs = 1.0 / theta ** (np.arange(0, dim, 2)[: dim // 2] / dim)
+    return np.outer(np.arange(M, dtype=np.float64), freqs)
+
+
+X, Y = _table(8), _table(8)
+
+
+def apply(x, positions):
+    """2-D axial RoPE by table lookup: row p of each axis's table (a position -1 silently reads row M - 1)."""
+    ang = np.concatenate([X[positions[:, 0]], Y[positions[:, 1]]], axis=1)
+    a, b = x[:, 0::2], x[:, 1::2]
+    out = np.empty_like(x, dtype=np.float64)
+    out[:, 0::2] = a * np.cos(ang) - b * np.sin(ang)
+    out[:, 1::2] = a * np.sin(ang) + b * np.cos(ang)
+    return out.astype(x.dtype)
+'''
+
+
+def test_table_based_vision_rope_holds_axis_separation(tmp_path):
+    """A correct table-based axial RoPE (SAM2's, timm's and CogVideoX's kind) holds every invariant, axes.separation
+    included: its pinned rows sit at 0 and max_position - 1 on every axis, where a move of -1 read row -1."""
+    from ropespec import check
+
+    p = tmp_path / "axial.py"
+    p.write_text(AXIAL)
+    result = check(f"{p}:apply", {"head_dim": 16, "axes_dims_rope": [8, 8], "convention": "interleaved",
+                                  "max_position": 64}, seed=0)
+    assert result.passed, result.report()
+    assert any(r.invariant == "axes.separation" and r.status == "pass" for r in result.results)
