@@ -28,6 +28,10 @@ class ArrayError(Exception):
     """An implementation returned something that is not the expected kind of array."""
 
 
+class ShapeMismatch(ArrayError):
+    """An implementation returned an array of the right kind and dtype but another shape than the contract's."""
+
+
 def torch_module():
     """Import torch lazily; ``None`` when it is not installed."""
     try:
@@ -199,7 +203,7 @@ def from_native(out: Any, array: str, shape: tuple[int, ...], dtype: str | None 
         except (TypeError, ValueError) as e:
             raise ArrayError(f"returned a list that is not a rectangular list of numbers ({e})") from None
     if tuple(out.shape) != shape:
-        raise ArrayError(f"returned shape {tuple(out.shape)}, expected {shape}")
+        raise ShapeMismatch(f"returned shape {tuple(out.shape)}, expected {shape}")
     if rows is not None:
         out = out[rows if array != "torch" else torch_module().as_tensor(rows, device=out.device)]
     if array == "torch":

@@ -126,6 +126,9 @@ def describe_status(returncode: int | None) -> str:
 
 #: the cause of a fault that ran out of memory (Failure.cause)
 OUT_OF_MEMORY = "memory"
+#: the cause of a shape fault whose result is an array of another shape than the contract gives (Failure.cause): at
+#: the warm-up call it says ropespec took TARGET for a function it is not
+CONTRACT_SHAPE = "contract-shape"
 
 
 def format_bytes(n: float) -> str:

@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import inspect
 import queue
+import re
 import sys
 import threading
 import time
@@ -28,6 +29,7 @@ import numpy as np
 
 from implementations import arrays, triton_mode
 from implementations.contract import (
+    CONTRACT_SHAPE,
     OUT_OF_MEMORY,
     Fault,
     TargetError,
@@ -231,6 +233,39 @@ def guarded(what: str, fn: Callable, *args, in_worker: bool = True):
                     "exception") from None
 
 
+#: an error raised on an array of the kind handed over that names an attribute or type of another array library
+_FOREIGN = re.compile(r"'(numpy\.ndarray|list)' object has no attribute '(\w+)'|(?:but got|not|got) "
+                      r"(?:numpy\.ndarray|list)\b")
+
+
+def warmup_mismatch(err: Fault, array: str, form: Form) -> str | None:
+    """What a failed warm-up call says of TARGET as a whole, or None: a result of another shape than the contract
+    gives (ropespec took it for a function it is not, and every property would call it so, a bigger one each time),
+    or an error on ``array`` arrays that names an attribute of torch tensors or jax arrays (it takes those)."""
+    if err.cause == CONTRACT_SHAPE:
+        said = err.message if "): " in err.message else \
+            f"{form.label} {form.signature[1] if form.signature else 'make(expect)'}: {err.message}"
+        return (f"its warm-up call returned another shape than the contract ropespec took it for gives: {said}; no "
+                f"property was run (a function of another signature or family: see --family and --form)")
+    if err.diagnosis != "exception" or array not in ("numpy", "list"):
+        return None
+    found = _FOREIGN.search(err.message)
+    if not found:
+        return None
+    attribute = found.group(2)
+    for library, kind in (("numpy", "ndarray"), ("torch", "Tensor"), ("jax", "Array")):
+        if library == array:
+            continue
+        try:
+            mod = importlib.import_module(library)
+        except Exception:  # noqa: BLE001 - a library that does not import here is simply not the one
+            continue
+        if attribute is None or hasattr(getattr(mod, kind), attribute):
+            return (f"its warm-up call on {array} arrays raised {err.message.partition(' raised ')[2]}: it takes "
+                    f"{library} arrays; check it with --array {library}")
+    return None
+
+
 def _memory_limit_note() -> str:
     """' (at the worker's memory limit of 12 GB, --memory-limit)' where this process has one."""
     try:
@@ -312,10 +347,11 @@ class Host:
         self.expects[hid] = expect
         return {"decoder": is_decoder(fn), **found}
 
-    def warmup(self, hid: int) -> None:
+    def warmup(self, hid: int) -> str | None:
         """One small call (two rows at positions 0 and 1) before the first timed one, so that imports,
         JIT compilation and autotuning happen on the warm-up budget. What it returns or raises is not
-        judged here (the properties judge every call); only ending the process counts (a crash)."""
+        judged here (the properties judge every call); ending the process counts (a crash), and two answers say
+        that TARGET is not the function its contract describes (:func:`warmup_mismatch`), returned as one line."""
         fn, e = self.fns[hid], self.expects[hid]
         if is_decoder(fn):
             return None  # stateful: its factory call was the warm-up
@@ -324,6 +360,7 @@ class Host:
         except Fault as err:
             if err.diagnosis == "crash":
                 raise
+            return warmup_mismatch(err, self.array, self.form)
         return None
 
     def drop(self, hid: int) -> None:
@@ -350,6 +387,8 @@ class Host:
         """A result checked (kind, dtype, shape: a ``shape`` Fault otherwise) and converted to float64."""
         try:
             return arrays.from_native(out, self.array, shape, e.dtype, rows)
+        except arrays.ShapeMismatch as err:
+            raise Fault(str(err), "shape", cause=CONTRACT_SHAPE) from None
         except arrays.ArrayError as err:
             raise Fault(str(err), "shape") from None
 
@@ -438,11 +477,17 @@ class InProcessHost(HostClient):
         budget = self.warmup_timeout if self.warmup_seconds is None else self.watchdog.timeout
         return self._run("factory", lambda: self.host.bind(hid, expect), budget)
 
+    def warmup_verdict(self, hid: int) -> str | None:
+        """The warm-up call, once, on its own budget: what it says of TARGET as a whole (Host.warmup), or None."""
+        if self.warmup_seconds is not None:
+            return None
+        t0 = time.perf_counter()
+        said = self._run("the warm-up call", lambda: self.host.warmup(hid), self.warmup_timeout)
+        self.warmup_seconds = time.perf_counter() - t0
+        return said
+
     def op(self, hid: int, name: str, *args):
-        if self.warmup_seconds is None:  # the warm-up call, on its own budget
-            t0 = time.perf_counter()
-            self._run("the warm-up call", lambda: self.host.warmup(hid), self.warmup_timeout)
-            self.warmup_seconds = time.perf_counter() - t0
+        self.warmup_verdict(hid)
         return self._run(self.says(name), lambda: self.host.op(hid, name, args), self.watchdog.timeout)
 
     def _run(self, what: str, fn, budget: float | None):

@@ -510,12 +510,24 @@ class WorkerHost(HostClient):
                             f"(after a {self.stopped_by or 'restart'})", self.stopped_by or "crash")
             self._request(Bind(hid, self.binds[hid]), "the factory")  # rebuilt in the fresh worker
             self.live.add(hid)
-        if not self.warm:  # the warm-up call: a small call of ropespec's, on its own budget
-            self._request(Warmup(hid), "the warm-up call (two rows at positions 0 and 1)")
-            self.warm = True
-            if self.warmup_seconds is None:
-                self.warmup_seconds = time.perf_counter() - self._started
+        self.warm_up(hid)
         return self._request(Operate(hid, name, args), self.says(name))
+
+    def warm_up(self, hid: int) -> str | None:
+        """The warm-up call of this worker, once: a small call of ropespec's, on its own budget; what it says of
+        TARGET as a whole (Host.warmup), or None."""
+        if self.warm:
+            return None
+        said = self._request(Warmup(hid), "the warm-up call (two rows at positions 0 and 1)")
+        self.warm = True
+        if self.warmup_seconds is None:
+            self.warmup_seconds = time.perf_counter() - self._started
+        return said
+
+    def warmup_verdict(self, hid: int) -> str | None:
+        """As :meth:`warm_up`, in a live worker with ``hid`` built (the loader's check before any property)."""
+        self._ensure()
+        return self.warm_up(hid)
 
     def attr(self, name: str, *args):
         """Call the loaded module's function ``name`` with plain Python values (the lab grader)."""

@@ -147,6 +147,7 @@ def load_implementation(
         host=host,
     )
     impl.skip_reason = info["skip_reason"]
+    bound = None
     if impl.skip_reason is None and load_fault is None and mode == "factory":
         # A factory that declines the implementation's dtype outright is skipped as a whole; binding once
         # also tells a factory of decoders (prefill/step objects) from one of functions: the mode is fixed here.
@@ -154,7 +155,7 @@ def load_implementation(
                   [presets.get(n) for n in presets.position_rules()] if shape.family == "position-ids" else [DEFAULT])
         for probe in probes:  # a factory of one model's position rules declines the others'
             try:
-                impl.bind(probe.replace(dtype=dtype))
+                bound = impl.bind(probe.replace(dtype=dtype))
                 impl.skip_reason = None
                 break
             except Unsupported as e:
@@ -162,9 +163,31 @@ def load_implementation(
             except Fault:
                 impl.skip_reason = None
                 break  # reported by the properties, with its diagnosis
+    elif impl.skip_reason is None and load_fault is None and mode == "plain":
+        try:
+            bound = impl.bind(expect)
+        except (Unsupported, Fault):
+            bound = None  # reported by the properties
     if impl.skip_reason is not None:
         impl.close()
+    elif bound is not None and impl.mode != "decoder":
+        _check_warmup(impl, bound, label)
     return impl
+
+
+def _check_warmup(impl: Implementation, bound, label: str) -> None:
+    """The warm-up call, made here before any property: where it shows TARGET is not the function its contract
+    describes (a result of another shape, an error naming another array library's attribute), it is one line and
+    exit 2 (TargetError), not a failure of every property (llm-foundry's build_alibi_bias(n_heads, seq_len,
+    full=True), taken in MPT's signature, returns (1, h, L, L) and was called until it asked for 64 GiB). A warm-up
+    that hangs or crashes is left to the properties, which give it its word."""
+    try:
+        said = impl.host.warmup_verdict(bound.hid)
+    except Fault:
+        return
+    if said:
+        impl.close()
+        raise TargetError(f"{label}: {said}")
 
 
 def _check_position_rules(label: str, mode: str, expect: Expect | None) -> None:

@@ -238,6 +238,10 @@ def run_property(
     else:
         res.worst = rec.worst
         res.message = rec.note or ""
+        if rec.worst > 1.0:  # a status and its worst ratio come from one comparison: past the bound is no pass
+            res.status = "error"
+            res.message = (f"ropespec error in {prop.name}: it measured {rec.worst:.3g} times its bound and did not "
+                           f"fail")
         if rec.unsupported and rec.examples:
             res.message = "; ".join(filter(None, [res.message, f"some cases unsupported: {rec.unsupported}"]))
     finally:

@@ -179,7 +179,8 @@ def test_hanging_implementation_times_out_and_the_run_goes_on(capsys, tmp_path):
 
 @pytest.mark.parametrize("body, diagnosis, words", [
     ("    return x.tolist()\n", "shape", "expected numpy.ndarray"),
-    ("    return x[:, :-1].copy()\n", "shape", "returned shape"),
+    # (a result of another shape at the warm-up too is exit 2: tests/test_warmup.py)
+    ("    return x[:, :-1].copy() if len(positions) > 2 else x.copy()\n", "shape", "returned shape"),
     pytest.param("    import torch\n    return torch.tensor(x)\n", "shape", "expected numpy.ndarray",
                  marks=pytest.mark.skipif(__import__("importlib").util.find_spec("torch") is None, reason="torch")),
     ("    y = x.copy()\n    y[positions > 1000] = float('nan')\n    return y\n", "non-finite", "non-finite"),

@@ -19,6 +19,7 @@ MODELS = {
     "hf_axes:qwen2_vl": ("transformers", "qwen2-vl-7b"),
     "hf_axes:qwen2_5_vl": ("transformers", "qwen2.5-vl-7b"),
     "hf_axes:qwen3_vl": ("transformers", "qwen3-vl-8b"),
+    "hf_axes:qwen3_5": ("transformers", "qwen3.5"),
     "hf_axes:glm4v": ("transformers", "glm-4.1v"),
     "hf_axes:qwen2_vl_vision": ("transformers", "qwen2-vl-vision"),
     "hf_axes:pixtral": ("transformers", "pixtral-12b"),

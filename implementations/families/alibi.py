@@ -14,7 +14,7 @@ import inspect
 import numpy as np
 
 from implementations import arrays
-from implementations.contract import Fault, Unsupported
+from implementations.contract import CONTRACT_SHAPE, Fault, Unsupported
 from implementations.families.base import Bound, Form, Op, i64, register
 from spec.tolerance import bias_class_name
 
@@ -115,7 +115,7 @@ def _columns(host, e, out, shape: tuple[int, ...], at: np.ndarray) -> np.ndarray
     heads is 58 MB)."""
     got = tuple(getattr(out, "shape", np.shape(out)))
     if got != shape:
-        raise Fault(f"returned shape {got}, expected {shape}", "shape")
+        raise Fault(f"returned shape {got}, expected {shape}", "shape", cause=CONTRACT_SHAPE)
     cols = np.unique(at)
     native = np.asarray(out) if host.array == "list" else out
     return host.rows(native[..., host.native_positions(cols, e)], e, shape[:-1] + (len(cols),))
@@ -131,7 +131,7 @@ def _by_length(host, fn, e, n_heads, q, k):
     shape = tuple(getattr(out, "shape", np.shape(out)))
     if shape not in ((h, 1, length), (1, h, 1, length)):
         raise Fault(f"{CALLS['length']}: returned shape {shape}, expected (n_heads, 1, {length}) or (1, n_heads, 1, "
-                    f"{length})", "shape")
+                    f"{length})", "shape", cause=CONTRACT_SHAPE)
     per_key = _columns(host, e, out, shape, k).reshape(h, -1)[:, np.searchsorted(np.unique(k), k)]
     return np.broadcast_to(per_key[:, None, :], (h, len(q), len(k))).copy()
 

@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from implementations import arrays
-from implementations.contract import Call, Fault, Keys, TargetError, Unsupported
+from implementations.contract import CONTRACT_SHAPE, Call, Fault, Keys, TargetError, Unsupported
 from implementations.families.base import Bound, Form, Op, f64, i64, register
 from spec.angles import rounded_table
 from spec.definitions import rotate, token_positions
@@ -336,7 +336,7 @@ def op_table(host, fn, e: Expect, positions):
         shape = tuple(np.shape(t))
         if shape not in ((n, k), (n, 2 * k)):
             raise Fault(f"returned {name} of shape {shape}, expected ({n}, {k}) (one value per pair) or "
-                        f"({n}, {2 * k}) (one per dim)", "shape")
+                        f"({n}, {2 * k}) (one per dim)", "shape", cause=CONTRACT_SHAPE)
         got.append(host.rows(t, e, shape))
     if got[0].shape != got[1].shape:
         raise Fault(f"returned cos of shape {got[0].shape} and sin of shape {got[1].shape}", "shape")

@@ -12,7 +12,7 @@ import inspect
 
 import numpy as np
 
-from implementations.contract import Fault, Unsupported
+from implementations.contract import CONTRACT_SHAPE, Fault, Unsupported
 from implementations.families.base import Bound, Form, Op, i64, register
 
 
@@ -61,7 +61,7 @@ def op_buckets(host, fn, e, relative, bidirectional, num_buckets, max_distance):
     if arr.dtype.kind not in "iu":
         raise Fault(f"{what}: returned a {arr.dtype} array, expected integers (buckets)", "shape")
     if arr.shape != np.shape(relative):
-        raise Fault(f"{what}: returned shape {arr.shape}, expected {np.shape(relative)}", "shape")
+        raise Fault(f"{what}: returned shape {arr.shape}, expected {np.shape(relative)}", "shape", cause=CONTRACT_SHAPE)
     return arr.astype(np.int64)
 
 
