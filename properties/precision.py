@@ -90,9 +90,9 @@ class Sweep:
 
     def informative(self, cls: str) -> np.ndarray:
         """Per position: does class ``cls`` still promise anything? Not once its bound (pair 0's, the
-        fastest pair's, relative to the pair norm) reaches :data:`SATURATED`, the largest error any output
-        of a pair's norm can have."""
-        return self.bounds[cls] < SATURATED
+        fastest pair's, relative to the pair norm) reaches :data:`spec.tolerance.SATURATED`, the largest error
+        any output of a pair's norm can have."""
+        return self.bounds[cls] < tolerance.SATURATED
 
     def promises_until(self, cls: str) -> int | None:
         """The last swept position before class ``cls``'s bound saturates (None: it never does here)."""
@@ -111,9 +111,15 @@ class Sweep:
         return int(self.positions[-1] if bad.size == 0 else self.positions[bad[0] - 1])
 
     def first_failure(self, cls: str) -> int | None:
-        """The first swept position at which class ``cls`` fails (None: it holds everywhere)."""
+        """The first swept position at which class ``cls`` fails (None: it holds everywhere): its error past its
+        bound, or noise where it promises nothing (:func:`saturated_ratio`)."""
         bad = np.flatnonzero(~(self.ratio[cls] <= 1.0))
         return int(self.positions[bad[0]]) if bad.size else None
+
+    def is_noise(self, cls: str, p: int) -> bool:
+        """Whether class ``cls`` fails at swept position ``p`` because it is saturated there and the output is noise."""
+        i = int(np.flatnonzero(self.positions == p)[0])
+        return bool(not self.informative(cls)[i] and self.ratio[cls][i] > 1.0)
 
     def growth(self) -> float | None:
         """Exponent k of max_error ~ p^k, fitted over the upper half of the positions where the
@@ -202,12 +208,17 @@ def measure(
         unit = np.ones((n_pos, expect.n_pairs))
         b = tolerance.component_bound(class_expects[c], swept, th, unit) - tolerance.atol(expect)
         bounds[c] = b.max(axis=1) if expect.multi_axis else b[:, 0]  # the fastest pair's (pair 0 in 1-D)
+        ratio[c] = saturated_ratio(ratio[c], max_err, bounds[c])
     return Sweep(expect, np.asarray(positions, dtype=np.int64), max_err, med_err, ratio, bounds, nonfinite)
 
 
-#: a component of a rotated pair differs from the exact one by at most twice the pair norm: a bound at or
-#: beyond that (relative to the norm) is met by any output at all, so the class promises nothing there
-SATURATED = 2.0
+def saturated_ratio(ratio, error, bound, xp=np):
+    """Each position's ratio to a class's bound, where the class is saturated (its bound, relative to the pair norm,
+    reaches :data:`spec.tolerance.SATURATED`) also the error against :data:`spec.tolerance.NOISE`: a bound any output
+    meets never makes noise a pass, so the class fails there where the output is no rotation. One comparison gives
+    the verdict, the table's marks, the plot and the JSON."""
+    return xp.where(bound >= tolerance.SATURATED, xp.maximum(ratio, error / tolerance.NOISE), ratio)
+
 
 _LOW = ("float32", "float16", "bfloat16")  # finest first: the most precise explanation that fits wins
 
@@ -326,10 +337,18 @@ class Exhaustive:
     max_error: tuple[float, int]
     nonfinite_at: int | None
     reference_error: float = tolerance.FAST_REFERENCE_ERROR
+    #: per class the first position where its bound is saturated (it promises nothing from there), None: nowhere
+    saturated_from: dict[str, int | None] = field(default_factory=dict)
+
+    def promises_until(self, cls: str) -> int | None:
+        """The last position before class ``cls``'s bound saturates (None: it never does below n), as the sweep's."""
+        at = self.saturated_from.get(cls)
+        return None if at is None else max(at - 1, 0)
 
     def to_json(self) -> dict:
         return {"expect": self.expect.to_dict(), "positions": self.n, "reference": "reference.fast",
                 "reference_error": self.reference_error, "first_failure": self.first_failure,
+                "promises_until": {c: self.promises_until(c) for c in self.first_failure},
                 "worst": {c: {"ratio": r, "position": p} for c, (r, p) in self.worst.items()},
                 "max_error": {"value": self.max_error[0], "position": self.max_error[1]},
                 "nonfinite_at": self.nonfinite_at}
@@ -346,6 +365,7 @@ def exhaustive(f: Callable[[np.ndarray, np.ndarray], np.ndarray], expect: Expect
     class_expects = {c: (with_class(expect, c) if c in CLASSES else expect) for c in classes}
     rng = np.random.default_rng(seed)
     first: dict[str, int | None] = {c: None for c in classes}
+    saturated_from: dict[str, int | None] = {c: None for c in classes}
     worst = {c: (0.0, 0) for c in classes}
     max_err, nonfinite_at = (0.0, 0), None
     for start in range(0, n, chunk):
@@ -355,13 +375,15 @@ def exhaustive(f: Callable[[np.ndarray, np.ndarray], np.ndarray], expect: Expect
         if expect.multi_axis:
             rows[pos == 0] = 0  # position 0 on every axis, as the 1-D sweep starts
         y = np.asarray(f(x, rows), dtype=np.float64)
-        rel, ratios, bad = _compare(expect, class_expects, x, y, rows, device)
+        rel, ratios, bad, saturated = _compare(expect, class_expects, x, y, rows, device)
         if nonfinite_at is None and bad.any():
             nonfinite_at = int(pos[np.flatnonzero(bad)[0]])
         i = int(np.argmax(rel))
         if rel[i] > max_err[0]:
             max_err = (float(rel[i]), int(pos[i]))
         for c, r in ratios.items():
+            if saturated_from[c] is None and saturated[c].any():
+                saturated_from[c] = int(pos[np.flatnonzero(saturated[c])[0]])
             j = int(np.argmax(r))
             if r[j] > worst[c][0]:
                 worst[c] = (float(r[j]), int(pos[j]))
@@ -369,7 +391,7 @@ def exhaustive(f: Callable[[np.ndarray, np.ndarray], np.ndarray], expect: Expect
                 first[c] = int(pos[np.flatnonzero(r > 1.0)[0]])
         if progress:
             progress(len(pos))
-    return Exhaustive(expect, n, first, worst, max_err, nonfinite_at)
+    return Exhaustive(expect, n, first, worst, max_err, nonfinite_at, saturated_from=saturated_from)
 
 
 def _compare(expect: Expect, class_expects: dict, x, y, pos, device: str | None):
@@ -404,14 +426,18 @@ def _compare(expect: Expect, class_expects: dict, x, y, pos, device: str | None)
         if r < expect.head_dim:
             rel = xp.maximum(rel, rowmax(fraction(rest_err, rest)))
             rest_ratio = rowmax(fraction(rest_err, 0.0 * rest))  # any error there: no bound
-        ratios = {}
+        ratios, saturated = {}, {}
         for c, ce in class_expects.items():
             bound = tolerance.component_bound(ce, P, th, norms, xp) + tolerance.FAST_REFERENCE_ERROR * norms
             ratio = rowmax(fraction(pair_err, bound))
-            ratios[c] = xp.maximum(ratio, rest_ratio) if r < expect.head_dim else ratio
+            ratio = xp.maximum(ratio, rest_ratio) if r < expect.head_dim else ratio
+            # as the sweep's (saturated_ratio): the fastest pair's bound relative to its norm saturates the class
+            unit = tolerance.component_bound(ce, P, th, xp.ones_like(norms), xp) - tolerance.atol(expect)
+            saturated[c] = rowmax(unit) >= tolerance.SATURATED
+            ratios[c] = saturated_ratio(ratio, rel, rowmax(unit), xp)
     bad = rowmax((~xp.isfinite(Y)) * 1.0) > 0
 
     def host(v):
         return v if device is None else v.cpu().numpy()
 
-    return host(rel), {c: host(v) for c, v in ratios.items()}, host(bad)
+    return host(rel), {c: host(v) for c, v in ratios.items()}, host(bad), {c: host(v) for c, v in saturated.items()}

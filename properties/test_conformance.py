@@ -69,8 +69,11 @@ def test_large_positions(bind, case):
         found = ("angle-precision", explained) if explained else diagnose.precision_evidence(sw, e)
     if found is not None:
         diagnosis, evidence = found[0], f" -- {found[0]}: {found[1]}"
+    against = (f"noise where the class promises nothing (its bound reaches twice the pair norm past "
+               f"{precision.describe_position(sw.promises_until(declared))})" if sw.is_noise(declared, fail_at) else
+               precision.times(sw.ratio[declared][i]))
     raise Failure(
-        f"error {sw.max_error[i]:.3g} x ||x_pair|| at p = {fail_at}, {precision.times(sw.ratio[declared][i])} "
+        f"error {sw.max_error[i]:.3g} x ||x_pair|| at p = {fail_at}, {against} "
         f"({tolerance.class_name(e)}); the class {precision.holds(sw.safe_position(declared))}; {strict} "
         f"[{len(sw.positions)} odd positions up to {e.max_position - 1}]{evidence}",
         diagnosis,

@@ -335,8 +335,15 @@ def render_exhaustive(ex, console: Console, target: str) -> None:
         name = f"strict {e.dtype}" if c == "exact" else f"{c} angles"
         mark = " (declared)" if c == declared else ""
         ratio, at = ex.worst[c]
-        if first is None:
+        until = ex.promises_until(c)
+        nothing = f", beyond which it promises nothing (its bound reaches twice the pair norm)"
+        if first is None and until is None:
             say(f"{name}{mark}: holds at every position below {ex.n} (worst {ratio:.3g} of the bound, at p = {at})")
+        elif first is None:
+            say(f"{name}{mark}: {holds(until)}{nothing}")
+        elif until is not None and first > until:
+            say(f"{name}{mark}: {holds(until)}{nothing}, and nowhere past it: the output is noise from p = {first} "
+                f"(an error of the pair norm or more)")
         else:
             say(f"{name}{mark}: first fails at p = {first}; worst {ratio:.3g} times the bound, at p = {at}")
 

@@ -51,6 +51,13 @@ from spec.expectation import Expect
 #: unit roundoffs of error in one rotation done in the output dtype (derivation above)
 K_ROT = 4.0
 
+#: a component of a rotated pair differs from the exact one by at most twice the pair norm: a class whose bound (relative
+#: to the pair norm) reaches this is met by any output at all, and promises nothing there (it is saturated)
+SATURATED = 2.0
+#: an output whose error reaches the pair's own norm is no rotation of it (an angle off by 60 degrees or more, or the
+#: norm lost): where a class is saturated, such an output is noise, and the class holds nowhere past where it saturated
+NOISE = 1.0
+
 
 def _u(dtype: str) -> float:
     return 0.0 if dtype == "exact" else unit_roundoff(dtype)

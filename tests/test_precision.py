@@ -105,7 +105,9 @@ def test_sweep_positions_are_odd_and_log_spaced():
 
 def test_a_saturated_bound_is_never_counted_as_holding(tmp_path, capsys):
     """float32 angles at p ~ 2e9 are off by up to 2 x the pair norm: the float32 class's bound is then at
-    least that, so it promises nothing there, and the class must not be said to hold there."""
+    least that, so it promises nothing there, and the class must not be said to hold there, nor the sweep pass:
+    noise where the class promises nothing is "holds nowhere past p", exit 1 (it said "held at every swept
+    position: exit 0")."""
     p = tmp_path / "naive32.py"
     p.write_text(
         "import numpy as np\n"
@@ -121,10 +123,38 @@ def test_a_saturated_bound_is_never_counted_as_holding(tmp_path, capsys):
     text = capsys.readouterr().out
     data = json.loads(out.read_text())
     until = data["promises_until"]["float32"]
-    assert code == 0 and until is not None and until < 2**31 - 1
+    assert code == 1 and until is not None and until < 2**31 - 1
     assert data["safe_position"]["float32"] <= until
     assert max(data["max_error"]) > 1.0  # the error it would have been said to hold at
     assert "float32 angles (declared) holds up to" in text and "promises nothing" in text
+    last = text.strip().splitlines()[-1]
+    assert f"holds nowhere past p ~ {until:.2g}" in last and "the output is noise from p = " in last, last
+    # the table marks the noise as the verdict reads it
+    noisy = [line for line in text.splitlines() if line.strip().startswith(str(2**31 - 1))]
+    assert noisy and noisy[0].rstrip().endswith("x"), noisy
+
+
+def test_the_exhaustive_and_the_sampled_sweep_say_one_thing(tmp_path, capsys):
+    """The same function, sampled and exhaustive: a class whose bound saturates holds up to where it does and
+    promises nothing beyond, in both (exhaustive said "bfloat16 angles: holds at every position below 1048576" where
+    the sweep said it holds to p = 91)."""
+    p = tmp_path / "naive32.py"
+    p.write_text(
+        "import numpy as np\n"
+        "def rope(x, positions):\n"
+        "    d = x.shape[1]\n"
+        "    inv = (10000.0 ** (-np.arange(0, d, 2) / d)).astype(np.float32)\n"
+        "    ang = positions[:, None].astype(np.float32) * inv\n"
+        "    c, s = np.cos(ang), np.sin(ang)\n"
+        "    x1, x2 = x[:, : d // 2], x[:, d // 2 :]\n"
+        "    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=1).astype(x.dtype)\n")
+    main(["precision", f"{p}:rope", "--max-position", "65536"])
+    sampled = capsys.readouterr().out
+    main(["precision", f"{p}:rope", "--max-position", "65536", "--exhaustive"])
+    every = capsys.readouterr().out
+    for text in (sampled, every):
+        line = next(x for x in text.splitlines() if x.startswith("bfloat16 angles"))
+        assert "holds up to p = " in line and "beyond which it promises nothing" in line, line
 
 
 def test_exhaustive_names_the_exact_first_failing_position(tmp_path, capsys):
@@ -141,7 +171,7 @@ def test_exhaustive_names_the_exact_first_failing_position(tmp_path, capsys):
     assert data["first_failure"]["float32"] == 2049, data["first_failure"]
     assert data["worst"]["float32"]["ratio"] > 1 and data["worst"]["float16"]["ratio"] <= 1
     assert "float32 angles (declared): first fails at p = 2049" in text
-    assert "float16 angles: holds at every position below 4096" in text
+    assert "float16 angles: holds up to p = " in text and "beyond which it promises nothing" in text
 
 
 @pytest.mark.parametrize("args, field", [

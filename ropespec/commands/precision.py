@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from implementations.contract import Failure
 from properties import diagnose, precision
+from properties.precision import describe_position
 from ropespec import report
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
@@ -95,9 +96,12 @@ def _sweep(f, e, target: str, args, console: Console, outs) -> int:
             raise UsageError(str(ex)) from None
         say(console, f"plot written to {args.plot}")
     unwritten = options.written(outs, "--json", options.json_text(sw.to_json()))
-    bad = [int(p) for p, r in zip(sw.positions, sw.ratio[precision.class_of(e)]) if r > 1.0]
+    declared = precision.class_of(e)
+    bad = [int(p) for p, r in zip(sw.positions, sw.ratio[declared]) if r > 1.0]
     nonfinite = [int(p) for p, n in zip(sw.positions, sw.nonfinite if sw.nonfinite is not None else []) if n]
-    code = unwritten or _verdict(console, e, bad[0] if bad else None, nonfinite[0] if nonfinite else None, "swept position")
+    noise = sw.promises_until(declared) if bad and sw.is_noise(declared, bad[0]) else None
+    code = unwritten or _verdict(console, e, bad[0] if bad else None, nonfinite[0] if nonfinite else None,
+                                 "swept position", noise)
     if bad:
         _source(console, f, e, target, args)
     return code
@@ -112,8 +116,10 @@ def _exhaustive(f, e, target: str, args, console: Console, outs) -> int:
         return 1
     report.render_exhaustive(ex, console, target)
     unwritten = options.written(outs, "--json", options.json_text(ex.to_json()))
-    first = ex.first_failure[precision.class_of(e)]
-    code = unwritten or _verdict(console, e, first, ex.nonfinite_at, "position")
+    declared = precision.class_of(e)
+    first, until = ex.first_failure[declared], ex.promises_until(declared)
+    noise = until if first is not None and until is not None and first > until else None
+    code = unwritten or _verdict(console, e, first, ex.nonfinite_at, "position", noise)
     if first is not None:
         _source(console, f, e, target, args)
     return code
@@ -134,13 +140,20 @@ def _source(console: Console, f, e, target: str, args) -> None:
                  f"every fault")
 
 
-def _verdict(console: Console, e, first_failure: int | None, nonfinite_at: int | None, what: str) -> int:
+def _verdict(console: Console, e, first_failure: int | None, nonfinite_at: int | None, what: str,
+             noise_past: int | None = None) -> int:
     """precision's exit code, said in its last line: 0 when the class the expectation declares held at every
-    position measured, 1 when it did not (exit 0 means it all held, as for ropespec check)."""
+    position measured, 1 when it did not (exit 0 means it all held, as for ropespec check). ``noise_past``: the
+    failure is noise where the class promises nothing, past that position (its bound saturated there)."""
     where = [p for p in (first_failure, nonfinite_at) if p is not None]
     if not where:
         say(console, f"the declared class ({tolerance.class_name(e)}) held at every {what}: exit 0")
         return 0
+    if noise_past is not None and min(where) == first_failure:
+        say(console, f"the declared class ({tolerance.class_name(e)}) holds nowhere past {describe_position(noise_past)}"
+                     f": its bound reaches twice the pair norm there, and the output is noise from p = "
+                     f"{first_failure} (an error of the pair norm or more): exit 1")
+        return 1
     say(console, f"the declared class ({tolerance.class_name(e)}) fails from p = {min(where)} (the first {what} "
                  f"where it does): exit 1")
     return 1
