@@ -41,7 +41,7 @@ def _inputs(e, positions, seed=0):
 def test_float64_within_2_ulp_to_2_40(target, array, convention, base):
     if array == "torch":
         pytest.importorskip("torch")
-    e = Expect(head_dim=64, rope_theta=base, convention=convention, dtype="float64")
+    e = Expect(head_dim=64, rope_theta=base, convention=convention, dtype="float64", max_position=2**40)
     x, pos = _inputs(e, POS_40)
     f = load_implementation(target, array=array, dtype="float64").bind(e)
     assert _ulps_of_pair_norm(e, x, f(x, pos), pos) <= 2.0
@@ -52,7 +52,7 @@ def test_float64_within_2_ulp_to_2_40(target, array, convention, base):
 def test_float32_within_2_ulp_to_2_31(target, array):
     if array == "torch":
         pytest.importorskip("torch")
-    e = Expect(head_dim=128, rope_theta=5e5, dtype="float32")
+    e = Expect(head_dim=128, rope_theta=5e5, dtype="float32", max_position=2**31)
     x, pos = _inputs(e, POS_31, seed=1)
     f = load_implementation(target, array=array, dtype="float32").bind(e)
     assert _ulps_of_pair_norm(e, x, f(x, pos), pos) <= 2.0
