@@ -184,6 +184,8 @@ def load_target(target, shape: CallShape, label: str, array: str, dtype: str, de
     info["load_seconds"] = time.perf_counter() - t0
     own = sys.modules.get(getattr(obj, "__module__", None) or "")
     info.update(triton_notes(set(sys.modules) - before, extra=[own] if own is not None else []))
+    if info.get("notes") and not info["skip_reason"]:  # Triton kernels: judged only in a dtype the interpreter computes
+        info["skip_reason"] = triton_mode.interpreter_fault(dtype)
     host = None
     if info["mode"] and not info["error"]:
         host = Host(obj, info["mode"], array, device, shape)
@@ -339,6 +341,8 @@ class Host:
             before = set(sys.modules)
             fn = self.call("factory", build, expect)
             found = triton_notes(set(sys.modules) - before)  # a factory that imports its kernels when called
+            if found and (fault := triton_mode.interpreter_fault(expect.dtype)):
+                raise Unsupported(fault)
             if not is_decoder(fn) and not callable(fn):
                 raise Fault(f"it has one required argument, so it was called as a factory, make(expect), and returned "
                             f"{type(fn).__name__}, not a function: a plain function takes (x, positions), a factory "

@@ -30,6 +30,8 @@ def interpreting() -> bool:
 
 #: packages whose kernels are not the TARGET's: Triton's own library, and torch's generated ones
 NOT_THE_TARGETS = ("triton", "torch")
+#: ropespec's canary of the interpreter (interpreter_fault), never the TARGET's
+CANARY = "implementations.triton_canary"
 
 
 def _label(mod) -> str:
@@ -52,7 +54,7 @@ def kernels(modules) -> list[str]:
     with warnings.catch_warnings():  # reading a module's attributes must not print the module's deprecations
         warnings.simplefilter("ignore")
         for mod in {id(m): m for m in modules}.values():
-            if mod.__name__.split(".")[0] in NOT_THE_TARGETS:
+            if mod.__name__.split(".")[0] in NOT_THE_TARGETS or mod.__name__ == CANARY:
                 continue
             for name, value in list(vars(mod).items()):
                 if isinstance(value, KernelInterface) or type(value).__name__ == "InterpretedFunction":
@@ -78,6 +80,62 @@ def cuda_device_noop() -> bool:
     device._ropespec_noop = True
     torch.cuda.device = device
     return True
+
+
+#: the dtypes the canary is run for: those whose arithmetic the interpreter emulates (float32 and float64 are numpy's own)
+CANARY_DTYPES = ("bfloat16", "float16")
+
+
+def _cache_path() -> str:
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "ropespec", "triton-interpreter.json")
+
+
+def interpreter_fault(dtype: str) -> str | None:
+    """Why a Triton kernel cannot be judged in ``dtype`` under this Triton's interpreter, or None when it can: the
+    canary kernel (:mod:`implementations.triton_canary`) says whether the interpreter computes the dtype at all. The
+    answer is cached per triton and torch version (a canary costs a second of interpreting); only in a process where
+    the interpreter is on."""
+    if dtype not in CANARY_DTYPES or not interpreting() or "triton" not in sys.modules:
+        return None
+    import json
+
+    import torch
+    import triton
+
+    key = f"triton {triton.__version__}, torch {torch.__version__}"
+    path = _cache_path()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            known = json.load(fh)
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    seen = known.get(key, {})
+    if dtype in seen:
+        wrong = seen[dtype]
+    else:
+        from implementations import triton_canary
+
+        try:
+            wrong = triton_canary.fault(dtype)
+        except Exception as e:  # noqa: BLE001 - an interpreter that cannot run the canary cannot judge the dtype
+            wrong = f"the canary kernel raised {type(e).__name__}: {e}"
+        known[key] = {**seen, dtype: wrong}
+        try:  # written whole or not at all: a torn cache file would be read as no cache
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(known, fh)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    if wrong is None:
+        return None
+    return (f"not checked in {dtype}: Triton {triton.__version__}'s interpreter miscomputes {dtype} ({wrong}), so "
+            f"its kernels cannot be judged in {dtype} here, and no fault of theirs is reported; check {dtype} on a GPU "
+            f"(--device cuda), or another dtype here")
 
 
 def describe(found: list[str], patched: bool) -> list[str]:

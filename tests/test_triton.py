@@ -82,3 +82,65 @@ def test_the_interpreter_is_for_cpu_workers_only_and_a_users_setting_stands():
     assert triton_mode.environment({}, "cpu") == {"TRITON_INTERPRET": "1"}
     assert triton_mode.environment({}, "cuda") == {}
     assert triton_mode.environment({"TRITON_INTERPRET": "0"}, "cpu") == {"TRITON_INTERPRET": "0"}
+
+
+NATIVE = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _rope(OUT, X, COS, SIN, half, BLOCK: tl.constexpr):
+    """unsloth's manner: the arithmetic in the tensors' own dtype, no cast to float32."""
+    row = tl.program_id(0)
+    i = tl.arange(0, BLOCK)
+    m = i < half
+    c = tl.load(COS + row * half + i, mask=m, other=1.0)
+    s = tl.load(SIN + row * half + i, mask=m, other=0.0)
+    x1 = tl.load(X + row * 2 * half + i, mask=m, other=0.0)
+    x2 = tl.load(X + row * 2 * half + half + i, mask=m, other=0.0)
+    tl.store(OUT + row * 2 * half + i, x1 * c - x2 * s, mask=m)
+    tl.store(OUT + row * 2 * half + half + i, x2 * c + x1 * s, mask=m)
+
+
+def kernel(x, cos, sin):
+    x = x.contiguous()
+    out = torch.empty_like(x)
+    half = cos.shape[-1]
+    _rope[(x.shape[0],)](out, x, cos.to(x.dtype).contiguous(), sin.to(x.dtype).contiguous(), half,
+                         BLOCK=triton.next_power_of_2(half))
+    return out
+
+kernel.table = "pair"
+'''
+
+
+def test_a_dtype_the_interpreter_miscomputes_is_not_judged_and_says_why(tmp_path, monkeypatch):
+    """Triton 3.9's interpreter computes bfloat16 wrongly (a bfloat16 tensor times 1.0 is 3.7e19): a correct kernel
+    that computes in its tensors' dtype failed not-a-rotation and non-finite there. ropespec runs a canary kernel
+    first (cached per triton version) and, where the interpreter miscomputes the dtype, does not judge the kernel in
+    it and says why; in float32 the same kernel holds."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "native.py").write_text(NATIVE)
+    target = f"{tmp_path / 'native.py'}:kernel"
+    expect = {"head_dim": 32}
+    f32 = check(target, expect, form="kernel", array="torch", dtype="float32", seed=0, invariants=["kernel.rotation"])
+    assert f32.passed, f32.report()
+    import subprocess as sp
+    probe = sp.run([sys.executable, "-c", "import torch; from implementations.triton_canary import fault; "
+                    "print(fault('bfloat16'))"], cwd=ROOT, env={**_env(), "TRITON_INTERPRET": "1"},
+                   capture_output=True, text=True, timeout=120)
+    broken = probe.stdout.strip() != "None"
+    bf16 = check(target, expect, form="kernel", array="torch", dtype="bfloat16", seed=0, invariants=["kernel.rotation"],
+                 allow_skip=True)
+    if not broken:  # a Triton whose interpreter computes bfloat16: the kernel is judged, and holds
+        assert bf16.passed, bf16.report()
+        return
+    [r] = [r for r in bf16.results if r.invariant == "kernel.rotation"]
+    assert r.status == "skip" and "interpreter miscomputes bfloat16" in r.message and "--device cuda" in r.message, \
+        r.message
+    import triton
+    assert f"Triton {triton.__version__}" in r.message
+    cached = (tmp_path / "cache" / "ropespec" / "triton-interpreter.json").read_text()
+    assert triton.__version__ in cached and "bfloat16" in cached
