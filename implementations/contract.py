@@ -218,6 +218,19 @@ def is_decoder(obj: object) -> bool:
 
 #: seconds one call of the implementation may take (--timeout)
 DEFAULT_TIMEOUT = 10.0
+#: a call of more rows than this gets --timeout times its rows / this many: a long call (a prefill's 4097 rows) costs
+#: what its rows cost (Triton's interpreter runs one program instance per row), and a hang is still one
+TIMEOUT_ROWS = 1024
+
+
+def timeout_scale(args) -> float:
+    """How many --timeouts a call with ``args`` gets: its rows (every axis of its largest array but the last) over
+    :data:`TIMEOUT_ROWS`, at least 1."""
+    import numpy as np
+
+    rows = [int(np.prod(np.shape(a)[:-1])) if np.ndim(a) >= 2 else len(a)
+            for a in args if isinstance(a, np.ndarray) and a.size]
+    return max(1.0, max(rows, default=0) / TIMEOUT_ROWS)
 #: seconds the warm-up may take: loading the TARGET, the first factory call and the first call in a
 #: fresh worker process (imports, JIT compilation, autotuning; --warmup-timeout)
 DEFAULT_WARMUP_TIMEOUT = 300.0

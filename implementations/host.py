@@ -39,6 +39,7 @@ from implementations.contract import (
     is_decoder,
     is_out_of_memory,
     mode_of,
+    timeout_scale,
     where,
 )
 from implementations.families import Form, form_of
@@ -492,7 +493,8 @@ class InProcessHost(HostClient):
 
     def op(self, hid: int, name: str, *args):
         self.warmup_verdict(hid)
-        return self._run(self.says(name), lambda: self.host.op(hid, name, args), self.watchdog.timeout)
+        budget = self.watchdog.timeout and self.watchdog.timeout * timeout_scale(args)  # a long call: its rows' time
+        return self._run(self.says(name), lambda: self.host.op(hid, name, args), budget)
 
     def _run(self, what: str, fn, budget: float | None):
         saved, self.watchdog.timeout = self.watchdog.timeout, budget

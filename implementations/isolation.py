@@ -41,7 +41,7 @@ from pathlib import Path
 from multiprocessing.reduction import send_handle
 
 from implementations import triton_mode
-from implementations.contract import OUT_OF_MEMORY, Fault, describe_status, killed_for_memory
+from implementations.contract import OUT_OF_MEMORY, Fault, describe_status, killed_for_memory, timeout_scale
 from implementations.host import HostClient
 from implementations.messages import (
     Bind,
@@ -464,8 +464,10 @@ class WorkerHost(HostClient):
         else:
             _touch(self)
 
-    def _request(self, msg, what: str):
+    def _request(self, msg, what: str, scale: float = 1.0):
         budget, which = self._budget()
+        if self.warm and budget and scale > 1.0:  # a long call: --timeout per TIMEOUT_ROWS of its rows
+            budget, which = budget * scale, f"--timeout times {scale:.3g} for a call of its size"
         child = self.child
         mark = self.output.total
         self.pending = True  # until its reply is read: a request cut short (Ctrl-C) leaves the channel out of step
@@ -511,7 +513,7 @@ class WorkerHost(HostClient):
             self._request(Bind(hid, self.binds[hid]), "the factory")  # rebuilt in the fresh worker
             self.live.add(hid)
         self.warm_up(hid)
-        return self._request(Operate(hid, name, args), self.says(name))
+        return self._request(Operate(hid, name, args), self.says(name), timeout_scale(args))
 
     def warm_up(self, hid: int) -> str | None:
         """The warm-up call of this worker, once: a small call of ropespec's, on its own budget; what it says of

@@ -72,6 +72,57 @@ def nearest_shift(expect: Expect, positions, wanted: int, reach: int | None = No
     return c or None
 
 
+#: the lengths of a call every form is called at, in every profile: across the tile sizes real kernels use (64, 128,
+#: 256, 1024 rows, heads or tokens) and no multiple of them, so that a tail a kernel masks wrongly is met (a RoPE right
+#: for the first 128 rows of a call and wrong after passed every property when no call had more than 64 rows)
+TILE_LENGTHS = (1, 127, 129, 255, 1000, 4097)
+#: the query and key/value heads of a long batched call: more heads than one tile of 8 and no multiple of it,
+#: grouped-query
+TILE_HEADS, TILE_KV_HEADS = 9, 3
+
+
+def listed(v) -> str:
+    """An array in a message: whole when short, else its first and last entries and its shape (a long call's
+    positions are thousands)."""
+    v = np.asarray(v)
+    if v.size <= 16:
+        return str(v.tolist())
+    flat = v.reshape(-1).tolist()
+    return f"[{', '.join(map(str, flat[:4]))}, ..., {', '.join(map(str, flat[-2:]))}] (shape {v.shape})"
+
+
+def tile_evidence(wrong_rows, right_alone) -> str | None:
+    """The evidence that a long call's wrong rows are wrong because of where they sit in it: ``wrong_rows`` the wrong
+    rows' indices in the call, ``right_alone(i)`` whether row i is right in a call of its own. Some rows before the
+    first wrong one and the first wrong ones right alone: the call's size decides (a kernel's tiles, or the mask of
+    its last tile); None otherwise."""
+    bad = np.asarray(wrong_rows)
+    if bad.size == 0 or bad[0] == 0 or not all(right_alone(int(i)) for i in bad[:4]):
+        return None
+    return (f"rows 0 to {int(bad[0]) - 1} of the call are right and {bad.size} rows from row {int(bad[0])} on are "
+            f"wrong, while the first of them are right in calls of their own: the call's size decides (a kernel's "
+            f"tiles, or the mask of its last tile, past row {int(bad[0])})")
+
+
+def long_positions(expect: Expect, n: int, start: int = 0) -> np.ndarray:
+    """Positions of a long call as a prefill has them: consecutive from ``start`` (wrapping inside the domain), as
+    rows of ``expect`` ((n, A) for a multi-axis RoPE, each axis from its own start)."""
+    m = expect.max_position
+    run = (start + np.arange(n, dtype=np.int64)) % m
+    if not expect.multi_axis:
+        return run
+    return np.stack([(run + 7 * a) % m for a in range(expect.n_axes)], axis=1)
+
+
+def long_expects(impl: Implementation) -> list[Expect]:
+    """The expectations long calls are made at: the fixed one, or a factory's pinned full-rotary one of 64 dims (and
+    its multi-axis one, where it declares axes); one each, a long call costing what thousands of rows cost."""
+    pinned = pinned_expects(impl)
+    if impl.expect is not None:
+        return pinned
+    return [e for e in pinned if e.head_dim > 2]
+
+
 def pinned_positions(impl: Implementation) -> list[int]:
     """p = 0, p = 1 and p = max_position - 1."""
     return [0, 1, impl.max_position - 1]

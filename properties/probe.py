@@ -68,6 +68,26 @@ class Pairing:
         return [(p, self.out[p]) for p in sorted(self.pairs)]
 
 
+#: the most rows one call of a probe (or of a property reading basis vectors) holds: one tile of the smallest size
+#: kernels use, so that what it reads is the rotation and never a long call's tiling (which rope.conformance's long
+#: calls check, and name)
+SHORT_CALL = 64
+
+
+def in_short_calls(f, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """f(x, positions) as calls of at most :data:`SHORT_CALL` rows each, the rows put back in order."""
+    if len(x) <= SHORT_CALL:
+        return f(x, positions)
+    return np.concatenate([f(x[i:i + SHORT_CALL], positions[i:i + SHORT_CALL]) for i in range(0, len(x), SHORT_CALL)])
+
+
+def basis(f, head_dim: int, position) -> np.ndarray:
+    """f(e_j, position) for every basis vector e_j (row j), in short calls; ``position`` an int, or one position
+    vector of a multi-axis RoPE."""
+    p = np.asarray(position, dtype=np.int64)
+    return in_short_calls(f, np.eye(head_dim), np.broadcast_to(p, (head_dim,) + p.shape).copy())
+
+
 def convention(f, head_dim: int, positions=(1, 3)) -> Pairing:
     """Which dims turn together, and where each pair's result is written: the output of each basis
     vector at a few positions. Two input dims whose outputs share the same two dims are a pair; the
@@ -79,7 +99,7 @@ def convention(f, head_dim: int, positions=(1, 3)) -> Pairing:
     changed = np.zeros(d, dtype=bool)
     ys = []
     for p in positions:
-        y = f(np.eye(d), np.full(d, p, dtype=np.int64))
+        y = basis(f, d, p)
         ys.append(y)
         nz = y != 0
         changed |= (np.diag(y) != 1.0) | (nz & ~np.eye(d, dtype=bool)).any(axis=1)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from implementations.contract import Failure, Unsupported
 from implementations.families.alibi import SLOPES_ONLY
+from properties.cases import listed
 from properties.framework import rope_property
 from properties.numerics import COARSE, alibi_precision_keys, coarse_roundings
 from reference.biases import alibi_bias, alibi_slopes
@@ -263,6 +264,9 @@ def _row_pinned(impl, shift: bool = False):
             if shift:
                 case["shift"] = c
             out.append(case)
+        if not shift:  # a call across the tile sizes of keys (128, 256) with more heads than one tile of 8
+            out.append({"expect": e, "n_heads": max(PINNED_HEADS), "q": np.array([p for p in (0, 128, 256) if p < below]),
+                        "k": np.arange(min(257, below), dtype=np.int64)})
     return out
 
 
@@ -273,7 +277,7 @@ def _row_pinned(impl, shift: bool = False):
 def test_alibi_softmax_rows(bind, case):
     e, h, q, k = case["expect"], case["n_heads"], case["q"], case["k"]
     got = _bias_of(bind, e, h, q, k)
-    return _check_rows("alibi", got, e, h, q, k, f"alibi({h}, q_positions={q.tolist()}, k_positions={k.tolist()})")
+    return _check_rows("alibi", got, e, h, q, k, f"alibi({h}, q_positions={listed(q)}, k_positions={listed(k)})")
 
 
 def _skip_no_shift(impl) -> str | None:

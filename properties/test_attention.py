@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 
 from implementations.contract import Failure
 from properties.assertions import assert_close
-from properties.cases import expect_strategy
+from properties.cases import TILE_HEADS, TILE_KV_HEADS, expect_strategy, listed, pinned_expects
 from properties.framework import rope_property
-from properties.strategies import positions, vectors
+from properties.strategies import make_vectors, positions, vectors
 import reference
 from reference.encodings import attention
 from spec import tolerance
@@ -37,6 +37,20 @@ def _cases(impl):
     return build()
 
 
+def _long_pinned(impl):
+    """A prefill's call across the tile sizes: 257 rows, TILE_HEADS query heads over TILE_KV_HEADS key/value heads."""
+    out = []
+    for e in ([impl.expect] if impl.expect is not None else pinned_expects(impl, partial=False)[-1:]):
+        if impl.expect is None:
+            e = e.replace(head_dim=16, max_position=min(e.max_position, 8192), n_heads=TILE_HEADS,
+                          n_kv_heads=TILE_KV_HEADS)
+        n = min(257, e.max_position - 1)
+        wide = lambda heads: e.replace(dtype="float64", head_dim=heads * e.head_dim, n_heads=1, n_kv_heads=1)  # noqa: E731
+        out.append({"expect": e, "positions": np.arange(n, dtype=np.int64), "q": make_vectors(wide(e.n_heads), n),
+                    "k, v": make_vectors(wide(e.n_kv_heads), 2 * n, seed=1), "shift": e.max_position - 1 - n, "seed": 0})
+    return out
+
+
 def _split(case):
     n = len(case["positions"])
     return case["q"], case["k, v"][:n], case["k, v"][n:]
@@ -50,7 +64,7 @@ def _bound(e, q, k, v, pos):
                rule=("attention_bound: each score's error from the rotated q and k (rotation rtol + angle "
                       "error), through softmax (the output moves by at most 2 max|v| times the score error) and "
                       "the sum"),
-               cases=_cases)
+               cases=_cases, pinned=_long_pinned)
 def test_shift_invariance(bind, case):
     e, pos, c = case["expect"], case["positions"], case["shift"]
     q, k, v = _split(case)
@@ -58,7 +72,7 @@ def test_shift_invariance(bind, case):
     a, b = f.attend(q, k, v, pos, True), f.attend(q, k, v, pos + c, True)
     bound = _bound(e, q, k, v, pos) + _bound(e, q, k, v, pos + c)
     try:
-        return assert_close("attend(..., positions + c)", b, a, bound, call=f"positions {pos.tolist()} shifted by {c}",
+        return assert_close("attend(..., positions + c)", b, a, bound, call=f"positions {listed(pos)} shifted by {c}",
                             dtype=e.dtype)
     except Failure as err:
         if e.n_heads == e.n_kv_heads == 1 and np.all(np.abs(a - attention(e, q, k, v, pos, True, additive=True)) <= 4 * bound + 1e-9 * np.abs(v).max()):

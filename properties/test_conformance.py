@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 from implementations.contract import Failure
 from properties import diagnose, precision
 from properties.assertions import assert_close
-from properties.strategies import make_vectors
+from properties.strategies import make_vectors, vectors
 from properties.numerics import exact, output_bound
-from properties.cases import expect_strategy, pinned_expects, rows_cases, rows_pinned
+from properties.cases import (TILE_LENGTHS, expect_strategy, listed, long_expects, long_positions, pinned_expects,
+                              rows_cases, rows_pinned, tile_evidence)
 from properties.framework import rope_property
 from spec import tolerance
 
@@ -31,6 +32,47 @@ def test_conformance(bind, case):
     return assert_close(
         "f(x, p)", y, ref, bound, call=f"f(x, positions={pos.tolist()}); {tolerance.class_name(e)}", dtype=e.dtype
     )
+
+
+def _long_cases(impl):
+    @st.composite
+    def build(draw):
+        e = draw(expect_strategy(impl), label="expect")
+        n = draw(st.sampled_from(TILE_LENGTHS[:-1]), label="n")  # the longest is pinned: once is what it costs
+        start = draw(st.integers(0, e.max_position - 1), label="start")
+        return {"expect": e, "positions": long_positions(e, n, start), "x": draw(vectors(e, n), label="x")}
+
+    return build()
+
+
+def _long_pinned(impl):
+    return [{"expect": e, "positions": long_positions(e, n), "x": make_vectors(e, n, seed=n)}
+            for e in long_expects(impl) for n in TILE_LENGTHS]
+
+
+@rope_property("rope.conformance", cases=_long_cases, pinned=_long_pinned, max_examples=2,
+               rule="as rope.conformance, against reference.fast (its own error carried by the bound)")
+def test_long_calls(bind, case):
+    """Conformance of calls as long as a prefill's, across the tile sizes kernels use (TILE_LENGTHS)."""
+    e, x, pos = case["expect"], case["x"], case["positions"]
+    f = bind(e)
+    y = f(x, pos)
+    ref, own = exact(e, x, pos, fast=True)
+    bound = output_bound(e, x, pos) + own
+    call = f"f(x, positions) of {len(pos)} rows, positions {listed(pos)}; {tolerance.class_name(e)}"
+    try:
+        return assert_close("f(x, p)", y, ref, bound, call=call, dtype=e.dtype)
+    except Failure as err:
+        found = _tile_boundary(f, e, x, pos, y, ref, bound)
+        if found is None:
+            raise
+        raise Failure(f"{err.message} -- tile-boundary: {found}", "tile-boundary", err.ratio) from None
+
+
+def _tile_boundary(f, e, x, pos, y, ref, bound) -> str | None:
+    """tile_evidence of a long call f(x, positions): each wrong row called alone."""
+    bad = np.flatnonzero((~(np.abs(y - ref) <= bound)).any(axis=1))
+    return tile_evidence(bad, lambda i: bool(np.all(np.abs(f(x[i:i + 1], pos[i:i + 1]) - ref[i]) <= bound[i])))
 
 
 def _sweep_cases(impl):

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from implementations.contract import Failure, Fault
 from properties.assertions import assert_close
 from properties.numerics import pair_norms, per_dim
-from properties.cases import decoding_case, expect_strategy, pinned_expects, pinned_rows_of
+from properties.cases import (TILE_HEADS, TILE_KV_HEADS, decoding_case, expect_strategy, listed,
+                              long_expects, long_positions, pinned_expects, pinned_rows_of, tile_evidence)
 from properties.framework import rope_property
 from properties.strategies import make_vectors, position_rows, vectors
 from spec import tolerance
@@ -40,7 +41,8 @@ def _pinned(impl):
     for e in pinned_expects(impl):
         pos = pinned_rows_of(impl, e)
         out.append({"expect": e, "positions": pos, "x": make_vectors(e, len(pos))})
-    return out
+    return out + [{"expect": e, "positions": long_positions(e, n), "x": make_vectors(e, n, seed=n)}
+                  for e in long_expects(impl) for n in (129, 1000)]  # long calls, across the tile sizes
 
 
 @rope_property("kernel.rotation",
@@ -58,10 +60,15 @@ def test_rotation(bind, case):
     want = rotated(e, x, c, s)
     bound = per_dim(e, tolerance.strict_bound(e, pair_norms(e, x)))  # pass-through dims: 0, exact
     try:
-        return assert_close("kernel(x, cos, sin)", call.out, want, bound, call=f"angles of positions {pos.tolist()}",
-                            dtype=e.dtype, index_names=("row", "dim"))
+        return assert_close("kernel(x, cos, sin)", call.out, want, bound, call=f"{len(x)} rows, angles of positions "
+                            f"{listed(pos)}", dtype=e.dtype, index_names=("row", "dim"))
     except Failure as err:
         word, evidence = _name(e, x, c, s, call.out, bound)
+        if word is None:
+            bad = np.flatnonzero((~(np.abs(call.out - want) <= bound)).any(axis=1))
+            tile = tile_evidence(bad, lambda i: bool(np.all(np.abs(bind(e).kernel(x[i:i + 1], c[i:i + 1], s[i:i + 1])
+                                                                     .out - want[i]) <= bound[i])))
+            word, evidence = ("tile-boundary", tile) if tile else (None, "")
         raise Failure(f"{err.message}" + (f" -- {word}: {evidence}" if word else ""), word or "not-a-rotation",
                       err.ratio) from None
 
@@ -109,9 +116,21 @@ def _qk_cases(impl):
     return build()
 
 
+def _qk_long(impl) -> list[dict]:
+    """A prefill's call: 2 batch rows of 129 tokens, TILE_HEADS query heads over TILE_KV_HEADS key heads."""
+    out = []
+    for e in long_expects(impl):
+        h_q, h_kv = (TILE_HEADS, TILE_KV_HEADS) if e.n_heads == 1 else (e.n_heads, e.n_kv_heads)
+        pos = np.stack([long_positions(e, 129), long_positions(e, 129, start=e.max_position - 64)])
+        out.append({"expect": e, "positions": pos,
+                    "q": make_vectors(e, 2 * h_q * 129, seed=5).reshape(2, h_q, 129, e.head_dim),
+                    "k": make_vectors(e, 2 * h_kv * 129, seed=6).reshape(2, h_kv, 129, e.head_dim)})
+    return out
+
+
 @rope_property("kernel.qk",
                rule=("as kernel.rotation, for every row of q and of k"),
-               cases=_qk_cases, pinned=lambda impl: [decoding_case(e) for e in pinned_expects(impl)])
+               cases=_qk_cases, pinned=lambda impl: [decoding_case(e) for e in pinned_expects(impl)] + _qk_long(impl))
 def test_qk(bind, case):
     e, pos = case["expect"], case["positions"]
     b, s_ = pos.shape[:2]
@@ -128,7 +147,7 @@ def test_qk(bind, case):
         got = np.asarray(got).reshape(len(rows), -1)
         try:
             worst = max(worst, assert_close(name, got, want, bound, call=f"apply(q, k, cos, sin), batch {b}, heads "
-                                            f"{case['q'].shape[1]}/{case['k'].shape[1]}, positions {pos.tolist()}", dtype=e.dtype,
+                                            f"{case['q'].shape[1]}/{case['k'].shape[1]}, positions {listed(pos)}", dtype=e.dtype,
                                             index_names=("row (batch, head, seq)", "dim")))
         except Failure as err:
             word, evidence = _name(e, rows, cr, sr, got, bound)

@@ -18,7 +18,8 @@ from implementations import arrays
 from implementations.contract import Failure, Fault
 from properties.assertions import assert_close
 from properties.numerics import exact, output_bound
-from properties.cases import expect_strategy, pinned_expects
+from properties.cases import (TILE_HEADS, TILE_KV_HEADS, expect_strategy, listed, long_expects, long_positions,
+                              pinned_expects)
 from properties.framework import rope_property
 from properties.strategies import make_vectors, pinned_rows, position_rows, position_vectors, positions, vectors
 from spec.definitions import token_positions
@@ -132,6 +133,38 @@ def _pinned(impl):
             x = make_vectors(e, int(np.prod(shape))).reshape(*shape, e.head_dim)
             case["x"] = np.broadcast_to(x[..., :1, :], x.shape).copy() if storage == "broadcast" else x
             out.append(case)
+    return out + _long_pinned(impl)
+
+
+def _long_pinned(impl):
+    """A call as long as a prefill's in the layout, across the tile sizes kernels use: sequences of 127 and 130 tokens
+    (packed), two batch rows of 129, or 257 tokens, each with TILE_HEADS heads (TILE_KV_HEADS of keys for vllm), some
+    2300 rows; contiguous storage, the storages being the short cases' subject. (rope.conformance's long calls reach
+    4097 rows.)"""
+    layout, out = impl.shape.rows, []
+    for e in long_expects(impl):
+        if layout == "thd" and e.multi_axis:
+            continue
+        m = e.max_position
+        case = {"expect": e, "layout": layout, "storage": "contiguous"}
+        if layout == "thd":
+            lengths = [min(n, m) for n in (127, 130)]  # a packed sequence's positions run on from its offset
+            case["cu_seqlens"] = np.cumsum([0, *lengths])
+            offsets = np.array([0, m - lengths[1]], dtype=np.int64)
+            if impl.shape.positions == "per-token":
+                case["token_positions"] = token_positions(offsets, case["cu_seqlens"])
+            else:
+                case["offsets"] = offsets
+            shape = (sum(lengths), TILE_HEADS)
+        elif layout == "vllm":
+            case["positions"] = long_positions(e, 257)
+            case["key"] = make_vectors(e, 257 * TILE_KV_HEADS, seed=3).reshape(257, TILE_KV_HEADS, e.head_dim)
+            shape = (257, TILE_HEADS)
+        else:
+            case["positions"] = np.stack([long_positions(e, 129), long_positions(e, 129, start=m - 64)])
+            shape = (2, 129, TILE_HEADS)
+        case["x"] = make_vectors(e, int(np.prod(shape)), seed=1).reshape(*shape, e.head_dim)
+        out.append(case)
     return out
 
 
@@ -212,18 +245,22 @@ def _where(case: dict) -> str:
     layout = case["layout"]
     shape = "x" + str(tuple(case["x"].shape))
     if layout == "thd":
-        what = (f"positions={case['token_positions'].tolist()} (one per token)" if "token_positions" in case else
-                f"offsets={case['offsets'].tolist()}") + f", cu_seqlens={case['cu_seqlens'].tolist()}"
+        what = (f"positions={listed(case['token_positions'])} (one per token)" if "token_positions" in case else
+                f"offsets={listed(case['offsets'])}") + f", cu_seqlens={listed(case['cu_seqlens'])}"
     elif layout == "vllm":
-        what = f"positions={case['positions'].tolist()}, key{tuple(case['key'].shape)} (tokens, h_kv, dim)"
+        what = f"positions={listed(case['positions'])}, key{tuple(case['key'].shape)} (tokens, h_kv, dim)"
     else:
-        what = f"positions={case['positions'].tolist()}"
+        what = f"positions={listed(case['positions'])}"
     return f"{layout} layout, {shape} in canonical axes, {what}, {case['storage']} storage"
 
 
 def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None, str]:
     """The layout fault whose evidence fits: (word, evidence), or (None, "")."""
     storage, layout = case["storage"], case["layout"]
+    if got is not None:
+        found = _tile(f, e, case, got)
+        if found:
+            return "tile-boundary", found
     if storage != "contiguous":  # the same case on contiguous memory
         try:
             plain = _call(f, dict(case, storage="contiguous"))
@@ -284,6 +321,60 @@ def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None,
             return "layout", (f"with as many key heads as query heads ({case['x'].shape[1]}) it is right; with "
                               f"h_kv = {case['key'].shape[1]} it is not: k is read with q's head count")
     return None, ""
+
+
+def _alone(case: dict, i: int) -> dict:
+    """The row at flat index ``i`` of the case's x (canonical axes) as a call of its own: one token of one head, at
+    its own position (its key head with it for vllm)."""
+    x, layout = case["x"], case["layout"]
+    at = np.unravel_index(i, x.shape[:-1])
+    one = {k: v for k, v in case.items() if k not in ("x", "positions", "offsets", "token_positions", "cu_seqlens",
+                                                      "key")}
+    one["x"] = x[at][(None,) * (x.ndim - 1)].copy()
+    if layout == "thd":
+        p = _per_element(case)[at]
+        one["cu_seqlens"] = np.array([0, 1])
+        one["token_positions" if "token_positions" in case else "offsets"] = np.array([p], dtype=np.int64)
+    elif layout == "vllm":
+        t, h = at
+        group = x.shape[1] // case["key"].shape[1]
+        one["positions"] = case["positions"][t:t + 1]
+        one["key"] = case["key"][t:t + 1, h // group:h // group + 1].copy()
+    else:
+        b, s_ = at[0], at[1]
+        one["positions"] = case["positions"][b:b + 1, s_:s_ + 1]
+    return one
+
+
+def _tile(f, e, case: dict, got: dict) -> str | None:
+    """The evidence that a long call's wrong rows are wrong because of where they sit in it (a kernel's tiles, or the
+    mask of its last tile): rows right before the first wrong one, and the first wrong rows right in calls of their
+    own. Only of calls longer than a tile (more than 8 heads or 64 tokens)."""
+    x = case["x"]
+    heads, tokens = x.shape[-2], int(np.prod(x.shape[:-2]))
+    if heads <= 8 and tokens <= 64:
+        return None
+    out, ref, bound = _compare(e, case, got, _per_element(case))
+    n = int(np.prod(x.shape[:-1]))  # q's rows (vllm's keys come after them)
+    bad = np.flatnonzero((~(np.abs(out[:n] - ref[:n]) <= bound[:n])).any(axis=1))
+    if bad.size == 0 or bad[0] == 0:
+        return None
+    for i in bad[:4]:
+        one = _alone(case, int(i))
+        try:
+            again = _call(f, one)
+        except Fault:
+            return None
+        if again["outside"] or again["mutated"] or not _fits(e, one, again, _per_element(one)):
+            return None
+    where = np.array(np.unravel_index(bad, x.shape[:-1]))  # each bad row's index on each canonical axis
+    axes = ("token", "head") if case["layout"] in ("thd", "vllm") else ("batch row", "token", "head")
+    said = [f"every {name} from {int(where[k].min())} on" for k, name in enumerate(axes)
+            if where[k].min() > 0 and name != "batch row"]
+    return (f"{bad.size} of {n} rows are wrong, the first at {dict(zip(axes, where[:, 0].tolist()))}, and each of the "
+            f"first wrong ones is right in a call of its own (one token of one head): the call's size decides "
+            f"({' and '.join(said) or 'rows past a point of the call'} is wrong in a call of {tokens} tokens and "
+            f"{heads} heads)")
 
 
 def _head_axis(f, e, layout: str) -> tuple[str | None, str]:

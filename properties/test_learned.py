@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from implementations.contract import Failure, Fault
-from properties.cases import expect_strategy, pinned_expects, rows_pinned
+from properties.cases import TILE_LENGTHS, expect_strategy, listed, long_positions, pinned_expects, rows_pinned
 from properties.framework import rope_property
 from properties.strategies import positions
 
@@ -33,15 +33,17 @@ def _cases(impl):
 @rope_property("learned.in-range",
                rule=("exact: finite rows"),
                cases=_cases,
-               pinned=lambda impl: rows_pinned(impl, partial=False, with_x=False))
+               pinned=lambda impl: rows_pinned(impl, partial=False, with_x=False) + [
+                   {"expect": e, "positions": long_positions(e, TILE_LENGTHS[-1])}
+                   for e in pinned_expects(impl, partial=False)[-1:]])
 def test_in_range(bind, case):
     e, pos = case["expect"], case["positions"]
     rows = bind(e).lookup(pos)
     if not np.isfinite(rows).all():
-        raise Failure(f"table(positions={pos.tolist()}) has non-finite rows (max_len {e.max_position})", "non-finite")
+        raise Failure(f"table(positions={listed(pos)}) has non-finite rows (max_len {e.max_position})", "non-finite")
     again = bind(e).lookup(pos)
     if not np.array_equal(rows, again):
-        raise Failure(f"table(positions={pos.tolist()}) answers differently twice", "nondeterministic")
+        raise Failure(f"table(positions={listed(pos)}) answers differently twice", "nondeterministic")
     return 0.0
 
 

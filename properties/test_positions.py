@@ -105,7 +105,10 @@ def _blocks(segments):
 @rope_property("position-ids.text",
                rule="exact: integers",
                cases=_cases,
-               pinned=lambda impl: [{"expect": e, "segments": [("text", 7)]} for e in _rules(impl)] + _pinned(impl))
+               pinned=lambda impl: [{"expect": e, "segments": [("text", 7)]} for e in _rules(impl)] + _pinned(impl) + [
+                   # a long prompt across the tile sizes: 1000 tokens of text around a 16 x 16 image
+                   {"expect": e, "segments": [("text", 1000), ("image", (1, 16, 16)), ("text", 129)]}
+                   for e in _rules(impl)])
 def test_text_positions(bind, case):
     e, segs = case["expect"], case["segments"]
     got, _ = bind(e).build(segs)

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import reference
 from implementations.contract import Failure
+from properties import probe
 from properties.diagnose import diagnose
 from properties.assertions import assert_close, assert_equal, assert_zero
 from properties.numerics import per_dim
@@ -104,8 +105,7 @@ def _locality_pinned(impl):
 def test_locality(bind, case):
     e, p, scale = case["expect"], case["position"], 2.0 ** case["log2 scale"]
     d = e.head_dim
-    basis = np.eye(d) * scale
-    out = bind(e)(basis, np.broadcast_to(np.asarray(p, dtype=np.int64), e.position_shape(d)).copy())
+    out = probe.basis(lambda x, pos: bind(e)(x * scale, pos), d, p)
     allowed = np.eye(d, dtype=bool)
     allowed[: e.rotary_dim] = False  # rotated dims go where the convention writes their pair
     for (a, b), (oa, ob) in zip(e.pairs(), e.out_pairs()):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from implementations.contract import Failure
 from implementations.families.t5_bias import LOOKUP
-from properties.cases import nearest_shift
+from properties.cases import listed, nearest_shift
 from properties.framework import rope_property
 from reference.biases import t5_buckets
 from spec import definitions, tolerance
@@ -238,7 +238,9 @@ def _lookup_pinned(impl):
     e = _expect(impl)
     q, k = np.array([0, 5, 200], dtype=np.int64), np.array([0, 1, 4, 5, 6, 13, 150, 200, 399], dtype=np.int64)
     q, k = q[q < e.max_position], k[k < e.max_position]
-    return [{"expect": e, "params": p, "n_heads": min(4, max(1, exact_integer_limit(e.dtype) // p[1])), "q": q, "k": k,
+    long_q, long_k = np.array([p for p in (0, 128, 256) if p < e.max_position]), np.arange(min(257, e.max_position))
+    return [{"expect": e, "params": PINNED[0], "n_heads": min(12, max(1, exact_integer_limit(e.dtype) // 32)),
+             "q": long_q, "k": long_k, "shift": 7}] + [{"expect": e, "params": p, "n_heads": min(4, max(1, exact_integer_limit(e.dtype) // p[1])), "q": q, "k": k,
              "shift": 7} for p in PINNED]
 
 
@@ -266,7 +268,7 @@ def test_t5_lookup(bind, case):
     got = f.lookup(table, q, k, bi, md)
     want, other = _expected(q, k, bi, nb, md, table)
     bad = (got != want) & (got != other)
-    call = f"{LOOKUP.split('(')[0]}(table ({nb}, {heads}), q_positions={q.tolist()}, k_positions={k.tolist()}, {bi}, {md})"
+    call = f"{LOOKUP.split('(')[0]}(table ({nb}, {heads}), q_positions={listed(q)}, k_positions={listed(k)}, {bi}, {md})"
     if not bad.any():
         return 0.0
     h, i, j = (int(v) for v in np.argwhere(bad)[0])

@@ -14,7 +14,7 @@ import numpy as np
 from implementations.contract import Failure
 from properties.assertions import assert_close
 from properties.numerics import exact, output_bound
-from properties.cases import rows_cases, rows_pinned
+from properties.cases import TILE_LENGTHS, listed, long_expects, long_positions, rows_cases, rows_pinned
 from properties.framework import rope_property
 
 
@@ -31,7 +31,8 @@ def _cases(impl):
 
 
 def _pinned(impl):
-    return rows_pinned(impl, with_x=False)
+    return rows_pinned(impl, with_x=False) + [{"expect": e, "positions": long_positions(e, n)}
+                                              for e in long_expects(impl) for n in (TILE_LENGTHS[-1],)]
 
 
 @rope_property("table.angles",
@@ -50,7 +51,7 @@ def test_angles(bind, case):
     bound = np.concatenate([bound[:, oa], bound[:, ob]], axis=1)
     k = e.n_pairs
     try:
-        return assert_close("(cos | sin)", got, expected, bound, call=f"table(positions={pos.tolist()}): columns are the "
+        return assert_close("(cos | sin)", got, expected, bound, call=f"table(positions={listed(pos)}): columns are the "
                             f"cos of pairs 0..{k - 1}, then their sin", dtype=e.dtype, index_names=("row", "column"))
     except Failure as err:
         raise Failure(err.message, None, err.ratio) from None  # named by the diagnoses, on the RoPE it defines

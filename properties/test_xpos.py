@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import reference
 from implementations.contract import Failure
-from properties.cases import nearest_shift, shift_range
+from properties.cases import listed, nearest_shift, shift_range
 from properties.framework import rope_property
 from properties.strategies import make_vectors
 from reference.biases import xpos_pair_scores, xpos_zetas
@@ -79,8 +79,8 @@ def _pinned(impl, shift: bool = False):
     out = []
     for e in _expects(impl):
         top = min(e.max_position, NEAR_POSITIONS) - 1
-        for m, ks in ((0, [0]), (5, [0, 1, 4, 5]), (1000, [0, 999, 1000])):
-            if m > top:
+        for m, ks in ((0, [0]), (5, [0, 1, 4, 5]), (1000, [0, 999, 1000]), (256, list(range(257)))):
+            if m > top:  # (the last: one query over 257 keys, across the tile sizes of keys)
                 continue
             case = {"expect": e, "m": m, "k_positions": ks, "q": make_vectors(e, 1, seed=m),
                     "k": make_vectors(e, len(ks), seed=m + 1)}
@@ -142,7 +142,7 @@ def _fail(what: str, s, ref, bound, e, m, ks, q, k, default: str | None = None) 
     ratio, r, i = _worst(err, bound)
     msg = (f"{what}[key {ks[r]}, pair {i}] = {s[r, i]:.9g}, expected {ref[r, i]:.9g} (|error| {err[r, i]:.3g} > bound "
            f"{bound[r, i]:.3g}); {int((ratio > 1).sum())} of {ratio.size} scores [xpos(q, k, q_positions=[{m}], "
-           f"k_positions={list(ks)}), scale_base {e.xpos_scale_base:g}]")
+           f"k_positions={listed(ks)}), scale_base {e.xpos_scale_base:g}]")
     found = _explain(e, s, m, ks, q, k)
     if found is None:
         return Failure(msg, default or "unknown", float(ratio[r, i]))

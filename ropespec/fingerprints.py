@@ -106,7 +106,7 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
     if expect.multi_axis:
         return fingerprint_axes(f, expect)
     d, top = expect.head_dim, expect.max_position
-    y = f(np.eye(d), np.ones(d, dtype=np.int64))
+    y = probe.basis(f, d, 1)
     bad = ~np.isfinite(y)
     if bad.any():  # nothing to fingerprint: said as what it is, not as a convention or a base
         raise Failure(f"f(e_j, 1) is not finite: {int(bad.sum())} of {bad.size} values (first at dim "
@@ -195,7 +195,7 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
     (chunked, interleaved, per-axis ladders, parity), the sizes, the base and the preset."""
     d, top, A = expect.head_dim, expect.max_position, expect.n_axes
     text = probe.text_view(f, expect)
-    y = text(np.eye(d), np.ones(d, dtype=np.int64))
+    y = probe.basis(text, d, 1)
     if not np.isfinite(y).all():
         raise Failure(f"f(e_j, 1) is not finite: {int((~np.isfinite(y)).sum())} of {y.size} values; nothing to "
                       f"fingerprint", "non-finite")

@@ -82,6 +82,8 @@ DIAGNOSES: dict[str, str] = {
     "detached": "autograd does not see the rotation: the rotary dims' gradient is the upstream gradient unrotated, or "
                 "zero (a kernel launched outside an autograd.Function)",
     "non-finite": "the output holds NaN or infinity",
+    "tile-boundary": "rows past a point of a long call are wrong while the same rows are right in a short call: a "
+                     "kernel's tiles, or the mask of its last tile",
     "shape": "the result is not an array of the right kind, dtype or shape",
     "exception": "a call raised",
     "timeout": "a call did not return within --timeout",

@@ -150,7 +150,7 @@ def test_a_matrix_on_a_local_cluster_gives_the_j_verdicts_and_survives_a_lost_wo
     capsys.readouterr()
     on_cluster, local = _verdicts(tmp_path / "cluster.json"), _verdicts(tmp_path / "local.json")
     assert on_cluster == local
-    assert len(on_cluster) == 8 and all(len(v) == 2 for v in on_cluster.values()), on_cluster  # none lost or twice
+    assert len(on_cluster) == 8 and all(len(v) == 3 for v in on_cluster.values()), on_cluster  # none lost or twice
     statuses = {name.split("[")[0]: {s for _, _, s, _ in v} for name, v in on_cluster.items()}
     assert statuses == {"implementations.numpy_rope:make": {"pass"}, "implementations.zoo.wrong_base:make": {"fail"},
                         "cluster_targets.py:crash": {"fail"}, "cluster_targets.py:killed_once": {"pass"}}, statuses

@@ -1,5 +1,7 @@
-"""The domain rule (:meth:`spec.expectation.Expect.outside_domain`): no call ropespec makes ever hands an implementation
-a position outside [0, max_position) on any axis, in any family, form, layout or mode. Table-based code has no row -1
+"""What ropespec hands an implementation, recorded call by call: the domain rule
+(:meth:`spec.expectation.Expect.outside_domain`): no call ropespec makes ever hands an implementation a position outside
+[0, max_position) on any axis, in any family, form, layout or mode; and calls long enough to cross the tile sizes
+kernels use (properties.cases.TILE_LENGTHS), with more heads than one tile of 8 where a form has heads. Table-based code has no row -1
 and no row max_position: SAM2's, timm's and CogVideoX's correct vision RoPE failed ``axes.separation`` alone when its
 pinned case moved a row at max_position - 1 by -1 and the row at 0 with it.
 
@@ -102,8 +104,70 @@ def test_no_property_hands_over_a_position_outside_the_domain(monkeypatch, name,
         impl.close()
     assert ran, "no property ran"
     assert not outside, outside[:10]
-    if name not in NO_POSITIONS:
-        assert seen, "no positions were handed over: the recorder saw nothing"
+
+
+
+#: the invariant whose property makes each form's long calls (properties.cases.TILE_LENGTHS); the decoders grow their
+#: calls step by step to thousands of tokens (decode.consistency), the position-id builders take token lists
+LONG = {"apply-nd": "rope.conformance", "apply-nd-pinned-axes": "rope.conformance", "apply-bshd": "rope.layout",
+        "apply-bhsd": "rope.layout", "apply-sbhd": "rope.layout", "apply-thd": "rope.layout",
+        "apply-thd-per-token": "rope.layout", "vllm": "rope.layout", "table": "table.angles",
+        "kernel": "kernel.rotation", "qk": "kernel.qk", "sinusoidal": "sinusoidal.conformance",
+        "learned": "learned.in-range", "attention": "attention.shift-invariance", "alibi": "alibi.softmax-rows",
+        "alibi-bhqk": "alibi.softmax-rows", "t5-bucket": "t5-bias.conformance", "t5-lookup": "t5-bias.lookup",
+        "xpos": "xpos.conformance"}
+#: the forms whose calls carry heads: a call of more than 8 of them is made
+HEADED = ("apply-bshd", "apply-bhsd", "apply-sbhd", "apply-thd", "apply-thd-per-token", "vllm", "qk", "attention",
+          "alibi", "alibi-bhqk", "t5-lookup")
+
+
+def _size(bound, op, args) -> tuple[int, int]:
+    """(rows, heads) of one call: the most rows (tokens, keys) of any array handed over, every axis but the last;
+    the heads, where the call has them."""
+    arrays = [np.asarray(a) for a in args if isinstance(a, np.ndarray)]
+    rows = max((int(np.prod(a.shape[:-1])) if a.ndim >= 2 else len(a) for a in arrays if a.size), default=0)
+    family, heads = bound.host.shape.family, 0
+    if op in ("layout", "grad") and args[0].ndim >= 3:
+        heads = args[0].shape[-2]
+    elif op in ("qk", "qk_grad"):
+        heads = args[0].shape[1]
+    elif family == "alibi" and op in ("bias", "batch"):
+        heads = int(args[0])
+    elif family == "t5-bias" and op == "lookup":
+        heads = args[0].shape[1]
+    elif family == "attention" and op == "attend":
+        heads = bound.expect.n_heads
+    return rows, heads
+
+
+@pytest.mark.parametrize("name", list(LONG))
+def test_every_form_is_called_across_the_tile_sizes(monkeypatch, name):
+    """At the default max_position, every form's own property makes calls longer than 256 rows (tokens, keys) that are
+    no multiple of 64, in every profile (pinned cases), and more heads than 8 where the form has heads: a RoPE right
+    for the first 128 rows of a call passed every property when no call had more than 64 rows."""
+    _, target, shape, array, dtype, expect = next(c for c in COVER if c[0] == name)
+    calls: list[tuple[int, int]] = []
+    real = base.handed_positions
+
+    def recording(bound, op, args):
+        calls.append(_size(bound, op, args))
+        return real(bound, op, args)
+
+    monkeypatch.setattr(base, "handed_positions", recording)
+    e = None if expect is None else Expect.from_dict({**expect, "dtype": dtype})
+    [impl] = load_implementations([target], expect=e, array=array, dtype=dtype, shape=shape)
+    try:
+        results = [run_property(p, impl, profile="dev", seed_value=1) for p in all_properties()
+                   if p.invariant == LONG[name]]
+    finally:
+        impl.close()
+    assert results and all(r.status == "pass" for r in results), [(r.status, r.message[:200]) for r in results]
+    rows = [r for r, _ in calls]
+    assert max(rows) >= 257 and any(r > 128 and r % 64 for r in rows), sorted(set(rows))[-8:]
+    if name.startswith("apply-nd"):
+        assert max(rows) > 4096, "the longest of TILE_LENGTHS crosses 4096"
+    if name in HEADED:
+        assert max(h for _, h in calls) > 8, "no call with more heads than one tile of 8"
 
 
 def test_the_guard_refuses_a_call_outside_the_domain_as_an_error_of_ropespecs():

@@ -61,7 +61,7 @@ def _entry(kind: str, tmp_path) -> str:
 @pytest.mark.parametrize("kind", ["cli", "api", "fixture"])
 def test_the_replay_reproduces_that_failure_and_nothing_else(kind, tmp_path):
     found = _failures(_entry(kind, tmp_path))
-    assert len(found) == 2, found  # rope.conformance's two properties; the norm holds
+    assert len(found) == 3, found  # rope.conformance's three properties (drawn rows, long calls, large positions)
     header = next(h for h in found if "(large_positions)" in h)
     first, replay = found[header]
     assert replay.startswith("ropespec check my_rope.py:rope_off_by_one "), replay
