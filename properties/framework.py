@@ -276,6 +276,16 @@ def _hypothesis_test(prop: Property, impl: Implementation, rec: _Recorder, state
     bind.fresh = rejecting(impl.fresh)  # decode mode: a new stateful decoder per case
     bind.strict = impl.bind  # raises Unsupported instead of rejecting the case
 
+    def restart(expect: Expect) -> Bound:
+        """A fresh instance for ``expect``: the implementation's worker process restarted (a plain function's module
+        state, a factory's caches, gone) and its factory called anew; in-process, only the factory call is new."""
+        stop = getattr(impl.host, "stop", None)
+        if stop is not None and impl.isolation == "worker process":
+            stop()
+        return bind.fresh(expect)
+
+    bind.restart = restart
+
     def inner(case: dict) -> None:
         if should_stop is not None:
             should_stop()

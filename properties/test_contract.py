@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import strategies as st
 
 from implementations.contract import Failure
 from properties.assertions import assert_equal
-from properties.cases import rows_cases, rows_pinned
+from properties.cases import expect_strategy, pinned_expects, rows_cases, rows_pinned
+from properties.strategies import make_vectors
+from spec.expectation import Expect
+from spec.scaling import original_length, table_variant
 from properties.framework import rope_property
 
 
@@ -38,6 +42,57 @@ def test_deterministic(bind, case):
     first, second = f(x, pos), f(x, pos)
     return assert_equal("second f(x, p)", second, first, call=f"f(x, positions={pos.tolist()}) called twice",
                         diagnosis="nondeterministic")
+
+
+def _history_pinned(impl):
+    """The pinned expectations, and for a factory a length-dependent one of each scaling method whose table changes
+    with the length (spec.scaling.table_variant): there a cache grown by a long call matters."""
+    out = [{"expect": e, "seed": 0} for e in pinned_expects(impl)]
+    if impl.expect is None:
+        base = Expect(head_dim=16, dtype=impl.dtype, max_position=min(impl.max_position, 16384), **impl.promise)
+        for scaling in ({"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 2048},
+                        {"rope_type": "longrope", "factor": 4.0, "original_max_position_embeddings": 2048,
+                         "short_factor": [1.0 + i / 16 for i in range(8)], "long_factor": [1.0 + i for i in range(8)]}):
+            out.append({"expect": base.replace(rope_scaling=scaling), "seed": 0})
+    return out
+
+
+def history_lengths(e: Expect) -> tuple[list[int], int]:
+    """(the short calls' lengths, the long call's) of the history probe: for a table that changes with the length,
+    one length at or below the original and one between it and the long call; else a prefill's length."""
+    top = e.max_position
+    L = original_length(e)
+    if table_variant(e, top) == table_variant(e, max(1, L // 2)) or L >= top - 1:
+        return [min(129, top - 1)], top
+    return sorted({max(1, L // 2), min(L + (top - L) // 2, top - 1)}), top
+
+
+@rope_property("contract.deterministic",
+               rule="exact: the calls of a fresh instance and the same calls after a longer one, bit for bit",
+               cases=lambda impl: st.fixed_dictionaries({"expect": expect_strategy(impl),
+                                                         "seed": st.integers(0, 2**16)}),
+               pinned=_history_pinned, max_examples=2)
+def test_history(bind, case):
+    """History probed on purpose: short calls on a fresh instance, then each again right after a long call. A stateful
+    implementation that keeps what a longer call grew (transformers' dynamic RoPE keeps the larger table for lengths
+    between the original and the cached one) answers them otherwise, in every run, not only when a draw happens to
+    make a long call first."""
+    e = case["expect"]
+    shorts, long = history_lengths(e)
+    x = make_vectors(e, 3, seed=case["seed"])
+    f = bind.restart(e)
+    at = lambda n: e.rows_at([0, 1, n - 1])  # noqa: E731 - a call of length n: its largest position n - 1
+    before = [f(x, at(n)) for n in shorts]
+    for n, first in zip(shorts, before):
+        f(x, at(long))  # right before each short call: nothing in between resets what it grew
+        again = f(x, at(n))
+        if not np.array_equal(again, first, equal_nan=True):
+            diff = np.abs(again - first)
+            raise Failure(f"f(x, positions {at(n).tolist()}) of a fresh instance and the same call after one of length "
+                          f"{long} differ ({int(np.sum(~(again == first)))} of {again.size} values, by up to "
+                          f"{float(np.nanmax(diff)):.3g}): it keeps state from earlier calls (a table a longer call "
+                          f"grew, kept for length {n})", "nondeterministic")
+    return 0.0
 
 
 @rope_property("contract.shape-finite",
