@@ -229,7 +229,7 @@ def test_layout(bind, case):
         hint = " (a function that writes its result there is declared --inplace)" if got["mutated"] in (
             "x", "query", "key") else ""
         raise Failure(f"{got['mutated']} after the call differs from {got['mutated']} before it: the function wrote "
-                      f"into its argument{hint} [{where}]", "input-mutated")
+                      f"into its argument{hint} [{where}]{_when_mutated(f, e, case)}", "input-mutated")
     out, ref, bound = _compare(e, case, got, _per_element(case))
     order = "token, head" if layout in ("thd", "vllm") else "batch, seq, head"
     try:
@@ -239,6 +239,33 @@ def test_layout(bind, case):
         word, evidence = _name(f, e, case, got, err)
         raise Failure(f"{err.message}" + (f" -- {word}: {evidence}" if word else ""), word or err.diagnosis,
                       err.ratio) from None
+
+
+#: the call shapes (batch, seq, heads) tried when a call wrote into its argument: the degenerate axes that make a
+#: transposed view contiguous (one token, one head) and a call with none
+_SHAPES = ((1, 1, 1), (1, 3, 1), (1, 1, 2), (2, 3, 2))
+
+
+def _when_mutated(f, e, case: dict) -> str:
+    """Which call shapes wrote into their argument, where only some did: unsloth's kernel writes Q in place exactly
+    when Q.transpose(1, 2) is already contiguous (one head, or one token); '' when all or none did."""
+    layout = case["layout"]
+    if layout in ("thd", "vllm") or e.multi_axis:
+        return ""
+    wrote, kept = [], []
+    for b, s_, h in _SHAPES:
+        pos = np.stack([np.arange(1, s_ + 1) + 3 * i for i in range(b)]).astype(np.int64) % e.max_position  # not 0
+        one = {"expect": e, "layout": layout, "storage": "contiguous", "positions": pos,
+               "x": make_vectors(e, b * s_ * h, seed=b + s_ + h).reshape(b, s_, h, e.head_dim)}
+        try:
+            got = _call(f, one)
+        except Fault:
+            return ""
+        (wrote if got["mutated"] else kept).append(f"(batch {b}, seq {s_}, heads {h})")
+    if not wrote or not kept:
+        return ""
+    return (f"; only some shapes wrote into it: {', '.join(wrote)} did, {', '.join(kept)} did not (a view of x that "
+            f"is contiguous at those shapes written in place)")
 
 
 def _where(case: dict) -> str:

@@ -9,6 +9,7 @@ import pytest
 
 from implementations import CallShape, arrays, load_implementation
 from properties.framework import all_properties, PROPERTIES, run_property
+from ropespec import check
 from ropespec.cli import main
 
 all_properties()
@@ -175,3 +176,46 @@ def test_the_plugin_takes_per_token_positions(tmp_path):
                           cwd=root, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "1 passed" in proc.stdout, proc.stdout[-1500:]
+
+
+UNSLOTH_LIKE = '''
+import numpy as np
+from implementations.numpy_layout import bshd as _make
+from spec.expectation import Expect
+
+_rope = _make(Expect(head_dim=32, dtype="float32", angle_dtype="exact", inv_freq_dtype="exact"))
+
+
+def apply(x, positions):
+    """unsloth's manner: Q.transpose(1, 2) (b, h, s, d) made contiguous and written into; when that view already is
+    contiguous (one head or one token) the write lands in x."""
+    q = x.transpose(0, 2, 1, 3)
+    work = q if q.flags.c_contiguous else np.ascontiguousarray(q)
+    work[...] = _rope(x, positions).transpose(0, 2, 1, 3)
+    return work.transpose(0, 2, 1, 3).copy()
+
+
+def rows(x, positions):
+    """f(x, positions) that writes into x in calls of at most two rows (a small-call fast path), and not otherwise."""
+    from implementations.numpy_rope import make
+    y = make(Expect(head_dim=32, dtype="float32", angle_dtype="exact", inv_freq_dtype="exact"))(x, positions)
+    if len(x) <= 2:
+        x[...] = y
+        return x
+    return y
+'''
+
+
+def test_input_mutated_says_which_shapes_wrote_in_place(tmp_path):
+    """unsloth's kernel writes Q in place only when Q.transpose(1, 2) is already contiguous: input-mutated is true, and
+    the message says when (which call shapes wrote), in a batched layout and in plain rows."""
+    p = tmp_path / "unsloth_like.py"
+    p.write_text(UNSLOTH_LIKE)
+    layout = check(f"{p}:apply", {"head_dim": 32}, layout="bshd", seed=0, invariants=["rope.layout"])
+    [r] = [r for r in layout.results if r.invariant == "rope.layout"]
+    assert r.status == "fail" and r.diagnosis == "input-mutated", r.message
+    assert "(batch 1, seq 1, heads 2)" in r.message.split(" did, ")[0] and \
+        "(batch 2, seq 3, heads 2) did not" in r.message, r.message
+    nd = check(f"{p}:rows", {"head_dim": 32}, seed=0, invariants=["contract.input-unmodified"])
+    [r] = nd.results
+    assert r.status == "fail" and "in calls of 1 and 2 rows, not of 5 and 64" in r.message, r.message
