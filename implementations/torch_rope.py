@@ -33,6 +33,8 @@ def make(expect: Expect):
         hi, lo, g = theta_hi_lo(expect, int(positions.max()) + 1 if positions.numel() else None)
         p = positions.to(torch.float64)
         p = p[:, axes.to(dev)] if expect.multi_axis else p[:, None]  # each pair at its own axis's position
+        if expect.axes_offset is not None:  # plus its axis's offset
+            p = p + torch.from_numpy(expect.pair_offsets()).to(dev)
         c, s = cos_sin(p, torch.from_numpy(hi).to(dev), torch.from_numpy(lo).to(dev), xp=torch)
         c, s = g * c, g * s  # the attention factor (1 but for yarn and longrope)
         a, b, oa, ob = a_idx.to(dev), b_idx.to(dev), oa_idx.to(dev), ob_idx.to(dev)

@@ -55,6 +55,8 @@ def table(expect: Expect, positions):
     hi, lo, g = theta_hi_lo(expect, int(positions.max()) + 1 if positions.numel() else None)
     p = p[:, list(expect.pair_axes())] if expect.multi_axis and p.ndim == 2 else p[:, None]
     dev = positions.device
+    if expect.axes_offset is not None:  # each pair turns by its axis's position plus the axis's offset
+        p = p + torch.from_numpy(expect.pair_offsets()).to(dev)
     c, s = cos_sin(p, torch.from_numpy(hi).to(dev), torch.from_numpy(lo).to(dev), xp=torch)
     return (g * c).to(torch.float32), (g * s).to(torch.float32)
 

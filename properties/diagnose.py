@@ -304,6 +304,7 @@ def axes_fault(f, e: Expect) -> tuple[str, str] | None:
     are read to) or no model fits."""
     names = e.axes
     omega, offset, precision = axes_map(f, e)
+    offset = offset - e.pair_offsets()  # measured against the axes' own offsets (axes_offset)
     A, k = omega.shape
     size = np.abs(omega)
     top = size.max(axis=0)
@@ -317,6 +318,11 @@ def axes_fault(f, e: Expect) -> tuple[str, str] | None:
     if got != want and moving.all():
         return _assignment(e, got, want, omega, names)
     c_all = offset[moving]
+    c0 = float(np.median(c_all)) if c_all.size else 0.0
+    if A > 1 and abs(c0) >= 0.5 and np.all(np.abs(c_all - c0) <= 1e-3 * max(1.0, abs(c0))):
+        said = f" beyond the axes' offsets {list(e.axes_offset)}" if e.axes_offset else ""
+        return "position-offset", (f"at the zero vector every axis's pairs are already turned by {c0:.6g} times their "
+                                   f"frequency{said}: positions on every axis are shifted by {round(c0)}")
     for a in range(A):
         mine = np.array([j for j in range(k) if want[j] == a])
         if not mine.size:

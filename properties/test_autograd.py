@@ -156,7 +156,8 @@ def _apply_backward(bind, case):
     # f = L R(p) with L where the convention writes each pair (the identity but for rope_interleave): the gradient is
     # R(-p) L^T g, in the input's layout, scaled by the attention factor like the forward
     h = to_input_dims(e, rows)
-    want = to_input_dims(e, reference.apply(e, h, -pos))
+    back = -pos - 2 * np.asarray(e.axes_offset or 0)  # R(-(p + o)): the reference adds the axes' offsets o once
+    want = to_input_dims(e, reference.apply(e, h, back))
     bound = to_input_dims(e, output_bound(e, h, pos))
     try:
         return assert_close("d<f(x, p), g>/dx", got, want, bound, dtype=e.dtype,
@@ -169,7 +170,7 @@ def _apply_backward(bind, case):
         if case["layout"] in ("bshd", "bhsd", "sbhd") and len(pos_b) > 1:
             tail = (e.n_axes,) if e.multi_axis else ()
             row0 = np.broadcast_to(pos_b[:1, :, None], case["x"].shape[:-1] + tail).reshape((-1,) + tail)
-            if np.all(np.abs(got - to_input_dims(e, reference.apply(e, h, -row0))) <= bound):
+            if np.all(np.abs(got - to_input_dims(e, reference.apply(e, h, -row0 - 2 * np.asarray(e.axes_offset or 0)))) <= bound):
                 raise Failure(f"{err.message} -- layout: every batch row's gradient is rotated back by batch row 0's "
                               f"positions: the other rows' positions are ignored", "layout", err.ratio) from None
         _detached(err, e, got, bound, rows)

@@ -16,7 +16,7 @@ from spec.expectation import Expect
 
 #: the fields that make an expectation multi-axis; without them it is the 1-D RoPE of the same dims and base
 ONE_D = {"mrope_section": None, "mrope_interleaved": False, "axes_dims_rope": None, "axes_parity": False,
-         "axis_names": None}
+         "axis_names": None, "axes_offset": None}
 
 
 def _multi_axis(kinds):
@@ -122,18 +122,28 @@ def _text_pinned(impl):
             for e in _axes_pinned(impl, SHARED)]
 
 
+def _shared_offset(impl) -> str | None:
+    """not_about: with offsets that differ between the axes, a text token (m on every axis) is no 1-D RoPE."""
+    e = impl.expect
+    if e is not None and e.axes_offset and len(set(e.axes_offset)) > 1:
+        return f"the axes' offsets {list(e.axes_offset)} differ: a text token turns as no 1-D RoPE does"
+    return _multi_axis(SHARED)(impl)
+
+
 @rope_property("axes.text-reduction",
                rule=("component_bound of 1-D RoPE at m (rope.conformance's), against the 1-D reference"),
-               cases=_text_cases, pinned=_text_pinned, not_about=_multi_axis(SHARED))
+               cases=_text_cases, pinned=_text_pinned, not_about=_shared_offset)
 def test_text_reduction(bind, case):
     e, m, x = case["expect"], case["m"], case["x"]
     rows = np.repeat(m[:, None], e.n_axes, axis=1)
     y = bind(e)(x, rows)
     one_d = e.replace(**ONE_D)
-    want, own = exact(one_d, x, m)
-    return assert_close("f(x, (m, ..., m))", y, want, output_bound(one_d, x, m) + own,
-                        call=f"text tokens at m = {m.tolist()} on every axis, against 1-D RoPE at m "
-                             f"({one_d.describe()})", dtype=e.dtype)
+    at = m + (e.axes_offset[0] if e.axes_offset else 0)  # every axis's offset alike (_shared_offset)
+    one_d = one_d.replace(max_position=max(one_d.max_position, int(at.max()) + 1))
+    want, own = exact(one_d, x, at)
+    return assert_close("f(x, (m, ..., m))", y, want, output_bound(one_d, x, at) + own,
+                        call=f"text tokens at m = {m.tolist()} on every axis, against 1-D RoPE at m"
+                             f"{' + offset' if e.axes_offset else ''} ({one_d.describe()})", dtype=e.dtype)
 
 
 # -- one axis of per-axis ladders: 1-D RoPE of that axis ------------------------------------------------------------
@@ -155,21 +165,28 @@ def _one_axis_pinned(impl):
 
 
 def _one_axis_rope(e: Expect, axis: int, x: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The expected f(x, m e_axis) built from the 1-D reference alone: the axis's pairs gathered in order into a
-    vector of d_a dims, rotated as 1-D interleaved RoPE of d_a dims (the ladder theta^(-2k/d_a)), written back where
-    e writes them; every other pair unchanged. And that reference's own error per component."""
-    d_a = e.axes_dims_rope[axis]
-    mine = [j for j, own in enumerate(e.pair_axes()) if own == axis]
-    flat = np.array([[x[row, i] for j in mine for i in e.pairs()[j]] for row in range(len(x))])
-    one_d = Expect(head_dim=d_a, rope_theta=e.rope_theta, convention="interleaved", dtype=e.dtype,
-                   max_position=e.max_position, angle_dtype=e.angle_dtype, inv_freq_dtype=e.inv_freq_dtype)
-    turned, own = exact(one_d, flat, m)
+    """The expected f(x, m e_axis) built from the 1-D reference alone: each axis's pairs gathered in order into a
+    vector of d_a dims, rotated as 1-D interleaved RoPE of d_a dims (the ladder theta^(-2k/d_a)) at that axis's
+    position (m on ``axis``, 0 on the others) plus its offset, written back where e writes them; a pair whose axis
+    sits at 0 with no offset is unchanged. And that reference's own error per component."""
     want = to_output_dims(e, x)
     err = np.zeros_like(want)
-    for k, j in enumerate(mine):
-        oa, ob = e.out_pairs()[j]
-        want[:, oa], want[:, ob] = turned[:, 2 * k], turned[:, 2 * k + 1]
-        err[:, oa], err[:, ob] = own[:, 2 * k], own[:, 2 * k + 1]
+    offsets = e.axes_offset or (0,) * e.n_axes
+    for a in range(e.n_axes):
+        p = (m if a == axis else np.zeros_like(m)) + offsets[a]
+        if a != axis and not offsets[a]:
+            continue
+        mine = [j for j, own in enumerate(e.pair_axes()) if own == a]
+        d_a = e.axes_dims_rope[a]
+        flat = np.array([[x[row, i] for j in mine for i in e.pairs()[j]] for row in range(len(x))])
+        one_d = Expect(head_dim=d_a, rope_theta=e.rope_theta, convention="interleaved", dtype=e.dtype,
+                       max_position=max(e.max_position, int(p.max()) + 1), angle_dtype=e.angle_dtype,
+                       inv_freq_dtype=e.inv_freq_dtype)
+        turned, own = exact(one_d, flat, p)
+        for k, j in enumerate(mine):
+            oa, ob = e.out_pairs()[j]
+            want[:, oa], want[:, ob] = turned[:, 2 * k], turned[:, 2 * k + 1]
+            err[:, oa], err[:, ob] = own[:, 2 * k], own[:, 2 * k + 1]
     return want, err
 
 

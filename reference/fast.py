@@ -61,6 +61,8 @@ def apply_torch(expect: Expect, x, positions):
     dev = x.device
     p = positions.to(torch.float64)
     p = p[:, list(expect.pair_axes())] if expect.multi_axis and p.ndim == 2 else p[:, None]
+    if expect.axes_offset is not None:
+        p = p + torch.from_numpy(expect.pair_offsets()).to(dev)
     c, s = cos_sin(p, torch.from_numpy(hi).to(dev), torch.from_numpy(lo).to(dev), xp=torch)
     if g != 1.0:
         c, s = g * c, g * s

@@ -95,10 +95,12 @@ def _cos_sin_raw(key: tuple, position: int | tuple[int, ...]) -> tuple[tuple, tu
 
 
 def _position(expect: Expect, position) -> int | tuple[int, ...]:
-    """A row's position as the cache keys it: an int, or a multi-axis RoPE's tuple of ints."""
+    """A row's position as the cache keys it: an int, or a multi-axis RoPE's tuple of ints (each axis's offset added:
+    the position it turns its pairs by)."""
     if expect.multi_axis:
         v = np.reshape(position, -1)
-        return tuple(int(p) for p in (v if v.size > 1 or expect.n_axes == 1 else np.repeat(v, expect.n_axes)))
+        v = v if v.size > 1 or expect.n_axes == 1 else np.repeat(v, expect.n_axes)
+        return tuple(int(p) + int(o) for p, o in zip(v, expect.axes_offset or (0,) * expect.n_axes))
     return int(position)
 
 

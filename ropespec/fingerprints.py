@@ -257,7 +257,7 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
                 break
         if base <= 1:
             continue
-        cand = shape.replace(rope_theta=base)
+        cand = shape.replace(rope_theta=base, axes_offset=_axes_offsets(rows, owner, A))
         err = float(np.max(np.abs(reference.thetas(cand) - theta) / theta))
         if err <= max(tol, 1e-6):
             fp.base, fp.base_precision, fp.curve, fp.curve_error = base, err, "ntk-or-default", err
@@ -267,6 +267,19 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
             fp.presets = _presets(cand, fp.attention_factor, tol)
             break
     return fp
+
+
+def _axes_offsets(rows, owner: list[int], A: int) -> list[int] | None:
+    """Each axis's offset where its pairs agree on one whole number (Llama 4 vision's patches counted from 1): the
+    angle at the zero vector over the frequency, per axis; None where every axis starts at 0 or they do not agree."""
+    out = []
+    for a in range(A):
+        c = np.array([rows[a].offset[j] for j in range(len(owner)) if owner[j] == a])
+        m = float(np.median(c)) if c.size else 0.0
+        if abs(m - round(m)) > 1e-3 or np.any(np.abs(c - m) > 1e-3 * max(1.0, abs(m))):
+            return None
+        out.append(int(round(m)))
+    return out if any(out) else None
 
 
 def _fit_longrope(f, d, pairs, conv, r, long_th, short_th, top, fp):
@@ -337,8 +350,9 @@ def _presets(cand: Expect, g: float, tol: float) -> list[str]:
         pe = presets.get(name)
         if (pe.head_dim, pe.rotary_dim, pe.convention) != (cand.head_dim, cand.rotary_dim, cand.convention):
             continue
-        if (pe.multi_axis, pe.axes_kind(), pe.pair_axes()) != (cand.multi_axis, cand.axes_kind(), cand.pair_axes()):
-            continue  # another way of dealing pairs to axes (a 1-D model's RoPE is no M-RoPE's)
+        if (pe.multi_axis, pe.axes_kind(), pe.pair_axes(), pe.axes_offset) != \
+                (cand.multi_axis, cand.axes_kind(), cand.pair_axes(), cand.axes_offset):
+            continue  # another way of dealing pairs to axes (a 1-D model's RoPE is no M-RoPE's), or other offsets
         want = reference.thetas(pe)
         got = reference.thetas(cand)
         if np.max(np.abs(want - got) / want) <= max(tol, 1e-6) and abs(reference.attention_factor(pe) - g) <= 1e-6 * g:

@@ -92,6 +92,8 @@ RANGES = {
     "axes_dims_rope": f"{AXES_MIN} to {AXES_MAX} even integers >= 2 (dims per axis) summing to rotary_dim",
     "axes_parity": "true or false: two axes, rotary_dim/2 even",
     "axis_names": "one distinct name per axis",
+    "axes_offset": "one integer per axis, added to that axis's position before it turns its pairs (Llama 4 vision "
+                   "counts patches from 1)",
     "video_time": "grid, seconds or frames (how a video's temporal positions grow), with a 3-axis mrope_section",
     "tokens_per_second": "a finite number > 0, with video_time seconds",
     "alibi_bias_max": "a finite number > 0 (ALiBi's slopes 2^(-alibi_bias_max (h + 1) / n_heads); 8 is Press et al.'s)",
@@ -175,6 +177,9 @@ class Expect:
     axes_dims_rope: tuple[int, ...] | None = None
     axes_parity: bool = False
     axis_names: tuple[str, ...] | None = None
+    #: each axis's offset: its pairs turn by (p_a + axes_offset[a]) theta (Llama 4 vision's patches counted from 1);
+    #: the positions handed over stay in [0, max_position)
+    axes_offset: tuple[int, ...] | None = None
     #: the position-id builder's rules (``spec.positions``): how a video's temporal positions grow, and the clock
     video_time: str | None = None
     tokens_per_second: float | None = None
@@ -283,9 +288,10 @@ class Expect:
         if self.mrope_interleaved and self.mrope_section is None:
             raise ExpectationError("mrope_interleaved", "needs mrope_section (the pairs of each axis)")
         if not given:
-            if self.axis_names is not None:
-                raise ExpectationError("axis_names", "needs a multi-axis expectation (mrope_section, axes_dims_rope "
-                                                     "or axes_parity)")
+            for key in ("axis_names", "axes_offset"):
+                if getattr(self, key) is not None:
+                    raise ExpectationError(key, "needs a multi-axis expectation (mrope_section, axes_dims_rope or "
+                                                "axes_parity)")
             return
         k = self.n_pairs
         if self.mrope_section is not None or self.axes_dims_rope is not None:
@@ -318,6 +324,13 @@ class Expect:
         if self.rope_scaling is not None:
             raise ExpectationError("rope_scaling", f"a multi-axis RoPE takes no length scaling here (rope_type "
                                                    f"default), got {self.rope_type!r}")
+        offset = self.axes_offset
+        if offset is not None:
+            if (not isinstance(offset, (list, tuple)) or len(offset) != self.n_axes
+                    or not all(_is_int(v) and abs(v) < self.max_position for v in offset)):
+                raise ExpectationError("axes_offset", f"must be {self.n_axes} integers, one per axis, each below "
+                                                      f"max_position {self.max_position} in size, got {_short(offset)}")
+            object.__setattr__(self, "axes_offset", None if not any(offset) else tuple(int(v) for v in offset))
         names = self.axis_names
         if names is not None:
             if (not isinstance(names, (list, tuple)) or len(names) != self.n_axes
@@ -426,14 +439,23 @@ class Expect:
             out.append((i, self.axes_dims_rope[a]) if kind == "per-axis" else (2 * i + a, r))
         return tuple(out)
 
+    def pair_offsets(self) -> np.ndarray:
+        """Each pair's axis's offset (``axes_offset``), float64 (n_pairs,): zeros where there is none."""
+        if self.axes_offset is None:
+            return np.zeros(self.n_pairs)
+        return np.array(self.axes_offset, dtype=np.float64)[list(self.pair_axes())]
+
     def pair_positions(self, positions) -> np.ndarray:
         """The position each pair turns with, float64: rows' positions (n, A) of a multi-axis RoPE give (n, n_pairs),
         column j read from axis :meth:`pair_axes` ``[j]``; positions (n,) give (n, 1), one for every pair (broadcast):
-        of a 1-D RoPE, or of a multi-axis RoPE's text tokens, at one position on every axis."""
+        of a 1-D RoPE, or of a multi-axis RoPE's text tokens, at one position on every axis; plus each pair's axis's
+        offset (:meth:`pair_offsets`, (n, n_pairs) then)."""
         p = np.asarray(positions, dtype=np.float64)
         if not self.multi_axis or p.ndim < 2:
-            return p[..., None]
-        return p[..., list(self.pair_axes())]
+            p = p[..., None]
+        else:
+            p = p[..., list(self.pair_axes())]
+        return p if self.axes_offset is None else p + self.pair_offsets()
 
     def accepts_positions(self, shape: tuple[int, ...], n: int) -> bool:
         """Whether an oracle takes positions of this shape for n rows: (n,), or (n, A) for a multi-axis RoPE (whose
@@ -532,7 +554,7 @@ class Expect:
         if d["n_heads"] == 1 and d["n_kv_heads"] == 1:  # single-head: keep the JSON short
             d.pop("n_heads")
             d.pop("n_kv_heads")
-        for key in ("mrope_section", "axes_dims_rope", "axis_names"):  # 1-D RoPE: keep the JSON as it was
+        for key in ("mrope_section", "axes_dims_rope", "axis_names", "axes_offset"):  # 1-D RoPE: keep the JSON as it was
             if d[key] is None:
                 d.pop(key)
             else:
@@ -597,7 +619,8 @@ class Expect:
         if kind is not None:
             sizes = {"chunked": self.mrope_section, "interleaved": self.mrope_section,
                      "per-axis": self.axes_dims_rope}.get(kind)
-            parts.append(f"{kind} axes {'/'.join(self.axes)}" + (f" {list(sizes)}" if sizes else ""))
+            parts.append(f"{kind} axes {'/'.join(self.axes)}" + (f" {list(sizes)}" if sizes else "")
+                         + (f" offset {list(self.axes_offset)}" if self.axes_offset else ""))
         if self.video_time is not None:
             parts.append(f"video time {self.video_time}"
                          + (f" at {self.tokens_per_second:g} tokens per second" if self.tokens_per_second else ""))

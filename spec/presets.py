@@ -55,7 +55,7 @@ _PRESETS: dict[str, dict[str, Any]] = {
     "qwen2-vl-vision": {"head_dim": 80, "rope_theta": 10000.0, "axes_dims_rope": [40, 40], "max_position": 8192},
     "pixtral-12b": {"head_dim": 64, "rope_theta": 10000.0, "axes_parity": True, "max_position": 64},
     "llama-4-vision": {"head_dim": 88, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [44, 44],
-                       "axis_names": ["x", "y"], "max_position": 25},
+                       "axis_names": ["x", "y"], "axes_offset": [1, 1], "max_position": 24},
     "flux.1-dev": {"head_dim": 128, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
                    "max_position": 4096},
     "hunyuan-video": {"head_dim": 128, "rope_theta": 256.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
@@ -98,8 +98,9 @@ NOTES: dict[str, str] = {
     "qwen2-vl-vision": "the vision tower: [h | w] halves of 20 pairs each, each axis's ladder theta^(-2k/40), half "
                        "pairing over the whole head (embed_dim 1280, 16 heads)",
     "pixtral-12b": "one ladder theta^(-2j/64): h takes the even frequency indices, w the odd, chunked [h | w]",
-    "llama-4-vision": ("[x | y]: x is the patch column, y the row, each 22 complex pairs with the ladder theta^(-2k/44); "
-                       "Llama 4 counts patches from 1 (positions are 1-based), the CLS token is at angle 0"),
+    "llama-4-vision": ("[x | y]: x is the patch column, y the row (0 to 23 on its 24-patch grid), each 22 complex pairs "
+                       "with the ladder theta^(-2k/44); Llama 4 turns a patch by its index plus 1 (axes_offset [1, 1]); "
+                       "its class token, at angle 0, is no grid position and is not checked"),
     "flux.1-dev": "axes_dims_rope [16, 56, 56]: ids (index, row, column), each axis its own ladder, interleaved pairs",
     "hunyuan-video": "axes (t, h, w) of 16, 56, 56 dims, theta 256",
     "wan2.1": "axes (t, h, w): h = w = 2 (128 // 6) = 42 dims, t the other 44; rope_max_seq_len 1024",

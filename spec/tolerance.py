@@ -96,10 +96,13 @@ def angle_error(expect: Expect, positions, thetas, xp=np):
     of ``positions`` and ``thetas`` (numpy, or torch for a comparison on the GPU: the same rule, there). A
     multi-axis RoPE's positions are (n, A): each pair's angle is its own axis's position times its frequency."""
     if expect.multi_axis and xp.asarray(positions).ndim == 2:
-        p = xp.abs(xp.asarray(positions)[:, list(expect.pair_axes())] * 1.0)
+        p = xp.asarray(positions)[:, list(expect.pair_axes())] * 1.0
     else:  # one position per row (a multi-axis RoPE's text tokens: every axis at p)
-        p = xp.abs(xp.asarray(positions) * 1.0)[:, None]
+        p = (xp.asarray(positions) * 1.0)[:, None]
     th = xp.asarray(thetas)
+    if expect.axes_offset is not None:  # each pair turns by its axis's position plus the axis's offset
+        p = p + _like(expect.pair_offsets(), th, xp)[None, :]
+    p = xp.abs(p)
     phi = p * th[None, :]
     u_a = _u(expect.angle_dtype)
     per_pair = u_a + inv_freq_relative_error(expect)  # (n_pairs,): the rounding of phi and of theta_i

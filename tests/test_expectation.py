@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from spec import Expect, ExpectationError
@@ -155,3 +156,20 @@ def test_longrope_factor_comes_from_the_configuration_not_from_how_far_to_test()
     further = phi3.replace(max_position=2**20)  # --max-position: test further, expect the same
     assert further.rope_scaling["factor"] == 32.0
     assert reference.attention_factor(further) == reference.attention_factor(phi3)
+
+
+def test_axes_offset_turns_each_axis_by_its_position_plus_the_offset():
+    """Llama 4 vision counts patches from 1: axes_offset [1, 1] turns a patch at (x, y) by (x + 1, y + 1), while the
+    positions handed over stay the grid's own, 0 to max_position - 1."""
+    e = Expect(head_dim=8, convention="interleaved", axes_dims_rope=[4, 4], axes_offset=[1, 1], max_position=24)
+    assert e.pair_positions(np.array([[0, 5]])).tolist() == [[1.0, 1.0, 6.0, 6.0]]
+    assert "offset [1, 1]" in e.describe() and Expect.from_json(e.to_json()) == e
+    assert Expect(head_dim=8, axes_dims_rope=[4, 4], axes_offset=[0, 0]).axes_offset is None  # no offset at all
+    for kwargs, says in [(dict(axes_offset=[1]), "2 integers"), (dict(axes_offset=[1, 0.5]), "2 integers"),
+                         (dict(axes_offset=[1, 99], max_position=24), "below max_position 24")]:
+        with pytest.raises(ExpectationError) as info:
+            Expect(head_dim=8, axes_dims_rope=[4, 4], **kwargs)
+        assert info.value.field == "axes_offset" and says in str(info.value), str(info.value)
+    with pytest.raises(ExpectationError) as info:
+        Expect(head_dim=8, axes_offset=[1])
+    assert info.value.field == "axes_offset" and "needs a multi-axis" in str(info.value)

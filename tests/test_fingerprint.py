@@ -102,3 +102,42 @@ def test_longrope_is_recognised_with_its_switch_length_and_factors(tmp_path):
     import math
 
     assert s["attention_factor"] == pytest.approx(math.sqrt(1 + math.log(8.0) / math.log(4096)), rel=1e-7)
+
+
+LLAMA4 = '''
+from implementations.numpy_rope import make
+from spec.expectation import Expect
+
+_f = make(Expect(head_dim=88, convention="interleaved", axes_dims_rope=[44, 44], dtype="float32", max_position=26,
+                 angle_dtype="exact", inv_freq_dtype="exact"))
+
+
+def patches_from_one(x, positions):
+    """Llama 4 vision's rotary: each patch turned by its column and row plus 1."""
+    return _f(x, positions + 1)
+
+
+def patches_from_zero(x, positions):
+    """The same grid counted from 0: not Llama 4's."""
+    return _f(x, positions)
+'''
+
+
+def test_an_axis_offset_is_measured_matched_and_named(tmp_path, capsys):
+    """The fingerprint reads Llama 4's offset of 1 per axis and matches the llama-4-vision preset only with it; the
+    grid counted from 0 matches no preset, and check names it position-offset (every axis shifted alike)."""
+    from ropespec import check
+    from ropespec.cli import main
+
+    (tmp_path / "l4.py").write_text(LLAMA4)
+    import json
+
+    assert main(["fingerprint", f"{tmp_path / 'l4.py'}:patches_from_one", "--expect", "llama-4-vision", "--json",
+                 str(tmp_path / "fp.json")]) == 0
+    out = capsys.readouterr().out
+    assert "matches preset llama-4-vision" in out and "position offset: 1;" in out, out
+    assert json.loads((tmp_path / "fp.json").read_text())["expect"]["axes_offset"] == [1, 1]
+    assert main(["fingerprint", f"{tmp_path / 'l4.py'}:patches_from_zero", "--expect", "llama-4-vision"]) == 0
+    assert "matches no preset" in capsys.readouterr().out
+    r = check(f"{tmp_path / 'l4.py'}:patches_from_zero", "llama-4-vision", seed=0, invariants=["rope.conformance"])
+    assert {x.diagnosis for x in r.results if x.status == "fail"} == {"position-offset"}, r.report()

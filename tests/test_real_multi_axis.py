@@ -1,7 +1,8 @@
 """transformers' and diffusers' multi-axis rotary code, checked as a user would check it (skipped without the
 ``hf`` and ``diffusers`` extras; CI installs them): each model's rotary embedding and apply function
 (``implementations.adapters.hf_axes``, ``implementations.adapters.diffusers``) under its preset holds every
-invariant that is about it, in float32 and bfloat16, with position vectors of unequal axes."""
+invariant that is about it, in float32 and bfloat16, with position vectors of unequal axes: a preset is checked against
+the real code it names."""
 
 import importlib.util
 
@@ -23,6 +24,7 @@ MODELS = {
     "hf_axes:glm4v": ("transformers", "glm-4.1v"),
     "hf_axes:qwen2_vl_vision": ("transformers", "qwen2-vl-vision"),
     "hf_axes:pixtral": ("transformers", "pixtral-12b"),
+    "hf_axes:llama4_vision": ("transformers", "llama-4-vision"),  # its 24-patch grid, patches counted from 1
     "diffusers:flux": ("diffusers", "flux.1-dev"),
     "diffusers:wan": ("diffusers", "wan2.1"),
 }

@@ -161,6 +161,38 @@ def table_factory(name: str):
     return make
 
 
+def llama4_vision(expect):
+    """transformers' Llama4VisionRotaryEmbedding and vision_apply_rotary_emb as Llama 4's vision encoder calls them:
+    its fixed table of every patch of a grid of max_position patches per side (patch index row * side + column; the
+    class token's row, angle 0, is the table's last and no grid position), read at each row's (x, y) = (column, row)
+    and applied to q (1, n, 1, head_dim) as complex pairs. It computes per-axis ladders [d/2 | d/2], interleaved
+    pairs, each axis offset by 1 (the llama-4-vision preset); other expectations are declined."""
+    torch = _torch()
+    try:
+        from transformers import Llama4VisionConfig
+        from transformers.models.llama4 import modeling_llama4 as modeling
+    except ImportError:
+        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+    d, side = expect.head_dim, expect.max_position
+    if (expect.axes_kind() != "per-axis" or expect.axes_dims_rope != (d // 2, d // 2) or expect.convention != "interleaved"
+            or expect.axes_offset != (1, 1) or expect.rotary_dim != d):
+        raise NotImplementedError("transformers' Llama 4 vision rotary computes per-axis ladders [d/2 | d/2] of "
+                                  "interleaved pairs, each axis offset by 1 (the llama-4-vision preset)")
+    config = Llama4VisionConfig(hidden_size=d, num_attention_heads=1, image_size=14 * side, patch_size=14,
+                                rope_parameters={"rope_type": "default", "rope_theta": expect.rope_theta})
+    rotary = modeling.Llama4VisionRotaryEmbedding(config)
+
+    def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
+        with torch.no_grad():
+            freqs_ci = rotary(x).to(x.device)  # (side^2 + 1, 1, d/2): every patch, then the class token
+            idx = (positions[:, 1] * side + positions[:, 0]).long()
+            q = x[None, :, None, :]  # (batch, patches, heads, head_dim), as the encoder's attention holds q
+            return modeling.vision_apply_rotary_emb(q, q, freqs_ci[idx])[0][0, :, 0]
+
+    return rope
+
+
+llama4_vision.axes = ("per-axis",)
 qwen2_vl = factory("qwen2_vl")
 qwen2_5_vl = factory("qwen2_5_vl")
 qwen3_vl = factory("qwen3_vl")
