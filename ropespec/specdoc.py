@@ -21,6 +21,9 @@ import math
 import re
 from pathlib import Path
 
+from implementations import loader, triton_mode
+from implementations.families import base
+from properties import precision
 from properties.facts import gather
 from reference.facts import FACTS, SEEDS
 from ropespec import __version__
@@ -164,6 +167,7 @@ def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> l
     out += [("h", 2, "tolerances"), ("p", "The error model of `spec/tolerance.py`, from which every bound is derived "
                                           "(never tuned); each invariant's rule is listed with it below.")]
     out += tolerance_blocks(tolerance.__doc__)
+    out += rules_blocks()
 
     facts = gather()
     for section in SECTIONS:
@@ -239,6 +243,21 @@ def tolerance_blocks(doc: str) -> list[tuple]:
 
 
 # -- Markdown -------------------------------------------------------------------------------------------
+def _doc(fn) -> str:
+    """A function's docstring as prose: its paragraphs joined, reST made plain (the rule is stated there, once)."""
+    return _prose(" ".join(p.strip() for p in (fn.__doc__ or "").strip().split("\n\n")))
+
+
+def rules_blocks() -> list[tuple]:
+    """The rules every verdict rests on besides the tolerances, read from the code that enforces each: the domain of
+    positions, a saturated class, the warm-up's contract, and Triton's interpreter."""
+    return [("h", 2, "rules of every verdict"),
+            ("h", 3, "the domain"), ("p", _doc(Expect.outside_domain)), ("p", _doc(base.guard_domain)),
+            ("h", 3, "a saturated class"), ("p", _doc(precision.saturated_ratio)),
+            ("h", 3, "the warm-up call"), ("p", _doc(loader._check_warmup)),
+            ("h", 3, "Triton's interpreter"), ("p", _doc(triton_mode.interpreter_fault))]
+
+
 def _md_cell(text: str) -> str:
     return text.replace("|", r"\|").replace("\n", " ")
 

@@ -472,9 +472,12 @@ class Expect:
         return np.array([[v[(i + a) % n] for a in range(self.n_axes)] for i in range(n)], dtype=np.int64)
 
     def outside_domain(self, positions) -> str | None:
-        """The domain rule: every position handed to an implementation lies in [0, max_position) on every axis (a
-        table-based implementation has no row -1 and no row max_position; real code is only ever called there).
-        Returns how the first position outside reads ("position -1 on axis h"), or None when all lie inside."""
+        """The domain rule: every position handed to an implementation lies in [0, max_position) on every axis, in
+        every family, form, layout and property: a table-based implementation has no row -1 and no row max_position,
+        and real code is only ever called inside. An axis's offset (``axes_offset``) is the implementation's to add:
+        the positions handed over stay in the domain. T5's bucket function, which takes relative positions, and a
+        learned table's bounds invariant, which asks past max_len on purpose, are the documented exceptions. This
+        returns how the first position outside reads ("position -1 on axis h"), or None when all lie inside."""
         p = np.asarray(positions)
         if p.size == 0:
             return None

@@ -31,6 +31,9 @@ LAZY = {
     ("implementations.triton_rope", "implementations.triton_kernels"): "triton is optional, and its kernels must be "
                                                                        "defined after a CPU worker switched Triton's "
                                                                        "interpreter on",
+    ("implementations.triton_mode", "implementations.triton_canary"): "triton is optional, and the canary's kernel "
+                                                                      "must be defined after a CPU worker switched "
+                                                                      "Triton's interpreter on",
 }
 
 

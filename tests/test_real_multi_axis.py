@@ -93,3 +93,32 @@ def test_transformers_position_id_builders_and_the_flaw_in_them(name):
     r = bad["position-ids.resume"]
     assert r.diagnosis == "resume-offset" and "spatial extent" in r.message, r.message
     assert "the text of 3 after the video (4, 2, 2) at 1 s per step starts at 4" in r.message
+
+
+COGVIDEOX = '''
+import torch
+from diffusers.models.embeddings import apply_rotary_emb, get_3d_rotary_pos_embed
+
+M = 16  # frames, rows and columns of the grid: the expectation's max_position
+cos, sin = get_3d_rotary_pos_embed(64, None, (M, M), M, theta=10000, grid_type="slice", max_size=(M, M))
+
+
+def apply(x, positions):
+    """CogVideoX's table of the whole video grid, read at row t M^2 + h M + w, applied as diffusers applies it."""
+    idx = positions[:, 0] * M * M + positions[:, 1] * M + positions[:, 2]
+    return apply_rotary_emb(x[None, None], (cos[idx], sin[idx]))[0, 0]
+'''
+
+
+def test_cogvideox_table_lookup_from_a_scratch_folder_holds_every_invariant(tmp_path):
+    """A user's file around diffusers' get_3d_rotary_pos_embed and apply_rotary_emb: a table of grid rows 0 .. M - 1
+    and nothing else. It failed axes.separation alone, read at row -1 (the domain rule, tests/test_domain.py)."""
+    pytest.importorskip("diffusers")
+    from ropespec import check
+
+    (tmp_path / "cogvideox_rope.py").write_text(COGVIDEOX)
+    result = check(f"{tmp_path / 'cogvideox_rope.py'}:apply", {"head_dim": 64, "convention": "interleaved",
+                                                              "axes_dims_rope": [16, 24, 24], "max_position": 16},
+                   array="torch", seed=1)
+    assert result.passed, result.report()
+    assert any(r.invariant == "axes.separation" and r.status == "pass" for r in result.results)

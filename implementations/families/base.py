@@ -46,8 +46,8 @@ def handed_positions(bound: "Bound", name: str, args: tuple) -> list[np.ndarray]
 
 
 def guard_domain(bound: "Bound", name: str, args: tuple) -> None:
-    """No call ever carries a position outside the domain: raises DomainError, naming the operation, before it is
-    made."""
+    """No call is ever made with a position outside the domain: ropespec refuses it before it is made, as an error of
+    its own (DomainError, naming the operation and the position), never a verdict on the implementation."""
     for p in handed_positions(bound, name, args):
         outside = bound.expect.outside_domain(p)
         if outside:

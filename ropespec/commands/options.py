@@ -55,7 +55,8 @@ def profile(p: argparse.ArgumentParser) -> None:
 def limits(p: argparse.ArgumentParser) -> None:
     """How long a call may take, and how much memory the code under test may hold."""
     p.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                   help="seconds one call of the implementation may take (0: no limit; default: 10)")
+                   help="seconds one call of the implementation may take, and as many again per 1024 rows of a longer "
+                        "call (0: no limit; default: 10)")
     p.add_argument("--warmup-timeout", type=float, default=300.0, metavar="S",
                    help="seconds for the warm-up: importing TARGET, the factory and the first call "
                         "(imports, JIT compilation; 0: no limit; default: 300)")
