@@ -222,20 +222,22 @@ def test_the_fingerprint_and_the_precision_sweep_stay_inside_the_domain(monkeypa
 AXIAL = '''
 import numpy as np
 
-M = 64  # the grid's side: the table has rows 0 .. M - 1 and nothing else, as SAM2's compute_axial_cis
+M = 64  # the grid's side: SAM2's compute_axial_cis builds one row per patch of the M x M grid, and nothing else
 
 
-def _table(dim, theta=10000.0):
-    freqs = 1.0 / theta ** (np.arange(0, dim, 2)[: dim // 2] / dim)
-    return np.outer(np.arange(M, dtype=np.float64), freqs)
+def _grid(dim, theta=10000.0):
+    freqs = 1.0 / theta ** (np.arange(0, dim, 4)[: dim // 4] / dim)
+    t = np.arange(M * M)
+    x, y = t % M, t // M  # patch t at column t mod M, row t // M
+    return np.concatenate([np.outer(x, freqs), np.outer(y, freqs)], axis=1)  # (M * M, dim / 2)
 
 
-X, Y = _table(8), _table(8)
+TABLE = _grid(16)
 
 
 def apply(x, positions):
-    """2-D axial RoPE by table lookup: row p of each axis's table (a position -1 silently reads row M - 1)."""
-    ang = np.concatenate([X[positions[:, 0]], Y[positions[:, 1]]], axis=1)
+    """2-D axial RoPE read from the grid's table at row y M + x (a position -1 reads another patch's row)."""
+    ang = TABLE[positions[:, 1] * M + positions[:, 0]]
     a, b = x[:, 0::2], x[:, 1::2]
     out = np.empty_like(x, dtype=np.float64)
     out[:, 0::2] = a * np.cos(ang) - b * np.sin(ang)
@@ -245,8 +247,9 @@ def apply(x, positions):
 
 
 def test_table_based_vision_rope_holds_axis_separation(tmp_path):
-    """A correct table-based axial RoPE (SAM2's, timm's and CogVideoX's kind) holds every invariant, axes.separation
-    included: its pinned rows sit at 0 and max_position - 1 on every axis, where a move of -1 read row -1."""
+    """A correct table-based axial RoPE (SAM2's, timm's and CogVideoX's kind: one table row per patch of the grid)
+    holds every invariant, axes.separation included: its pinned rows sit at 0 and max_position - 1 on every axis, where
+    a move of -1 read another patch's row."""
     from ropespec import check
 
     p = tmp_path / "axial.py"
