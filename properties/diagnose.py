@@ -18,6 +18,7 @@ from implementations.contract import Failure, Fault, Unsupported
 from properties import precision, probe
 from properties.numerics import output_bound
 from spec import tolerance
+from spec.dtypes import round_to
 from spec.expectation import Expect
 from spec.scaling import original_length
 
@@ -29,8 +30,20 @@ def _close(a, b, tol) -> bool:
     return bool(np.all(np.abs(diff) <= tol * np.abs(b) + 1e-300))
 
 
-def _scaling_variants(e: Expect, seq_len: int | None):
-    """Tables a mistaken implementation of e's scaling method would produce: (what, thetas)."""
+def _llama3(th0: np.ndarray, s: float, L: float, lo: float, hi: float, *, reverse: bool = False) -> np.ndarray:
+    """Llama 3's table as its code computes it from the default one, with its band factors in the roles given (lo and
+    hi swapped is the mistake of swapping them) and, ``reverse``, the smoothing ramp taken the other way (gamma as
+    1 - gamma): the mistakes real ports made."""
+    wl = 2 * math.pi / th0
+    gamma = (L / wl - lo) / (hi - lo)
+    if reverse:
+        gamma = 1 - gamma
+    return np.where(wl < L / hi, th0, np.where(wl > L / lo, th0 / s, (1 - gamma) * th0 / s + gamma * th0))
+
+
+def scaling_variants(e: Expect, seq_len: int | None):
+    """Tables a mistaken implementation of e's scaling method would produce: (what, thetas). Read by the diagnosis
+    and the fingerprint alike (one list of the mistakes real ports made)."""
     s = e.to_dict()["rope_scaling"]
     plain = e.replace(rope_scaling=None)
     th0 = reference.thetas(plain)
@@ -50,6 +63,12 @@ def _scaling_variants(e: Expect, seq_len: int | None):
         # divided by s and the high band kept, theta + theta / s - theta'_yarn
         yield "yarn with its ramp reversed (the fast pairs divided by s, the slow ones kept)", \
             th0 + th0 / f - reference.thetas(e)
+    if rt == "llama3":
+        L, lo, hi = s["original_max_position_embeddings"], s["low_freq_factor"], s["high_freq_factor"]
+        yield "llama3 with its ramp reversed (gamma taken as 1 - gamma: the band's fast pairs divided by s, its slow " \
+              "ones kept)", _llama3(th0, f, L, lo, hi, reverse=True)
+        yield (f"llama3 with low_freq_factor and high_freq_factor swapped ({hi:g} and {lo:g})",
+               _llama3(th0, f, L, hi, lo))
     if rt == "dynamic":
         yield f"the dynamic table of length {e.max_position} at every length", reference.thetas(e, e.max_position)
     if rt == "longrope":
@@ -168,14 +187,20 @@ def _frequency_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None:
     wrapped = _wrap(f, e)  # a table that wraps misleads the unwrapping of the angles, which may still look linear
     if wrapped or _close(fr.thetas, th, tol):
         return wrapped
-    if e.rope_type != "default":
-        for what, tv in _scaling_variants(e, seq):
+    rounded = _rounded_table(fr.thetas, th, tol, e)
+    if rounded:
+        return rounded
+    if e.rope_type != "default":  # a known mistake of the method first, then the method's table at another base
+        for what, tv in scaling_variants(e, seq):
             if _close(fr.thetas, tv, tol):
                 return "scaling", (f"the frequencies match {what} (every pair to {float(np.min(tol)):.0e}"
                                    + (f"..{float(np.max(tol)):.0e}, as closely as it can be measured" if np.max(tol) > np.min(tol) else "")
                                    + f"), not the configured {e.rope_type}")
+        other = _other_base(fr.thetas, e, tol, seq)
+        if other:
+            return other
     if e.rope_type == "default":  # another base, normalising dim, index shift or factor of the one ladder
-        return _ladder(fr.thetas, e, tol)
+        return _ladder(fr.thetas, e, tol) or _formed_in(fr.thetas, th, tol, e)
     factor = _one_factor(ratio, tol)
     if factor is not None:
         s_, r = (e.rope_scaling or {}).get("factor"), e.rotary_dim
@@ -183,6 +208,70 @@ def _frequency_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None:
                if s_ and r > 2 and _close(1 / factor, s_ ** (r / (r - 2)), tol.max()) else "")
         return "scaling", (f"every frequency is the {e.rope_type} table's divided by {1 / factor:.6g}{ntk} (to "
                            f"{_spread(ratio):.0e}): linear scaling by {1 / factor:.6g}, not {e.rope_type}")
+    return _formed_in(fr.thetas, th, tol, e)
+
+
+def _rounded_table(theta: np.ndarray, th: np.ndarray, tol: np.ndarray, e: Expect) -> tuple[str, str] | None:
+    """("angle-precision", evidence) where the measured frequencies are the expected table rounded to a coarser dtype
+    than the class promises (inverse frequencies formed or stored in bfloat16, float16 or float32): the right
+    frequencies, rounded. None otherwise."""
+    coarse = [d for d in ("float32", "float16", "bfloat16")  # finest first; those the class does not allow
+              if e.inv_freq_dtype == "exact" or tolerance.unit_roundoff(d) > tolerance.unit_roundoff(e.inv_freq_dtype)]
+    for d in coarse:
+        want = round_to(th, d)
+        if np.any(want != th) and _close(theta, want, tol) and not _close(theta, th, tol):
+            i = int(np.argmax(np.abs(want - th) / th))
+            return "angle-precision", (f"the frequencies are the {e.rope_type} table rounded to {d} (pair {i} turns at "
+                                       f"{theta[i]:.9g}, {d} of {th[i]:.9g}): inverse frequencies formed or stored in "
+                                       f"{d}, expected {e.inv_freq_dtype}")
+    return None
+
+
+def _formed_in(theta: np.ndarray, th: np.ndarray, tol: np.ndarray, e: Expect) -> tuple[str, str] | None:
+    """("angle-precision", evidence) where every measured frequency is within a few roundings of a coarser dtype of
+    the expected table, and that dtype's rounding shows (the method's formula evaluated in it): said only after no
+    other base, ladder or method has fitted, since a base off by 1e-3 also stays within bfloat16's roundings."""
+    coarse = [d for d in ("float32", "float16", "bfloat16")
+              if e.inv_freq_dtype == "exact" or tolerance.unit_roundoff(d) > tolerance.unit_roundoff(e.inv_freq_dtype)]
+    miss = np.abs(theta / th - 1)
+    for d in coarse:  # formed in d through the method's formula: several roundings, each of at most u_d
+        u = tolerance.unit_roundoff(d)
+        if np.all(miss <= 8 * u + tol) and np.max(miss) >= u / 4:
+            i = int(np.argmax(miss))
+            return "angle-precision", (f"every frequency is within 8 u of {d} of the {e.rope_type} table (pair {i} off "
+                                       f"by {miss[i]:.2g} relative, {miss[i] / u:.2g} u): inverse frequencies formed in "
+                                       f"{d}, expected {e.inv_freq_dtype}")
+    return None
+
+
+def _other_base(theta: np.ndarray, e: Expect, tol: np.ndarray, seq) -> tuple[str, str] | None:
+    """("base", evidence) where the measured frequencies are e's scaling method's at another base: the base read off
+    the pairs its method leaves unchanged (the longest ladder prefix), rounded as configs round it."""
+    if np.any(theta <= 0) or len(theta) < 3:
+        return None
+    # each pair's ladder index i over its ladder's R (1-D: i over r; per-axis ladders: i over d_a): ln theta = -(2i/R)
+    # ln b; the base from the fastest third of the pairs, which no scaling method moves
+    lad = np.array(e.ladder(), dtype=np.float64)
+    expo = 2 * lad[:, 0] / lad[:, 1]
+    fast = np.argsort(expo)[: max(3, len(expo) // 3)]
+    fast = fast[expo[fast] > 0]
+    if not fast.size:
+        return None
+    base = float(np.exp(np.median(-np.log(theta[fast]) / expo[fast])))
+    for digits in (3, 4, 6, 8, 12):
+        b = float(f"{base:.{digits}g}")
+        if b <= 1 or abs(b / e.rope_theta - 1) <= 1e-9:
+            continue
+        try:
+            other = e.replace(rope_theta=b)
+        except ValueError:
+            return None
+        if _close(theta, reference.thetas(other, seq), tol):
+            what = (f"{e.rope_type}'s table" if e.rope_type != "default" else
+                    f"the {e.axes_kind()} ladders" if e.multi_axis else "the ladder")
+            rest = f": the {e.rope_type} scaling itself is right" if e.rope_type != "default" else ""
+            return "base", (f"the frequencies are {what} of base {b:g} (every pair to {float(np.max(tol)):.0e}), "
+                            f"expected base {e.rope_theta:g}{rest}")
     return None
 
 
@@ -336,6 +425,9 @@ def axes_fault(f, e: Expect) -> tuple[str, str] | None:
     tol = np.maximum(1e-6, 100 * np.nan_to_num(np.array([precision[a, j] for j, a in enumerate(got)]), nan=1.0))
     if _close(freq, th, tol):
         return None
+    other = _other_base(np.abs(freq), e, tol, None)
+    if other:
+        return other
     for word, other, what in _other_ladders(e):
         if _close(freq, reference.thetas(other), tol):
             return word, (f"the frequencies match {what} (pair {int(np.argmax(np.abs(th - freq)))} turns at "
@@ -459,6 +551,11 @@ def _ladder(theta: np.ndarray, e: Expect, tol: float) -> tuple[str, str] | None:
         return "base", f"theta'_i = theta_(i+{round(shift)}) of base {e.rope_theta:g}: the frequency index is shifted by {round(shift)}"
     if abs(k * r - lnb) <= 1e-6 * lnb:
         return "scaling", f"every frequency is the expected one times {math.exp(a):.9g}"
+    b, s = math.exp(k * r), math.exp(-a)
+    if s > 1 + 1e-6:  # another base and one factor: two fields, the base first (the ladder), the factor listed
+        return "base", (f"the frequencies fit base {b:.6g} divided by {s:.6g} (to {resid:.0e}): base {b:.6g} where "
+                        f"{e.rope_theta:g} is expected, and linear scaling by {s:.6g} where none is (two fields: "
+                        f"rope_theta and rope_scaling)")
     return None
 
 
@@ -554,19 +651,36 @@ def _expect_of(res, impl) -> Expect | None:
 
 def _root_cause(res, impl) -> None:
     """One root cause, one word: a failure named from a measurement says "follows from <word>" and takes
-    that word when the implementation has a structural fault (properties.diagnose.root_cause)."""
+    that word when the implementation has a structural fault (properties.diagnose.root_cause), or when the one
+    measured model of the implementation (:func:`measured_model`) names another field of the expectation: every
+    property that measured along the expected pairs then carries the word the measurement gives."""
     if not impl.form.diagnosed or res.diagnosis not in _MEASURED:
         return
     expect = _expect_of(res, impl)
     if expect is None:
         return
     try:
-        found = root_cause(impl.as_rope(expect), expect)
+        found = root_cause(impl.as_rope(expect), expect) or measured_model(impl, expect)
     except (Unsupported, Failure):
         return
     if found and found[0] != res.diagnosis:
         res.message = f"{res.message} -- follows from {found[0]}: {found[1]}"
         res.diagnosis = found[0]
+    elif found and found[1] not in res.message:  # the same word: the measurement's evidence says what it is
+        res.message = f"{res.message} -- {found[0]}: {found[1]}"
+
+
+def measured_model(impl, expect: Expect) -> tuple[str, str] | None:
+    """What probing the implementation says of it under ``expect`` (:func:`diagnose`: its structure, frequencies,
+    norms and rounding), measured once per implementation and expectation and kept on it: the first evidence of
+    every failure that a property named from its own measurement."""
+    cache = impl.__dict__.setdefault("_measured", {})
+    if expect not in cache:
+        try:
+            cache[expect] = diagnose(impl.as_rope(expect), expect)
+        except (Unsupported, Failure):
+            cache[expect] = None
+    return cache[expect]
 
 
 def _name_unnamed(res, impl) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 from implementations.contract import Failure
 
 import reference
-from properties import precision, probe
+from properties import diagnose, precision, probe
 from spec import presets
 from spec.expectation import Expect, ExpectationError
 
@@ -156,6 +156,15 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
             best = (err, curve, cand)  # yarn of factor 1.000001 that fits the float32 rounding a little closer
             break
     err, curve, cand = best
+    if err > fits and not fp.length_dependent:  # a known mistake of a method (ramp reversed, bands swapped, betas
+        for curve_, cand_ in _candidates(fp.base, d, r, conv, table, top):  # swapped): the diagnosis's own list
+            if cand_.rope_type == "default":
+                continue
+            for what, tv in diagnose.scaling_variants(cand_, None):
+                if "unscaled" not in what and float(np.max(np.abs(tv - table) / table)) <= fits:
+                    fp.curve, fp.curve_error = what, float(np.max(np.abs(tv - table) / table))
+                    fp.scaling = cand_.to_dict()["rope_scaling"]
+                    return fp
     if fp.length_dependent:
         dyn = _fit_dynamic(fp, theta, cand.replace(rope_scaling=None), top)
         if dyn is not None and dyn[0] <= fits:

@@ -313,3 +313,108 @@ def test_the_public_fingerprint_stays_a_function_after_it_has_run():
     from ropespec import fingerprint
 
     assert callable(fingerprint), fingerprint
+
+
+LLAMA3 = '''
+import math
+import numpy as np
+from spec.dtypes import round_to
+
+D, FACTOR, L = 128, 8.0, 8192
+
+
+def _inv(base, low=1.0, high=4.0, reverse=False, dtype=None):
+    """transformers' _compute_llama3_parameters, each operation rounded to ``dtype`` where one is given."""
+    r = (lambda v: round_to(v, dtype)) if dtype else (lambda v: v)
+    inv = r(1.0 / r(base ** r(np.arange(0, D, 2) / D)))
+    wl = r(2 * math.pi / inv)
+    smooth = r(r(r(L / wl) - low) / (high - low))
+    if reverse:
+        smooth = 1 - smooth
+    mixed = r(r((1 - smooth) * r(inv / FACTOR)) + r(smooth * inv))
+    return np.where(wl < L / high, inv, np.where(wl > L / low, r(inv / FACTOR), mixed))
+
+
+def _rope(inv, table=None):
+    def f(x, positions):
+        ang = np.asarray(positions, dtype=np.float64)[:, None] * inv[None, :]
+        c, s = np.cos(ang), np.sin(ang)
+        if table:
+            c, s = round_to(c, table), round_to(s, table)
+        h = x.shape[1] // 2
+        a, b = x[:, :h], x[:, h:]
+        return np.concatenate([a * c - b * s, a * s + b * c], axis=1).astype(x.dtype)
+    return f
+
+
+wrong_base = _rope(_inv(50000.0))
+ramp_reversed = _rope(_inv(500000.0, reverse=True))
+bands_swapped = _rope(_inv(500000.0, low=4.0, high=1.0))
+inv_freq_bf16 = _rope(_inv(500000.0, dtype="bfloat16"))
+table_bf16 = _rope(_inv(500000.0), table="bfloat16")
+'''
+
+
+@pytest.mark.parametrize("name, word, says, curve", [
+    ("wrong_base", "base", "llama3's table of base 50000", None),
+    ("ramp_reversed", "scaling", "llama3 with its ramp reversed", "llama3 with its ramp reversed"),
+    ("bands_swapped", "scaling", "low_freq_factor and high_freq_factor swapped", "factor swapped"),
+    ("inv_freq_bf16", "angle-precision", "inverse frequencies formed in bfloat16", None),
+    ("table_bf16", "angle-precision", "cos/sin tables stored in bfloat16", None),
+])
+def test_llama3_mistakes_get_the_word_of_the_field_the_measurement_contradicts(tmp_path, capsys, name, word, says,
+                                                                                 curve):
+    """A wrong base under llama3 said [scaling] with no word of the base; the ramp reversed or the bands swapped said
+    [angle-precision] beside an error 2400 times the bound; inverse frequencies in bfloat16 said [scaling]; a table
+    cast to bfloat16 said angle-precision in three properties, scaling in two and attention-factor in one. Every
+    failing property now carries the word of the one measured model, and the fingerprint reads the same base and
+    curve."""
+    p = tmp_path / "llama3_rope.py"
+    p.write_text(LLAMA3)
+    result = check(f"{p}:{name}", "llama3.1-8b", seed=0)
+    failed = _failed(result)
+    assert failed and {r.diagnosis for r in failed} == {word}, [(r.name, r.diagnosis) for r in failed]
+    assert all(says in r.message for r in failed), [r.message[-300:] for r in failed if says not in r.message]
+    assert main(["fingerprint", f"{p}:{name}", "--expect", "llama3.1-8b"]) == 0
+    out = capsys.readouterr().out
+    if name == "wrong_base":
+        assert "base: 50000 " in out and "curve: llama3 {" in out, out
+    if curve:
+        assert curve in out, out
+
+
+OTHER_FIELDS = '''
+from implementations.numpy_rope import make
+from spec import presets
+
+_hunyuan_base_ignored = make(presets.get("hunyuan-video").replace(rope_theta=10000.0, dtype="float32",
+                                                                    angle_dtype="exact", inv_freq_dtype="exact"))
+_global = make(presets.get("llama2-7b").replace(max_position=131072, rope_theta=1e6, dtype="float32",
+                                                  rope_scaling={"rope_type": "linear", "factor": 8.0},
+                                                  angle_dtype="exact", inv_freq_dtype="exact"))
+
+
+def base_ignored(x, positions):
+    """Per-axis ladders that ignore the configured base (HunYuan-Video's 256) and use 10000: diffusers #10111."""
+    return _hunyuan_base_ignored(x, positions)
+
+
+def sliding_with_global(x, positions):
+    """Gemma 3's sliding layers given the global layers' base 1e6 and linear factor 8."""
+    return _global(x, positions)
+'''
+
+
+@pytest.mark.parametrize("name, expect, says", [
+    ("base_ignored", "hunyuan-video", "the per-axis ladders of base 10000 (every pair to"),
+    ("sliding_with_global", {"head_dim": 128, "rope_theta": 10000, "max_position": 131072},
+     "base 1e+06 where 10000 is expected, and linear scaling by 8 where none is"),
+])
+def test_another_base_of_per_axis_ladders_and_two_fields_are_named(tmp_path, name, expect, says):
+    """Both said unknown: the per-axis ladders' base is read off them, and a ladder of another base divided by one
+    factor names both fields, the base first."""
+    p = tmp_path / "fields.py"
+    p.write_text(OTHER_FIELDS)
+    failed = _failed(check(f"{p}:{name}", expect, seed=0))
+    assert failed and {r.diagnosis for r in failed} == {"base"}, [(r.property, r.diagnosis) for r in failed]
+    assert all(says in r.message for r in failed), failed[0].message[-300:]

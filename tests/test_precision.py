@@ -18,7 +18,7 @@ LOW_PRECISION = [m for m in members() if m.diagnosis == "angle-precision" and no
 EVIDENCE = {
     "fp16_positions": "positions rounded to float16",
     "bf16_positions": "positions rounded to bfloat16",
-    "bf16_inv_freq": "inverse frequencies rounded to bfloat16",
+    "bf16_inv_freq": "rounded to bfloat16",  # the measured table: "the default table rounded to bfloat16"
     "bf16_cos_sin": "cos/sin tables stored in bfloat16",
     "float32_angles": "angles formed in float32",
     "fast_sincos": "angles rounded to float32 (worst",  # its float32 argument reduction, by its signature
