@@ -20,7 +20,7 @@ from properties.numerics import output_bound
 from spec import tolerance
 from spec.dtypes import round_to
 from spec.expectation import Expect
-from spec.scaling import original_length
+from spec.scaling import original_length, table_variant
 
 def _close(a, b, tol) -> bool:
     """Frequencies equal to a relative tolerance, modulo 2 pi (integer positions cannot tell theta
@@ -139,10 +139,12 @@ def _structure_of(f, e: Expect) -> tuple[str, str] | None:
     return _structure(pr, e)
 
 
-def _measured(f, e: Expect):
+def _measured(f, e: Expect, seq: int | None = None):
     """The frequencies read off f along e's pairs, the expected ones, the relative precision each is known to,
-    and the call length the table is read at (for the types whose table depends on it)."""
-    seq = original_length(e) if e.rope_type in ("dynamic", "longrope") else None
+    and the call length the table is read at (for the types whose table depends on it: the original length unless
+    ``seq`` is given)."""
+    if seq is None and table_variant(e, e.max_position) != table_variant(e, None):
+        seq = original_length(e)
     pairs = list(zip(e.pairs(), e.out_pairs()))
     fr = probe.frequencies(f, e.head_dim, pairs, max_position=e.max_position, seq_len=seq)
     th = reference.thetas(e, seq)
@@ -196,7 +198,7 @@ def _frequency_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None:
                 return "scaling", (f"the frequencies match {what} (every pair to {float(np.min(tol)):.0e}"
                                    + (f"..{float(np.max(tol)):.0e}, as closely as it can be measured" if np.max(tol) > np.min(tol) else "")
                                    + f"), not the configured {e.rope_type}")
-        other = _other_base(fr.thetas, e, tol, seq)
+        other = _other_base(fr.thetas, e, tol, seq) or _other_factor(fr.thetas, e, tol, seq)
         if other:
             return other
     if e.rope_type == "default":  # another base, normalising dim, index shift or factor of the one ladder
@@ -253,11 +255,21 @@ def _other_base(theta: np.ndarray, e: Expect, tol: np.ndarray, seq) -> tuple[str
     # ln b; the base from the fastest third of the pairs, which no scaling method moves
     lad = np.array(e.ladder(), dtype=np.float64)
     expo = 2 * lad[:, 0] / lad[:, 1]
-    fast = np.argsort(expo)[: max(3, len(expo) // 3)]
-    fast = fast[expo[fast] > 0]
-    if not fast.size:
+    order = np.argsort(expo, kind="stable")
+    lt = np.log(theta)
+    # ln theta_j = c - expo_j ln b along the fastest pairs, as far as they stay on one line (a method's band starts
+    # where they leave it; c is ln 1/s for a method that divides every pair, 0 otherwise); per-axis ladders share
+    # their exponents, so the line starts with three distinct ones
+    k = next((n for n in range(3, len(order) + 1) if len(np.unique(expo[order[:n]])) >= 3), None)
+    if k is None:
         return None
-    base = float(np.exp(np.median(-np.log(theta[fast]) / expo[fast])))
+    while k < len(order):
+        slope, c = np.polyfit(expo[order[:k]], lt[order[:k]], 1)
+        resid = float(np.max(np.abs(lt[order[:k]] - (c + slope * expo[order[:k]]))))
+        if abs(lt[order[k]] - (c + slope * expo[order[k]])) > 1e-9 + 10 * resid:
+            break
+        k += 1
+    base = float(np.exp(-np.polyfit(expo[order[:k]], lt[order[:k]], 1)[0]))
     for digits in (3, 4, 6, 8, 12):
         b = float(f"{base:.{digits}g}")
         if b <= 1 or abs(b / e.rope_theta - 1) <= 1e-9:
@@ -272,6 +284,75 @@ def _other_base(theta: np.ndarray, e: Expect, tol: np.ndarray, seq) -> tuple[str
             rest = f": the {e.rope_type} scaling itself is right" if e.rope_type != "default" else ""
             return "base", (f"the frequencies are {what} of base {b:g} (every pair to {float(np.max(tol)):.0e}), "
                             f"expected base {e.rope_theta:g}{rest}")
+    return None
+
+
+def dynamic_fit(f, plain: Expect, top: int, past: int) -> tuple[float, int, list[int]] | None:
+    """(factor s, original length L, the lengths read) of a dynamic NTK table, from its base b'(l) = b (s l / L -
+    (s - 1))^(r/(r-2)) read at two lengths past ``past`` (``plain``: the expectation of its pairs and base, unscaled),
+    rounded as configs round them, where the dynamic table of (s, L) is what was read; None otherwise. The one fit
+    the diagnosis and the fingerprint both read."""
+    r = plain.rotary_dim
+    lengths = [top, (past + top) // 2]
+    if lengths[1] <= past or r <= 2:
+        return None
+    q = []
+    for n in lengths:
+        fr, _, _, _ = _measured(f, plain, seq=n)
+        if np.any(fr.thetas <= 0):
+            return None
+        slope = np.polyfit(2 * np.arange(len(fr.thetas)) / r, np.log(fr.thetas), 1)[0]
+        q.append((math.exp(-slope) / plain.rope_theta) ** ((r - 2) / r))
+    a = (q[0] - q[1]) / (lengths[0] - lengths[1])  # q(l) = s l / L - (s - 1): slope s / L, intercept 1 - s
+    s = 1 - (q[0] - a * lengths[0])
+    if s <= 1 + 1e-9 or a <= 0:
+        return None
+    s, L = float(f"{s:.4g}"), int(round(s / a))
+    try:
+        cand = plain.replace(rope_scaling={"rope_type": "dynamic", "factor": s, "original_max_position_embeddings": L})
+    except ValueError:
+        return None
+    fr, _, tol, _ = _measured(f, plain, seq=top)
+    return (s, L, lengths) if _close(fr.thetas, reference.thetas(cand, top), tol) else None
+
+
+def _length_fields(f, e: Expect) -> tuple[str, str] | None:
+    """("scaling", evidence) where a dynamic NTK table, right at the original length, grows with the length by
+    another factor or from another original length: its base b'(l) = b (s l / L - (s - 1))^(r/(r-2)) read at two
+    lengths past L gives s and L, and the fields that differ are named."""
+    if e.rope_type != "dynamic":
+        return None
+    s, L, top = e.rope_scaling["factor"], original_length(e), e.max_position
+    fit = dynamic_fit(f, e.replace(rope_scaling=None), top, L)
+    if fit is None:
+        return None
+    s_got, L_got, lengths = fit
+    fields = [f"factor {s_got:g} where {s:g} is expected"] * (abs(s_got / s - 1) > 1e-3) + \
+             [f"original_max_position_embeddings {L_got} where {L} is expected"] * (abs(L_got / L - 1) > 1e-3)
+    if not fields:
+        return None
+    return "scaling", (f"the dynamic table grows with the length as one of {' and '.join(fields)} (read at lengths "
+                       f"{lengths[1]} and {top}; right up to the original length)")
+
+
+def _other_factor(theta: np.ndarray, e: Expect, tol: np.ndarray, seq) -> tuple[str, str] | None:
+    """("scaling", evidence) where the measured frequencies are e's method with another factor: the factor read off
+    the slowest pair, which every method divides by it, rounded as configs round it."""
+    s = (e.rope_scaling or {}).get("factor")
+    if not s or theta[-1] <= 0:
+        return None
+    guess = float(reference.thetas(e.replace(rope_scaling=None))[-1] / theta[-1])
+    for digits in (2, 3, 4, 6):
+        f = float(f"{guess:.{digits}g}")
+        if f <= 1 or abs(f / s - 1) <= 1e-9:
+            continue
+        try:
+            other = e.replace(rope_scaling={**e.to_dict()["rope_scaling"], "factor": f})
+        except ValueError:
+            return None
+        if _close(theta, reference.thetas(other, seq), tol):
+            return "scaling", (f"the frequencies are {e.rope_type}'s with factor {f:g} (every pair to "
+                               f"{float(np.max(tol)):.0e}), expected factor {s:g}")
     return None
 
 
@@ -323,7 +404,7 @@ def _diagnose_axes(f, e: Expect) -> tuple[str, str] | None:
 
 def _measured_fault(f, e: Expect) -> tuple[str, str] | None:
     fr, th, tol, seq = _measured(f, e)
-    found = _frequency_model(f, e, fr, th, tol, seq)
+    found = _frequency_model(f, e, fr, th, tol, seq) or _length_fields(f, e)
     if found:
         return found
     d = e.head_dim
@@ -425,7 +506,7 @@ def axes_fault(f, e: Expect) -> tuple[str, str] | None:
     tol = np.maximum(1e-6, 100 * np.nan_to_num(np.array([precision[a, j] for j, a in enumerate(got)]), nan=1.0))
     if _close(freq, th, tol):
         return None
-    other = _other_base(np.abs(freq), e, tol, None)
+    other = _other_base(freq, e, tol, None) if np.all(freq > 0) else None
     if other:
         return other
     for word, other, what in _other_ladders(e):

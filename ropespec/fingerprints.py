@@ -166,7 +166,7 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
                     fp.scaling = cand_.to_dict()["rope_scaling"]
                     return fp
     if fp.length_dependent:
-        dyn = _fit_dynamic(fp, theta, cand.replace(rope_scaling=None), top)
+        dyn = _fit_dynamic(f, fp, theta, cand.replace(rope_scaling=None), top)
         if dyn is not None and dyn[0] <= fits:
             err, curve, cand = dyn
         else:
@@ -323,25 +323,15 @@ def _fit_longrope(f, d, pairs, conv, r, long_th, short_th, top, fp):
     return err, "longrope", cand
 
 
-def _fit_dynamic(fp, theta, plain, top):
-    """A dynamic NTK table: default at short lengths; at length top + 1 the base grows."""
-    b_long, _ = _fit_base(theta, plain.rotary_dim)
-    r = plain.rotary_dim
-    grow = (b_long / plain.rope_theta) ** ((r - 2) / r)  # = s l / L - (s - 1)
-    best = None
-    for L in _LENGTHS:
-        if L >= top:
-            continue
-        l = top
-        s = (grow - 1) / (l / L - 1)
-        if s < 1 - 1e-9:
-            continue
-        cand = plain.replace(rope_scaling={"rope_type": "dynamic", "factor": float(round(s, 6)),
-                                           "original_max_position_embeddings": L})
-        err = float(np.max(np.abs(reference.thetas(cand, top) - theta) / theta))
-        if best is None or err < best[0]:
-            best = (err, "dynamic", cand)
-    return best
+def _fit_dynamic(f, fp, theta, plain, top):
+    """A dynamic NTK table: default at short lengths; past its original length the base grows. Its factor and
+    original length from the diagnosis's own fit (diagnose.dynamic_fit: the base read at two lengths)."""
+    fit = diagnose.dynamic_fit(f, plain.replace(max_position=top), top, 64)
+    if fit is None:
+        return None
+    s, L, _ = fit
+    cand = plain.replace(rope_scaling={"rope_type": "dynamic", "factor": s, "original_max_position_embeddings": L})
+    return float(np.max(np.abs(reference.thetas(cand, top) - theta) / theta)), "dynamic", cand
 
 
 def _precision(f, e: Expect, top: int) -> tuple[str | None, dict[str, float]]:

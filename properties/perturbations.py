@@ -1,0 +1,167 @@
+"""The perturbation grid: the measure of how well a failure is named. Each cell is an implementation that computes an
+expectation with one field perturbed (its base, a scaling parameter, a known mistake of the method, the rotary dim, the
+convention, the direction, an axis's offset, the sections, ...), checked under the expectation itself: the word its
+failures carry must be the perturbed field's (:data:`WORDS`), and ``ropespec fingerprint`` must read the same values.
+
+The implementations are the shipped numpy RoPE (exact angles) built for the perturbed expectation, or, for a mistake no
+expectation can state (a ramp reversed, band factors swapped, a turn the other way), the same rotation with its
+frequency table or angle bent: so a cell's only fault is its perturbation. ``tests/test_grid.py`` checks a sample in
+every run; ``benchmarks/perturbation_grid.py`` the whole grid, whose named fraction README quotes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+import reference
+from implementations import load_implementation, numpy_rope
+from properties.diagnose import scaling_variants
+from properties.framework import all_properties, run_property
+from spec.angles import cos_sin
+from spec.expectation import Expect
+
+_EXACT = {"angle_dtype": "exact", "inv_freq_dtype": "exact"}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One implementation of the grid: ``expect`` is what it is checked under, ``make()`` builds the function,
+    ``field`` is what was perturbed and ``word`` the diagnosis that names it."""
+
+    base: str
+    field: str
+    word: str
+    expect: Expect
+    make: Callable[[], Callable]
+    #: the expectation the function computes, where one states it (None: a mistake no expectation states)
+    computes: Expect | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.base}/{self.field}"
+
+
+#: the expectations perturbed: each method of length scaling, both pairings, partial rotary, every multi-axis kind
+BASES: dict[str, dict] = {
+    "default-half": {"head_dim": 64, "rope_theta": 10000.0},
+    "default-interleaved-partial": {"head_dim": 64, "rotary_dim": 32, "rope_theta": 500000.0,
+                                    "convention": "interleaved"},
+    "linear": {"head_dim": 64, "rope_theta": 10000.0, "max_position": 32768,
+               "rope_scaling": {"rope_type": "linear", "factor": 4.0}},
+    "dynamic": {"head_dim": 64, "rope_theta": 10000.0, "max_position": 16384,
+                "rope_scaling": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 2048}},
+    "yarn-deepseek": {"head_dim": 64, "rope_theta": 10000.0, "convention": "rope_interleave", "max_position": 65536,
+                      "rope_scaling": {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 4096,
+                                       "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0}},
+    "yarn": {"head_dim": 64, "rope_theta": 10000.0, "max_position": 32768,
+             "rope_scaling": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 4096}},
+    "llama3": {"head_dim": 128, "rope_theta": 500000.0, "max_position": 131072,
+               "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                "original_max_position_embeddings": 8192}},
+    "chunked": {"head_dim": 32, "rope_theta": 1000000.0, "mrope_section": [4, 6, 6], "max_position": 32768},
+    "interleaved-axes": {"head_dim": 32, "rope_theta": 5000000.0, "mrope_section": [6, 5, 5], "mrope_interleaved": True,
+                         "max_position": 32768},
+    "per-axis": {"head_dim": 48, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [8, 20, 20],
+                 "max_position": 4096},
+}
+
+#: the word each perturbed field must be named by
+WORDS = {"base x 1.001": "base", "base x 0.999": "base", "base x 5": "base", "factor x 2": "scaling",
+         "original length x 2": "scaling", "truncate": "scaling", "ramp reversed": "scaling",
+         "bands swapped": "scaling", "attention factor": "attention-factor", "rotary dim": "rotary-dim",
+         "convention": "convention", "direction": "direction", "position offset": "position-offset",
+         "axis offset": "axis-offset", "sections permuted": "axes-sections"}
+
+
+def _numpy(e: Expect) -> Callable[[], Callable]:
+    make = lambda: numpy_rope.make(e.replace(**_EXACT))  # noqa: E731
+    make.computes = e
+    return make
+
+
+def _table(e: Expect, thetas: np.ndarray, sign: float = 1.0) -> Callable[[], Callable]:
+    """The rotation of ``e``'s pairs by sign p thetas (exact angles): a frequency table no expectation states."""
+    hi, lo = np.asarray(thetas, dtype=np.float64), np.zeros(len(thetas))
+    a, b = (np.array(ix) for ix in zip(*e.pairs()))
+    oa, ob = (np.array(ix) for ix in zip(*e.out_pairs()))
+    g = reference.attention_factor(e)
+
+    def make():
+        def rope(x, positions):
+            xf = np.asarray(x, dtype=np.float64)
+            c, s = cos_sin(e.pair_positions(np.asarray(positions, dtype=np.float64)), hi, lo)
+            c, s = g * c, sign * g * s
+            out = xf.copy()
+            out[:, oa], out[:, ob] = xf[:, a] * c - xf[:, b] * s, xf[:, a] * s + xf[:, b] * c
+            return out.astype(e.dtype)
+
+        return rope
+
+    return make
+
+
+def _perturbations(e: Expect):
+    """(field, the function's maker) for every perturbation that applies to ``e``."""
+    yield "base x 1.001", _numpy(e.replace(rope_theta=e.rope_theta * 1.001))
+    yield "base x 0.999", _numpy(e.replace(rope_theta=e.rope_theta * 0.999))
+    yield "base x 5", _numpy(e.replace(rope_theta=e.rope_theta * 5))
+    yield "direction", _table(e, reference.thetas(e), sign=-1.0)
+    other = {"half": "interleaved", "interleaved": "half", "rope_interleave": "half"}[e.convention]
+    yield "convention", _numpy(e.replace(convention=other))
+    if not e.multi_axis and e.rotary_dim > 2:
+        yield "rotary dim", _numpy(e.replace(rotary_dim=e.rotary_dim - 2, partial_rotary_factor=None))
+    s = e.to_dict()["rope_scaling"] or {}
+    rt = e.rope_type
+    if rt != "default":
+        yield "factor x 2", _numpy(e.replace(rope_scaling={**s, "factor": s["factor"] * 2}))
+        if "original_max_position_embeddings" in s:
+            yield "original length x 2", _numpy(e.replace(rope_scaling={
+                **s, "original_max_position_embeddings": s["original_max_position_embeddings"] * 2}))
+        for what, tv in scaling_variants(e, None):
+            if "ramp reversed" in what:
+                yield "ramp reversed", _table(e, tv)
+            elif "swapped" in what and rt == "llama3":
+                yield "bands swapped", _table(e, tv)
+            elif "truncate" in what:
+                yield "truncate", _table(e, tv)
+    if rt == "yarn":
+        yield "attention factor", _numpy(e.replace(rope_scaling={**s, "attention_factor": 1.5}))
+    if e.multi_axis:
+        offset = [0] * e.n_axes
+        offset[-1] = 1
+        yield "axis offset", _numpy(e.replace(axes_offset=offset))
+        if e.mrope_section is not None and len(set(e.mrope_section)) > 1:
+            try:
+                yield "sections permuted", _numpy(e.replace(mrope_section=list(reversed(e.mrope_section))))
+            except ValueError:  # reversed, the interleaved sections end past the pairs: no such expectation
+                pass
+    else:
+        yield "position offset", lambda: (lambda f: (lambda x, p: f(x, np.asarray(p) + 1)))(_numpy(e)())
+
+
+def named(cell: Cell, seed: int = 0) -> str | None:
+    """The word the cell's failure carries: the diagnosis of its first failing conformance property, run as
+    ``ropespec check --invariant rope.conformance`` runs it (None when every one passes)."""
+    impl = load_implementation(cell.make(), expect=cell.expect, name=cell.name, isolate=False)
+    try:
+        for prop in all_properties():
+            if prop.invariant == "rope.conformance":
+                r = run_property(prop, impl, seed_value=seed)
+                if r.status == "fail":
+                    return r.diagnosis
+    finally:
+        impl.close()
+    return None
+
+
+def cells() -> list[Cell]:
+    """Every cell of the grid: each base expectation with each perturbation that applies to it."""
+    out = []
+    for name, d in BASES.items():
+        e = Expect.from_dict({**d, "dtype": "float32"})
+        for field, make in _perturbations(e):
+            out.append(Cell(name, field, WORDS[field], e, make, getattr(make, "computes", None)))
+    return out
