@@ -107,7 +107,10 @@ def test_consistency(bind, case):
                 index_names=("row", "dim")))
         except Failure as err:
             stale = _stale_rows(e, x, pos, keys, n0, t)
-            evidence = ""
+            evidence, word = "", "scaling" if stale else err.diagnosis
+            moved = _step_position(e, x, pos, keys, t) if t >= n0 and not stale else None
+            if moved:
+                evidence, word = f" -- position-offset: {moved}", "position-offset"
             if stale:
                 j, length = stale[0]
                 evidence = (f"; every cached key still has the rotation of the call that added it: row {j} (p = {j}) "
@@ -116,8 +119,30 @@ def test_consistency(bind, case):
             raise Failure(f"decode diverges from a fresh pass first at length {t + 1} "
                           f"({'prefill' if t == n0 - 1 else f'step {t - n0 + 1}'}; original length "
                           f"{original_length(e)}): {err.message}{evidence}",
-                          "scaling" if stale else err.diagnosis, err.ratio) from None
+                          word, err.ratio) from None
     return worst
+
+
+def _step_position(e, x, pos, keys, t) -> str | None:
+    """The position a step rotated its new key at, where it is not the step's own and the rows before it are right:
+    0 (a position never advanced), one early or late (the cache offset read before or after it is advanced); None
+    otherwise."""
+    rows = np.asarray(keys.rows)
+    newest = int(np.flatnonzero(rows == t)[0]) if t in rows else None
+    if newest is None:
+        return None
+    older = rows < t
+    if older.any():
+        want, own = exact(e, x[rows[older]], pos[rows[older]])
+        if not np.all(np.abs(keys.values[older] - want) <= output_bound(e, x[rows[older]], pos[rows[older]]) + own):
+            return None
+    for at, what in ((0, "position 0: its position is never advanced"), (t - 1, "one position early: the cache "
+                     "offset read before it is advanced"), (t + 1, "one position late: the offset advanced twice")):
+        p = np.array([at], dtype=np.int64)
+        want, own = exact(e, x[t : t + 1], p)
+        if np.all(np.abs(keys.values[newest] - want[0]) <= (output_bound(e, x[t : t + 1], p) + own)[0]):
+            return f"the step to length {t + 1} rotates its new key at {what} (the keys before it are right)"
+    return None
 
 
 #: every cached row is checked while the sequence is this short, at the last step and at the first step past

@@ -418,3 +418,42 @@ def test_another_base_of_per_axis_ladders_and_two_fields_are_named(tmp_path, nam
     failed = _failed(check(f"{p}:{name}", expect, seed=0))
     assert failed and {r.diagnosis for r in failed} == {"base"}, [(r.property, r.diagnosis) for r in failed]
     assert all(says in r.message for r in failed), failed[0].message[-300:]
+
+
+DECODERS = '''
+import numpy as np
+from implementations.numpy_decode import Decoder
+
+
+class AtZero(Decoder):
+    """Every new token's key rotated at position 0: a cache position that never advances."""
+    def step(self, x, position, rows=None):
+        self._append(x, np.array([0], dtype=np.int64))
+        return self._keys(1)
+
+
+class OffByOne(Decoder):
+    """Every new token's key rotated one position early: the cache offset read before it is advanced."""
+    def step(self, x, position, rows=None):
+        self._append(x, np.array([position - 1], dtype=np.int64))
+        return self._keys(1)
+
+
+def at_zero(expect):
+    return AtZero(expect)
+
+
+def off_by_one(expect):
+    return OffByOne(expect)
+'''
+
+
+@pytest.mark.parametrize("name, says", [("at_zero", "at position 0: its position is never advanced"),
+                                        ("off_by_one", "one position early")])
+def test_a_decoding_step_at_another_position_is_named_position_offset(tmp_path, name, says):
+    """Decoding that gives every new token position 0 said not-a-rotation, a cache offset off by one layout (unknown
+    here): the step's new key is read at the positions a step could have used."""
+    p = tmp_path / "decoders.py"
+    p.write_text(DECODERS)
+    failed = _failed(check(f"{p}:{name}", dtype="float64", seed=0, invariants=["decode.consistency"]))
+    assert [r.diagnosis for r in failed] == ["position-offset"] and says in failed[0].message, failed[0].message[-300:]
