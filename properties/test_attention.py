@@ -12,7 +12,7 @@ from properties.framework import rope_property
 from properties.strategies import make_vectors, positions, vectors
 import reference
 from reference.encodings import attention
-from spec import tolerance
+from spec import scaling, tolerance
 
 
 HEADS = ((1, 1), (4, 4), (4, 2), (8, 1))  # (n_heads, n_kv_heads): one head, multi-head, grouped-query, multi-query
@@ -147,8 +147,29 @@ def test_causal(bind, case):
                       f"the causal mask is not respected", "causal-mask")
     ref = attention(e, q, k, v, pos, True)
     # twice the bound: the implementation's error and the float64 reference's own, each within it
-    return assert_close("attend(q, k, v, causal)", out, ref, 2 * _bound(e, q, k, v, pos), call="against the exact attention",
-                        dtype=e.dtype)
+    try:
+        return assert_close("attend(q, k, v, causal)", out, ref, 2 * _bound(e, q, k, v, pos),
+                            call="against the exact attention", dtype=e.dtype)
+    except Failure as err:
+        found = _temperature(e, q, k, v, pos, out, 2 * _bound(e, q, k, v, pos))
+        if found:
+            raise Failure(f"{err.message} -- attention-factor: {found}", "attention-factor", err.ratio) from None
+        raise
+
+
+def _temperature(e, q, k, v, pos, out, bound) -> str | None:
+    """The evidence that the scores' softmax scale is another one than the expectation's: the output is the exact
+    attention with DeepSeek's mscale(s, mscale_all_dim)^2 left out where the expectation has it, or put in where it
+    does not (spec.scaling.score_temperature)."""
+    t = float(scaling.score_temperature(e))
+    s = e.to_dict()["rope_scaling"] or {}
+    if t != 1.0:
+        keep = {k_: v_ for k_, v_ in s.items() if k_ not in ("mscale", "mscale_all_dim")}
+        plain = e.replace(rope_scaling=keep | {"attention_factor": float(scaling.attention_factor(e))})
+        if np.all(np.abs(out - attention(plain, q, k, v, pos, True)) <= bound):
+            return (f"the scores' softmax scale lacks DeepSeek's mscale(s, mscale_all_dim)^2 = {t:.6g} (the output is "
+                    f"the exact attention without it)")
+    return None
 
 
 @rope_property("attention.grouped-query",
@@ -172,4 +193,7 @@ def test_grouped_query(bind, case):
             if np.all(np.abs(got - modulo) <= 2 * _bound(e, q, k, v, pos)):
                 raise Failure(f"{err.message} -- convention: query head h reads kv head h % {kv}, not h // "
                               f"{e.n_heads // kv} (transformers' repeat_kv)", "convention") from None
+        found = _temperature(e, q, k, v, pos, got, 2 * _bound(e, q, k, v, pos))
+        if found:
+            raise Failure(f"{err.message} -- attention-factor: {found}", "attention-factor", err.ratio) from None
         raise

@@ -7,6 +7,7 @@ import numpy as np
 
 from reference.rope import apply, cos_sin
 from spec.angles import cos_sin as dd_cos_sin, sinusoidal_layout, theta_hi_lo
+from spec import scaling
 from spec.expectation import Expect
 
 
@@ -32,10 +33,12 @@ def sinusoidal_fast(expect: Expect, positions) -> np.ndarray:
 
 
 def attention(expect: Expect, q, k, v, positions, causal: bool, *, additive: bool = False) -> np.ndarray:
-    """softmax((R q)(R k)^T / sqrt(d)) v with the exact RoPE, in float64, per head: q holds n_heads
+    """softmax(t (R q)(R k)^T / sqrt(d)) v with the exact RoPE, in float64, per head (t the softmax scale's temperature,
+    spec.scaling.score_temperature: 1 but for DeepSeek's YaRN): q holds n_heads
     heads of head_dim (contiguous), k and v n_kv_heads; query head h reads kv head h // group.
     ``additive``: the sinusoidal encoding added to q and k instead of the rotation."""
     d, H, KV = expect.head_dim, expect.n_heads, expect.n_kv_heads
+    temperature = float(scaling.score_temperature(expect))  # DeepSeek's YaRN: mscale(s, mscale_all_dim)^2
     pe = sinusoidal(expect.replace(dtype="float64"), positions) if additive else None
     out = []
     for h in range(H):
@@ -45,7 +48,7 @@ def attention(expect: Expect, q, k, v, positions, causal: bool, *, additive: boo
             qr, kr = qh + pe, kh + pe
         else:
             qr, kr = apply(expect, qh, positions), apply(expect, kh, positions)
-        scores = qr @ kr.T / np.sqrt(d)
+        scores = qr @ kr.T / np.sqrt(d) * temperature
         if causal:
             scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores, -np.inf)
         w = np.exp(scores - scores.max(axis=1, keepdims=True))

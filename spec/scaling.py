@@ -163,6 +163,17 @@ def _g(s, m=1):
     return mpmath.mpf(1) if s <= 1 else yarn_mscale(s, m)
 
 
+def score_temperature(expect: Expect) -> mpmath.mpf:
+    """The factor attention's softmax scale carries beyond 1/sqrt(head_dim): DeepSeek's YaRN (``mscale_all_dim``
+    given and not 0) multiplies it by g(s, mscale_all_dim)^2 (transformers' DeepseekV3Attention: softmax_scale *=
+    mscale^2), so that the scores carry g(s, mscale)^2 in all with cos and sin's g(s, mscale)/g(s, mscale_all_dim);
+    1 for every other expectation."""
+    s = expect.rope_scaling or {}
+    if expect.rope_type == "yarn" and s.get("mscale_all_dim"):
+        return _g(mpmath.mpf(s["factor"]), mpmath.mpf(s["mscale_all_dim"])) ** 2
+    return mpmath.mpf(1)
+
+
 def attention_factor(expect: Expect) -> mpmath.mpf:
     """The factor cos and sin are multiplied by (q and k each carry it; logits carry its square)."""
     s = expect.rope_scaling or {}

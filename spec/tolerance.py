@@ -216,7 +216,7 @@ def attention_bound(expect: Expect, q: np.ndarray, k: np.ndarray, v: np.ndarray,
     kn, krest = pair_norms(k, m)
     ds = (qn[:, None, :] * kn[None, :, :] * (2 * rr + dphi[:n, None, :] + dphi[None, :m, :])).sum(axis=2)
     ds = ds + (qrest[:, None, :] * krest[None, :, :]).sum(axis=2) * 2 * K_ROT * unit_roundoff(expect.dtype)
-    ds = float(np.max(ds)) / math.sqrt(d)
+    ds = float(np.max(ds)) / math.sqrt(d) * float(scaling.score_temperature(expect))
     vmax = float(np.abs(v).max()) if v.size else 0.0
     mean = (m + 4) * unit_roundoff(expect.dtype) * vmax
     # two weighted means of the same values differ by at most 2 max |v|, however far the scores moved

@@ -457,3 +457,52 @@ def test_a_decoding_step_at_another_position_is_named_position_offset(tmp_path, 
     p.write_text(DECODERS)
     failed = _failed(check(f"{p}:{name}", dtype="float64", seed=0, invariants=["decode.consistency"]))
     assert [r.diagnosis for r in failed] == ["position-offset"] and says in failed[0].message, failed[0].message[-300:]
+
+
+DEEPSEEK = '''
+import math
+import numpy as np
+from implementations.numpy_rope import make
+from spec.expectation import Expect
+
+E = Expect(head_dim=16, rope_theta=10000.0, max_position=8192, dtype="float64", angle_dtype="exact",
+           inv_freq_dtype="exact", rope_scaling={"rope_type": "yarn", "factor": 40.0,
+           "original_max_position_embeddings": 4096, "mscale": 1.0, "mscale_all_dim": 1.0})
+_rope = make(E)
+_m = 0.1 * 1.0 * math.log(40.0) + 1.0
+
+
+def _attend(q, k, v, positions, causal, scale):
+    qr, kr = _rope(q, positions), _rope(k, positions)
+    s = qr @ kr.T * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape, dtype=bool)), s, -np.inf)
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    return (w / w.sum(axis=1, keepdims=True)) @ v
+
+
+def fixed(q, k, v, positions, causal):
+    """DeepSeek-V3's attention: softmax_scale = head_dim^-0.5 * mscale(s, mscale_all_dim)^2."""
+    return _attend(q, k, v, positions, causal, 16 ** -0.5 * _m * _m)
+
+
+def buggy(q, k, v, positions, causal):
+    """The softmax scale without mscale^2."""
+    return _attend(q, k, v, positions, causal, 16 ** -0.5)
+'''
+
+
+def test_deepseeks_softmax_temperature_is_part_of_its_attention(tmp_path):
+    """DeepSeek's YaRN scales cos and sin by mscale(s, mscale)/mscale(s, mscale_all_dim) and the softmax scale by
+    mscale(s, mscale_all_dim)^2: the attention with it holds (it failed unknown), the one without it fails
+    attention-factor (it passed)."""
+    p = tmp_path / "deepseek_attention.py"
+    p.write_text(DEEPSEEK)
+    expect = {"head_dim": 16, "max_position": 8192, "dtype": "float64", "rope_scaling": {
+        "rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096, "mscale": 1.0,
+        "mscale_all_dim": 1.0}}
+    fixed = check(f"{p}:fixed", expect, family="attention", dtype="float64", seed=0)
+    assert fixed.passed, fixed.report()
+    failed = _failed(check(f"{p}:buggy", expect, family="attention", dtype="float64", seed=0))
+    assert failed and {r.diagnosis for r in failed} == {"attention-factor"}, [(r.property, r.diagnosis) for r in failed]
+    assert all("lacks DeepSeek's mscale(s, mscale_all_dim)^2 = 1.87385" in r.message for r in failed)
