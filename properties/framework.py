@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, configuration, example, given, reject, reproduce_failure, seed, settings
+from hypothesis import HealthCheck, Phase, configuration, example, given, reject, reproduce_failure, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure, Unsatisfiable
 
@@ -185,6 +185,9 @@ def hypothesis_settings(profile: str | None = None) -> settings:
         print_blob=True,
         report_multiple_bugs=False,
         suppress_health_check=list(HealthCheck),
+        # Hypothesis's explain phase re-runs a shrunk failure hundreds of times to say which parts of it matter: a
+        # failure here says its own evidence, and the phase cost two minutes of a T5 lookup's verdict
+        phases=[p for p in base.phases if p != Phase.explain],
     )
 
 
