@@ -42,7 +42,61 @@ _FIRST = ("tests/test_readme.py::test_readme_command[ropespec check]",
           "tests/test_examples.py::test_transformers_example", "tests/test_isolation.py::test_nasty_implementations")
 
 
+#: the slow tier, `pytest -m slow` (.ci/run runs it after the fast one, README's `pytest`): what starts real libraries,
+#: a cluster, a browser or a terminal, Triton's interpreter, or whole runs of every shipped implementation. Every
+#: invariant, family and form keeps its fast tests (tests/test_zoo.py, tests/test_domain.py, tests/test_grid.py).
+SLOW = {
+    "tests/test_real_multi_axis.py": "transformers' and diffusers' multi-axis code",
+    "tests/test_hf.py": "transformers' rotary code",
+    "tests/test_hf_models.py": "transformers' model types",
+    "tests/test_triton.py": "Triton's interpreter",
+    "tests/test_jax.py": "jax",
+    "tests/test_cluster.py": "a local Ray cluster",
+    "tests/test_browser.py": "headless Chromium",
+    "tests/test_terminal.py": "tmux",
+    "tests/test_examples.py": "the examples with transformers, and the plugin in scratch projects",
+    "tests/test_memory.py": "the peak memory of whole runs",
+    "tests/test_isolation.py::test_nasty_implementations": "every way a target can end or hang, in one run",
+    "tests/test_biases.py::test_rotary_embedding_torch": "rotary-embedding-torch",
+    "tests/test_biases.py::test_t5_s_compute_bias": "transformers' T5",
+    "tests/test_biases.py::test_transformers_builders": "transformers' ALiBi builders",
+    "tests/test_biases.py::test_falcon": "transformers' Falcon",
+    "tests/test_biases.py::test_bloom_s_and_mpt_s_alibi": "transformers' BLOOM and MPT",
+    "tests/test_isolation.py::test_a_hung_torch_call": "torch",
+    "tests/test_isolation.py::test_the_transformers_adapter_without": "transformers' adapter",
+    # README's multi-axis examples beyond Qwen3-VL's (the zoo names every axes fault in the fast tier)
+    "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[qwen2-vl-7b]": "an example",
+    "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[flux.1-dev]": "an example",
+}
+#: README commands of the slow tier, by what they contain: real libraries, torch, clusters, every shipped
+#: implementation (`ropespec check` alone) and pytest itself
+SLOW_COMMANDS = ("--array torch", "adapters.hf", "adapters.diffusers", "adapters.liger", "adapters.rotary_xpos",
+                 "transformers.models.", "triton_rotary", "jax_rope", "--cluster", "test_rope.py")
+
+
+#: the presets whose numpy factory is checked as a plain function in the fast tier (one of each kind: a scaled 1-D
+#: model, MLA's rope_interleave, a chunked and an interleaved M-RoPE, per-axis ladders); the others in the slow tier
+FAST_PRESETS = ("llama3.1-8b", "deepseek-v3", "qwen2-vl-7b", "qwen3-vl-8b", "flux.1-dev")
+
+
+def _slow(item) -> bool:
+    nodeid = item.nodeid
+    if nodeid.startswith(tuple(SLOW)):
+        return True
+    callspec = getattr(item, "callspec", None)
+    command = callspec.params.get("command") if callspec is not None else None
+    if nodeid.startswith("tests/test_readme.py::test_readme_command") and isinstance(command, str):
+        return command in ("ropespec check", "ropespec proofs") or command.startswith(("pytest", "pip ")) or any(
+            s in command for s in SLOW_COMMANDS)  # (tests/test_proofs.py proves every entry in the fast tier)
+    if nodeid.startswith("tests/test_plain_functions.py::test_numpy_factory_as_a_plain_function_passes"):
+        return not any(f"[{p}-" in nodeid for p in FAST_PRESETS)
+    return False
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _slow(item):
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: not item.nodeid.startswith(_FIRST))
 
 
