@@ -178,8 +178,8 @@ def load_implementation(
 def _check_warmup(impl: Implementation, bound, label: str) -> None:
     """The warm-up call, made here before any property: where it shows TARGET is not the function its contract
     describes (a result of another shape, an error naming another array library's attribute), it is one line and
-    exit 2 (TargetError), not a failure of every property (llm-foundry's build_alibi_bias(n_heads, seq_len,
-    full=True), taken in MPT's signature, returns (1, h, L, L) and was called until it asked for 64 GiB). A warm-up
+    exit 2 (TargetError), not a failure of every property (llm-foundry's ``build_alibi_bias(n_heads, seq_len,
+    full=True)``, taken in MPT's signature, returns (1, h, L, L) and was called until it asked for 64 GiB). A warm-up
     that hangs or crashes is left to the properties, which give it its word."""
     try:
         said = impl.host.warmup_verdict(bound.hid)
