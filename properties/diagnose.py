@@ -125,6 +125,9 @@ def _structure_of(f, e: Expect) -> tuple[str, str] | None:
     if not np.array_equal(y1, y2):
         k = np.unravel_index(int(np.argmax(np.abs(y1 - y2))), y1.shape)
         return "nondeterministic", f"two calls on the same input differ by {abs(y1[k] - y2[k]):.3g} at row {k[0]}, dim {k[1]}"
+    mixed = _rows_mixed(f, e, x, probe_pos, y1)
+    if mixed:
+        return "layout", mixed
     zero = f(np.zeros((2, d)), np.array([1, top], dtype=np.int64))
     if np.any(zero != 0):
         j = int(np.argmax(np.abs(zero).max(axis=0)))
@@ -137,6 +140,35 @@ def _structure_of(f, e: Expect) -> tuple[str, str] | None:
     if alone:
         return "not-a-rotation", f"dim {alone[0]} changes without a partner dim: it is scaled, not rotated"
     return _structure(pr, e)
+
+
+def _rows_mixed(f, e: Expect, x: np.ndarray, pos: np.ndarray, y: np.ndarray) -> str | None:
+    """The evidence that the rows of one call are not rotated by their own positions but by another row's (the first
+    row's, or positions running on from it, or restarting at 0), where one of these models fits every row; or None. Each row of the call is compared with the
+    same row called alone, at its own position and at each candidate: a row-wise implementation gives the same
+    either way, and a row that matches only another position tells where its position was read from (a packed
+    layout that ignores cu_seqlens or the other sequences' offsets, positions[0] broadcast over the batch). A table
+    that depends on the call's length (dynamic scaling) is not compared: its rows differ alone by design."""
+    if table_variant(e, e.max_position) != table_variant(e, None) or len(pos) < 2:
+        return None
+    tol = 64 * tolerance.unit_roundoff(e.dtype) * np.abs(x).max(axis=1)
+
+    def alone(i: int, p: int) -> np.ndarray:
+        return f(x[i:i + 1], np.array([p], dtype=np.int64))[0]
+
+    own = [np.abs(y[i] - alone(i, int(pos[i]))).max() <= tol[i] for i in range(len(pos))]
+    if all(own):
+        return None
+    models = {"the first row's position": lambda i: int(pos[0]),
+              "positions running on from the first row's (p_0 + i)": lambda i: int(pos[0]) + i,
+              "positions restarting at 0 (i)": lambda i: i}
+    for said, model in models.items():
+        if all(model(i) < e.max_position and np.abs(y[i] - alone(i, model(i))).max() <= tol[i]
+               for i in range(len(pos))):
+            return (f"in one call of {len(pos)} rows at positions {pos.tolist()}, every row is rotated by {said}, and "
+                    f"each row called alone is rotated by its own: the other rows' positions (other sequences' "
+                    f"offsets, cu_seqlens, other batch rows) are ignored")
+    return None  # rows that differ alone by no model (a table sized by the call's length) are another field's
 
 
 def _measured(f, e: Expect, seq: int | None = None):

@@ -285,9 +285,9 @@ def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None,
     """The layout fault whose evidence fits: (word, evidence), or (None, "")."""
     storage, layout = case["storage"], case["layout"]
     if got is not None:
-        found = _tile(f, e, case, got)
+        found = _misread(e, case, got) or _tile(f, e, case, got)
         if found:
-            return "tile-boundary", found
+            return ("layout" if found.startswith(_MISREAD) else "tile-boundary"), found
     if storage != "contiguous":  # the same case on contiguous memory
         try:
             plain = _call(f, dict(case, storage="contiguous"))
@@ -312,11 +312,6 @@ def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None,
             if _fits(e, case, got, np.broadcast_to(at_b[:, None, None], case["x"].shape[:-1] + _tail(e))):
                 return "layout", ("every token of batch row b is rotated by the position of flattened row b: the table "
                                   "row is read at the batch index instead of the token's (b * seq + t)")
-        if layout == "thd" and "offsets" in case and len(case["offsets"]) > 1:
-            run_on = case["offsets"][0] + np.arange(len(case["x"]))
-            if _fits(e, case, got, np.broadcast_to(run_on[:, None], case["x"].shape[:-1])):
-                return "layout", ("positions run on across the sequence boundaries, from the first offset: cu_seqlens "
-                                  "(and the other sequences' offsets) are ignored")
         if layout == "thd" and "token_positions" in case:
             cu = case["cu_seqlens"]
             as_offsets = token_positions(case["token_positions"][: len(cu) - 1], cu)
@@ -348,6 +343,31 @@ def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None,
             return "layout", (f"with as many key heads as query heads ({case['x'].shape[1]}) it is right; with "
                               f"h_kv = {case['key'].shape[1]} it is not: k is read with q's head count")
     return None, ""
+
+
+#: how every misread-position model's evidence begins
+_MISREAD = "positions "
+
+
+def _misread(e, case: dict, got: dict) -> str | None:
+    """The evidence that a packed call's sequences take positions from the wrong place, where the output fits it
+    exactly: running on across the sequence boundaries from the first offset, every sequence from sequence 0's
+    offset (Megatron's and TransformerEngine's packed-sequence bug), or every sequence restarting at 0. Before the
+    tile rule: such a call is right alone and wrong past its first sequence, as a tile's fault is."""
+    if case["layout"] != "thd" or "offsets" not in case or len(case["offsets"]) < 2:
+        return None
+    offsets, cu, shape = case["offsets"], case["cu_seqlens"], case["x"].shape[:-1]
+    models = {"run on across the sequence boundaries, from the first offset: cu_seqlens (and the other sequences' "
+              "offsets) are ignored": offsets[0] + np.arange(len(case["x"])),
+              "of every sequence start at sequence 0's offset: the other sequences' offsets are ignored (each "
+              "sequence is rotated as sequence 0 would be)": token_positions(np.full_like(offsets, offsets[0]), cu),
+              "restart at 0 in every sequence: the offsets are ignored": token_positions(np.zeros_like(offsets), cu)}
+    for said, per_token in models.items():
+        if np.array_equal(per_token, token_positions(offsets, cu)):
+            continue
+        if per_token.max() < e.max_position and _fits(e, case, got, np.broadcast_to(per_token[:, None], shape)):
+            return _MISREAD + said
+    return None
 
 
 def _alone(case: dict, i: int) -> dict:

@@ -373,7 +373,7 @@ def test_llama3_mistakes_get_the_word_of_the_field_the_measurement_contradicts(t
     p.write_text(LLAMA3)
     result = check(f"{p}:{name}", "llama3.1-8b", seed=0)
     failed = _failed(result)
-    assert failed and {r.diagnosis for r in failed} == {word}, [(r.name, r.diagnosis) for r in failed]
+    assert failed and {r.diagnosis for r in failed} == {word}, [(r.property, r.diagnosis) for r in failed]
     assert all(says in r.message for r in failed), [r.message[-300:] for r in failed if says not in r.message]
     assert main(["fingerprint", f"{p}:{name}", "--expect", "llama3.1-8b"]) == 0
     out = capsys.readouterr().out
@@ -506,3 +506,39 @@ def test_deepseeks_softmax_temperature_is_part_of_its_attention(tmp_path):
     failed = _failed(check(f"{p}:buggy", expect, family="attention", dtype="float64", seed=0))
     assert failed and {r.diagnosis for r in failed} == {"attention-factor"}, [(r.property, r.diagnosis) for r in failed]
     assert all("lacks DeepSeek's mscale(s, mscale_all_dim)^2 = 1.87385" in r.message for r in failed)
+
+
+FIRST_ROWS_POSITION = '''
+import numpy as np
+
+
+def _rope(x, p):
+    d = x.shape[1]
+    phi = np.asarray(p, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+    a, b = x[:, : d // 2], x[:, d // 2:]
+    return np.concatenate([a * np.cos(phi) - b * np.sin(phi), a * np.sin(phi) + b * np.cos(phi)], 1).astype(x.dtype)
+
+
+def broadcast_first(x, positions):
+    """Every row at positions[0] (a decode path's scalar offset used for a whole prefill)."""
+    return _rope(x, np.full(len(x), np.asarray(positions)[0]))
+
+
+def packed_from_first(x, positions, cu_seqlens):
+    """Packed sequences (thd), every sequence from sequence 0's offset (Megatron / TransformerEngine's bug)."""
+    cu = np.asarray(cu_seqlens)
+    return _rope(x.reshape(len(x), -1), np.concatenate([positions[0] + np.arange(cu[i + 1] - cu[i])
+                                                       for i in range(len(cu) - 1)])).reshape(x.shape)
+'''
+
+
+@pytest.mark.parametrize("target, layout", [("broadcast_first", None), ("packed_from_first", "thd")])
+def test_rows_rotated_by_the_first_rows_position_are_a_layout_fault_in_every_property(tmp_path, target, layout):
+    """One call's rows each rotated by another row's position is named where the positions are read (layout) by
+    every property that fails, long calls included (not a tile: each row is right alone because it is then first)."""
+    (tmp_path / "first.py").write_text(FIRST_ROWS_POSITION)
+    result = check(f"{tmp_path / 'first.py'}:{target}", expect={"head_dim": 32, "max_position": 4096},
+                   invariants=["rope.conformance", "rope.layout"], seed=0, layout=layout or "nd")
+    failed = _failed(result)
+    assert len(failed) >= 3 and {r.diagnosis for r in failed} == {"layout"}, [(r.property, r.diagnosis) for r in failed]
+    assert any("sequence 0's offset" in r.message or "the first row's position" in r.message for r in failed)
