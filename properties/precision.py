@@ -233,6 +233,10 @@ def _candidates(expect: Expect, positions: np.ndarray):
         yield f"angles formed in {d}", *_cs(round_to(round_to(p, d) * round_to(th, d)[None, :], d))
         c, s = _cs(p * th[None, :])
         yield f"cos/sin tables stored in {d}", round_to(c, d), round_to(s, d)
+        # the whole chain in the dtype: what a table computed under autocast is (the product a low-precision
+        # matmul, cos and sin of its result rounded again)
+        c, s = _cs(round_to(round_to(p, d) * round_to(th, d)[None, :], d))
+        yield f"angles and cos/sin tables formed in {d} (a table computed under autocast)", round_to(c, d), round_to(s, d)
 
 
 def _cs(phi):

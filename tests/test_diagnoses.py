@@ -542,3 +542,34 @@ def test_rows_rotated_by_the_first_rows_position_are_a_layout_fault_in_every_pro
     failed = _failed(result)
     assert len(failed) >= 3 and {r.diagnosis for r in failed} == {"layout"}, [(r.property, r.diagnosis) for r in failed]
     assert any("sequence 0's offset" in r.message or "the first row's position" in r.message for r in failed)
+
+
+AUTOCAST = '''
+import torch
+
+
+def apply(x, positions):
+    """transformers' rotary forward without its autocast guard, called under bfloat16 autocast: inv_freq @ positions
+    is a bfloat16 matmul, and cos and sin of its result are bfloat16 too."""
+    d = x.shape[-1]
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        freqs = (inv_freq[:, None] @ positions[None, :].float()).T
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return x * cos.to(x.dtype) + torch.cat((-x2, x1), dim=-1) * sin.to(x.dtype)
+'''
+
+
+def test_a_table_computed_under_autocast_is_angle_precision_not_a_broken_rotation(tmp_path):
+    """Its norms move by ~u of bfloat16 (cos and sin rounded apart), which alone reads as no rotation: the
+    candidate that forms the whole table in bfloat16 reproduces the output, and every failure says so."""
+    pytest.importorskip("torch")
+    (tmp_path / "autocast.py").write_text(AUTOCAST)
+    result = check(f"{tmp_path / 'autocast.py'}:apply", expect="llama2-7b", array="torch", dtype="float32", seed=0,
+                   invariants=["rope.conformance", "rope.norm-per-pair", "scaling.attention-factor"])
+    failed = _failed(result)
+    assert len(failed) >= 3 and {r.diagnosis for r in failed} == {"angle-precision"}, \
+        [(r.property, r.diagnosis) for r in failed]
+    assert any("formed in bfloat16 (a table computed under autocast)" in r.message for r in failed)
