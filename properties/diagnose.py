@@ -219,8 +219,8 @@ def _frequency_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None:
     if abs(c) >= 0.5 and np.all(np.abs(fr.offset - c) <= 1e-3 * max(1.0, abs(c))):
         return "position-offset", f"at p = 0 every pair is already turned by {c:.6g} theta_i: positions are shifted by {round(c)}"
     wrapped = _wrap(f, e)  # a table that wraps misleads the unwrapping of the angles, which may still look linear
-    if wrapped or _close(fr.thetas, th, tol):
-        return wrapped
+    if wrapped or _close(fr.thetas, th, tol):  # right at the length read: a dynamic table must move past it
+        return wrapped or _fixed_table(f, e, fr, tol, seq)
     rounded = _rounded_table(fr.thetas, th, tol, e)
     if rounded:
         return rounded
@@ -230,9 +230,15 @@ def _frequency_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None:
                 return "scaling", (f"the frequencies match {what} (every pair to {float(np.min(tol)):.0e}"
                                    + (f"..{float(np.max(tol)):.0e}, as closely as it can be measured" if np.max(tol) > np.min(tol) else "")
                                    + f"), not the configured {e.rope_type}")
-        other = _other_base(fr.thetas, e, tol, seq) or _other_factor(fr.thetas, e, tol, seq)
-        if other:
-            return other
+        # a table that stays put where e's moves with the length fits some base at the one length read: it is said
+        # as that, unless one factor of every frequency says more (the NTK base's factor taken as a divisor)
+        fixed = _fixed_table(f, e, fr, tol, seq)
+        if fixed is None:
+            other = _other_base(fr.thetas, e, tol, seq) or _other_factor(fr.thetas, e, tol, seq)
+            if other:
+                return other
+        elif _one_factor(ratio, tol) is None:
+            return fixed
     if e.rope_type == "default":  # another base, normalising dim, index shift or factor of the one ladder
         return _ladder(fr.thetas, e, tol) or _formed_in(fr.thetas, th, tol, e)
     factor = _one_factor(ratio, tol)
@@ -276,6 +282,26 @@ def _formed_in(theta: np.ndarray, th: np.ndarray, tol: np.ndarray, e: Expect) ->
                                        f"by {miss[i]:.2g} relative, {miss[i] / u:.2g} u): inverse frequencies formed in "
                                        f"{d}, expected {e.inv_freq_dtype}")
     return None
+
+
+def _fixed_table(f, e: Expect, fr, tol: np.ndarray, seq) -> tuple[str, str] | None:
+    """("scaling", evidence) where e's table depends on the call's length (dynamic NTK) and f's does not: the
+    frequencies read at the original length and at max_position are the same, where e's differ. Before another
+    base is fitted at one length: a table that stays put fits some base there, and is still no dynamic table."""
+    top = e.max_position
+    if seq is None or seq >= top or table_variant(e, top) == table_variant(e, None):
+        return None
+    th_seq, th_top = reference.thetas(e, seq), reference.thetas(e, top)
+    if _close(th_top, th_seq, tol):
+        return None
+    at_top, _, tol_top, _ = _measured(f, e, seq=top)
+    if not _close(at_top.thetas, fr.thetas, np.maximum(tol, tol_top)):
+        return None
+    i = int(np.argmax(np.abs(th_top / th_seq - 1)))
+    return "scaling", (f"the frequencies are the same at call lengths {seq} and {top} (pair {i} turns at "
+                       f"{fr.thetas[i]:.6g} at both), where the {e.rope_type} table changes past the original length "
+                       f"{original_length(e)} (pair {i}: {th_seq[i]:.6g} at {seq}, {th_top[i]:.6g} at {top}): the "
+                       f"table does not follow the call's length")
 
 
 def _other_base(theta: np.ndarray, e: Expect, tol: np.ndarray, seq) -> tuple[str, str] | None:

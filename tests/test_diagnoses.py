@@ -573,3 +573,31 @@ def test_a_table_computed_under_autocast_is_angle_precision_not_a_broken_rotatio
     assert len(failed) >= 3 and {r.diagnosis for r in failed} == {"angle-precision"}, \
         [(r.property, r.diagnosis) for r in failed]
     assert any("formed in bfloat16 (a table computed under autocast)" in r.message for r in failed)
+
+
+DYNAMIC_CONSTANT = '''
+import numpy as np
+
+
+def constant(x, positions):
+    """Dynamic NTK whose base is computed once, for length {M}, whatever the call's length."""
+    d, s, L, M = x.shape[1], 4.0, 2048, {M}
+    phi = np.asarray(positions, dtype=np.float64)[:, None] * (
+        10000.0 * (s * M / L - (s - 1)) ** (d / (d - 2))) ** (-np.arange(0, d, 2) / d)
+    a, b = x[:, : d // 2], x[:, d // 2:]
+    return np.concatenate([a * np.cos(phi) - b * np.sin(phi), a * np.sin(phi) + b * np.cos(phi)], 1).astype(x.dtype)
+'''
+
+
+@pytest.mark.parametrize("M", [2048, 4096])
+def test_a_dynamic_table_that_does_not_follow_the_length_is_scaling(tmp_path, M):
+    """A dynamic NTK table fixed at one length (the original one: no scaling at all; or another) fits the default
+    ladder, or some base, at the one length it is read at: the table read again at max_position says it stays put,
+    which no base and no rounding explains."""
+    (tmp_path / "dyn.py").write_text(DYNAMIC_CONSTANT.replace("{M}", str(M)))
+    result = check(f"{tmp_path / 'dyn.py'}:constant", seed=0, invariants=["rope.conformance"],
+                   expect={"head_dim": 64, "max_position": 16384, "rope_scaling": {
+                       "rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 2048}})
+    failed = _failed(result)
+    assert failed and {r.diagnosis for r in failed} == {"scaling"}, [(r.property, r.diagnosis) for r in failed]
+    assert all("does not follow the call's length" in r.message for r in failed)
