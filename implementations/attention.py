@@ -1,23 +1,26 @@
 """Attention with RoPE on q and k, in numpy: ``make(expect)`` returns ``attend(q, k, v, positions,
 causal)``; q is (n, n_heads * head_dim), k and v (n, n_kv_heads * head_dim), heads contiguous, and
 query head h reads key/value head h // (n_heads / n_kv_heads) (grouped-query attention). V is not
-rotated."""
+rotated. The scores' softmax scale is 1/sqrt(head_dim) times the expectation's temperature (DeepSeek's YaRN:
+mscale(s, mscale_all_dim)^2, spec.scaling.score_temperature)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from implementations.numpy_rope import make as make_rope
+from spec.scaling import score_temperature
 
 
 def make(expect):
     rope = make_rope(expect.replace(dtype="float64"))
 
     d, group = expect.head_dim, expect.n_heads // expect.n_kv_heads
+    scale = float(score_temperature(expect)) / np.sqrt(d)
 
     def head(q, k, v, positions, causal):
         qr, kr = rope(q, positions), rope(k, positions)
-        scores = qr @ kr.T / np.sqrt(d)
+        scores = qr @ kr.T * scale
         if causal:
             scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores, -np.inf)
         w = np.exp(scores - scores.max(axis=1, keepdims=True))

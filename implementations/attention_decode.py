@@ -1,13 +1,15 @@
 """Attention decoded with a KV cache, in numpy: ``make(expect)`` returns a decoder with
 ``prefill(q, k, v, positions)`` (the causal outputs of those rows) and ``step(q, k, v, position)`` (the
 output of one more row). Keys are cached rotated, values unrotated; the query is rotated at its own
-position. Consistent with the full causal pass for every table that does not change with the length."""
+position; the softmax scale carries the expectation's temperature (implementations.attention). Consistent with the
+full causal pass for every table that does not change with the length."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from implementations.numpy_rope import make as make_rope
+from spec.scaling import score_temperature
 
 
 class Decoder:
@@ -15,9 +17,10 @@ class Decoder:
         self.rope = make_rope(expect.replace(dtype="float64"))
         self.k = np.zeros((0, expect.head_dim))
         self.v = np.zeros((0, expect.head_dim))
+        self.scale = float(score_temperature(expect)) / np.sqrt(expect.head_dim)
 
     def _attend(self, qr):
-        scores = qr @ self.k.T / np.sqrt(qr.shape[1])
+        scores = qr @ self.k.T * self.scale
         n = self.k.shape[0]
         mask = np.tril(np.ones((qr.shape[0], n), dtype=bool), k=n - qr.shape[0])
         scores = np.where(mask, scores, -np.inf)

@@ -506,6 +506,10 @@ def test_deepseeks_softmax_temperature_is_part_of_its_attention(tmp_path):
     failed = _failed(check(f"{p}:buggy", expect, family="attention", dtype="float64", seed=0))
     assert failed and {r.diagnosis for r in failed} == {"attention-factor"}, [(r.property, r.diagnosis) for r in failed]
     assert all("lacks DeepSeek's mscale(s, mscale_all_dim)^2 = 1.87385" in r.message for r in failed)
+    # and the shipped numpy attention and decoder are DeepSeek's attention under its expectation
+    for shipped in ("implementations.attention:make", "implementations.attention_decode:make"):
+        ours = check(shipped, dict(expect, dtype="float32"), family="attention", dtype="float32", seed=0)
+        assert ours.passed, ours.report()
 
 
 FIRST_ROWS_POSITION = '''

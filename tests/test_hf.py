@@ -148,3 +148,49 @@ def test_text_only_position_ids_feed_1d_rope_through_the_models_own_code():
     a, b = (list(ix) for ix in zip(*e.pairs()))
     bound = tolerance.component_bound(e, pos[1][:, 0].astype(float), reference.thetas(e), np.hypot(x[:, a], x[:, b]))
     assert np.all(np.abs(got[:, a] - want[:, a]) <= bound) and np.all(np.abs(got[:, b] - want[:, b]) <= bound)
+
+
+_DS = {"head_dim": 64, "rope_theta": 10000.0, "max_position": 163840, "rope_scaling": {
+    "rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1}}
+DEEPSEEK = {  # each model's own scaling fields (V3: mscale 1, mscale_all_dim 1; V2: both 0.707) and pairing
+    "deepseek_v3": dict(_DS, convention="rope_interleave", n_heads=4, n_kv_heads=2, rope_scaling=dict(
+        _DS["rope_scaling"], mscale=1.0, mscale_all_dim=1.0)),
+    "deepseek_v2": dict(_DS, convention="interleaved", n_heads=4, n_kv_heads=4, rope_scaling=dict(
+        _DS["rope_scaling"], mscale=0.707, mscale_all_dim=0.707)),
+}
+
+PLAIN_SCALE = '''
+from implementations.adapters import hf_attention
+
+
+def make(expect):
+    """transformers' DeepSeek-V3 attention with a plain model's softmax scale: mscale(s, mscale_all_dim)^2 left out."""
+    attend = hf_attention.deepseek_v3(expect)
+    attend.module.scaling = expect.head_dim ** -0.5
+    return attend
+'''
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("model_type", list(DEEPSEEK))
+def test_deepseek_attention_as_its_model_computes_it_passes(model_type, dtype):
+    """transformers' DeepSeek-V2/V3 attention (its rotary, apply function, softmax scale and eager attention) holds
+    every attention invariant under the model's own config: cos and sin carry mscale/mscale_all_dim and the softmax
+    scale mscale_all_dim's square, which together are the expectation's attention."""
+    from ropespec import check
+
+    result = check(f"implementations.adapters.hf_attention:{model_type}", expect=DEEPSEEK[model_type],
+                   family="attention", array="torch", dtype=dtype, seed=0)
+    statuses = {r.property: r.status for r in result.reports[0].results if r.applicable}
+    assert len(statuses) >= 5 and set(statuses.values()) == {"pass"}, statuses
+
+
+def test_deepseek_attention_without_its_softmax_temperature_is_named(tmp_path):
+    from ropespec import check
+
+    (tmp_path / "plain_scale.py").write_text(PLAIN_SCALE)
+    result = check(f"{tmp_path / 'plain_scale.py'}:make", expect=DEEPSEEK["deepseek_v3"], family="attention",
+                   array="torch", seed=0)
+    failed = [r for r in result.reports[0].results if r.status == "fail"]
+    assert failed and {r.diagnosis for r in failed} == {"attention-factor"}, [(r.property, r.diagnosis) for r in failed]
+    assert all("lacks DeepSeek's mscale(s, mscale_all_dim)^2" in r.message for r in failed)

@@ -60,7 +60,7 @@ MODEL_TYPES: dict[str, Model] = {
 }
 
 
-def _rope_parameters(expect) -> tuple[dict, int]:
+def rope_parameters(expect) -> tuple[dict, int]:
     """transformers 5.x rope_parameters for ``expect``, and the max_position_embeddings to give it."""
     params = {"rope_type": expect.rope_type, "rope_theta": expect.rope_theta}
     if expect.rope_scaling:
@@ -83,7 +83,7 @@ def config_for(expect, model_type: str = "llama"):
     cls = getattr(transformers, m.config)
     if m.call == "gptj":
         return cls(n_embd=expect.head_dim, n_head=1, rotary_dim=expect.rotary_dim, n_positions=expect.max_position)
-    params, max_pos = _rope_parameters(expect)
+    params, max_pos = rope_parameters(expect)
     common = dict(hidden_size=expect.head_dim, num_attention_heads=1, num_key_value_heads=1,
                   head_dim=expect.head_dim, max_position_embeddings=max_pos)
     if m.layer_type:  # per-layer-type parameters (Gemma 3): the sliding layers keep the default table

@@ -1,0 +1,90 @@
+"""transformers' DeepSeek-V2 and DeepSeek-V3 attention (multi-head latent attention) as their models compute the
+scores of the rotary dims, for the attention family (``attend(q, k, v, positions, causal)``):
+
+    ropespec check implementations.adapters.hf_attention:deepseek_v3 --family attention --array torch --expect deepseek-v3
+    ropespec check implementations.adapters.hf_attention:deepseek_v2 --family attention --array torch \\
+        --expect '{"head_dim": 64, "convention": "interleaved", ...}'
+
+Each part is the model's own: its config class, its rotary embedding (cos and sin, or V2's complex freqs_cis,
+carrying mscale(s, mscale)/mscale(s, mscale_all_dim)), its apply function, its attention module's softmax scale
+(``yarn_apply_mscale``: 1/sqrt(qk_head_dim) times mscale(s, mscale_all_dim)^2) and its ``eager_attention_forward``
+with transformers' additive causal mask. q holds n_heads heads of qk_rope_head_dim (no nope dims: the scores of the
+rotary dims alone), k and v n_kv_heads; V3's ``rope_interleave`` reads interleaved pairs and writes the half layout,
+V2 pairs interleaved (its complex form). Needs transformers (``pip install -e '.[hf]'``); without it the factories
+decline.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from implementations.adapters.hf import rope_parameters
+
+ARRAY = "torch"
+
+#: model type -> (config class, attention class, rotary class, the conventions its code pairs)
+MODELS = {"deepseek_v3": ("DeepseekV3Config", "DeepseekV3Attention", "DeepseekV3RotaryEmbedding",
+                          ("rope_interleave", "half")),
+          "deepseek_v2": ("DeepseekV2Config", "DeepseekV2Attention", "DeepseekV2RotaryEmbedding", ("interleaved",))}
+
+
+def _factory(model_type: str):
+    config_name, attention_name, rotary_name, conventions = MODELS[model_type]
+
+    def make(expect):
+        try:
+            import torch
+            import transformers
+
+            modeling = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+        except ImportError:
+            raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+        if expect.convention not in conventions:
+            raise NotImplementedError(f"transformers' {model_type} code pairs {' or '.join(conventions)}, "
+                                      f"not {expect.convention}")
+        if expect.rotary_dim != expect.head_dim:
+            raise NotImplementedError(f"transformers' {model_type} rotates every qk_rope_head_dim dim")
+        if expect.rope_type not in ("default", "yarn", "linear", "dynamic"):
+            raise NotImplementedError(f"ropespec checks {model_type}'s attention with default or yarn rope types")
+        params, max_pos = rope_parameters(expect)
+        d, h, h_kv = expect.head_dim, expect.n_heads, expect.n_kv_heads
+        config = getattr(transformers, config_name)(
+            hidden_size=h * d, num_attention_heads=h, num_key_value_heads=h_kv, qk_rope_head_dim=d,
+            qk_nope_head_dim=0, v_head_dim=d, kv_lora_rank=16, q_lora_rank=None, max_position_embeddings=max_pos,
+            rope_parameters=params, **({"rope_interleave": expect.convention == "rope_interleave"}
+                                       if model_type == "deepseek_v3" else {}))
+        config._attn_implementation = "eager"
+        module = getattr(modeling, attention_name)(config, layer_idx=0).eval()
+        rotary = getattr(modeling, rotary_name)(config)
+
+        def attend(q, k, v, positions, causal):
+            n = positions.shape[0]
+            heads = lambda a, m: a.reshape(n, m, d).transpose(0, 1)[None]  # noqa: E731  (1, heads, n, d)
+            qh, kh, vh = heads(q, h), heads(k, h_kv), heads(v, h_kv)
+            with torch.no_grad():
+                rotary.to(q.device)
+                if model_type == "deepseek_v2":
+                    qh, kh = modeling.apply_rotary_emb(qh, kh, rotary(qh, positions[None]))
+                else:
+                    cos, sin = rotary(qh, positions[None])
+                    apply = (modeling.apply_rotary_pos_emb_interleave if expect.convention == "rope_interleave"
+                             else modeling.apply_rotary_pos_emb)
+                    qh, kh = apply(qh, kh, cos, sin)
+                mask = None
+                if causal:
+                    mask = torch.full((n, n), torch.finfo(q.dtype).min, dtype=q.dtype, device=q.device)
+                    mask = torch.triu(mask, diagonal=1)[None, None]
+                module.num_key_value_groups = h // h_kv
+                out, _ = modeling.eager_attention_forward(module, qh, kh, vh, mask, scaling=module.scaling)
+            return out.reshape(n, h * d)
+
+        attend.module = module  # the model's attention module: its softmax scale is module.scaling
+        return attend
+
+    make.__name__ = make.__qualname__ = model_type
+    make.__doc__ = f"transformers' {model_type} attention: its rotary embedding, apply function and softmax scale."
+    return make
+
+
+deepseek_v3 = _factory("deepseek_v3")
+deepseek_v2 = _factory("deepseek_v2")
