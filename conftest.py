@@ -48,6 +48,7 @@ _FIRST = ("tests/test_readme.py::test_readme_command[ropespec check]",
 SLOW = {
     "tests/test_real_multi_axis.py": "transformers' and diffusers' multi-axis code",
     "tests/test_hf.py": "transformers' rotary code",
+    "tests/test_real_code.py": "transformers' rotary code, model type by model type",
     "tests/test_hf_models.py": "transformers' model types",
     "tests/test_triton.py": "Triton's interpreter",
     "tests/test_jax.py": "jax",

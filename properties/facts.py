@@ -37,7 +37,9 @@ def gather() -> dict[str, Facts]:
     zoo: dict[str, list[str]] = {}
     for m in members():
         for target in m.targets:
-            zoo.setdefault(target.partition(":")[0], []).append(m.name)
+            names = zoo.setdefault(target.partition(":")[0], [])  # a member may target several of its properties
+            if m.name not in names:
+                names.append(m.name)
     out = {}
     for inv in REGISTRY.values():
         mine = tuple(props.get(inv.id, ()))
