@@ -7,6 +7,7 @@ is installed: this repository and a user's test suite share one code path.
 """
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -65,6 +66,22 @@ SLOW = {
     "tests/test_biases.py::test_bloom_s_and_mpt_s_alibi": "transformers' BLOOM and MPT",
     "tests/test_isolation.py::test_a_hung_torch_call": "torch",
     "tests/test_isolation.py::test_the_transformers_adapter_without": "transformers' adapter",
+    # the process boundary where it waits out timeouts, signals and hangs (every way a target ends is in the slow
+    # tier's test_nasty_implementations; the fast tier keeps the one-line errors and a hang that times out)
+    "tests/test_memory_limit.py": "workers killed at their memory limit",
+    "tests/test_hostile_targets.py::test_a_target_that_hangs_costs_three_timeouts": "a hang waited out three times",
+    "tests/test_hostile_targets.py::test_a_call_cut_short_leaves_no_stale_reply": "a call cut short by its timeout",
+    "tests/test_isolation.py::test_signal_stops_a_parallel_run": "signals to parallel runs",
+    "tests/test_isolation.py::test_a_replayed_timeout_is_a_timeout": "a timeout replayed",
+    "tests/test_isolation.py::test_jobs_are_capped": "parallel runs",
+    "tests/test_isolation.py::test_fingerprint_and_precision_take_timeouts": "timeouts of the other commands",
+    "tests/test_report_files.py::test_a_closed_stdout_keeps_the_reports": "a run whose stdout closes",
+    "tests/test_report_files.py::test_an_interrupted_run_is_never_passed": "an interrupted run",
+    "tests/test_report_files.py::test_a_terminated_hang_with_nothing_done": "a terminated hang",
+    # the plugin in scratch projects beyond its --rope-impl run and its usage errors
+    "tests/test_plugin.py::test_env_variable_and_expectation": "the plugin in a scratch project",
+    "tests/test_plugin.py::test_rope_timeout_option_reaches_the_worker": "the plugin in a scratch project",
+    "tests/test_plugin.py::test_an_unrelated_project_lists_nothing_under_test": "the plugin in a scratch project",
     # README's multi-axis examples beyond Qwen3-VL's (the zoo names every axes fault in the fast tier)
     "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[qwen2-vl-7b]": "an example",
     "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[flux.1-dev]": "an example",
@@ -72,7 +89,8 @@ SLOW = {
 #: README commands of the slow tier, by what they contain: real libraries, torch, clusters, every shipped
 #: implementation (`ropespec check` alone) and pytest itself
 SLOW_COMMANDS = ("--array torch", "adapters.hf", "adapters.diffusers", "adapters.liger", "adapters.rotary_xpos",
-                 "transformers.models.", "triton_rotary", "jax_rope", "--cluster", "test_rope.py")
+                 "transformers.models.", "triton_rotary", "jax_rope", "--cluster", "test_rope.py",
+                 "examples/multi_axis.py:qwen2_vl", "examples/multi_axis.py:flux")
 
 
 #: the presets whose numpy factory is checked as a plain function in the fast tier (one of each kind: a scaled 1-D
@@ -92,6 +110,19 @@ def _slow(item) -> bool:
     if nodeid.startswith("tests/test_plain_functions.py::test_numpy_factory_as_a_plain_function_passes"):
         return not any(f"[{p}-" in nodeid for p in FAST_PRESETS)
     return False
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under ``-m "not slow"`` (README's pytest), a test file that is slow as a whole is not imported at all: its
+    libraries (transformers, diffusers, jax, ray) cost seconds of every worker's collection for tests it deselects."""
+    if (config.getoption("markexpr", "") or "").replace(" ", "") != "notslow":
+        return None
+    root = Path(str(config.rootpath))
+    try:
+        rel = Path(str(collection_path)).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+    return True if rel in SLOW and "::" not in rel else None
 
 
 def pytest_collection_modifyitems(config, items):
