@@ -211,13 +211,31 @@ def _frequency_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None:
     if not _linear_in_p(e, fr, th):
         return _wrap(f, e)
     ratio = fr.thetas / th
-    if _close(ratio, -1.0, tol):
-        return "direction", f"every pair turns by -p theta_i (pair 0 by {fr.thetas[0]:.6g} rad per position, expected +{th[0]:.6g})"
     if _close(ratio, 2.0, tol):
         return "double-rotation", f"every pair turns by exactly 2 p theta_i (theta'/theta = {np.median(ratio):.9g})"
+    # the sign of the angles, a constant offset of the positions and the frequencies are three fields measured
+    # apart: each one found wrong is said, the first as the word and the others after it
+    found = []
+    if np.all(ratio < 0):  # every pair turns the other way (and, below, perhaps not by its own frequency)
+        found.append(("direction", f"every pair turns by -p theta_i (pair 0 by {fr.thetas[0]:.6g} rad per position, "
+                                   f"expected +{th[0]:.6g})"))
+        fr = probe.Frequencies(**{**fr.__dict__, "thetas": -fr.thetas})  # phi = theta' (p + c): c keeps its sign
     c = float(np.median(fr.offset))
     if abs(c) >= 0.5 and np.all(np.abs(fr.offset - c) <= 1e-3 * max(1.0, abs(c))):
-        return "position-offset", f"at p = 0 every pair is already turned by {c:.6g} theta_i: positions are shifted by {round(c)}"
+        found.append(("position-offset", f"at p = 0 every pair is already turned by {c:.6g} theta_i: positions are "
+                                         f"shifted by {round(c)}"))
+    rest = _frequencies_model(f, e, fr, th, tol, seq)
+    if not found:
+        return rest
+    for then in found[1:] + [rest]:
+        found[0] = _with(found[0], then)
+    return found[0]
+
+
+def _frequencies_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None:
+    """The model of the frequencies themselves (a wrap, a rounded table, a method's mistake, another base or
+    factor), the angle's sign and offset being known."""
+    ratio = fr.thetas / th
     wrapped = _wrap(f, e)  # a table that wraps misleads the unwrapping of the angles, which may still look linear
     if wrapped or _close(fr.thetas, th, tol):  # right at the length read: a dynamic table must move past it
         return wrapped or _fixed_table(f, e, fr, tol, seq)
@@ -234,13 +252,15 @@ def _frequency_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None:
         # as that, unless one factor of every frequency says more (the NTK base's factor taken as a divisor)
         fixed = _fixed_table(f, e, fr, tol, seq)
         if fixed is None:
-            other = _other_base(fr.thetas, e, tol, seq) or _other_factor(fr.thetas, e, tol, seq)
+            other = _other_base(fr.thetas, e, tol, seq) or _other_factor(fr.thetas, e, tol, seq) or \
+                _other_base(fr.thetas, e, tol, seq, and_factor=True)
             if other:
                 return other
         elif _one_factor(ratio, tol) is None:
             return fixed
     if e.rope_type == "default":  # another base, normalising dim, index shift or factor of the one ladder
-        return _ladder(fr.thetas, e, tol) or _formed_in(fr.thetas, th, tol, e)
+        return (_other_base(fr.thetas, e, tol, seq) if e.multi_axis else None) or _ladder(fr.thetas, e, tol) or \
+            _formed_in(fr.thetas, th, tol, e)
     factor = _one_factor(ratio, tol)
     if factor is not None:
         s_, r = (e.rope_scaling or {}).get("factor"), e.rotary_dim
@@ -304,9 +324,11 @@ def _fixed_table(f, e: Expect, fr, tol: np.ndarray, seq) -> tuple[str, str] | No
                        f"table does not follow the call's length")
 
 
-def _other_base(theta: np.ndarray, e: Expect, tol: np.ndarray, seq) -> tuple[str, str] | None:
+def _other_base(theta: np.ndarray, e: Expect, tol: np.ndarray, seq, *, and_factor: bool = False
+                ) -> tuple[str, str] | None:
     """("base", evidence) where the measured frequencies are e's scaling method's at another base: the base read off
-    the pairs its method leaves unchanged (the longest ladder prefix), rounded as configs round it."""
+    the pairs its method leaves unchanged (the longest ladder prefix), rounded as configs round it. ``and_factor``:
+    the method's table at that base and another factor (two fields at once), tried once neither alone fits."""
     if np.any(theta <= 0) or len(theta) < 3:
         return None
     # each pair's ladder index i over its ladder's R (1-D: i over r; per-axis ladders: i over d_a): ln theta = -(2i/R)
@@ -336,12 +358,17 @@ def _other_base(theta: np.ndarray, e: Expect, tol: np.ndarray, seq) -> tuple[str
             other = e.replace(rope_theta=b)
         except ValueError:
             return None
-        if _close(theta, reference.thetas(other, seq), tol):
+        if not and_factor and _close(theta, reference.thetas(other, seq), tol):
             what = (f"{e.rope_type}'s table" if e.rope_type != "default" else
                     f"the {e.axes_kind()} ladders" if e.multi_axis else "the ladder")
             rest = f": the {e.rope_type} scaling itself is right" if e.rope_type != "default" else ""
             return "base", (f"the frequencies are {what} of base {b:g} (every pair to {float(np.max(tol)):.0e}), "
                             f"expected base {e.rope_theta:g}{rest}")
+        # the base read off the pairs no method moves, and the method's factor off the slowest: two fields at once
+        factor = _other_factor(theta, other, tol, seq) if and_factor and e.rope_type != "default" else None
+        if factor:
+            return _with(("base", f"the fastest pairs are the ladder of base {b:g}, expected base {e.rope_theta:g}"),
+                         factor)
     return None
 
 
@@ -450,21 +477,61 @@ def nonfinite_evidence(f, x: np.ndarray, positions: np.ndarray, y: np.ndarray) -
 
 
 def _diagnose(f, e: Expect) -> tuple[str, str] | None:
-    return _structure_of(f, e) or _measured_fault(f, e)
+    found = _structure_of(f, e)
+    if found is None:
+        return _measured_fault(f, e)
+    measured = _as_measured(f, e) if found[0] in ("convention", "rotary-dim") else None
+    if measured is None:
+        return found
+    try:  # the frequencies read along the pairs it has: a second field where they are not e's either
+        return _with(found, _measured_fault(f, measured))
+    except (Fault, FloatingPointError, ValueError, OverflowError):
+        return found
+
+
+def _as_measured(f, e: Expect) -> Expect | None:
+    """e with the convention and rotary dim f is measured to have (probe.convention), or None where they are no
+    convention's: the expectation under which f's frequencies are read once its structure is known."""
+    pr = probe.convention(f, e.head_dim)
+    r = e.head_dim - len(pr.untouched)
+    conv = pr.convention(e.head_dim, r) if r >= 2 and not pr.problem else None
+    if conv is None:
+        return None
+    try:
+        return e.replace(convention=conv, rotary_dim=r, partial_rotary_factor=None)
+    except ValueError:
+        return None
+
+
+def _with(first: tuple[str, str], then: tuple[str, str] | None) -> tuple[str, str]:
+    """One word for a fault of several fields: the first found (the root), its evidence followed by each other
+    field's word and evidence ("; and <word>: ..."), so that every field measured wrong is named."""
+    if then is None or then[0] == first[0]:
+        return first
+    return first[0], f"{first[1]}; and {then[0]}: {then[1]}"
 
 
 def _diagnose_axes(f, e: Expect) -> tuple[str, str] | None:
     """A multi-axis RoPE: the structure read at text tokens (every axis at p), then which axis each pair turns with
     and at which frequency, then what remains read as 1-D RoPE at text tokens (base, direction, precision)."""
     text = probe.text_view(f, e)
-    return _structure_of(text, e) or axes_fault(f, e) or _measured_fault(text, e)
+    found = _structure_of(text, e)
+    if found is not None and found[0] == "convention":
+        measured = _as_measured(text, e)
+        if measured is not None:
+            try:  # under the convention it has, the axes and frequencies read as for any other
+                return _with(found, axes_fault(f, measured) or _measured_fault(text, measured))
+            except (Fault, FloatingPointError, ValueError, OverflowError):
+                return found
+    return found or axes_fault(f, e) or _measured_fault(text, e)
 
 
 def _measured_fault(f, e: Expect) -> tuple[str, str] | None:
     fr, th, tol, seq = _measured(f, e)
     found = _frequency_model(f, e, fr, th, tol, seq) or _length_fields(f, e)
-    if found:
-        return found
+    if found:  # a field that leaves the norms alone: the attention factor is measured too, and said if it is wrong
+        return _with(found, _attention_factor_fault(f, e)) if found[0] in ("base", "direction", "position-offset") \
+            else found
     d = e.head_dim
     top = e.max_position - 1
     pairs = list(zip(e.pairs(), e.out_pairs()))
@@ -479,10 +546,9 @@ def _measured_fault(f, e: Expect) -> tuple[str, str] | None:
         i = np.unravel_index(int(np.argmax(np.abs(norms - np.median(norms)))), norms.shape)
         return "not-a-rotation", (f"a unit pair comes out with norms from {norms.min():.4g} to {norms.max():.4g} "
                                   f"(pair {i[1]}): a rotation keeps them equal")
-    measured = probe.measure(f, e, max_position=2).attention_factor  # as scaling.attention-factor reads it
-    if abs(measured - g) > allowed:
-        return "attention-factor", (f"every pair comes out {measured:.6g} times its input, expected the attention "
-                                    f"factor {g:.6g} ({measured / g:.4g} times it)")
+    found = _attention_factor_fault(f, e)
+    if found:
+        return found
     if _close(fr.thetas, th, tol):
         return _growth(f, e)
     if e.rope_type != "default":
@@ -490,6 +556,16 @@ def _measured_fault(f, e: Expect) -> tuple[str, str] | None:
         i = int(np.argmax(np.abs(ratio - 1)))
         if abs(ratio[0] - 1) <= tol[0]:
             return "scaling", f"pair {i} turns at {fr.thetas[i]:.6g}, the {e.rope_type} table says {th[i]:.6g}"
+    return None
+
+
+def _attention_factor_fault(f, e: Expect) -> tuple[str, str] | None:
+    """("attention-factor", evidence) where a unit pair comes out scaled by another factor than e's, or None."""
+    g = reference.attention_factor(e)
+    measured = probe.measure(f, e, max_position=2).attention_factor  # as scaling.attention-factor reads it
+    if abs(measured - g) > tolerance.attention_factor_allowance(e, g):
+        return "attention-factor", (f"every pair comes out {measured:.6g} times its input, expected the attention "
+                                    f"factor {g:.6g} ({measured / g:.4g} times it)")
     return None
 
 

@@ -142,6 +142,74 @@ def _perturbations(e: Expect):
         yield "position offset", lambda: (lambda f: (lambda x, p: f(x, np.asarray(p) + 1)))(_numpy(e)())
 
 
+#: the pairs of fields perturbed together: two fields of the expectation, or one with the direction or a position
+#: offset (a mistake no expectation states); both words must be named, the root's first and the other after it
+PAIRS = (("base x 5", "convention"), ("base x 5", "rotary dim"), ("base x 5", "factor x 2"),
+         ("convention", "factor x 2"), ("rotary dim", "factor x 2"), ("base x 5", "attention factor"),
+         ("base x 5", "axis offset"), ("convention", "axis offset"), ("base x 5", "direction"),
+         ("factor x 2", "direction"), ("convention", "direction"), ("base x 5", "position offset"),
+         ("convention", "position offset"), ("factor x 2", "position offset"), ("direction", "position offset"))
+
+#: the fields an expectation states, as the change each makes to it
+_FIELDS: dict[str, Callable[[Expect], Expect]] = {
+    "base x 5": lambda e: e.replace(rope_theta=e.rope_theta * 5),
+    "convention": lambda e: e.replace(convention={"half": "interleaved", "interleaved": "half",
+                                                  "rope_interleave": "half"}[e.convention]),
+    "rotary dim": lambda e: e.replace(rotary_dim=e.rotary_dim - 2, partial_rotary_factor=None),
+    "factor x 2": lambda e: e.replace(rope_scaling={**e.to_dict()["rope_scaling"],
+                                                    "factor": e.rope_scaling["factor"] * 2}),
+    "attention factor": lambda e: e.replace(rope_scaling={**e.to_dict()["rope_scaling"], "attention_factor": 1.5}),
+    "axis offset": lambda e: e.replace(axes_offset=[0] * (e.n_axes - 1) + [1]),
+}
+
+
+def _applies(e: Expect, field: str) -> bool:
+    return {"rotary dim": not e.multi_axis and e.rotary_dim > 2, "factor x 2": e.rope_type != "default",
+            "attention factor": e.rope_type == "yarn", "axis offset": e.multi_axis,
+            "position offset": not e.multi_axis}.get(field, True)
+
+
+def pair_cells() -> list[Cell]:
+    """Every pair of :data:`PAIRS` that applies to a base expectation: ``field`` "a + b", ``word`` "wa + wb"."""
+    out = []
+    for name, d in BASES.items():
+        e = Expect.from_dict({**d, "dtype": "float32"})
+        for a, b in PAIRS:
+            if not (_applies(e, a) and _applies(e, b)):
+                continue
+            stated = [x for x in (a, b) if x in _FIELDS]
+            try:
+                computes = e
+                for x in stated:
+                    computes = _FIELDS[x](computes)
+            except (ValueError, KeyError, TypeError):
+                continue
+            make = _table(computes, reference.thetas(computes), sign=-1.0) if "direction" in (a, b) else \
+                _numpy(computes)
+            if "position offset" in (a, b):
+                make = (lambda m: lambda: (lambda f: (lambda x, p: f(x, np.asarray(p) + 1)))(m()))(make)
+            out.append(Cell(name, f"{a} + {b}", f"{WORDS[a]} + {WORDS[b]}", e, make,
+                            computes if len(stated) == 2 else None))
+    return out
+
+
+def named_pair(cell: Cell, seed: int = 0) -> bool:
+    """Whether the pair cell's failure names both fields: its word is one of the two, and the other is said after
+    it ("; and <word>: ...")."""
+    words = cell.word.split(" + ")
+    impl = load_implementation(cell.make(), expect=cell.expect, name=cell.name, isolate=False)
+    try:
+        for prop in all_properties():
+            if prop.invariant == "rope.conformance":
+                r = run_property(prop, impl, seed_value=seed)
+                if r.status == "fail":
+                    other = [w for w in words if w != r.diagnosis]
+                    return r.diagnosis in words and all(f"; and {w}: " in r.message for w in other)
+    finally:
+        impl.close()
+    return False
+
+
 def named(cell: Cell, seed: int = 0) -> str | None:
     """The word the cell's failure carries: the diagnosis of its first failing conformance property, run as
     ``ropespec check --invariant rope.conformance`` runs it (None when every one passes)."""
