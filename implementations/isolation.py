@@ -20,7 +20,9 @@ warm-up plus ``timeout``, at most ``warmup_timeout``; once a warm-up has run pas
 warm-ups get ``timeout``. The first warm-up's duration is reported.
 
 At most :data:`MAX_LIVE` workers are alive in one process: the least recently used one is stopped
-(and restarted when it is used again) before another starts.
+(and restarted when it is used again) before another starts. A worker ends with its implementation: once nothing
+refers to the WorkerHost any more (an Implementation dropped without ``close()``), its worker process is stopped,
+so that idle workers do not accumulate under a long test run.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -392,18 +395,35 @@ def _kill_children() -> None:
             pass
 
 
-_LIVE: "OrderedDict[int, WorkerHost]" = OrderedDict()
+#: the hosts with a live worker, least recently used first; held weakly, so that a host nothing else refers to is
+#: collected and its worker stopped (:func:`_end_worker`)
+_LIVE: "OrderedDict[int, weakref.ref[WorkerHost]]" = OrderedDict()
 
 
 def _touch(host: "WorkerHost") -> None:
-    _LIVE[id(host)] = host
+    _LIVE[id(host)] = weakref.ref(host)
     _LIVE.move_to_end(id(host))
 
 
 def _make_room() -> None:
     while len(_LIVE) >= MAX_LIVE:
-        _, oldest = _LIVE.popitem(last=False)
-        oldest.stop()
+        _, ref = _LIVE.popitem(last=False)
+        oldest = ref()
+        if oldest is not None:
+            oldest.stop()
+
+
+def _end_worker(child: "Child", key: int) -> None:
+    """A dropped host's worker: asked to stop (it reaps what it started), then its tree killed."""
+    _LIVE.pop(key, None)
+    try:
+        child.request(Stop(), STOP_BUDGET)
+    except Exception:
+        pass
+    try:
+        child.kill()
+    except Exception:
+        pass
 
 
 class WorkerHost(HostClient):
@@ -448,6 +468,7 @@ class WorkerHost(HostClient):
         self._started = time.perf_counter()
         # forked from the fork server on the CPU; on a GPU a fresh process, whose Triton kernels compile
         self.child = Child("implementations.worker", output=self.output, fork=self.device == "cpu")
+        self._ends = weakref.finalize(self, _end_worker, self.child, id(self))  # when the host is dropped
         self.warm = False
         self.live = set()
         _touch(self)
@@ -475,6 +496,7 @@ class WorkerHost(HostClient):
             reply = child.request(msg, budget)
         except TimedOut:
             self.child = None
+            self._ends.detach()
             _LIVE.pop(id(self), None)
             if not self.warm and which == "--warmup-timeout":
                 self.warmup_overran = True
@@ -483,6 +505,7 @@ class WorkerHost(HostClient):
                         "and a fresh one runs the next call", "timeout") from None
         except Died as d:
             self.child = None
+            self._ends.detach()
             _LIVE.pop(id(self), None)
             self.stopped_by = "crash"
             memory = killed_for_memory(child.returncode, child.peak_rss, self.memory_limit)
@@ -549,6 +572,7 @@ class WorkerHost(HostClient):
                 pass  # a worker that does not answer (or was cut off mid-call): its tree is killed from here
             self.left_behind += [f"pid {pid}: {cmd}" if cmd else f"pid {pid}" for pid, cmd in self.child.kill()]
             self.child = None
+            self._ends.detach()
         _LIVE.pop(id(self), None)
 
     close = stop

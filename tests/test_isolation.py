@@ -436,3 +436,46 @@ def test_sigterm_stays_sigterm_when_a_library_turns_it_into_a_keyboard_interrupt
             assert type(e) is KeyboardInterrupt and signals.terminated(e)
     with signals.handled():
         assert not signals.terminated(KeyboardInterrupt())  # a Ctrl-C is a Ctrl-C
+
+
+DROPPED = '''
+import gc, os, sys, time
+from properties.framework import all_properties, PROPERTIES, run_property
+from ropespec.inputs import load_implementations
+
+all_properties()
+# Hypothesis keeps the first strategy a process builds (hypothesis.configuration), and with it that one implementation
+[first] = load_implementations(["implementations.numpy_rope:make"], dtype="float32")
+run_property(PROPERTIES["identity_at_zero"], first, profile="dev", seed_value=0)
+pids = []
+for seed in range(5):  # as a test suite does: an implementation made, checked, and dropped without close()
+    [impl] = load_implementations(["implementations.numpy_rope:make"], dtype="float32")
+    run_property(PROPERTIES["identity_at_zero"], impl, profile="dev", seed_value=seed)
+    pids.append(impl.host.child.pid)
+    del impl
+gc.collect()
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+deadline = time.monotonic() + 10
+while any(alive(p) for p in pids) and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(len(set(pids)), sum(alive(p) for p in pids))
+'''
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_dropped_implementations_worker_does_not_idle_on():
+    """An implementation dropped without close() (as a test suite drops them) stops its worker process: none of five
+    is left running, where each sat idle under the fork server until the run ended."""
+    proc = subprocess.run([sys.executable, "-c", DROPPED], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    started, left = map(int, proc.stdout.split()[-2:])
+    assert (started, left) == (5, 0), proc.stdout
