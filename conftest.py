@@ -40,7 +40,9 @@ def pytest_configure(config):
 #: first, so that two workers do not end with one of them alone on a half-minute test
 _FIRST = ("tests/test_readme.py::test_readme_command[ropespec check]",
           "tests/test_readme.py::test_readme_command[ropespec check implementations.adapters.hf",
-          "tests/test_examples.py::test_transformers_example", "tests/test_isolation.py::test_nasty_implementations")
+          "tests/test_examples.py::test_transformers_example", "tests/test_isolation.py::test_nasty_implementations",
+          "tests/test_domain.py::test_no_property_hands_over", "tests/test_cli.py::test_zoo_member_fails_with",
+          "tests/test_biases.py::test_bloom_in_bfloat16", "tests/test_biases.py::test_a_lookup_is_told")
 
 
 #: the slow tier, `pytest -m slow` (.ci/run runs it after the fast one, README's `pytest`): what starts real libraries,
@@ -78,6 +80,7 @@ SLOW = {
     "tests/test_report_files.py::test_a_closed_stdout_keeps_the_reports": "a run whose stdout closes",
     "tests/test_report_files.py::test_an_interrupted_run_is_never_passed": "an interrupted run",
     "tests/test_report_files.py::test_a_terminated_hang_with_nothing_done": "a terminated hang",
+    "tests/test_diagnoses.py::test_float32_frequencies_under_the_strict_class": "transformers' Llama rotary",
     # the plugin in scratch projects beyond its --rope-impl run and its usage errors
     "tests/test_plugin.py::test_env_variable_and_expectation": "the plugin in a scratch project",
     "tests/test_plugin.py::test_rope_timeout_option_reaches_the_worker": "the plugin in a scratch project",
