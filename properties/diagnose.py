@@ -621,21 +621,31 @@ def axes_fault(f, e: Expect) -> tuple[str, str] | None:
         return None
     if got != want and moving.all():
         return _assignment(e, got, want, omega, names)
+    # the offsets and the frequencies are measured apart: an offset found wrong is the word, and a frequency found
+    # wrong too is said after it
+    shifted = None
     c_all = offset[moving]
     c0 = float(np.median(c_all)) if c_all.size else 0.0
     if A > 1 and abs(c0) >= 0.5 and np.all(np.abs(c_all - c0) <= 1e-3 * max(1.0, abs(c0))):
         said = f" beyond the axes' offsets {list(e.axes_offset)}" if e.axes_offset else ""
-        return "position-offset", (f"at the zero vector every axis's pairs are already turned by {c0:.6g} times their "
-                                   f"frequency{said}: positions on every axis are shifted by {round(c0)}")
+        shifted = "position-offset", (f"at the zero vector every axis's pairs are already turned by {c0:.6g} times "
+                                      f"their frequency{said}: positions on every axis are shifted by {round(c0)}")
     for a in range(A):
         mine = np.array([j for j in range(k) if want[j] == a])
-        if not mine.size:
+        if shifted or not mine.size:
             continue
         c = float(np.median(offset[mine]))
         same = np.all(np.abs(offset[mine] - c) <= 1e-3 * max(1.0, abs(c)))
         if abs(c) >= 0.5 and same and not np.all(np.abs(c_all - c) <= 1e-3 * max(1.0, abs(c))):
-            return "axis-offset", (f"at the zero vector axis {names[a]}'s pairs are already turned by {c:.6g} times their "
-                                   f"frequency: positions on {names[a]} are shifted by {round(c)}, the other axes' are not")
+            shifted = "axis-offset", (f"at the zero vector axis {names[a]}'s pairs are already turned by {c:.6g} times "
+                                      f"their frequency: positions on {names[a]} are shifted by {round(c)}, the other "
+                                      f"axes' are not")
+    found = _axes_frequencies(e, omega, precision, got, th)
+    return _with(shifted, found) if shifted else found
+
+
+def _axes_frequencies(e: Expect, omega, precision, got, th) -> tuple[str, str] | None:
+    """Each pair's frequency on the axis it turns with against e's ladder: another base or another kind of ladder."""
     freq = np.array([omega[a, j] for j, a in enumerate(got)])
     tol = np.maximum(1e-6, 100 * np.nan_to_num(np.array([precision[a, j] for j, a in enumerate(got)]), nan=1.0))
     if _close(freq, th, tol):

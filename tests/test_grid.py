@@ -19,9 +19,7 @@ def test_each_perturbation_gets_its_fields_word(cell):
 
 
 #: the pairs the benchmark records as not named both (benchmarks/perturbation_grid.json's pairs_misnamed)
-NOT_NAMED = {"dynamic/base x 5 + factor x 2", "dynamic/factor x 2 + direction", "dynamic/factor x 2 + position offset",
-             "chunked/base x 5 + axis offset", "interleaved-axes/base x 5 + axis offset",
-             "per-axis/base x 5 + axis offset"}
+NOT_NAMED = {"dynamic/base x 5 + factor x 2", "dynamic/factor x 2 + direction", "dynamic/factor x 2 + position offset"}
 
 
 @pytest.mark.parametrize("cell", [c for c in PAIRS if c.name not in NOT_NAMED][::3], ids=lambda c: c.name)
