@@ -144,11 +144,12 @@ def _structure_of(f, e: Expect) -> tuple[str, str] | None:
 
 def _rows_mixed(f, e: Expect, x: np.ndarray, pos: np.ndarray, y: np.ndarray) -> str | None:
     """The evidence that the rows of one call are not rotated by their own positions but by another row's (the first
-    row's, or positions running on from it, or restarting at 0), where one of these models fits every row; or None. Each row of the call is compared with the
-    same row called alone, at its own position and at each candidate: a row-wise implementation gives the same
-    either way, and a row that matches only another position tells where its position was read from (a packed
-    layout that ignores cu_seqlens or the other sequences' offsets, positions[0] broadcast over the batch). A table
-    that depends on the call's length (dynamic scaling) is not compared: its rows differ alone by design."""
+    row's, or positions running on from it, or restarting at 0), where one of these models fits every row; or None.
+    Each row of the call is compared with the same row called alone, at its own position and at each candidate: a
+    row-wise implementation gives the same either way, and a row that matches only another position tells where its
+    position was read from (a packed layout that ignores cu_seqlens or the other sequences' offsets, positions[0]
+    broadcast over the batch). A table that depends on the call's length (dynamic scaling) is not compared: its rows
+    differ alone by design."""
     if table_variant(e, e.max_position) != table_variant(e, None) or len(pos) < 2:
         return None
     tol = 64 * tolerance.unit_roundoff(e.dtype) * np.abs(x).max(axis=1)
