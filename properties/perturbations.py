@@ -193,36 +193,35 @@ def pair_cells() -> list[Cell]:
     return out
 
 
+def _first_failure(cell: Cell, seed: int):
+    """The cell's first failing conformance property, run as ``ropespec check --invariant rope.conformance`` runs it
+    (a Result), or None when every one passes."""
+    impl = load_implementation(cell.make(), expect=cell.expect, name=cell.name, isolate=False)
+    try:
+        for prop in all_properties():
+            if prop.invariant == "rope.conformance":
+                r = run_property(prop, impl, seed_value=seed)
+                if r.status == "fail":
+                    return r
+    finally:
+        impl.close()
+    return None
+
+
 def named_pair(cell: Cell, seed: int = 0) -> bool:
     """Whether the pair cell's failure names both fields: its word is one of the two, and the other is said after
     it ("; and <word>: ...")."""
     words = cell.word.split(" + ")
-    impl = load_implementation(cell.make(), expect=cell.expect, name=cell.name, isolate=False)
-    try:
-        for prop in all_properties():
-            if prop.invariant == "rope.conformance":
-                r = run_property(prop, impl, seed_value=seed)
-                if r.status == "fail":
-                    other = [w for w in words if w != r.diagnosis]
-                    return r.diagnosis in words and all(f"; and {w}: " in r.message for w in other)
-    finally:
-        impl.close()
-    return False
+    r = _first_failure(cell, seed)
+    return r is not None and r.diagnosis in words and all(
+        f"; and {w}: " in r.message for w in words if w != r.diagnosis)
 
 
 def named(cell: Cell, seed: int = 0) -> str | None:
-    """The word the cell's failure carries: the diagnosis of its first failing conformance property, run as
-    ``ropespec check --invariant rope.conformance`` runs it (None when every one passes)."""
-    impl = load_implementation(cell.make(), expect=cell.expect, name=cell.name, isolate=False)
-    try:
-        for prop in all_properties():
-            if prop.invariant == "rope.conformance":
-                r = run_property(prop, impl, seed_value=seed)
-                if r.status == "fail":
-                    return r.diagnosis
-    finally:
-        impl.close()
-    return None
+    """The word the cell's failure carries: the diagnosis of its first failing conformance property (None when every
+    one passes)."""
+    r = _first_failure(cell, seed)
+    return None if r is None else r.diagnosis
 
 
 def cells() -> list[Cell]:

@@ -285,9 +285,12 @@ def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None,
     """The layout fault whose evidence fits: (word, evidence), or (None, "")."""
     storage, layout = case["storage"], case["layout"]
     if got is not None:
-        found = _misread(e, case, got) or _tile(f, e, case, got)
+        misread = _misread(e, case, got)
+        if misread:
+            return "layout", misread
+        found = _tile(f, e, case, got)
         if found:
-            return ("layout" if found.startswith(_MISREAD) else "tile-boundary"), found
+            return "tile-boundary", found
     if storage != "contiguous":  # the same case on contiguous memory
         try:
             plain = _call(f, dict(case, storage="contiguous"))
@@ -345,10 +348,6 @@ def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None,
     return None, ""
 
 
-#: how every misread-position model's evidence begins
-_MISREAD = "positions "
-
-
 def _misread(e, case: dict, got: dict) -> str | None:
     """The evidence that a packed call's sequences take positions from the wrong place, where the output fits it
     exactly: running on across the sequence boundaries from the first offset, every sequence from sequence 0's
@@ -366,7 +365,7 @@ def _misread(e, case: dict, got: dict) -> str | None:
         if np.array_equal(per_token, token_positions(offsets, cu)):
             continue
         if per_token.max() < e.max_position and _fits(e, case, got, np.broadcast_to(per_token[:, None], shape)):
-            return _MISREAD + said
+            return "positions " + said
     return None
 
 

@@ -55,6 +55,7 @@ def _factory(model_type: str):
                                        if model_type == "deepseek_v3" else {}))
         config._attn_implementation = "eager"
         module = getattr(modeling, attention_name)(config, layer_idx=0).eval()
+        module.num_key_value_groups = h // h_kv  # the grouped-query heads eager_attention_forward repeats
         rotary = getattr(modeling, rotary_name)(config)
 
         def attend(q, k, v, positions, causal):
@@ -74,7 +75,6 @@ def _factory(model_type: str):
                 if causal:
                     mask = torch.full((n, n), torch.finfo(q.dtype).min, dtype=q.dtype, device=q.device)
                     mask = torch.triu(mask, diagonal=1)[None, None]
-                module.num_key_value_groups = h // h_kv
                 out, _ = modeling.eager_attention_forward(module, qh, kh, vh, mask, scaling=module.scaling)
             return out.reshape(n, h * d)
 
