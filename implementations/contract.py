@@ -68,21 +68,87 @@ def clean(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-class Failure(AssertionError):
-    """A check failed. ``diagnosis`` is a word from the fixed vocabulary, or None. ``cause``: what ended or stalled
-    the implementation's process, where it is known ("memory": it ran out of memory), for the engine to act on."""
+#: numpy 2's scalar repr, np.float64(0.5), in a failure reads as code: the number is what is meant
+_NUMPY_REPR = re.compile(r"np\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
 
-    def __init__(self, message: str, diagnosis: str | None = None, ratio: float | None = None,
-                 cause: str | None = None):
-        message = clean(message)
-        super().__init__(message)
-        self.message = message
+#: the fields of a failure, in the order :func:`render` says them
+FAILURE_FIELDS = ("what", "got", "expected", "detail", "call", "diagnosis", "evidence", "follows", "also", "ratio",
+                  "cause")
+
+
+class Failure(AssertionError):
+    """A check failed, as a record read by every report and rendered by one function (:func:`render`).
+
+    ``what``: what was observed (the quantity and where, or the whole observation in words); ``got`` and ``expected``:
+    its value and the one it should have, where two values are compared; ``detail``: how far apart they are;
+    ``call``: the call that showed it. ``diagnosis``: a word from the fixed vocabulary, or None; ``evidence``: what
+    was measured that earns the word; ``follows``: the word is a root cause this failure follows from; ``also``: the
+    words of the other fields measured wrong, whose evidence follows the root's in ``evidence``. ``ratio``: the
+    error as a multiple of its bound. ``cause``: what ended or stalled the implementation's process, where it is
+    known ("memory": it ran out of memory), for the engine to act on."""
+
+    def __init__(self, what: str, diagnosis: str | None = None, ratio: float | None = None,
+                 cause: str | None = None, *, got: str | None = None, expected: str | None = None,
+                 detail: str | None = None, call: str | None = None, evidence: str | None = None,
+                 follows: bool = False, also: tuple[str, ...] = ()):
+        text = lambda v: None if v is None else _NUMPY_REPR.sub(r"\1", clean(str(v)))
+        self.what, self.got, self.expected, self.detail = text(what), text(got), text(expected), text(detail)
+        self.call, self.evidence = text(call), text(evidence)
         self.diagnosis = check_word(diagnosis)
+        self.follows = bool(follows)
+        self.also = tuple(check_word(w) for w in also or ())
         self.ratio = ratio
         self.cause = cause
+        super().__init__(self.message)
 
-    def __reduce__(self):  # crosses process boundaries with its word
-        return (type(self), (self.message, self.diagnosis, self.ratio, self.cause))
+    @property
+    def message(self) -> str:
+        return render(self)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def named(self, word: str | None, evidence: str | None = None, *, follows: bool = False, also=(),
+              **fields) -> "Failure":
+        """This failure with ``word`` and what earns it (``follows``: ``word`` is the root cause it follows from;
+        ``also``: the other fields' words), and any other field given (the ``call`` a fault was seen in); the
+        observation, its values and its ratio kept."""
+        return _rebuild(type(self), self.to_dict() | fields | {"diagnosis": word, "evidence": evidence,
+                                                               "follows": follows, "also": tuple(also)})
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in FAILURE_FIELDS}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Failure":
+        """The failure :meth:`to_dict` wrote."""
+        return _rebuild(cls, d)
+
+    def __reduce__(self):  # crosses process boundaries whole
+        return (_rebuild, (type(self), self.to_dict()))
+
+
+def _rebuild(cls, d: dict) -> Failure:
+    d = {k: d.get(k) for k in FAILURE_FIELDS}
+    return cls(d.pop("what") or "", d.pop("diagnosis"), d.pop("ratio"), d.pop("cause"), follows=bool(d.pop("follows")),
+               also=tuple(d.pop("also") or ()), **d)
+
+
+def render(f: Failure) -> str:
+    """A failure as one line of text, the same in the terminal, JSON, JUnit and pytest:
+    ``what=got, but should be expected: detail [call] -- word: evidence``."""
+    text = f.what
+    if f.got is not None:
+        text += f"={f.got}"
+    if f.expected is not None:
+        text += f", but should be {f.expected}"
+    if f.detail:
+        text += f": {f.detail}"
+    if f.call:
+        text += f" [{f.call}]"
+    if f.evidence:
+        text += f" -- {'follows from ' if f.follows else ''}{f.diagnosis}: {f.evidence}"
+    return text
 
 
 class Fault(Failure):

@@ -44,9 +44,10 @@ def assert_close(
             if bad.any():
                 idx = np.unravel_index(int(np.argmax(bad)), got.shape)
                 where = ", ".join(f"{n} {i}" for n, i in zip(index_names, idx))
-                raise Failure(f"{what}[{where}]={_fmt(got[idx])} is finite, but {side} is {_fmt(expected[idx]) if side == against else _fmt(bound[idx])} "
-                              f"there: the implementation's output is non-finite; {int(bad.sum())} of {bad.size} "
-                              f"elements [{call}]", "non-finite", float("inf"))
+                other = _fmt(expected[idx]) if side == against else _fmt(bound[idx])
+                raise Failure(f"{what}[{where}]={_fmt(got[idx])} is finite, but {side} is {other} there", "non-finite",
+                              float("inf"), call=call,
+                              detail=f"the implementation's output is non-finite; {int(bad.sum())} of {bad.size} elements")
     err = np.abs(got - expected)
     ok = err <= bound
     if ok.all():
@@ -63,8 +64,9 @@ def assert_close(
     if not np.isfinite(g):  # the implementation's own output: what the other side holds is beside the point
         expected_text = f", where {_fmt(e)} was expected" if np.isfinite(e) else ""
         nonfinite = int((~np.isfinite(got)).sum())
-        raise Failure(f"{what}[{where}]={_fmt(g)}: the implementation's output is non-finite{expected_text}; {nonfinite} "
-                      f"of {got.size} elements non-finite [{call}]", "non-finite", float(score[idx]))
+        raise Failure(f"{what}[{where}]", "non-finite", float(score[idx]), got=_fmt(g), call=call,
+                      detail=f"the implementation's output is non-finite{expected_text}; {nonfinite} of {got.size} "
+                             f"elements non-finite")
     else:
         with np.errstate(over="ignore"):
             ulps = er / float(ulp(max(abs(e), abs(g)), dtype))
@@ -72,11 +74,8 @@ def assert_close(
             f"|error| {er:.3g} > bound {b:.3g} ({ulps:.3g} ulp of {dtype}); "
             f"{int(bad.sum())} of {bad.size} elements outside the bound"
         )
-    raise Failure(
-        f"{what}[{where}]={_fmt(g)}, but should be {_fmt(e)}: {detail} [{call}]",
-        diagnosis,
-        float(score[idx]),
-    )
+    raise Failure(f"{what}[{where}]", diagnosis, float(score[idx]), got=_fmt(g), expected=_fmt(e), detail=detail,
+                  call=call)
 
 
 def assert_equal(what: str, got: np.ndarray, expected: np.ndarray, *, call: str, diagnosis: str | None = None,
@@ -90,12 +89,9 @@ def assert_equal(what: str, got: np.ndarray, expected: np.ndarray, *, call: str,
         return 0.0
     idx = np.unravel_index(int(np.argmin(same)), got.shape)
     where = ", ".join(f"{n} {i}" for n, i in zip(index_names, idx))
-    raise Failure(
-        f"{what}[{where}]={_fmt(got[idx])}, but should be exactly {_fmt(expected[idx])}: "
-        f"{int((~same).sum())} of {same.size} elements differ [{call}]",
-        diagnosis,
-        float("inf"),
-    )
+    raise Failure(f"{what}[{where}]", diagnosis, float("inf"), got=_fmt(got[idx]), expected=_fmt(expected[idx]),
+                  detail=f"{int((~same).sum())} of {same.size} elements differ, where each must be equal bit for bit",
+                  call=call)
 
 
 def assert_zero(what: str, got: np.ndarray, floor: float, *, call: str, rule: str,
@@ -110,6 +106,7 @@ def assert_zero(what: str, got: np.ndarray, floor: float, *, call: str, rule: st
         return float(np.max(np.abs(got)) / floor) if got.size and floor > 0 else 0.0
     idx = np.unravel_index(int(np.argmax(np.where(bad, np.abs(np.nan_to_num(got, nan=np.inf)), -1.0))), got.shape)
     where = ", ".join(f"{n} {i}" for n, i in zip(index_names, idx))
-    raise Failure(f"{what}[{where}]={_fmt(got[idx])}, but must be 0 ({rule}; a correct computation leaves at most "
-                  f"{floor:.2g}, the dtype's smallest normals); {int(bad.sum())} of {bad.size} elements nonzero [{call}]",
-                  "non-finite" if not np.isfinite(got[idx]) else None, None)
+    raise Failure(f"{what}[{where}]", "non-finite" if not np.isfinite(got[idx]) else None, None, got=_fmt(got[idx]),
+                  expected="0", call=call,
+                  detail=f"{rule} (a correct computation leaves at most {floor:.2g}, the dtype's smallest normals); "
+                         f"{int(bad.sum())} of {bad.size} elements nonzero")

@@ -504,12 +504,29 @@ def _as_measured(f, e: Expect) -> Expect | None:
         return None
 
 
+class Finding(tuple):
+    """A diagnosis, (word, evidence), that knows the words of the other fields measured wrong (``also``), whose
+    evidence its own is followed by."""
+
+    also: tuple[str, ...] = ()
+
+    def __new__(cls, word: str, evidence: str, also=()):
+        found = super().__new__(cls, (word, evidence))
+        found.also = tuple(also)
+        return found
+
+
+def also_of(found) -> tuple[str, ...]:
+    """The other fields' words of a diagnosis (none for a plain (word, evidence))."""
+    return getattr(found, "also", ())
+
+
 def _with(first: tuple[str, str], then: tuple[str, str] | None) -> tuple[str, str]:
     """One word for a fault of several fields: the first found (the root), its evidence followed by each other
     field's word and evidence ("; and <word>: ..."), so that every field measured wrong is named."""
     if then is None or then[0] == first[0]:
         return first
-    return first[0], f"{first[1]}; and {then[0]}: {then[1]}"
+    return Finding(first[0], f"{first[1]}; and {then[0]}: {then[1]}", (*also_of(first), then[0], *also_of(then)))
 
 
 def _diagnose_axes(f, e: Expect) -> tuple[str, str] | None:
@@ -889,11 +906,11 @@ def _root_cause(res, impl) -> None:
         found = root_cause(impl.as_rope(expect), expect) or measured_model(impl, expect)
     except (Unsupported, Failure):
         return
+    own = res.failure.evidence if res.failure is not None else None
     if found and found[0] != res.diagnosis:
-        res.message = f"{res.message} -- follows from {found[0]}: {found[1]}"
-        res.diagnosis = found[0]
-    elif found and found[1] not in res.message:  # the same word: the measurement's evidence says what it is
-        res.message = f"{res.message} -- {found[0]}: {found[1]}"
+        res.name(found[0], found[1], follows=True, also=also_of(found))
+    elif found and found[1] not in (own or ""):  # the same word: the measurement's evidence first, then the property's own
+        res.name(found[0], f"{found[1]}; {own}" if own else found[1], also=also_of(found))
 
 
 def measured_model(impl, expect: Expect) -> tuple[str, str] | None:
@@ -922,8 +939,7 @@ def _name_unnamed(res, impl) -> None:
         except (Unsupported, Failure):
             found = None
     if found:
-        res.diagnosis, evidence = found
-        res.message = f"{res.message} -- {res.diagnosis}: {evidence}"
+        res.name(*found, also=also_of(found))
     else:
         res.diagnosis = "unknown"
 

@@ -346,21 +346,17 @@ def _declared_failure(res: Result, prop: Property, impl: Implementation) -> None
         return
     if res.status == "fail":
         res.status = "xfail"
-        res.message = f"expected failure ({declared}): {res.message}"
+        res.note = f"expected failure ({declared})"
         if documented:
             res.diagnosis = None
     elif res.status == "pass":  # not an error: the examples drawn did not show the documented flaw
         res.message = f"declared to fail ({declared}), but it held on these examples"
 
 
-#: numpy 2's scalar repr, np.float64(0.5), in a message reads as code: the number is what is meant
-_NUMPY_REPR = re.compile(r"np\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
-
-
 def _fail(res: Result, e: Failure, rec: _Recorder) -> None:
     res.status = "fail"
     res.diagnosis = e.diagnosis
-    res.message = _NUMPY_REPR.sub(r"\1", e.message)
+    res.failure = e
     res.worst = e.ratio
     res.counterexample = {k: jsonable(v) for k, v in (rec.case or {}).items()}
     for note in getattr(e, "__notes__", []):

@@ -209,12 +209,12 @@ def _first_failure(cell: Cell, seed: int):
 
 
 def named_pair(cell: Cell, seed: int = 0) -> bool:
-    """Whether the pair cell's failure names both fields: its word is one of the two, and the other is said after
-    it ("; and <word>: ...")."""
+    """Whether the pair cell's failure names both fields: its word is one of the two, and the other is among the
+    other fields' words it carries (Failure.also)."""
     words = cell.word.split(" + ")
     r = _first_failure(cell, seed)
-    return r is not None and r.diagnosis in words and all(
-        f"; and {w}: " in r.message for w in words if w != r.diagnosis)
+    return r is not None and r.failure is not None and r.diagnosis in words and all(
+        w in r.failure.also for w in words if w != r.diagnosis)
 
 
 def named(cell: Cell, seed: int = 0) -> str | None:

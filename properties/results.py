@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from implementations.contract import Failure
 from spec.expectation import Expect
 
 
@@ -20,7 +21,7 @@ class Result:
     invariant: str
     status: str  # "pass" | "fail" | "skip" | "error" | "xfail" (a declared, documented failure)
     diagnosis: str | None = None
-    message: str = ""
+    note: str = ""  # what a result says besides its failure (a skip's reason; before a declared failure: why)
     counterexample: dict | None = None
     worst: float | None = None  # worst error seen, as a fraction of its bound
     examples: int = 0
@@ -28,6 +29,26 @@ class Result:
     seed: int | None = None
     profile: str | None = None
     applicable: bool = True  # False: the property is for the other mode (rope vs decode); reports hide it
+    failure: Failure | None = None  # what failed, as a record (implementations.contract.Failure)
+
+    @property
+    def message(self) -> str:
+        """The result in words: its note, and its failure rendered (implementations.contract.render)."""
+        if self.failure is None:
+            return self.note
+        return f"{self.note}: {self.failure.message}" if self.note else self.failure.message
+
+    @message.setter
+    def message(self, text: str) -> None:
+        """A result said in other words than a failure (a skip, an error of ropespec's): the failure record goes."""
+        self.note, self.failure = text, None
+
+    def name(self, word: str, evidence: str | None = None, *, follows: bool = False, also=()) -> None:
+        """Give the failure its word and what earns it (``follows``: the root cause it follows from; ``also``: the
+        other fields' words)."""
+        self.diagnosis = word
+        if self.failure is not None:
+            self.failure = self.failure.named(word, evidence, follows=follows, also=also)
 
     @property
     def passed(self) -> bool:
@@ -40,6 +61,8 @@ class Result:
             "status": self.status,
             "diagnosis": self.diagnosis,
             "message": self.message,
+            "note": self.note,
+            "failure": self.failure.to_dict() if self.failure is not None else None,
             "counterexample": self.counterexample,
             "worst": self.worst,
             "examples": self.examples,
@@ -50,10 +73,12 @@ class Result:
     def from_json(cls, d: dict, *, implementation: str, seed: int | None, profile: str | None) -> "Result":
         """A result as :meth:`to_json` wrote it (a non-finite ``worst`` written as a string read back)."""
         worst = d.get("worst")
+        failure = Failure.from_dict(d["failure"]) if isinstance(d.get("failure"), dict) else None
+        note = d.get("note") if "note" in d else d.get("message")
         return cls(implementation, d["property"], d["invariant"], d["status"], diagnosis=d.get("diagnosis"),
-                   message=d.get("message") or "", counterexample=d.get("counterexample"),
+                   note=note or "", counterexample=d.get("counterexample"),
                    worst=float(worst) if isinstance(worst, str) else worst, examples=d.get("examples") or 0,
-                   seed=seed, profile=profile, applicable=d.get("applicable", True))
+                   seed=seed, profile=profile, applicable=d.get("applicable", True), failure=failure)
 
     def explain(self, replay_command: str | None = None, values: str = "the replay command with --json PATH",
                 expect_words: Callable[[dict], str | None] | None = None) -> str:

@@ -160,8 +160,8 @@ def _fit_slopes(got: np.ndarray, unit: np.ndarray, allowed: np.ndarray) -> np.nd
 def _named(err: Failure, got, e, h, q, k, tau) -> Failure:
     found = _explain(got, e, h, q, k, tau)
     if found is None:
-        return Failure(err.message, err.diagnosis or "unknown", err.ratio)
-    return Failure(f"{err.message} -- {found[0]}: {found[1]}", found[0], err.ratio)
+        return err.named(err.diagnosis or "unknown", err.evidence)
+    return err.named(found[0], found[1])
 
 
 def _check_rows(what: str, got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarray, call: str) -> float:
@@ -226,7 +226,7 @@ def test_alibi_slopes(bind, case):
     else:
         ratio = got[got > 0][:1] / ref[got > 0][:1] if np.any(got > 0) else np.array([np.nan])
         word, why = "slopes", f"another rule (head 0's slope is {float(ratio[0]):.6g} times the expected)"
-    raise Failure(f"{message} -- {word}: {why}", word, float(err[bad] / bound[bad]))
+    raise Failure(message, word, float(err[bad] / bound[bad]), evidence=why)
 
 
 # -- the bias, up to a row constant ---------------------------------------------------------------------
@@ -305,16 +305,15 @@ def test_alibi_relative_position(bind, case):
     a, b = (int(v) for v in keys[hh, row])
     moved = far - near
     coarse = _coarse_form(far, e, h, q + c, k + c, tolerance.bias_bound(e, slopes, q + c, k + c))
+    what = (f"alibi(q + {c}, k + {c}) - alibi(q, k) [head {hh}, query {int(q[row])}] is {moved[hh, row, a]:.9g} at key "
+            f"{int(k[a])} and {moved[hh, row, b]:.9g} at key {int(k[b])}: not one constant along the row "
+            f"({ratio[hh, row]:.3g} times the bounds)")
     if coarse is not None:
-        raise Failure(f"alibi(q + {c}, k + {c}) - alibi(q, k) [head {hh}, query {int(q[row])}] is {moved[hh, row, a]:.9g} "
-                      f"at key {int(k[a])} and {moved[hh, row, b]:.9g} at key {int(k[b])}: not one constant along the "
-                      f"row ({ratio[hh, row]:.3g} times the bounds) -- bias-precision: the shifted call's bias is "
-                      f"{coarse}, coarser than {tolerance.bias_class_name(e)}", "bias-precision", float(ratio[hh, row]))
-    raise Failure(f"alibi(q + {c}, k + {c}) - alibi(q, k) [head {hh}, query {int(q[row])}] is {moved[hh, row, a]:.9g} "
-                  f"at key {int(k[a])} and {moved[hh, row, b]:.9g} at key {int(k[b])}: not one constant along the row "
-                  f"({ratio[hh, row]:.3g} times the bounds) [alibi({h}, q_positions={q.tolist()}, "
-                  f"k_positions={k.tolist()}), shifted by {c}] -- absolute-position: the bias depends on where the "
-                  f"query and key are, not only on i - j", "absolute-position", float(ratio[hh, row]))
+        raise Failure(what, "bias-precision", float(ratio[hh, row]),
+                      evidence=f"the shifted call's bias is {coarse}, coarser than {tolerance.bias_class_name(e)}")
+    raise Failure(what, "absolute-position", float(ratio[hh, row]),
+                  call=f"alibi({h}, q_positions={q.tolist()}, k_positions={k.tolist()}), shifted by {c}",
+                  evidence="the bias depends on where the query and key are, not only on i - j")
 
 
 # -- a batch of sequences, each head its own (the bhqk layout) ------------------------------------------------
@@ -411,7 +410,7 @@ def test_alibi_per_head(bind, case):
             found = _batch_fault(got, e, h, q, k) or (
                 "layout", f"batch row {r} called alone (a batch of one) holds, but not within this batch: the rows of "
                           f"a batch are not independent")
-            raise Failure(f"{err.message.split(' -- ')[0]} -- {found[0]}: {found[1]}", found[0], err.ratio) from None
+            raise err.named(*found) from None
     return worst
 
 

@@ -76,11 +76,10 @@ def test_shift_invariance(bind, case):
                             dtype=e.dtype)
     except Failure as err:
         if e.n_heads == e.n_kv_heads == 1 and np.all(np.abs(a - attention(e, q, k, v, pos, True, additive=True)) <= 4 * bound + 1e-9 * np.abs(v).max()):
-            raise Failure(f"{err.message} -- absolute-position: the output is attention with the sinusoidal encoding "
-                          f"added to q and k (its scores carry absolute positions)", "absolute-position", err.ratio) from None
-        raise Failure(f"{err.message} -- absolute-position: the same sequence started {c} positions later gives "
-                      f"another output (by {float(np.max(np.abs(b - a))):.3g}): it depends on where it starts",
-                      "absolute-position", err.ratio) from None
+            raise err.named("absolute-position", f"the output is attention with the sinusoidal encoding "
+                                                 f"added to q and k (its scores carry absolute positions)") from None
+        raise err.named("absolute-position", f"the same sequence started {c} positions later gives "
+                                             f"another output (by {float(np.max(np.abs(b - a))):.3g}): it depends on where it starts") from None
 
 
 
@@ -100,8 +99,8 @@ def test_permutation_equivariance(bind, case):
     except Failure as err:
         by_index = attention(e, q[perm], k[perm], v[perm], np.arange(len(pos)), False)
         if np.all(np.abs(permuted - by_index) <= bound):
-            raise Failure(f"{err.message} -- position-offset: the output is attention at positions 0..{len(pos) - 1}: "
-                          "the positions it is given are ignored (row indices used)", "position-offset") from None
+            raise err.named("position-offset", f"the output is attention at positions 0..{len(pos) - 1}: "
+                                               "the positions it is given are ignored (row indices used)") from None
         raise
 
 
@@ -125,8 +124,8 @@ def test_values_unrotated(bind, case):
         rv = np.cumsum(np.concatenate(heads, axis=1), axis=0) / np.arange(1, len(v) + 1)[:, None]
         rotated = np.concatenate([rv[:, (h // group) * d : (h // group + 1) * d] for h in range(e.n_heads)], axis=1)
         if np.all(np.abs(out - rotated) <= bound):
-            raise Failure(f"{err.message} -- values-rotated: the output is the running mean of R(p) v, so v was "
-                          f"rotated with q and k", "values-rotated", err.ratio) from None
+            raise err.named("values-rotated", f"the output is the running mean of R(p) v, so v was "
+                                              f"rotated with q and k") from None
         raise
 
 
@@ -153,7 +152,7 @@ def test_causal(bind, case):
     except Failure as err:
         found = _temperature(e, q, k, v, pos, out, 2 * _bound(e, q, k, v, pos))
         if found:
-            raise Failure(f"{err.message} -- attention-factor: {found}", "attention-factor", err.ratio) from None
+            raise err.named("attention-factor", found) from None
         raise
 
 
@@ -191,9 +190,9 @@ def test_grouped_query(bind, case):
                                                k[:, (h % kv) * d : (h % kv + 1) * d], v[:, (h % kv) * d : (h % kv + 1) * d],
                                                pos, True) for h in range(e.n_heads)], axis=1)
             if np.all(np.abs(got - modulo) <= 2 * _bound(e, q, k, v, pos)):
-                raise Failure(f"{err.message} -- convention: query head h reads kv head h % {kv}, not h // "
-                              f"{e.n_heads // kv} (transformers' repeat_kv)", "convention") from None
+                raise err.named("convention", f"query head h reads kv head h % {kv}, not h // "
+                                              f"{e.n_heads // kv} (transformers' repeat_kv)") from None
         found = _temperature(e, q, k, v, pos, got, 2 * _bound(e, q, k, v, pos))
         if found:
-            raise Failure(f"{err.message} -- attention-factor: {found}", "attention-factor", err.ratio) from None
+            raise err.named("attention-factor", found) from None
         raise

@@ -171,8 +171,8 @@ def _apply_backward(bind, case):
             tail = (e.n_axes,) if e.multi_axis else ()
             row0 = np.broadcast_to(pos_b[:1, :, None], case["x"].shape[:-1] + tail).reshape((-1,) + tail)
             if np.all(np.abs(got - to_input_dims(e, reference.apply(e, h, -row0 - 2 * np.asarray(e.axes_offset or 0)))) <= bound):
-                raise Failure(f"{err.message} -- layout: every batch row's gradient is rotated back by batch row 0's "
-                              f"positions: the other rows' positions are ignored", "layout", err.ratio) from None
+                raise err.named("layout", f"every batch row's gradient is rotated back by batch row 0's "
+                                          f"positions: the other rows' positions are ignored") from None
         _detached(err, e, got, bound, rows)
         _unexplained(err, f, e)
 
@@ -208,17 +208,17 @@ def _named(err: Failure, e, got, want, bound, g, forward_rotation, name="the gra
     """The backward's fault, from evidence: its sign, its pass-through dims, a rotation autograd does not see."""
     hint = _sign_hint(name, got, forward_rotation, bound)
     if hint:
-        raise Failure(f"{err.message} -- direction: {hint}", "direction", err.ratio) from None
+        raise err.named("direction", hint) from None
     hint = _rotary_hint(e, got, want, bound, g)
     if hint:
-        raise Failure(f"{err.message} -- rotary-dim: {hint}", "rotary-dim", err.ratio) from None
+        raise err.named("rotary-dim", hint) from None
 
 
 def _detached(err: Failure, e, got, bound, g):
     """After the layout models (batch row 0's positions at position 0 predict g unrotated too): detached."""
     hint = _detached_hint(e, got, bound, g)
     if hint:
-        raise Failure(f"{err.message} -- detached: {hint}", "detached", err.ratio) from None
+        raise err.named("detached", hint) from None
 
 
 def _unexplained(err: Failure, forward, e):
@@ -227,7 +227,7 @@ def _unexplained(err: Failure, forward, e):
     rounding (angle-precision) only where the probes measure it, and says unknown otherwise."""
     found = root_cause(forward, e)
     if found:
-        raise Failure(f"{err.message} -- follows from {found[0]}: {found[1]}", found[0], err.ratio) from None
+        raise err.named(found[0], found[1], follows=True) from None
     raise err
 
 
@@ -273,14 +273,13 @@ def _kernel_backward(bind, case):
             inner = e.replace(convention="interleaved") if e.convention == "rope_interleave" else e
             _named(err, e, got2, want, bound, to_input_dims(e, g2), rotated(inner, to_input_dims(e, g2), cr, sr), name)
             if "q" in case and pos.shape[1] == 1 and pos.shape[0] > 1 and _seq_of_one_backward(f, e, case, c, s):
-                raise Failure(f"{err.message} -- layout: with one token per batch row (seq 1) rows get wrong "
-                              f"gradients, and with each token twice (seq 2) every row is right: the "
-                              f"backward takes a row stride from the seq axis, whose stride means nothing at length 1",
-                              "layout", err.ratio) from None
+                raise err.named("layout", f"with one token per batch row (seq 1) rows get wrong "
+                                          f"gradients, and with each token twice (seq 2) every row is right: the "
+                                          f"backward takes a row stride from the seq axis, whose stride means nothing at length 1") from None
             at_2i = _per_dim_misread(e, g2, cr, sr)
             if at_2i is not None and np.all(np.abs(got2 - at_2i) <= bound):
-                raise Failure(f"{err.message} -- layout: the backward reads its one-value-per-pair table at the per-dim "
-                              f"index 2i (pair i turns back by pair 2i's angle)", "layout", err.ratio) from None
+                raise err.named("layout", f"the backward reads its one-value-per-pair table at the per-dim "
+                                          f"index 2i (pair i turns back by pair 2i's angle)") from None
             _detached(err, e, got2, bound, to_input_dims(e, g2))
             _unexplained(err, f.rotate_by_kernel, e)
     return worst

@@ -65,7 +65,7 @@ def test_long_calls(bind, case):
         found = _tile_boundary(f, e, x, pos, y, ref, bound)
         if found is None:
             raise
-        raise Failure(f"{err.message} -- tile-boundary: {found}", "tile-boundary", err.ratio) from None
+        raise err.named("tile-boundary", found) from None
 
 
 def _tile_boundary(f, e, x, pos, y, ref, bound) -> str | None:
@@ -106,7 +106,7 @@ def test_large_positions(bind, case):
                  f"holds to p = {until}, and promises nothing beyond (its bound reaches twice the pair norm)")
         return float(np.max(sw.ratio[declared])), f"{tolerance.class_name(e)} {reach}; {strict}"
     i = int(np.flatnonzero(sw.positions == fail_at)[0])
-    evidence, diagnosis = "", None
+    evidence, diagnosis = None, None
     # a wrong frequency (another base, a scaling method, a wrapping table) grows the error like p as a rounded
     # angle does: the frequencies are read first, and rounding is said only where they are the expected ones
     found = diagnose.frequency_fault(bind(e), e)
@@ -115,16 +115,17 @@ def test_large_positions(bind, case):
         explained = precision.explain_low_precision(bind(e), e, failing, seed=case["seed"])
         found = ("angle-precision", explained) if explained else diagnose.precision_evidence(sw, e)
     if found is not None:
-        diagnosis, evidence = found[0], f" -- {found[0]}: {found[1]}"
+        diagnosis, evidence = found
     against = (f"noise where the class promises nothing (its bound reaches twice the pair norm past "
                f"{precision.describe_position(sw.promises_until(declared))})" if sw.is_noise(declared, fail_at) else
                precision.times(sw.ratio[declared][i]))
     raise Failure(
         f"error {sw.max_error[i]:.3g} x ||x_pair|| at p = {fail_at}, {against} "
         f"({tolerance.class_name(e)}); the class {precision.holds(sw.safe_position(declared))}; {strict} "
-        f"[{len(sw.positions)} odd positions up to {e.max_position - 1}]{evidence}",
+        f"[{len(sw.positions)} odd positions up to {e.max_position - 1}]",
         diagnosis,
         float(sw.ratio[declared][i]),
+        evidence=evidence,
     )
 
 

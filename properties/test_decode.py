@@ -107,19 +107,18 @@ def test_consistency(bind, case):
                 index_names=("row", "dim")))
         except Failure as err:
             stale = _stale_rows(e, x, pos, keys, n0, t)
-            evidence, word = "", "scaling" if stale else err.diagnosis
+            evidence, word = err.evidence, "scaling" if stale else err.diagnosis
             moved = _step_position(e, x, pos, keys, t) if t >= n0 and not stale else None
             if moved:
-                evidence, word = f" -- position-offset: {moved}", "position-offset"
+                evidence, word = moved, "position-offset"
             if stale:
                 j, length = stale[0]
-                evidence = (f"; every cached key still has the rotation of the call that added it: row {j} (p = {j}) "
+                evidence = (f"every cached key still has the rotation of the call that added it: row {j} (p = {j}) "
                             f"has the table of length {length}, not of length {t + 1}, and so do {len(stale) - 1} more "
                             f"rows whose rotation changed: a stale cache")
-            raise Failure(f"decode diverges from a fresh pass first at length {t + 1} "
-                          f"({'prefill' if t == n0 - 1 else f'step {t - n0 + 1}'}; original length "
-                          f"{original_length(e)}): {err.message}{evidence}",
-                          word, err.ratio) from None
+            raise err.named(word, evidence, what=f"decode diverges from a fresh pass first at length {t + 1} "
+                                                 f"({'prefill' if t == n0 - 1 else f'step {t - n0 + 1}'}; original "
+                                                 f"length {original_length(e)}): {err.what}") from None
     return worst
 
 

@@ -53,9 +53,9 @@ def test_attention_decode(bind, case):
                                             dtype=e.dtype))
         except Failure as err:
             found = _explain(e, q, k, v, pos, t, n0, got, bound)
-            word, evidence = found if found else (err.diagnosis, "")
-            raise Failure(f"decoding diverges from the full causal pass first at {what} (position {pos[t]}, "
-                          f"positions from {start}): {err.message}{evidence}", word, err.ratio) from None
+            word, evidence = found if found else (err.diagnosis, err.evidence)
+            raise err.named(word, evidence, what=f"decoding diverges from the full causal pass first at {what} "
+                                                 f"(position {pos[t]}, positions from {start}): {err.what}") from None
     return worst
 
 
@@ -85,5 +85,5 @@ def _explain(e, q, k, v, pos, t, n0, got, bound):
     ]
     for word, what, qpos, kpos in candidates:
         if np.all(np.abs(got - _row(e, q, k, v, qpos, kpos, rows)) <= bound):
-            return word, f" -- {word}: the output matches a decoder where {what}"
+            return word, f"the output matches a decoder where {what}"
     return None

@@ -69,8 +69,7 @@ def test_rotation(bind, case):
             tile = tile_evidence(bad, lambda i: bool(np.all(np.abs(bind(e).kernel(x[i:i + 1], c[i:i + 1], s[i:i + 1])
                                                                      .out - want[i]) <= bound[i])))
             word, evidence = ("tile-boundary", tile) if tile else (None, "")
-        raise Failure(f"{err.message}" + (f" -- {word}: {evidence}" if word else ""), word or "not-a-rotation",
-                      err.ratio) from None
+        raise err.named(word or "not-a-rotation", evidence or None) from None
 
 
 def _name(e, x, c, s, got, bound) -> tuple[str | None, str]:
@@ -159,8 +158,7 @@ def test_qk(bind, case):
                 word, evidence = _unrotated_heads(name, rows, got, want, bound, (b, h, s_))
             if word is None and s_ == 1 and b > 1:
                 word, evidence = _seq_of_one(bind(e), e, case, c, s)
-            raise Failure(f"{err.message}" + (f" -- {word}: {evidence}" if word else ""), word or "not-a-rotation",
-                          err.ratio) from None
+            raise err.named(word or "not-a-rotation", evidence or None) from None
     return worst
 
 

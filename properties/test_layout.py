@@ -222,7 +222,7 @@ def test_layout(bind, case):
         word, evidence = _name(f, e, case, None, err)
         if word is None:
             raise
-        raise Failure(f"{err.message} [{where}] -- {word}: {evidence}", word) from None
+        raise err.named(word, evidence, call=where) from None
     if got["outside"]:
         raise Failure(f"{got['outside']} [{where}]", "input-mutated")
     if got["mutated"]:
@@ -237,8 +237,7 @@ def test_layout(bind, case):
                             index_names=(f"row ({order}{'; keys after queries' * (layout == 'vllm')})", "dim"))
     except Failure as err:
         word, evidence = _name(f, e, case, got, err)
-        raise Failure(f"{err.message}" + (f" -- {word}: {evidence}" if word else ""), word or err.diagnosis,
-                      err.ratio) from None
+        raise (err.named(word, evidence) if word else err) from None
 
 
 #: the call shapes (batch, seq, heads) tried when a call wrote into its argument: the degenerate axes that make a

@@ -70,7 +70,7 @@ def _rel_tol(e, m: probe.Measured, seq_len=None) -> np.ndarray:
 _STRICTER_THAN_FLOAT32 = ("exact", "float64")
 
 
-def _word(e, m: probe.Measured, miss: np.ndarray, seq_len=None) -> tuple[str, str]:
+def _word(e, m: probe.Measured, miss: np.ndarray, seq_len=None) -> tuple[str, str | None]:
     """The word for measured frequencies that miss what the method promises by ``miss`` (relative, per
     pair; 0 where a pair is right). Checked against a class stricter than float32, a miss that the
     float32 class allows at every pair is precision, not scaling: the code forms its inverse frequencies
@@ -80,11 +80,11 @@ def _word(e, m: probe.Measured, miss: np.ndarray, seq_len=None) -> tuple[str, st
         tol32 = _rel_tol(e32, m, seq_len)
         if np.all(miss <= tol32):
             i = int(np.argmax(miss / tol32))
-            return "angle-precision", (f" -- angle-precision: every frequency is within what the float32 class allows "
+            return "angle-precision", (f"every frequency is within what the float32 class allows "
                                        f"(pair {i} misses by {miss[i]:.2g} relative, float32 allows {tol32[i]:.2g}): "
                                        f"its inverse frequencies or angles are formed in float32, and the expected "
                                        f"class is {e.angle_dtype} angles, {e.inv_freq_dtype} inverse frequencies")
-    return "scaling", ""
+    return "scaling", None
 
 
 def _miss(measured, want):
@@ -121,7 +121,7 @@ def test_bounded(bind, case):
         word, note = _word(e, m, np.maximum(0.0, np.maximum((th / s - m.thetas) / (th / s), (m.thetas - th) / th)), seq)
         raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r}, but should lie in [theta/s, theta] = "
                       f"[{float(th[i] / s)!r}, {float(th[i])!r}] [{e.rope_type}, factor {s:g}, measured to p = {m.max_position}]"
-                      f"{note}", word)
+                      f"", word, evidence=note)
     lo, hi = th / s, th
     # the worst ratio to the bound checked: how far past [theta/s, theta] a frequency lies, in units of its
     # measurement tolerance (0 inside the interval, 1 at the edge of what is allowed)
@@ -141,7 +141,7 @@ def test_bounded(bind, case):
         if i is not None:
             word, note = _word(e1, m1, _miss(m1.thetas, th))
             raise Failure(f"theta'[pair {i}]={float(m1.thetas[i])!r} with factor 1, but should be the default "
-                          f"{float(th[i])!r} [{e.rope_type}]{note}", word)
+                          f"{float(th[i])!r} [{e.rope_type}]", word, evidence=note)
         ratio = max(ratio, float(np.max(np.abs(m1.thetas - th) / (tol1 * th))))
     return ratio
 
@@ -198,7 +198,7 @@ def test_ntk_endpoints(bind, case):
             miss[[0, -1]] = _miss(m.thetas[[0, -1]], ends)
             word, note = _word(e, m, miss)
             raise Failure(f"theta'[pair {i % len(th)}]={float(m.thetas[i])!r}, but should be {float(want)!r} ({what}) "
-                          f"[ntk, factor {s:g}, measured to p = {m.max_position}]{note}", word)
+                          f"[ntk, factor {s:g}, measured to p = {m.max_position}]", word, evidence=note)
     return float(abs(m.thetas[-1] - th[-1] / s) / (tol[-1] * th[-1] / s))
 
 
@@ -221,8 +221,8 @@ def test_band_edges(bind, case):
                 f"inside the band, between theta/s = {float(th[i] / s)!r} and theta = {float(th[i])!r}")
         word, note = _word(e, m, _miss(m.thetas, exact))
         raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r}, but should be {float(exact[i])!r}, {what}; "
-                      f"{int(np.sum(err > 1))} of {len(err)} pairs off [{e.rope_type}, factor {s:g}]{note}", word,
-                      float(err.max()))
+                      f"{int(np.sum(err > 1))} of {len(err)} pairs off [{e.rope_type}, factor {s:g}]", word, float(err.max()),
+                      evidence=note)
     ratio = m.thetas / th
     i = _first_bad(np.concatenate([ratio[1:] <= ratio[:-1] * (1 + tol[1:] + tol[:-1]), [True]]))
     if i is not None:
@@ -245,7 +245,7 @@ def test_dynamic_length(bind, case):
         if i is not None:
             word, note = _word(_default(e), m, _miss(m.thetas, th))
             raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r} at sequence length {seq}, but should be the "
-                          f"default {float(th[i])!r} up to the original length {L} [dynamic]{note}", word)
+                          f"default {float(th[i])!r} up to the original length {L} [dynamic]", word, evidence=note)
     lows = []
     for seq in (2 * L, 4 * L, 8 * L):
         m = probe.measure(f, e, seq_len=min(seq, e.max_position))
@@ -291,5 +291,5 @@ def test_longrope_switch(bind, case):
         if i is not None:
             word, note = _word(e, m, _miss(m.thetas, want), seq)
             raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r} at sequence length {seq}, but should be theta / "
-                          f"{key} = {float(want[i])!r} (original length {L}) [longrope]{note}", word)
+                          f"{key} = {float(want[i])!r} (original length {L}) [longrope]", word, evidence=note)
     return None

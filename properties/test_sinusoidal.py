@@ -87,7 +87,7 @@ def _named(err: Failure, f, e) -> Failure:
     found = _explain(f, e)
     if found is None:
         return err
-    return Failure(f"{err.message} -- {found[0]}: {found[1]}", found[0], err.ratio)
+    return err.named(found[0], found[1])
 
 
 @rope_property("sinusoidal.conformance",
@@ -237,8 +237,7 @@ def test_sinusoidal_length_independent(bind, case):
         return assert_close("PE(p) in a longer sequence", longer, alone, 2 * _tau(e, pos),
                             call=f"positions={pos.tolist()} alone and with {e.max_position - 1} appended", dtype=e.dtype)
     except Failure as err:
-        raise Failure(f"{err.message} -- length-leak: the encoding of a position depends on the other positions "
-                      f"of the call", "length-leak", err.ratio) from None
+        raise err.named("length-leak", "the encoding of a position depends on the other positions of the call") from None
 
 
 @rope_property("additive.cross-term-leakage",

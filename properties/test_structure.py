@@ -75,9 +75,9 @@ def test_linearity(bind, case):
     except Failure as err:
         found = diagnose(bind(e), e)  # a cause the probes can name (a bias, NaN, another convention) comes first
         if found is not None:
-            raise Failure(f"{err.message} -- {found[0]}: {found[1]}", found[0], err.ratio) from None
-        raise Failure(f"{err.message} -- not-a-rotation: f is not linear in x (by {err.ratio:.3g} times the rounding "
-                      f"linearity allows), and a rotation is", "not-a-rotation", err.ratio) from None
+            raise err.named(found[0], found[1]) from None
+        raise err.named("not-a-rotation", f"f is not linear in x (by {err.ratio:.3g} times the rounding linearity "
+                                          f"allows), and a rotation is") from None
 
 
 def _locality_cases(impl):

@@ -77,10 +77,9 @@ def _same_wherever_the_query_is(f, rel, got, bi, nb, md) -> None:
            f"{int(got[rel == d][0])} with the query at {at} [lookup(table, ..., {_call((bi, nb, md))})]")
     exact, other = t5_buckets(rel + at, bi, nb, md, tolerance.t5_log_slack)
     if np.all((got == exact) | (got == other)):
-        raise Failure(f"{msg} -- position-offset: the query at {at} is bucketed as if at 0 (queries counted from the "
-                      f"first one, as a decoding step's offset dropped)", "position-offset")
-    raise Failure(f"{msg} -- absolute-position: the buckets depend on where the query is, not only on key - query",
-                  "absolute-position")
+        raise Failure(msg, "position-offset", evidence=f"the query at {at} is bucketed as if at 0 (queries counted "
+                                                        f"from the first one, as a decoding step's offset dropped)")
+    raise Failure(msg, "absolute-position", evidence="the buckets depend on where the query is, not only on key - query")
 
 
 def _split(rel: np.ndarray, bi: bool, nb: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -124,7 +123,7 @@ def _fail(what: str, got, rel, mask, bi, nb, md, expected=None, default: str | N
            f"distances [bucket(relative_position, {_call((bi, nb, md))})]")
     found = _explain(got, rel, bi, nb, md)
     if found is not None:
-        return Failure(f"{msg} -- {found[0]}: {found[1]}", found[0])
+        return Failure(msg, found[0], evidence=found[1])
     return Failure(msg, default or "unknown")
 
 
@@ -185,9 +184,8 @@ def test_t5_monotone(bind, case):
             word = "position-offset" if seq[drop[0] + 1] < seq[drop[0]] - 1 else "unknown"
             err = _fail(f"the bucket falls as the key moves {side} the query: distance {abs(int(rel[at])) - 1} has "
                         f"bucket {int(seq[drop[0]])}, distance {abs(int(rel[at]))}", got, rel, mask, bi, nb, md)
-            if err.diagnosis == "unknown":
-                err = Failure(f"{err.message} -- position-offset: the buckets wrap around instead of saturating"
-                              if word == "position-offset" else err.message, word)
+            if err.diagnosis == "unknown" and word == "position-offset":
+                err = err.named("position-offset", "the buckets wrap around instead of saturating")
             raise err
     return 0.0
 
@@ -294,4 +292,4 @@ def test_t5_lookup(bind, case):
                                           f"they are, not only on key - query")
     if found is None:
         raise Failure(msg, "unknown")
-    raise Failure(f"{msg} -- {found[0]}: {found[1]}", found[0])
+    raise Failure(msg, found[0], evidence=found[1])

@@ -146,7 +146,7 @@ def _fail(what: str, s, ref, bound, e, m, ks, q, k, default: str | None = None) 
     found = _explain(e, s, m, ks, q, k)
     if found is None:
         return Failure(msg, default or "unknown", float(ratio[r, i]))
-    return Failure(f"{msg} -- {found[0]}: {found[1]}", found[0], float(ratio[r, i]))
+    return Failure(msg, found[0], float(ratio[r, i]), evidence=found[1])
 
 
 @rope_property("xpos.conformance",
@@ -179,9 +179,9 @@ def test_xpos_relative_position(bind, case):
                f"q_positions=[{m}], k_positions={list(ks)}), shifted by {c}]")
     cause = _unequal_scales(bind, e, q, k, m + c)
     if cause is not None:  # the evidence of inverse-scale: the scales do not cancel where they must
-        raise Failure(f"{message} -- xpos-scale: {cause}", "xpos-scale", float(ratio[r, i]))
-    raise Failure(f"{message} -- absolute-position: the scores depend on where the query and key are, not only on "
-                  f"m - n", "absolute-position", float(ratio[r, i]))
+        raise Failure(message, "xpos-scale", float(ratio[r, i]), evidence=cause)
+    raise Failure(message, "absolute-position", float(ratio[r, i]),
+                  evidence="the scores depend on where the query and key are, not only on m - n")
 
 
 def _unequal_scales(bind, e, q, k, m) -> str | None:

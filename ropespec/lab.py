@@ -53,8 +53,10 @@ def _check_thetas(fn, rng):
                 raise Failure(f"thetas({d}, {base:g}) has {got.size} values, but should have d/2 = {want.size}", "shape")
             if not np.all(np.abs(got - want) <= rel * want):
                 i = int(np.argmax(np.abs(got - want) / want))
+                b = _ladder_base(got, d)
                 raise Failure(f"thetas({d}, {base:g}) = {got[:4].tolist()}..., but should be {want[:4].tolist()}... "
-                              f"(pair {i}){_thetas_evidence(got, d, base)}", _thetas_word(got, d, base))
+                              f"(pair {i})", "base" if b is not None else "unknown",
+                              evidence=f"the values are the ladder of base {b:.9g}, not {base:g}" if b is not None else None)
     return None
 
 
@@ -68,14 +70,6 @@ def _ladder_base(got: np.ndarray, d: int) -> float | None:
         return None
     return float(np.exp(-slope * d / 2))
 
-
-def _thetas_word(got, d, base) -> str:
-    return "base" if _ladder_base(got, d) is not None else "unknown"
-
-
-def _thetas_evidence(got, d, base) -> str:
-    b = _ladder_base(got, d)
-    return f" -- base: the values are the ladder of base {b:.9g}, not {base:g}" if b is not None else ""
 
 
 def _check_rotate_pair(fn, rng):
@@ -110,7 +104,7 @@ def _check_rope(fn, rng):
                 found = diagnose(_rope_as_f(fn, base), e)
                 k = np.unravel_index(int(np.argmax(np.abs(got - want))), got.shape)
                 msg = f"rope(vec, {pos[k[0]]}, {base:g})[{k[1]}] = {float(got[k])!r}, but should be {float(want[k])!r} (d = {d})"
-                raise Failure(msg + (f" -- {found[0]}: {found[1]}" if found else ""), found[0] if found else "unknown")
+                raise Failure(msg, found[0] if found else "unknown", evidence=found[1] if found else None)
     return None
 
 
@@ -183,7 +177,7 @@ def grade(path: str, *, seed: int = 0, timeout: float | None = 10.0, warmup_time
         try:
             info = host.load("float64")
         except Failure as e:  # the import ended or stalled its process
-            return [Result(f"module {path}", name, f"lab.{name}", "fail", e.diagnosis, f"not run: {e.message}", seed=seed)
+            return [Result(f"module {path}", name, f"lab.{name}", "fail", e.diagnosis, "not run", seed=seed, failure=e)
                     for name in FUNCTIONS]
         module = {name: (lambda *args, name=name: host.attr(name, *args)) for name in info["callables"]}
         return _grade(module, path, seed)
@@ -204,12 +198,11 @@ def _grade(module: dict, path: str, seed: int) -> list[Result]:
             try:
                 CHECKS[name](fn, np.random.default_rng(seed))
             except Failure as e:
-                res.status, res.diagnosis, res.message = "fail", e.diagnosis, e.message
+                res.status, res.diagnosis, res.failure = "fail", e.diagnosis, e
                 if name == "rope_score" and _follows_rope(module, fn) and by_name.get("rope"):
                     rope_res = by_name["rope"]
                     if rope_res.status == "fail":
-                        res.diagnosis = rope_res.diagnosis
-                        res.message += f" -- it is <rope(q, m), rope(k, n)> of the module's rope, whose fault is {rope_res.diagnosis}"
+                        res.name(rope_res.diagnosis, "it is <rope(q, m), rope(k, n)> of the module's rope", follows=True)
         by_name[name] = res
         results.append(res)
     return results

@@ -269,7 +269,7 @@ def failure_order(rep, r) -> int:
     root = root_cause(rep)
     if root is None or r.diagnosis != root[0]:
         return 2
-    return 1 if "follows from" in (r.message or "") else 0
+    return 1 if r.failure is not None and r.failure.follows else 0
 
 
 def _indent(text: str, max_lines: int) -> str:

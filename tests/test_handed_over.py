@@ -76,4 +76,4 @@ def test_only_rope_layout_hands_over_other_storage_and_says_which(tmp_path):
     result = check(f"{p}:apply", {"head_dim": 32}, layout="bshd", seed=0, invariants=["rope.layout"])
     [r] = result.results
     assert r.status == "fail", result.report()
-    assert "storage" in r.message and "contiguous storage" not in r.message.split(" -- ")[0], r.message
+    assert "storage" in r.failure.evidence and "contiguous storage" not in r.failure.named(None).message, r.message

@@ -339,5 +339,9 @@ def test_the_json_schema_names_every_field_the_report_writes(tmp_path):
     keys = set(re.findall(r'"(\w+)":', block))
     written = set(data) | set(data["implementations"][0]) | set(data["implementations"][0]["results"][0])
     assert written <= keys, sorted(written - keys)
-    # the inner keys of output, configuration (a matrix's: expect, dtype, layout) and a counterexample
-    assert keys - written <= {"bytes", "cut", "text", "expect", "dtype", "layout", "a", "b", "x"}, sorted(keys - written)
+    # the inner keys of output, configuration (a matrix's: expect, dtype, layout), a counterexample and a failure record
+    from implementations.contract import FAILURE_FIELDS
+
+    assert set(FAILURE_FIELDS) <= keys, sorted(set(FAILURE_FIELDS) - keys)
+    inner = {"bytes", "cut", "text", "expect", "dtype", "layout", "a", "b", "x", *FAILURE_FIELDS}
+    assert keys - written <= inner, sorted(keys - written - inner)

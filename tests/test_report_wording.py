@@ -196,7 +196,7 @@ def test_locality_says_the_rule_not_a_ratio_to_a_denormal(tmp_path):
         """))
     result = check(f"{tmp_path / 'leak.py'}:rope", {"head_dim": 16}, seed=0, invariants=["rope.locality"])
     [r] = result.results
-    assert r.status == "fail" and "but must be 0 (only the dims paired with j may change" in r.message, r.message
+    assert r.status == "fail" and "but should be 0: only the dims paired with j may change" in r.message, r.message
     assert r.worst is None and "of bound" not in result.report().split("failing")[0], result.report()
 
 
