@@ -10,6 +10,7 @@ and size of the angles, a position offset or wrap, the scaling method, the base.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -83,17 +84,25 @@ def diagnose(f, e: Expect, *, reach: int | None = None) -> tuple[str, str] | Non
     The probes call f up to e's max_position; an implementation that cannot be called there (a table that ends,
     raising beyond it) is probed again up to ``reach``, the largest position the failing case used, so that a
     failure inside the range it answers gets the word its evidence there gives."""
-    run = _diagnose_axes if e.multi_axis else _diagnose
     try:
-        return run(f, e)
+        return _run(f, e)
     except Fault:
-        if reach is None or reach + 1 >= e.max_position:
-            return None
-        try:
-            return run(f, e.replace(max_position=max(reach + 1, 2)))
-        except (Fault, FloatingPointError, ValueError, OverflowError):
-            return None
+        return _within(f, e, reach)
     except (FloatingPointError, ValueError, OverflowError):
+        return None
+
+
+def _run(f, e: Expect) -> tuple[str, str] | None:
+    return (_diagnose_axes if e.multi_axis else _diagnose)(f, e)
+
+
+def _within(f, e: Expect, reach: int | None) -> tuple[str, str] | None:
+    """The diagnosis probed up to ``reach`` only, for an implementation that cannot be called at e's max_position."""
+    if reach is None or reach + 1 >= e.max_position:
+        return None
+    try:
+        return _run(f, e.replace(max_position=max(reach + 1, 2)))
+    except (Fault, FloatingPointError, ValueError, OverflowError):
         return None
 
 
@@ -902,10 +911,8 @@ def _root_cause(res, impl) -> None:
     expect = _expect_of(res, impl)
     if expect is None:
         return
-    try:
-        found = root_cause(impl.as_rope(expect), expect) or measured_model(impl, expect)
-    except (Unsupported, Failure):
-        return
+    model = measured_model(impl, expect)
+    found = model.root or model.finding
     own = res.failure.evidence if res.failure is not None else None
     if found and found[0] != res.diagnosis:
         res.name(found[0], found[1], follows=True, also=also_of(found))
@@ -913,31 +920,57 @@ def _root_cause(res, impl) -> None:
         res.name(found[0], f"{found[1]}; {own}" if own else found[1], also=also_of(found))
 
 
-def measured_model(impl, expect: Expect) -> tuple[str, str] | None:
-    """What probing the implementation says of it under ``expect`` (:func:`diagnose`: its structure, frequencies,
-    norms and rounding), measured once per implementation and expectation and kept on it: the first evidence of
-    every failure that a property named from its own measurement."""
+@dataclass
+class Model:
+    """What probing an implementation says of it under one expectation, measured once and kept on the implementation
+    (:func:`measured_model`): ``root``, its structural fault (:func:`root_cause`); ``finding``, the diagnosis of
+    every field measured (:func:`diagnose`: structure, direction, offset, frequencies and the scaling that fits them,
+    attention factor, axes, rounding); ``beyond``: it could not be called at the expectation's max_position, so the
+    finding is read within the positions a failure reached (``within``, per reach)."""
+
+    root: tuple[str, str] | None
+    finding: tuple[str, str] | None
+    beyond: bool = False
+    within: dict = field(default_factory=dict)
+
+
+def measured_model(impl, expect: Expect) -> Model:
+    """The measured model of ``impl`` under ``expect``: computed at the first failure that asks, and the first
+    evidence of every failure of the implementation after it (each property's own evidence follows it)."""
     cache = impl.__dict__.setdefault("_measured", {})
     if expect not in cache:
+        root = finding = None
+        beyond = False
         try:
-            cache[expect] = diagnose(impl.as_rope(expect), expect)
-        except (Unsupported, Failure):
-            cache[expect] = None
+            f = impl.as_rope(expect)
+            root = root_cause(f, expect)
+            finding = _run(f, expect)
+        except Fault:
+            beyond = True
+        except (Unsupported, Failure, FloatingPointError, ValueError, OverflowError):
+            pass
+        cache[expect] = Model(root, finding, beyond)
     return cache[expect]
 
 
 def _name_unnamed(res, impl) -> None:
-    """Name the fault of a failure that came without a diagnosis, from evidence (properties.diagnose)."""
+    """Name the fault of a failure that came without a diagnosis, from the measured model (properties.diagnose)."""
     if res.diagnosis is not None or not impl.form.diagnosed:
         res.diagnosis = res.diagnosis or "unknown"
         return
     expect = _expect_of(res, impl)
     found = None
     if expect is not None:
-        try:
-            found = diagnose(impl.as_rope(expect), expect, reach=reach_of(res.counterexample))
-        except (Unsupported, Failure):
-            found = None
+        model = measured_model(impl, expect)
+        found = model.finding
+        if model.beyond:  # probed within what the failing case reached, once per reach
+            reach = reach_of(res.counterexample)
+            if reach not in model.within:
+                try:
+                    model.within[reach] = _within(impl.as_rope(expect), expect, reach)
+                except (Unsupported, Failure):
+                    model.within[reach] = None
+            found = model.within[reach]
     if found:
         res.name(*found, also=also_of(found))
     else:

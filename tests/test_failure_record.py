@@ -106,3 +106,18 @@ def test_no_message_is_glued_or_parsed_back():
     parsed = [f"{p.name}:{i}" for p in sorted((ROOT / "tests").glob("*.py")) if p.name != Path(__file__).name
               for i, line in enumerate(p.read_text().splitlines(), 1) if "split(' -- ')" in line or 'split(" -- ")' in line]
     assert parsed == [], parsed
+
+
+def test_the_measured_model_is_computed_once_per_implementation(monkeypatch):
+    """Every failure of one implementation under one expectation reads one measured model: the probes that name
+    the fault run once, however many properties fail."""
+    from properties import diagnose
+
+    runs = []
+    real = diagnose._run
+    monkeypatch.setattr(diagnose, "_run", lambda f, e: runs.append(e) or real(f, e))
+    result = check("implementations.zoo.wrong_base:make", {"head_dim": 16, "rope_theta": 10000.0}, seed=0,
+                   invariants=["rope.conformance", "rope.composition", "rope.relative-position"])
+    failed = [r for r in result.results if r.status == "fail"]
+    assert len(failed) >= 3 and {r.diagnosis for r in failed} == {"base"}, [(r.invariant, r.diagnosis) for r in failed]
+    assert len(runs) == 1, len(runs)
