@@ -10,12 +10,11 @@ and size of the angles, a position offset or wrap, the scaling method, the base.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
 import reference
-from implementations.contract import Failure, Fault, Unsupported
+from implementations.contract import Fault
 from properties import precision, probe
 from properties.numerics import output_bound
 from spec import tolerance
@@ -85,23 +84,24 @@ def diagnose(f, e: Expect, *, reach: int | None = None) -> tuple[str, str] | Non
     raising beyond it) is probed again up to ``reach``, the largest position the failing case used, so that a
     failure inside the range it answers gets the word its evidence there gives."""
     try:
-        return _run(f, e)
+        return run_diagnosis(f, e)
     except Fault:
-        return _within(f, e, reach)
+        return diagnose_within(f, e, reach)
     except (FloatingPointError, ValueError, OverflowError):
         return None
 
 
-def _run(f, e: Expect) -> tuple[str, str] | None:
+def run_diagnosis(f, e: Expect) -> tuple[str, str] | None:
+    """:func:`diagnose` probed to e's max_position, a Fault of f there raised."""
     return (_diagnose_axes if e.multi_axis else _diagnose)(f, e)
 
 
-def _within(f, e: Expect, reach: int | None) -> tuple[str, str] | None:
+def diagnose_within(f, e: Expect, reach: int | None) -> tuple[str, str] | None:
     """The diagnosis probed up to ``reach`` only, for an implementation that cannot be called at e's max_position."""
     if reach is None or reach + 1 >= e.max_position:
         return None
     try:
-        return _run(f, e.replace(max_position=max(reach + 1, 2)))
+        return run_diagnosis(f, e.replace(max_position=max(reach + 1, 2)))
     except (Fault, FloatingPointError, ValueError, OverflowError):
         return None
 
@@ -192,6 +192,19 @@ def _measured(f, e: Expect, seq: int | None = None):
     th = reference.thetas(e, seq)
     tol = np.maximum(1e-6, 100 * np.nan_to_num(fr.precision, nan=1.0))  # per pair
     return fr, th, tol, seq
+
+
+def frequencies_off(f, e: Expect) -> str | None:
+    """The pairs whose frequency, read off f along e's pairs (at text tokens for a multi-axis RoPE), is not e's, in
+    words; None where every pair's is."""
+    fr, th, tol, _ = _measured(probe.text_view(f, e), e)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        miss = np.abs(fr.thetas - th) / np.abs(th)
+    off = np.flatnonzero(~(miss <= tol))
+    if not off.size:
+        return None
+    shown = ", ".join(f"pair {i} at {fr.thetas[i]:.6g} for {th[i]:.6g}" for i in off[:4]) + (", ..." if off.size > 4 else "")
+    return f"{off.size} of {th.size} pairs turn at another frequency than expected ({shown})"
 
 
 def _linear_in_p(e: Expect, fr, th) -> bool:
@@ -878,118 +891,3 @@ def _rotary_dim_evidence(d: int, untouched: list[int], r: int) -> str:
 
 
 # -- naming a property's failure -------------------------------------------------------------------------------
-def name_failure(res, impl) -> None:
-    """Give a failing Result (properties.results.Result) its word: from evidence where the property said none
-    (:func:`diagnose`), or the structural root cause where it named one from what it measured (:func:`root_cause`)."""
-    if res.diagnosis is None:
-        _name_unnamed(res, impl)
-    else:
-        _root_cause(res, impl)
-
-
-#: words a property gives from what it measured along the expected pairs; a structural fault underneath
-#: (another convention or layout, no rotation, NaN) is the root cause and takes their place
-_MEASURED = ("scaling", "attention-factor", "direction", "double-rotation", "position-offset", "base", "angle-precision")
-
-
-
-
-def _expect_of(res, impl) -> Expect | None:
-    expect = impl.expect
-    if expect is None and res.counterexample and isinstance(res.counterexample.get("expect"), dict):
-        expect = Expect.from_dict(res.counterexample["expect"])
-    return expect
-
-
-def _root_cause(res, impl) -> None:
-    """One root cause, one word: a failure named from a measurement says "follows from <word>" and takes
-    that word when the implementation has a structural fault (properties.diagnose.root_cause), or when the one
-    measured model of the implementation (:func:`measured_model`) names another field of the expectation: every
-    property that measured along the expected pairs then carries the word the measurement gives."""
-    if not impl.form.diagnosed or res.diagnosis not in _MEASURED:
-        return
-    expect = _expect_of(res, impl)
-    if expect is None:
-        return
-    model = measured_model(impl, expect)
-    found = model.root or model.finding
-    own = res.failure.evidence if res.failure is not None else None
-    if found and found[0] != res.diagnosis:
-        res.name(found[0], found[1], follows=True, also=also_of(found))
-    elif found and found[1] not in (own or ""):  # the same word: the measurement's evidence first, then the property's own
-        res.name(found[0], f"{found[1]}; {own}" if own else found[1], also=also_of(found))
-
-
-@dataclass
-class Model:
-    """What probing an implementation says of it under one expectation, measured once and kept on the implementation
-    (:func:`measured_model`): ``root``, its structural fault (:func:`root_cause`); ``finding``, the diagnosis of
-    every field measured (:func:`diagnose`: structure, direction, offset, frequencies and the scaling that fits them,
-    attention factor, axes, rounding); ``beyond``: it could not be called at the expectation's max_position, so the
-    finding is read within the positions a failure reached (``within``, per reach)."""
-
-    root: tuple[str, str] | None
-    finding: tuple[str, str] | None
-    beyond: bool = False
-    within: dict = field(default_factory=dict)
-
-
-def measured_model(impl, expect: Expect) -> Model:
-    """The measured model of ``impl`` under ``expect``: computed at the first failure that asks, and the first
-    evidence of every failure of the implementation after it (each property's own evidence follows it)."""
-    cache = impl.__dict__.setdefault("_measured", {})
-    if expect not in cache:
-        root = finding = None
-        beyond = False
-        try:
-            f = impl.as_rope(expect)
-            root = root_cause(f, expect)
-            finding = _run(f, expect)
-        except Fault:
-            beyond = True
-        except (Unsupported, Failure, FloatingPointError, ValueError, OverflowError):
-            pass
-        cache[expect] = Model(root, finding, beyond)
-    return cache[expect]
-
-
-def _name_unnamed(res, impl) -> None:
-    """Name the fault of a failure that came without a diagnosis, from the measured model (properties.diagnose)."""
-    if res.diagnosis is not None or not impl.form.diagnosed:
-        res.diagnosis = res.diagnosis or "unknown"
-        return
-    expect = _expect_of(res, impl)
-    found = None
-    if expect is not None:
-        model = measured_model(impl, expect)
-        found = model.finding
-        if model.beyond:  # probed within what the failing case reached, once per reach
-            reach = reach_of(res.counterexample)
-            if reach not in model.within:
-                try:
-                    model.within[reach] = _within(impl.as_rope(expect), expect, reach)
-                except (Unsupported, Failure):
-                    model.within[reach] = None
-            found = model.within[reach]
-    if found:
-        res.name(*found, also=also_of(found))
-    else:
-        res.diagnosis = "unknown"
-
-
-def reach_of(counterexample: dict | None) -> int | None:
-    """The largest position a failing case called the implementation at (None: it says no position)."""
-    found = []
-    for key in ("positions", "offsets", "a", "b", "m", "n", "shift", "position"):
-        v = (counterexample or {}).get(key)
-        if v is not None:
-            found.append(int(np.max(np.abs(np.asarray(v, dtype=np.float64)))) if np.size(v) else 0)
-    ce = counterexample or {}
-    vec = lambda k: np.asarray(ce[k], dtype=np.float64)  # an int, or a multi-axis RoPE's position vector
-    if {"a", "b"} <= ce.keys():
-        found.append(int(np.max(vec("a") + vec("b"))))
-    if {"m", "n", "shift"} <= ce.keys():
-        found.append(int(np.max(np.maximum(vec("m"), vec("n")) + np.abs(vec("shift")))))
-    return max(found) if found else None
-
-

@@ -33,7 +33,7 @@ from implementations.families import Bound
 from implementations.families.base import DomainError
 from implementations.implementation import Implementation
 from properties import profiles
-from properties.diagnose import name_failure
+from properties.naming import name_failure
 from properties.results import Result, jsonable
 from spec import invariants
 from spec.expectation import Expect

@@ -111,13 +111,41 @@ def test_no_message_is_glued_or_parsed_back():
 def test_the_measured_model_is_computed_once_per_implementation(monkeypatch):
     """Every failure of one implementation under one expectation reads one measured model: the probes that name
     the fault run once, however many properties fail."""
-    from properties import diagnose
+    from properties import naming
 
     runs = []
-    real = diagnose._run
-    monkeypatch.setattr(diagnose, "_run", lambda f, e: runs.append(e) or real(f, e))
+    real = naming.run_diagnosis
+    monkeypatch.setattr(naming, "run_diagnosis", lambda f, e: runs.append(e) or real(f, e))
     result = check("implementations.zoo.wrong_base:make", {"head_dim": 16, "rope_theta": 10000.0}, seed=0,
                    invariants=["rope.conformance", "rope.composition", "rope.relative-position"])
     failed = [r for r in result.results if r.status == "fail"]
     assert len(failed) >= 3 and {r.diagnosis for r in failed} == {"base"}, [(r.invariant, r.diagnosis) for r in failed]
     assert len(runs) == 1, len(runs)
+
+
+ODD_PAIR = '''
+import numpy as np
+
+def apply(x, positions):
+    d = x.shape[-1]
+    inv = 10000.0 ** (-np.arange(0, d, 2) / d)
+    inv[3] = 0.0123  # one pair turns at a frequency of no ladder and no scaling method
+    ang = np.asarray(positions, dtype=np.float64)[:, None] * inv[None]
+    c, s = np.cos(ang), np.sin(ang)
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    return np.concatenate([x1 * c - x2 * s, x2 * c + x1 * s], axis=-1).astype(x.dtype)
+'''
+
+
+def test_unknown_says_what_was_measured(tmp_path):
+    """Where no model of a fault fits, the word is unknown and its evidence is the measurement: the pairs that turn
+    at another frequency, and the fingerprint (convention, direction, offset, factor, base, curve)."""
+    (tmp_path / "odd_pair.py").write_text(ODD_PAIR)
+    result = check(f"{tmp_path / 'odd_pair.py'}:apply", {"head_dim": 16}, seed=0,
+                   invariants=["rope.conformance:conformance"])
+    [r] = result.results
+    assert r.status == "fail" and r.diagnosis == "unknown", r.message
+    evidence = r.failure.evidence
+    assert evidence.startswith("no model of a fault fits what was measured: 1 of 8 pairs turn at another frequency "
+                               "than expected (pair 3 at 0.0123 for 0.0316228)"), evidence
+    assert "convention: half; rotary dim 16 of 16" in evidence and "direction: forward" in evidence, evidence

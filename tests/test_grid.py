@@ -49,7 +49,7 @@ def test_the_word_does_not_depend_on_the_seed():
 def test_check_and_fingerprint_agree_on_the_perturbed_field(cell):
     """What check names, the fingerprint measures: the base, the convention, the rotary dim, the factor it reads are
     the perturbed expectation's."""
-    from ropespec.fingerprints import fingerprint
+    from properties.fingerprint import fingerprint
 
     fp = fingerprint(cell.make(), cell.expect)
     want = cell.computes

@@ -10,7 +10,7 @@ from implementations.contract import Failure
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
 from ropespec.bias_fingerprints import FINGERPRINTS
-from ropespec.fingerprints import describe, fingerprint, json_compact
+from properties.fingerprint import describe, fingerprint, json_compact
 from ropespec.inputs import UsageError, load_implementations, parse_expect
 from spec import DEFAULT
 
