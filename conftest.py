@@ -42,7 +42,7 @@ _FIRST = ("tests/test_readme.py::test_readme_command[ropespec check]",
           "tests/test_readme.py::test_readme_command[ropespec check implementations.adapters.hf",
           "tests/test_examples.py::test_transformers_example", "tests/test_isolation.py::test_nasty_implementations",
           "tests/test_domain.py::test_no_property_hands_over", "tests/test_cli.py::test_zoo_member_fails_with",
-          "tests/test_biases.py::test_bloom_in_bfloat16", "tests/test_biases.py::test_a_lookup_is_told")
+          "tests/test_biases.py::test_a_lookup_is_told")
 
 
 #: the slow tier, `pytest -m slow` (.ci/run runs it after the fast one, README's `pytest`): what starts real libraries,
@@ -66,6 +66,10 @@ SLOW = {
     "tests/test_biases.py::test_transformers_builders": "transformers' ALiBi builders",
     "tests/test_biases.py::test_falcon": "transformers' Falcon",
     "tests/test_biases.py::test_bloom_s_and_mpt_s_alibi": "transformers' BLOOM and MPT",
+    "tests/test_biases.py::test_bloom_in_bfloat16": "transformers' BLOOM (the zoo's alibi_bf16_positions is fast)",
+    "tests/test_biases.py::test_bloom_s_batched_bias": "transformers' BLOOM",
+    "tests/test_biases.py::test_the_adapters_decline": "transformers' ALiBi adapters",
+    "tests/test_biases.py::test_the_alibi_fingerprint_reads_bloom": "transformers' BLOOM, MPT and Falcon",
     "tests/test_isolation.py::test_a_hung_torch_call": "torch",
     "tests/test_isolation.py::test_the_transformers_adapter_without": "transformers' adapter",
     # the process boundary where it waits out timeouts, signals and hangs (every way a target ends is in the slow

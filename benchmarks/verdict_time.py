@@ -13,7 +13,10 @@ Cases and targets (dev profile, 2 cores): a plain numpy function <= 3 s after im
 within 2x of it (the ratio of medians of one run), the
 numpy factory <= 10 s, the torch factory <= 12 s, the transformers adapter <= 12 s; ``ropespec spec``
 < 3 s; ``decode.consistency`` with dynamic NTK at L = 2048 decoding to 2L < 20 s; ``precision --exhaustive``
-over 2^20 positions at head_dim 128 <= 60 s; ``pytest`` <= 2.5 min.
+over 2^20 positions at head_dim 128 <= 60 s; ``pytest`` <= 2.5 min. The same function in torch and in eager jax
+(``TWINS``): a jax verdict within 3x of the torch one, and ``--exhaustive`` of either within 3x of numpy's (ratios of
+medians in one run). jax keeps its compilations in ``~/.cache/ropespec/jax``: a first run on a machine compiles, the
+runs after it read them back, and every run is listed.
 """
 
 from __future__ import annotations
@@ -32,6 +35,32 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MY_ROPE = "# my_rope.py" + (ROOT / "README.md").read_text().split("```python\n# my_rope.py", 1)[1].split("```", 1)[0]
 PY = [sys.executable, "-m", "ropespec"]
+#: README's my_rope.py as a user writes it in torch and in eager JAX (MaxText's way): the same function per array kind
+TWINS = {
+    "torch_rope_twin.py": """import torch
+
+def apply(x, positions):
+    d = x.shape[1]
+    inv_freq = 500000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    ang = positions[:, None].double() * inv_freq
+    c, s = torch.cos(ang).to(x.dtype), torch.sin(ang).to(x.dtype)
+    x1, x2 = x[:, : d // 2], x[:, d // 2 :]
+    return torch.cat([x1 * c - x2 * s, x1 * s + x2 * c], dim=1)
+""",
+    "jax_rope_twin.py": """import jax.numpy as jnp
+
+def apply(x, positions):
+    d = x.shape[1]
+    inv_freq = 500000.0 ** (-jnp.arange(0, d, 2, dtype=jnp.float64) / d)
+    ang = positions[:, None].astype(jnp.float64) * inv_freq
+    c, s = jnp.cos(ang).astype(x.dtype), jnp.sin(ang).astype(x.dtype)
+    x1, x2 = x[:, : d // 2], x[:, d // 2 :]
+    return jnp.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=1)
+""",
+}
+_LLAMA = '{"head_dim": 128, "rope_theta": 500000}'
+_EXHAUSTIVE = ["--exhaustive", "--max-position", "1048576", "--expect",
+               '{"head_dim": 128, "rope_theta": 500000, "max_position": 1048576}']
 
 #: name -> (argv after ``python -m ropespec``, target in seconds or None)
 CASES = {
@@ -64,14 +93,31 @@ CASES = {
         ["check", "implementations.numpy_decode:make", "--dtype", "float32", "--invariant", "decode.consistency",
          "--expect", '{"head_dim": 128, "max_position": 4096, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, '
                      '"original_max_position_embeddings": 2048}}', "--seed", "1"], 20.0),
-    "precision --exhaustive, 2^20 positions (my_rope.py)": (
-        ["precision", "my_rope.py:apply", "--exhaustive", "--max-position", "1048576", "--expect",
-         '{"head_dim": 128, "rope_theta": 500000, "max_position": 1048576}'], 60.0),
+    "precision --exhaustive, 2^20 positions (my_rope.py)": (["precision", "my_rope.py:apply", *_EXHAUSTIVE], 60.0),
+    # the same function per array kind (TWINS): a verdict in float32 and bfloat16, and --exhaustive
+    "my_rope.py in torch, float32": (["check", "torch_rope_twin.py:apply", "--array", "torch", "--expect", _LLAMA,
+                                      "--seed", "1"], None),
+    "my_rope.py in eager jax, float32": (["check", "jax_rope_twin.py:apply", "--array", "jax", "--expect", _LLAMA,
+                                          "--seed", "1"], None),
+    "my_rope.py in torch, bfloat16": (["check", "torch_rope_twin.py:apply", "--array", "torch", "--dtype", "bfloat16",
+                                       "--expect", _LLAMA, "--seed", "1"], None),
+    "my_rope.py in eager jax, bfloat16": (["check", "jax_rope_twin.py:apply", "--array", "jax", "--dtype", "bfloat16",
+                                           "--expect", _LLAMA, "--seed", "1"], None),
+    "precision --exhaustive, 2^20 positions (torch twin)": (
+        ["precision", "torch_rope_twin.py:apply", "--array", "torch", *_EXHAUSTIVE], None),
+    "precision --exhaustive, 2^20 positions (jax twin)": (
+        ["precision", "jax_rope_twin.py:apply", "--array", "jax", *_EXHAUSTIVE], None),
 }
 AFTER_IMPORTS = ("plain function (README's my_rope.py)",)  # targets stated after imports
 #: (case, against, at most): ratios of medians measured in the same run
 RATIOS = (("plain multi-axis function (examples/multi_axis.py:qwen2_vl)", "plain function (README's my_rope.py)", 2.0),
-          ("Triton factory, interpreted (implementations.triton_rope:make)", "torch factory", None))
+          ("Triton factory, interpreted (implementations.triton_rope:make)", "torch factory", None),
+          ("my_rope.py in eager jax, float32", "my_rope.py in torch, float32", 3.0),
+          ("my_rope.py in eager jax, bfloat16", "my_rope.py in torch, bfloat16", 3.0),
+          ("precision --exhaustive, 2^20 positions (torch twin)", "precision --exhaustive, 2^20 positions (my_rope.py)",
+           3.0),
+          ("precision --exhaustive, 2^20 positions (jax twin)", "precision --exhaustive, 2^20 positions (my_rope.py)",
+           3.0))
 
 
 def machine() -> str:
@@ -105,6 +151,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)
         (cwd / "my_rope.py").write_text(MY_ROPE)
+        for name, text in TWINS.items():
+            (cwd / name).write_text(text)
         for name in ("implementations",):
             (cwd / name).symlink_to(ROOT / name)
         for example in ("multi_axis.py", "triton_rotary.py"):

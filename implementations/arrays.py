@@ -7,6 +7,8 @@ the target dtype, so every conversion in either direction is exact.
 
 from __future__ import annotations
 
+import os
+
 import copy
 from typing import Any
 
@@ -41,13 +43,28 @@ def torch_module():
     return torch
 
 
+#: the most the compilations kept for jax targets take on disk (jax drops the least recently used beyond it)
+JAX_CACHE_BYTES = 256 * 2**20
+
+
 def jax_module():
-    """Import jax lazily with float64 enabled (``jax_enable_x64``); ``None`` when it is not installed."""
+    """Import jax lazily with float64 enabled (``jax_enable_x64``); ``None`` when it is not installed.
+
+    Every compilation is kept on disk (jax's persistent compilation cache, in ``~/.cache/ropespec/jax`` unless the
+    user has a cache of their own): each operation of an eager jax function is compiled once per shape and process,
+    and the properties that need a fresh instance start a fresh worker process, which then reads the compilations
+    back instead of making them again. The cache is keyed by the computation and jax's version: what runs is the
+    same."""
     try:
         import jax
     except ImportError:
         return None
     jax.config.update("jax_enable_x64", True)
+    if not jax.config.jax_compilation_cache_dir and not os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        jax.config.update("jax_compilation_cache_dir", os.path.join(cache, "ropespec", "jax"))
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        jax.config.update("jax_compilation_cache_max_size", JAX_CACHE_BYTES)
     return jax
 
 

@@ -48,3 +48,48 @@ def test_without_jax_the_check_skips_with_the_reason(monkeypatch):
     assert s.skip_reason == "jax is not installed (pip install -e '.[jax]')"
     r = run_property(PROPERTIES["conformance"], s, profile="ci", seed_value=0)
     assert r.status == "skip" and "jax is not installed" in r.message
+
+
+def _rope_rows(jnp, x, positions):
+    """MaxText's way: eager jnp, timescale from the head dim, halves rotated."""
+    d = x.shape[-1]
+    timescale = 10000.0 ** (2 * jnp.arange(0, d // 2) / d)
+    angles = positions[:, None].astype(jnp.float32) / timescale[None, :]
+    sin, cos = jnp.sin(angles).astype(x.dtype), jnp.cos(angles).astype(x.dtype)
+    first, second = jnp.split(x, 2, axis=-1)
+    return jnp.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)
+
+
+def test_a_jax_function_is_called_at_a_few_lengths_and_holds():
+    """Every property's calls reach an eager jax function at a handful of row counts (8, 64, 512, 4096, then powers
+    of two): each shape is compiled once, not each drawn length; the padded rows change no verdict."""
+    jax = pytest.importorskip("jax")
+    lengths = set()
+
+    def apply(x, positions):
+        lengths.add(x.shape[0])
+        return _rope_rows(jax.numpy, x, positions)
+
+    e = Expect(head_dim=64, dtype="float32")
+    s = load_implementation(apply, expect=e, array="jax", isolate=False)
+    ran = [run_property(p, s, profile="ci", seed_value=0) for p in all_properties()
+           if p.invariant in ("rope.conformance", "rope.composition", "rope.relative-position", "autograd.inverse-rotation")]
+    assert ran and all(r.status == "pass" for r in ran), [(r.invariant, r.message) for r in ran if r.status != "pass"]
+    assert lengths and all(n in (8, 64, 512, 4096) or (n > 4096 and n & (n - 1) == 0) for n in lengths), lengths
+    assert len(lengths) <= 6, lengths
+
+
+def test_a_table_that_reads_the_call_s_length_is_called_unpadded():
+    """Dynamic NTK reads the sequence length off the call: its calls keep their own number of rows."""
+    jax = pytest.importorskip("jax")
+    lengths = set()
+    e = Expect.from_dict({"head_dim": 64, "dtype": "float32", "max_position": 8192,
+                          "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 4096}})
+
+    def apply(x, positions):
+        lengths.add(x.shape[0])
+        return x
+
+    s = load_implementation(apply, expect=e, array="jax", isolate=False)
+    run_property(PROPERTIES["conformance"], s, profile="ci", seed_value=0)
+    assert lengths and any(n not in (8, 64, 512, 4096) for n in lengths), lengths

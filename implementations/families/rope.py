@@ -13,6 +13,7 @@ and a decoder (prefill/step) of the apply form.
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Callable
 
 import numpy as np
@@ -23,6 +24,7 @@ from implementations.families.base import Bound, Form, Op, f64, i64, register
 from spec.angles import rounded_table
 from spec.definitions import rotate, token_positions
 from spec.expectation import Expect
+from spec.scaling import table_variant
 
 #: the canonical axes (batch, seq, head, dim) of the batched layouts in the order each puts them
 AXES = {"bshd": (0, 1, 2, 3), "bhsd": (0, 2, 1, 3), "sbhd": (1, 0, 2, 3)}
@@ -54,6 +56,8 @@ def op_call(host, fn, e: Expect, x, positions):
         if got["outside"]:
             raise Fault(got["outside"], "input-mutated")
         return got["out"].reshape(n, d), got["dtype"], got["mutated"]
+    n = np.shape(x)[0]
+    x, positions, pad = _padded(host, e, x, positions)
     nx, npos = host.native(x, positions, e)
     keep_x, keep_p = arrays.snapshot(nx, host.array), arrays.snapshot(npos, host.array)
     out = host.call("f(x, positions)", fn, nx, npos)
@@ -64,7 +68,38 @@ def op_call(host, fn, e: Expect, x, positions):
         mutated = "x"
     if mutated is None and not arrays.same(npos, keep_p, host.array):
         mutated = "positions"
-    return host.rows(out, e, tuple(np.shape(x))), arrays.native_dtype(out, host.array), mutated
+    return (host.rows(out, e, tuple(np.shape(x)), rows=np.arange(n) if pad else None),
+            arrays.native_dtype(out, host.array), mutated)
+
+
+#: the fewest rows a padded call has, and up to how many rows the lengths go by factors of 8 (8, 64, 512, 4096: a
+#: handful of shapes, at most 8 times the rows); beyond it by factors of 2 (:func:`_padding`)
+BUCKET_MIN, BUCKET_COARSE = 8, 4096
+
+
+def _padded(host, e: Expect, x, positions, g=None):
+    """x and positions (and an upstream gradient g) with the rows :func:`_padding` adds: copies of the last row at its
+    position (the rows a row-wise function returns are the same), g zero there (they add nothing to the gradient)."""
+    pad = _padding(host, e, np.shape(x)[0])
+    if not pad:
+        return (x, positions, 0) if g is None else (x, positions, g, 0)
+    more = lambda v: np.concatenate([v, np.repeat(np.asarray(v)[-1:], pad, axis=0)])
+    if g is None:
+        return more(x), more(positions), pad
+    return more(x), more(positions), np.concatenate([g, np.zeros((pad,) + np.shape(g)[1:])]), pad
+
+
+def _padding(host, e: Expect, n: int) -> int:
+    """How many rows a call of n rows is padded with: a jax function is traced and compiled once per shape of its
+    inputs, so every call of n rows is made a call of the next of a few lengths (:data:`BUCKET_MIN`,
+    :data:`BUCKET_COARSE`), and a few shapes are compiled, not one per drawn length. Only where the expected table
+    does not depend on the call's length (a dynamic or LongRoPE table may read it off the number of rows) and never
+    for an in-place function, whose padded rows would be written to a copy."""
+    if host.array != "jax" or n < 1 or host.shape.inplace or \
+            table_variant(e, e.max_position) != table_variant(e, None):
+        return 0
+    bits = (n - 1).bit_length()
+    return max(BUCKET_MIN, 1 << (3 * math.ceil(bits / 3) if n <= BUCKET_COARSE else bits)) - n
 
 
 def op_layout(host, fn, e: Expect, x, positions, cu_seqlens=None, storage: str = "contiguous", key=None) -> dict:
@@ -209,13 +244,15 @@ def _jax_grad(host, fn, e: Expect, x, positions, g):
     jax = arrays.jax_module()
     if jax is None or host.shape.rows != "nd" or host.shape.inplace:
         raise NotImplementedError("autograd of jax implementations is checked in the nd layout (jax.vjp)")
+    n = np.shape(x)[0]
+    x, positions, g, _ = _padded(host, e, x, positions, g)
     nx, npos = host.native(x, positions, e)
     try:
         out, vjp = jax.vjp(lambda v: fn(v, npos), nx)
         (dx,) = vjp(jax.numpy.asarray(g, dtype=out.dtype))
     except Exception as err:
         raise NotImplementedError(f"jax.vjp of the implementation failed ({type(err).__name__}: {err})") from None
-    return np.asarray(dx, dtype=np.float64)
+    return np.asarray(dx, dtype=np.float64)[:n]
 
 
 def op_kernel_grad(host, fn, e: Expect, x, cos, sin, g):
