@@ -479,3 +479,45 @@ def test_a_dropped_implementations_worker_does_not_idle_on():
     assert proc.returncode == 0, proc.stderr[-2000:]
     started, left = map(int, proc.stdout.split()[-2:])
     assert (started, left) == (5, 0), proc.stdout
+
+
+def _marked(marker: str) -> list[tuple[int, str]]:
+    """Every process whose environment carries ``marker`` (what a run started, wherever it was re-parented to)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker.encode() in (entry / "environ").read_bytes():
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append((int(entry.name), (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:80]))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_run_of_several_implementations_holds_one_worker_at_a_time_and_leaves_nothing():
+    """ropespec's processes counted while a run of four implementations goes on and after it ends: the command, its
+    fork server and the one worker of the implementation being checked (each worker is stopped when its
+    implementation is done, none sits idle), and afterwards nothing, re-parented or not."""
+    import uuid
+
+    marker = f"ROPESPEC_COUNT_{uuid.uuid4().hex}"
+    targets = ["implementations.numpy_rope:make", "implementations.zoo.wrong_base:make",
+               "implementations.numpy_layout:thd", "implementations.zoo.off_by_one:make"]
+    proc = subprocess.Popen([sys.executable, "-m", "ropespec", "check", *targets, "--seed", "1", "--invariant",
+                             "rope.conformance", "--invariant", "rope.composition"], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, marker: "1"})
+    most = 0
+    while proc.poll() is None:
+        most = max(most, len(_marked(marker)))
+        time.sleep(0.05)
+    out, err = proc.communicate()
+    assert proc.returncode == 1, err[-2000:]  # two of the four are zoo members
+    assert 2 <= most <= 3, most  # the command and its fork server, and at most one worker besides
+    deadline = time.monotonic() + 10
+    while _marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _marked(marker) == [], _marked(marker)
