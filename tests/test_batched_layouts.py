@@ -10,7 +10,6 @@ import pytest
 from implementations import CallShape, arrays, load_implementation
 from properties.framework import all_properties, PROPERTIES, run_property
 from ropespec import check
-from ropespec.cli import main
 
 all_properties()
 LAYOUT = PROPERTIES["layout"]
@@ -50,23 +49,18 @@ def test_every_storage_holds_the_values_it_was_given(array):
         assert contiguous == (storage == "contiguous"), storage
 
 
-def _run(capsys, *argv):
-    code = main(list(argv))
-    return code, capsys.readouterr().out
-
-
-def test_a_layout_failure_replays_from_its_command(capsys):
-    code, out = _run(capsys, "check", "implementations.zoo.layout_row0_positions:make", "--layout", "bshd",
-                     "--dtype", "float32", "--invariant", "rope.layout", "--seed", "3")
+def test_a_layout_failure_replays_from_its_command(cli):
+    code, out, _ = cli("check", "implementations.zoo.layout_row0_positions:make", "--layout", "bshd",
+                       "--dtype", "float32", "--invariant", "rope.layout", "--seed", "3")
     assert code == 1 and "fail [layout]" in out, out
     replay = next(ln.split("replay: ", 1)[1] for ln in out.splitlines() if "replay: " in ln)
     assert "--layout bshd" in replay, replay
     argv = shlex.split(replay)[1:]
-    code, again = _run(capsys, *argv)
+    code, again, _ = cli(*argv)
     assert code == 1 and "batch row 0's positions" in again, again
 
 
-def test_an_inplace_function_not_declared_is_named(capsys, tmp_path):
+def test_an_inplace_function_not_declared_is_named(cli, tmp_path):
     (tmp_path / "k.py").write_text(
         "from implementations.numpy_layout import bshd\n"
         "def make(expect):\n"
@@ -77,12 +71,12 @@ def test_an_inplace_function_not_declared_is_named(capsys, tmp_path):
         "    return apply\n"
         "def copy(expect):\n"
         "    return bshd(expect)\n")
-    code, out = _run(capsys, "check", f"{tmp_path / 'k.py'}:make", "--layout", "bshd", "--dtype", "float32",
-                     "--invariant", "rope.layout", "--seed", "1")
+    code, out, _ = cli("check", f"{tmp_path / 'k.py'}:make", "--layout", "bshd", "--dtype", "float32",
+                       "--invariant", "rope.layout", "--seed", "1")
     assert code == 1 and "[input-mutated]" in out and "is declared --inplace" in out, out
     # declared in place but leaving x as it was: x after the call is not the result
-    code, out = _run(capsys, "check", f"{tmp_path / 'k.py'}:copy", "--layout", "bshd", "--inplace", "--dtype",
-                     "float32", "--invariant", "rope.layout", "--seed", "1")
+    code, out, _ = cli("check", f"{tmp_path / 'k.py'}:copy", "--layout", "bshd", "--inplace", "--dtype",
+                       "float32", "--invariant", "rope.layout", "--seed", "1")
     assert code == 1 and "rope.layout" in out and "fail" in out, out
 
 
@@ -92,9 +86,8 @@ def test_an_inplace_function_not_declared_is_named(capsys, tmp_path):
     (["--inplace", "--form", "table"], "--inplace: an apply function or vLLM's forward writes in place"),
     (["--layout", "bhsd", "--form", "vllm"], "--layout bhsd: a layout of the apply form; drop it with --form vllm"),
 ])
-def test_layout_options_that_do_not_fit_are_one_line_exit_2(capsys, argv, says):
-    code = main(["check", "implementations.numpy_layout:bshd", *argv])
-    err = capsys.readouterr().err
+def test_layout_options_that_do_not_fit_are_one_line_exit_2(cli, argv, says):
+    code, _, err = cli("check", "implementations.numpy_layout:bshd", *argv)
     assert code == 2 and says in err and "Traceback" not in err, err
 
 
@@ -117,11 +110,10 @@ def test_the_python_api_takes_the_layout_and_the_table():
 
 @pytest.mark.parametrize("target, code", [("implementations.numpy_layout:thd", 0),
                                           ("implementations.zoo.thd_cu_seqlens_ignored:make", 1)])
-def test_precision_sweeps_a_layouts_function(capsys, target, code):
+def test_precision_sweeps_a_layouts_function(cli, target, code):
     """Each row its own packed sequence of one token: the sampled sweep's positions are not consecutive, so a
     function that runs the positions on across sequences shows (an exhaustive sweep's consecutive ones would not)."""
-    got = main(["precision", target, "--layout", "thd", "--dtype", "float32", "--max-position", "65536"])
-    out = capsys.readouterr().out
+    got, out, _ = cli("precision", target, "--layout", "thd", "--dtype", "float32", "--max-position", "65536")
     assert got == code, out
 
 
@@ -156,9 +148,8 @@ def test_a_per_token_packed_function_passes_with_positions_per_token_and_is_told
     assert "it reads one position per token" in r.message and "--positions per-token" in r.message, r.message
 
 
-def test_positions_per_token_outside_a_packed_layout_is_a_usage_error(capsys):
-    code = main(["check", "implementations.numpy_layout:bshd", "--layout", "bshd", "--positions", "per-token"])
-    err = capsys.readouterr().err
+def test_positions_per_token_outside_a_packed_layout_is_a_usage_error(cli):
+    code, _, err = cli("check", "implementations.numpy_layout:bshd", "--layout", "bshd", "--positions", "per-token")
     assert code == 2 and err.strip().count("\n") == 0, err
     assert "--positions per-token: the positions of a packed call, with --layout thd" in err
 

@@ -4,7 +4,6 @@ import json
 import shlex
 import subprocess
 import sys
-import textwrap
 
 import hypothesis
 import pytest
@@ -12,51 +11,30 @@ import pytest
 from pathlib import Path
 
 from properties.framework import all_properties
-from ropespec.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
 N_PROPERTIES = len(all_properties())
 
-GOOD = """
-import numpy as np
-
-def rope(x, positions):
-    d = x.shape[1]
-    inv = 500000.0 ** (-np.arange(0, d, 2) / d)
-    ang = positions[:, None].astype(np.float64) * inv
-    c, s = np.cos(ang), np.sin(ang)
-    x1, x2 = x[:, : d // 2].astype(np.float64), x[:, d // 2 :].astype(np.float64)
-    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=1).astype(x.dtype)
-"""
-
-
-def run(capsys, *args):
-    code = main(["check", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 @pytest.fixture
-def good_file(tmp_path):
-    p = tmp_path / "my_rope.py"
-    p.write_text(textwrap.dedent(GOOD))
-    return p
+def good_file(toy_rope):
+    return toy_rope / "toy_rope.py"
 
 
-def test_plain_function_from_a_file(capsys, good_file):
+def test_plain_function_from_a_file(cli, good_file):
     expect = '{"head_dim": 64, "rope_theta": 500000}'
-    code, out, _ = run(capsys, f"{good_file}:rope", "--expect", expect, "--seed", "2")
+    code, out, _ = cli("check", f"{good_file}:llama", "--expect", expect, "--seed", "2")
     assert code == 0, out
     # the wrong base is caught, and only where it should be
-    code, out, _ = run(capsys, f"{good_file}:rope", "--expect", '{"head_dim": 64}', "--seed", "2")
+    code, out, _ = cli("check", f"{good_file}:llama", "--expect", '{"head_dim": 64}', "--seed", "2")
     assert code == 1
     assert "rope.conformance" in out and "fail" in out
 
 
-def test_zoo_member_fails_with_counterexample_and_replay(capsys, tmp_path):
+def test_zoo_member_fails_with_counterexample_and_replay(cli, tmp_path):
     report = tmp_path / "r.json"
-    code, out, _ = run(capsys, "implementations.zoo.off_by_one:make", "--seed", "5", "--json", str(report))
+    code, out, _ = cli("check", "implementations.zoo.off_by_one:make", "--seed", "5", "--json", str(report))
     assert code == 1
     data = json.loads(report.read_text())
     assert data["passed"] is False
@@ -72,7 +50,7 @@ def test_zoo_member_fails_with_counterexample_and_replay(capsys, tmp_path):
     # the printed command replays exactly that failure
     argv = shlex.split(results["rope.composition"]["replay"])[2:]
     report2 = tmp_path / "r2.json"
-    code2, _, _ = run(capsys, *argv, "--json", str(report2))
+    code2, _, _ = cli("check", *argv, "--json", str(report2))
     again = json.loads(report2.read_text())["implementations"][0]["results"]
     assert code2 == 1 and len(again) == 1
     assert again[0]["counterexample"] == results["rope.composition"]["counterexample"]
@@ -96,40 +74,40 @@ def test_zoo_member_fails_with_counterexample_and_replay(capsys, tmp_path):
         (["implementations.numpy_rope:make", "--dtype", "bfloat16"], "numpy has no bfloat16; use --array torch"),
     ],
 )
-def test_bad_usage_is_one_line_and_exit_2(capsys, args, message):
-    code, out, err = run(capsys, *args, "--seed", "0")
+def test_bad_usage_is_one_line_and_exit_2(cli, args, message):
+    code, out, err = cli("check", *args, "--seed", "0")
     assert code == 2
     assert message in err
     assert len(err.strip().splitlines()) == 1
     assert "Traceback" not in err + out
 
 
-def test_bad_signature_and_import_error(capsys, tmp_path):
+def test_bad_signature_and_import_error(cli, tmp_path):
     p = tmp_path / "bad.py"
     p.write_text("def three(a, b, c):\n    return a\n\nraise_later = 1\n")
-    code, _, err = run(capsys, f"{p}:three")
+    code, _, err = cli("check", f"{p}:three")
     assert code == 2 and "must take (x, positions) or (expect)" in err
     q = tmp_path / "broken.py"
     q.write_text("import numpy as np\n1 / 0\n")
-    code, _, err = run(capsys, f"{q}:f")
+    code, _, err = cli("check", f"{q}:f")
     assert code == 2 and "import failed: ZeroDivisionError" in err and "broken.py:2" in err
 
 
-def test_factory_declining_everything_is_skipped_not_passed(capsys, tmp_path):
+def test_factory_declining_everything_is_skipped_not_passed(cli, tmp_path):
     p = tmp_path / "picky.py"
     p.write_text("def make(expect):\n    raise NotImplementedError('only head_dim 4096')\n")
     report = tmp_path / "r.json"
-    code, out, err = run(capsys, f"{p}:make", "--json", str(report), "--seed", "0")
+    code, out, err = cli("check", f"{p}:make", "--json", str(report), "--seed", "0")
     assert code == 2 and not report.exists()  # nothing was checked: said before anything runs
     assert err.strip() == (f"ropespec: error: nothing can be checked on {p}:make: only head_dim 4096 "
                            "(--allow-skip accepts this)")
-    code, out, _ = run(capsys, f"{p}:make", "--json", str(report), "--seed", "0", "--allow-skip")
+    code, out, _ = cli("check", f"{p}:make", "--json", str(report), "--seed", "0", "--allow-skip")
     data = json.loads(report.read_text())
     assert {r["status"] for r in data["implementations"][0]["results"]} == {"skip"}
     assert code == 0 and "only head_dim 4096" in out
 
 
-def test_implementation_that_raises_is_reported_and_the_run_goes_on(capsys, tmp_path):
+def test_implementation_that_raises_is_reported_and_the_run_goes_on(cli, tmp_path):
     p = tmp_path / "raises.py"
     p.write_text(
         "import numpy as np\n"
@@ -139,7 +117,7 @@ def test_implementation_that_raises_is_reported_and_the_run_goes_on(capsys, tmp_
         "    return x.copy()\n"
     )
     report = tmp_path / "r.json"
-    code, out, _ = run(capsys, f"{p}:rope", "--json", str(report), "--seed", "0")
+    code, out, _ = cli("check", f"{p}:rope", "--json", str(report), "--seed", "0")
     results = json.loads(report.read_text())["implementations"][0]["results"]
     assert code == 1
     assert len(results) == N_PROPERTIES  # every property still ran
@@ -148,15 +126,15 @@ def test_implementation_that_raises_is_reported_and_the_run_goes_on(capsys, tmp_
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_transformers_style_torch_code_passes_the_default_class(capsys, dtype):
+def test_transformers_style_torch_code_passes_the_default_class(cli, dtype):
     """examples/test_rope.py's my_rope is transformers' Llama recipe (float32 angles, cos/sin cast to x's dtype)."""
     pytest.importorskip("torch")
-    code, out, _ = run(capsys, f"{ROOT / 'examples' / 'test_rope.py'}:my_rope", "--array", "torch", "--dtype", dtype,
+    code, out, _ = cli("check", f"{ROOT / 'examples' / 'test_rope.py'}:my_rope", "--array", "torch", "--dtype", dtype,
                        "--expect", '{"head_dim": 128, "rope_theta": 500000}', "--seed", "4")
     assert code == 0, out
 
 
-def test_hanging_implementation_times_out_and_the_run_goes_on(capsys, tmp_path):
+def test_hanging_implementation_times_out_and_the_run_goes_on(cli, tmp_path):
     p = tmp_path / "hangs.py"
     p.write_text(
         "import time\n"
@@ -168,7 +146,7 @@ def test_hanging_implementation_times_out_and_the_run_goes_on(capsys, tmp_path):
     report = tmp_path / "r.json"
     # the sweep to large positions hangs; the properties after it still run, on a fresh worker, and report
     invariants = ["rope.conformance", "rope.norm-per-pair", "rope.identity-at-zero"]
-    code, out, _ = run(capsys, f"{p}:rope", *[a for i in invariants for a in ("--invariant", i)], "--timeout", "0.5",
+    code, out, _ = cli("check", f"{p}:rope", *[a for i in invariants for a in ("--invariant", i)], "--timeout", "0.5",
                        "--json", str(report), "--seed", "0")
     results = json.loads(report.read_text())["implementations"][0]["results"]
     assert code == 1 and [r["invariant"] for r in results] == ["rope.conformance"] * 3 + invariants[1:]
@@ -186,22 +164,22 @@ def test_hanging_implementation_times_out_and_the_run_goes_on(capsys, tmp_path):
     ("    y = x.copy()\n    y[positions > 1000] = float('nan')\n    return y\n", "non-finite", "non-finite"),
     ("    x *= 1.0\n    x[:, 0] += 1.0\n    return x\n", "input-mutated", "wrote into its argument"),
 ])
-def test_bad_outputs_get_their_diagnosis(capsys, tmp_path, body, diagnosis, words):
+def test_bad_outputs_get_their_diagnosis(cli, tmp_path, body, diagnosis, words):
     p = tmp_path / "bad_out.py"
     p.write_text("def rope(x, positions):\n" + body)
     report = tmp_path / "r.json"
-    code, _, err = run(capsys, f"{p}:rope", "--json", str(report), "--seed", "0")
+    code, _, err = cli("check", f"{p}:rope", "--json", str(report), "--seed", "0")
     results = json.loads(report.read_text())["implementations"][0]["results"]
     assert code == 1 and "Traceback" not in err
     hits = [r for r in results if r["diagnosis"] == diagnosis]
     assert hits and any(words in r["message"] for r in hits), [(r["invariant"], r["diagnosis"]) for r in results]
 
 
-def test_junit_report(capsys, tmp_path):
+def test_junit_report(cli, tmp_path):
     import xml.etree.ElementTree as ET
 
     out = tmp_path / "junit.xml"
-    code, _, _ = run(capsys, "implementations.zoo.backwards:make", "--junit", str(out), "--seed", "0",
+    code, _, _ = cli("check", "implementations.zoo.backwards:make", "--junit", str(out), "--seed", "0",
                      "--invariant", "rope.conformance", "--invariant", "rope.norm-per-pair")
     suite = ET.parse(out).getroot().find("testsuite")
     assert code == 1 and suite.get("name") == "implementations.zoo.backwards:make"
@@ -210,20 +188,22 @@ def test_junit_report(capsys, tmp_path):
     assert any("rope.conformance" in c.get("name") for c in suite.findall("testcase") if c.find("failure") is not None)
 
 
-def test_cuda_device_is_a_clean_skip_without_a_gpu(capsys):
+def test_cuda_device_is_a_clean_skip_without_a_gpu(cli):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: this test is about machines without one")
-    code, _, err = run(capsys, "implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed", "0")
+    code, _, err = cli("check", "implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed",
+                       "0")
     assert code == 2 and "CUDA is not available on this machine" in err  # nothing checked is not a pass
-    code, out, _ = run(capsys, "implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed", "0",
+    code, out, _ = cli("check", "implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed",
+                       "0",
                        "--allow-skip")
     assert code == 0 and "CUDA is not available on this machine" in out and "0 passed, 0 failed" in out
 
 
-def test_jobs_spread_implementations_over_processes(capsys, tmp_path):
+def test_jobs_spread_implementations_over_processes(cli, tmp_path):
     report = tmp_path / "r.json"
-    code, out, _ = run(capsys, "implementations.numpy_rope:make", "implementations.zoo.backwards:make",
+    code, out, _ = cli("check", "implementations.numpy_rope:make", "implementations.zoo.backwards:make",
                        "-j", "2", "--invariant", "rope.conformance", "--seed", "3", "--json", str(report))
     data = json.loads(report.read_text())
     assert code == 1
@@ -270,13 +250,9 @@ DYN = ', "rope_scaling": {"rope_type": "dynamic", "factor": %s}'
     (["--junit", "/no/such/folder/r.xml"], "--junit: the folder /no/such/folder does not exist"),
     (["--module", "numpy"], "--module numpy: expected a path to the lab's .py file"),
 ])
-def test_bad_input_is_one_line_and_exit_2(capsys, args, message):
+def test_bad_input_is_one_line_and_exit_2(cli, args, message):
     target = [] if "--module" in args else ["implementations.numpy_rope:make"]
-    try:
-        code = main(["check", *target, *args, "--seed", "0"])
-    except SystemExit as e:  # argparse's own errors (one line too: see ropespec.cli._Parser)
-        code = e.code
-    out, err = capsys.readouterr()
+    code, out, err = cli("check", *target, *args, "--seed", "0")  # argparse's errors too (ropespec.cli._Parser)
     assert code == 2, out[-500:]
     assert message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -287,14 +263,14 @@ def test_bad_input_is_one_line_and_exit_2(capsys, args, message):
     (b'{"head_dim": "\xe9"}', "not UTF-8 text (a binary file?)"),
     (b"[" * 200000 + b"]" * 200000, "nested too deeply"),
 ])
-def test_bad_expectation_files(capsys, tmp_path, content, message):
+def test_bad_expectation_files(cli, tmp_path, content, message):
     p = tmp_path / "e.json"
     p.write_bytes(content)
-    code, _, err = run(capsys, "implementations.numpy_rope:make", "--expect", str(p))
+    code, _, err = cli("check", "implementations.numpy_rope:make", "--expect", str(p))
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
-def test_unreadable_expectation_file(capsys, tmp_path, monkeypatch):
+def test_unreadable_expectation_file(cli, tmp_path, monkeypatch):
     p = tmp_path / "e.json"
     p.write_text("{}")
 
@@ -302,19 +278,19 @@ def test_unreadable_expectation_file(capsys, tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(Path, "read_bytes", refuse)  # root can read any file: say no the way the OS would
-    code, _, err = run(capsys, "implementations.numpy_rope:make", "--expect", str(p))
+    code, _, err = cli("check", "implementations.numpy_rope:make", "--expect", str(p))
     assert code == 2 and "cannot be read (Permission denied)" in err
 
 
-def test_lab_module_that_fails_exits_1(capsys):
-    code, out, _ = run(capsys, "--module", str(ROOT / "implementations" / "zoo" / "lab" / "fixed_base.py"))
+def test_lab_module_that_fails_exits_1(cli):
+    code, out, _ = cli("check", "--module", str(ROOT / "implementations" / "zoo" / "lab" / "fixed_base.py"))
     assert code == 1 and "failed" in out
 
 
-def test_parallel_runners_take_an_expectation_with_scaling(capsys):
+def test_parallel_runners_take_an_expectation_with_scaling(cli):
     """-j hands each runner its expectation: one with a rope_scaling dict crossed the process boundary as a
     mappingproxy, which does not pickle (a traceback, no report) until Expect learned to pickle itself."""
-    code, out, err = run(capsys, "implementations.numpy_rope:make", "implementations/numpy_rope.py:make", "-j", "2",
+    code, out, err = cli("check", "implementations.numpy_rope:make", "implementations/numpy_rope.py:make", "-j", "2",
                          "--expect", "llama3.1-8b", "--invariant", "rope.identity-at-zero", "--seed", "1")
     assert code == 0 and "Traceback" not in err, out + err
     assert "2 passed, 0 failed" in out

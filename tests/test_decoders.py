@@ -3,8 +3,7 @@ time to 2L) reaches 2L, so a decoder wrong only there is caught; the shipped dec
 says how far it has got while it runs."""
 
 import json
-import subprocess
-import sys
+from pathlib import Path
 
 from implementations import load_implementation
 from properties import framework
@@ -12,14 +11,16 @@ from properties import test_decode as decode
 from ropespec import engine, scheduler
 from spec.expectation import Expect
 
+ROOT = Path(__file__).resolve().parents[1]
+
 L = 256
 EXPECT = {"head_dim": 64, "dtype": "float32", "max_position": 2 * L,
           "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": L}}
 
 
-def _check(target: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ropespec", "check", target, "--invariant", "decode.consistency",
-                           "--expect", json.dumps(EXPECT), "--seed", "3"], capture_output=True, text=True, timeout=300)
+def _check(cli, target: str):
+    return cli("check", target, "--invariant", "decode.consistency", "--expect", json.dumps(EXPECT), "--seed", "3",
+               cwd=ROOT)
 
 
 def test_the_long_decode_goes_from_L_minus_1_to_2L():
@@ -28,14 +29,14 @@ def test_the_long_decode_goes_from_L_minus_1_to_2L():
     assert (case["prefill"], case["prefill"] + case["steps"]) == (L - 1, 2 * L)
 
 
-def test_a_decoder_wrong_only_at_length_2L_is_caught_there():
-    out = _check("tests/fixtures/decoders/clamped_length.py:make")
+def test_a_decoder_wrong_only_at_length_2L_is_caught_there(cli):
+    out = _check(cli, "tests/fixtures/decoders/clamped_length.py:make")
     assert out.returncode == 1, out.stdout + out.stderr
     assert f"decode diverges from a fresh pass first at length {2 * L} " in out.stdout, out.stdout
 
 
-def test_the_shipped_decoder_holds_at_the_same_expectation():
-    out = _check("implementations.numpy_decode:make")
+def test_the_shipped_decoder_holds_at_the_same_expectation(cli):
+    out = _check(cli, "implementations.numpy_decode:make")
     assert out.returncode == 0, out.stdout + out.stderr
 
 

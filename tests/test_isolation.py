@@ -84,11 +84,6 @@ WORDS = {
 }
 
 
-def ropespec(*args, cwd=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "ropespec", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout)
-
-
 @pytest.fixture
 def nasty(tmp_path):
     (tmp_path / "nasty.py").write_text(NASTY)
@@ -98,7 +93,7 @@ def nasty(tmp_path):
 
 
 @pytest.mark.slow
-def test_nasty_implementations_in_one_run(nasty):
+def test_nasty_implementations_in_one_run(ropespec_process, nasty):
     targets = [f"nasty.py:{name}" for name in WORDS] + ["nasty.py:leftover_thread", "hang_import.py:f",
                                                         "exit_import.py:f"]
     start = time.monotonic()
@@ -106,8 +101,8 @@ def test_nasty_implementations_in_one_run(nasty):
     # about is shown on them; every invariant on correct code is README's `ropespec check`
     invariants = [a for i in ("rope.conformance", "rope.identity-at-zero", "rope.norm-per-pair", "rope.relative-position")
                   for a in ("--invariant", i)]
-    proc = ropespec("check", *targets, *invariants, "-j", "2", "--force-jobs", "--timeout", "0.5", "--warmup-timeout",
-                    "2.5", "--seed", "1", "--json", "r.json", cwd=nasty)
+    proc = ropespec_process("check", *targets, *invariants, "-j", "2", "--force-jobs", "--timeout", "0.5",
+                            "--warmup-timeout", "2.5", "--seed", "1", "--json", "r.json", cwd=nasty)
     took = time.monotonic() - start
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -192,17 +187,17 @@ def test_signal_stops_a_parallel_run_and_leaves_no_process(nasty, sig, code, wor
     assert not [p for p in family if _alive(p)]
 
 
-def test_check_help_lists_exit_codes_and_examples():
-    proc = ropespec("check", "--help")
+def test_check_help_lists_exit_codes_and_examples(ropespec_process):
+    proc = ropespec_process("check", "--help")
     assert proc.returncode == 0
     for line in ("exit codes:", "  0    at least one property ran", "  1    an invariant failed",
                  "  2    bad usage", "130  interrupted", "examples:", "ropespec check my_rope.py:apply"):
         assert line in proc.stdout
 
 
-def test_jobs_are_capped(nasty):
-    proc = ropespec("check", "nasty.py:good", "nasty.py:chdir", "-j", "100", "--invariant", "rope.identity-at-zero",
-                    "--seed", "1", cwd=nasty)
+def test_jobs_are_capped(ropespec_process, nasty):
+    proc = ropespec_process("check", "nasty.py:good", "nasty.py:chdir", "-j", "100", "--invariant",
+                            "rope.identity-at-zero", "--seed", "1", cwd=nasty)
     assert proc.returncode == 0, proc.stderr
     assert "checked in 2 processes (-j 100 capped" in proc.stdout
 
@@ -212,18 +207,18 @@ def test_jobs_are_capped(nasty):
     (["--array", "list", "--dtype", "float32"], "Python lists hold float64 only"),
     (["--device", "cuda"], "--device cuda needs --array torch"),
 ])
-def test_nothing_checked_is_exit_2_with_the_reason(nasty, args, why):
-    proc = ropespec("check", "nasty.py:good", *args, "--seed", "1", cwd=nasty)
+def test_nothing_checked_is_exit_2_with_the_reason(cli, nasty, args, why):
+    proc = cli("check", "nasty.py:good", *args, "--seed", "1", cwd=nasty)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and why in proc.stderr and "--allow-skip" in proc.stderr
-    allowed = ropespec("check", "nasty.py:good", *args, "--seed", "1", "--allow-skip", cwd=nasty)
+    allowed = cli("check", "nasty.py:good", *args, "--seed", "1", "--allow-skip", cwd=nasty)
     assert allowed.returncode == 0 and why in allowed.stdout
 
 
-def test_a_replayed_timeout_is_a_timeout(tmp_path):
+def test_a_replayed_timeout_is_a_timeout(ropespec_process, tmp_path):
     report = tmp_path / "r.json"
-    proc = ropespec("check", "implementations.zoo.hangs:make", "--timeout", "0.5", "--invariant",
-                    "contract.shape-finite", "--seed", "2", "--json", str(report), cwd=ROOT)
+    proc = ropespec_process("check", "implementations.zoo.hangs:make", "--timeout", "0.5", "--invariant",
+                            "contract.shape-finite", "--seed", "2", "--json", str(report), cwd=ROOT)
     assert proc.returncode == 1
     [result] = json.loads(report.read_text())["implementations"][0]["results"]
     assert result["diagnosis"] == "timeout"
@@ -234,7 +229,7 @@ def test_a_replayed_timeout_is_a_timeout(tmp_path):
     assert replayed["diagnosis"] == "timeout" and replayed["counterexample"] == result["counterexample"]
 
 
-def test_reports_are_strict_json_and_valid_xml(nasty):
+def test_reports_are_strict_json_and_valid_xml(ropespec_process, nasty):
     (nasty / "ugly.py").write_text(textwrap.dedent('''
         import numpy as np
         def rope(x, positions):
@@ -242,7 +237,7 @@ def test_reports_are_strict_json_and_valid_xml(nasty):
                 raise ValueError("bad \\x00\\x07\\x1b[31m byte \\ud800")
             return x * np.inf
     '''))
-    proc = ropespec("check", "ugly.py:rope", "--seed", "1", "--json", "r.json", "--junit", "r.xml", cwd=nasty)
+    proc = ropespec_process("check", "ugly.py:rope", "--seed", "1", "--json", "r.json", "--junit", "r.xml", cwd=nasty)
     assert proc.returncode == 1
 
     def no_constants(name):
@@ -257,19 +252,20 @@ def test_reports_are_strict_json_and_valid_xml(nasty):
     assert failures and any("\\x00" in f.get("message") for f in failures)
 
 
-def test_no_hypothesis_folder_in_the_working_directory(nasty):
-    proc = ropespec("check", "nasty.py:good", "--invariant", "rope.composition", "--seed", "1", cwd=nasty)
+def test_no_hypothesis_folder_in_the_working_directory(ropespec_process, nasty):
+    proc = ropespec_process("check", "nasty.py:good", "--invariant", "rope.composition", "--seed", "1", cwd=nasty)
     assert proc.returncode == 0
     assert not (nasty / ".hypothesis").exists()
 
 
-def test_a_target_file_imports_its_siblings(tmp_path):
+def test_a_target_file_imports_its_siblings(ropespec_process, tmp_path):
     (tmp_path / "helpers.py").write_text(NASTY)
     (tmp_path / "mine.py").write_text("from helpers import good as rope\n")
-    proc = ropespec("check", "mine.py:rope", "--invariant", "rope.identity-at-zero", "--seed", "1", cwd=tmp_path.parent)
+    proc = ropespec_process("check", "mine.py:rope", "--invariant", "rope.identity-at-zero", "--seed", "1",
+                            cwd=tmp_path.parent)
     assert proc.returncode == 2 and "no such file" in proc.stderr  # a relative path is the user's working directory's
-    proc = ropespec("check", f"{tmp_path}/mine.py:rope", "--invariant", "rope.identity-at-zero", "--seed", "1",
-                    cwd=tmp_path.parent)
+    proc = ropespec_process("check", f"{tmp_path}/mine.py:rope", "--invariant", "rope.identity-at-zero", "--seed",
+                            "1", cwd=tmp_path.parent)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -296,10 +292,10 @@ def test_where_the_implementation_runs_is_said(tmp_path):
     assert "runs in a worker process, warm-up" in result.report()
 
 
-def test_fingerprint_and_precision_take_timeouts(nasty):
-    proc = ropespec("fingerprint", "nasty.py:hangs", "--timeout", "0.5", cwd=nasty)
+def test_fingerprint_and_precision_take_timeouts(ropespec_process, nasty):
+    proc = ropespec_process("fingerprint", "nasty.py:hangs", "--timeout", "0.5", cwd=nasty)
     assert proc.returncode == 1 and "[timeout]" in proc.stdout
-    proc = ropespec("precision", "nasty.py:hangs", "--timeout", "0.5", "--max-position", "100000", cwd=nasty)
+    proc = ropespec_process("precision", "nasty.py:hangs", "--timeout", "0.5", "--max-position", "100000", cwd=nasty)
     assert proc.returncode == 1 and "[timeout]" in proc.stdout
 
 
@@ -318,7 +314,7 @@ def test_the_plugin_leaves_other_tests_hypothesis_settings_alone(tmp_path):
     assert proc.returncode == 0, proc.stdout
 
 
-def test_a_hung_torch_call_does_not_abort_the_interpreter(tmp_path):
+def test_a_hung_torch_call_does_not_abort_the_interpreter(ropespec_process, tmp_path):
     pytest.importorskip("torch")
     (tmp_path / "slow_torch.py").write_text(textwrap.dedent('''
         import time
@@ -330,7 +326,7 @@ def test_a_hung_torch_call_does_not_abort_the_interpreter(tmp_path):
                 time.sleep(3600)
             return x.clone()
     '''))
-    proc = ropespec("check", "slow_torch.py:rope", "--array", "torch", "--timeout", "0.5", "--invariant",
+    proc = ropespec_process("check", "slow_torch.py:rope", "--array", "torch", "--timeout", "0.5", "--invariant",
                     "rope.identity-at-zero", "--invariant", "rope.conformance", "--seed", "1", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr  # not 134: 'terminate called without an active exception'
     assert "terminate called" not in proc.stderr and "[timeout]" in proc.stdout

@@ -249,7 +249,7 @@ def test_readme_commands_were_found():
 
 
 @pytest.mark.parametrize("command, exit_code", COMMANDS, ids=[c[:60] for c, _ in COMMANDS])
-def test_readme_command(command, exit_code, scratch, monkeypatch, capsys):
+def test_readme_command(command, exit_code, scratch, monkeypatch, cli):
     why = _why_not(command)
     if why:
         pytest.skip(why)
@@ -275,7 +275,8 @@ def test_readme_command(command, exit_code, scratch, monkeypatch, capsys):
         argv += ["--json", str(report)]
     t0 = time.monotonic()
     if argv[0] == "ropespec" and command not in IN_A_PROCESS:
-        proc = _in_this_process(argv, scratch, monkeypatch, capsys)
+        monkeypatch.syspath_prepend(str(scratch))  # as PYTHONPATH=scratch
+        proc = cli(*argv[1:], cwd=scratch)
     else:
         if argv[0] == "ropespec":
             argv = [sys.executable, "-m", "ropespec", *argv[1:]]
@@ -296,20 +297,6 @@ def test_readme_command(command, exit_code, scratch, monkeypatch, capsys):
 #: interpreter's start and imports (their TARGETs run in worker processes either way; tests/test_cli.py starts the
 #: command line as a process too).
 IN_A_PROCESS = ("ropespec check", "ropespec check --help")
-
-
-def _in_this_process(argv: list[str], scratch, monkeypatch, capsys) -> subprocess.CompletedProcess:
-    from ropespec.cli import main
-
-    monkeypatch.chdir(scratch)
-    monkeypatch.syspath_prepend(str(scratch))  # as PYTHONPATH=scratch
-    capsys.readouterr()
-    try:
-        code = main(argv[1:])
-    except SystemExit as e:  # argparse's own exits (a usage error)
-        code = e.code if isinstance(e.code, int) else 1
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(argv, code, out.out, out.err)
 
 
 def _check_parser():

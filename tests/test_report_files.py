@@ -51,11 +51,6 @@ def scratch(tmp_path):
     return tmp_path
 
 
-def _ropespec(cwd, *args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "ropespec", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, **kwargs)
-
-
 @pytest.mark.parametrize("args, clash", [
     (["check", "good.py:apply", "--json", "good.py"], "is the source of TARGET good.py:apply"),
     (["check", "good.py:apply", "--junit", "good.py"], "is the source of TARGET good.py:apply"),
@@ -68,32 +63,32 @@ def _ropespec(cwd, *args, **kwargs):
     (["golden", "--expect", "exp.json", "--positions", "1", "--out", "exp.json"], "is the --expect file"),
 ], ids=["json-target", "junit-target", "json-sibling", "json-expect", "json-junit", "precision", "fingerprint",
         "spec", "golden"])
-def test_an_output_path_that_is_an_input_is_refused_before_anything_runs(scratch, args, clash):
+def test_an_output_path_that_is_an_input_is_refused_before_anything_runs(cli, scratch, args, clash):
     before = {p.name: p.read_bytes() for p in scratch.iterdir() if p.is_file()}
-    proc = _ropespec(scratch, *args)
+    proc = cli(*args, cwd=scratch)
     assert proc.returncode == 2 and clash in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
     assert {p.name: p.read_bytes() for p in scratch.iterdir() if p.is_file()} == before
 
 
 @pytest.mark.parametrize("path, words", [("/sys/r.json", "cannot write in /sys"), ("/proc/r.json", "cannot write in /proc"),
                                          ("", "an empty path"), ("nofolder/r.json", "does not exist")])
-def test_an_unwritable_path_is_one_line_before_the_run(scratch, path, words):
-    proc = _ropespec(scratch, "check", "good.py:apply", "--json", path)
+def test_an_unwritable_path_is_one_line_before_the_run(cli, scratch, path, words):
+    proc = cli("check", "good.py:apply", "--json", path, cwd=scratch)
     assert proc.returncode == 2 and words in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
 
 
-def test_standard_output_takes_the_report_and_the_text_goes_to_stderr(scratch):
-    for name in ("-", "/dev/stdout"):
-        proc = _ropespec(scratch, "check", "good.py:apply", "--expect", "exp.json", "--json", name, "--seed", "1",
-                         "--invariant", "rope.identity-at-zero")
+def test_standard_output_takes_the_report_and_the_text_goes_to_stderr(ropespec_process, scratch):
+    for name in ("-", "/dev/stdout"):  # a process of its own: /dev/stdout is its file descriptor 1
+        proc = ropespec_process("check", "good.py:apply", "--expect", "exp.json", "--json", name, "--seed", "1",
+                                "--invariant", "rope.identity-at-zero", cwd=scratch)
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["passed"] is True
         assert "1 passed" in proc.stderr
 
 
-def test_a_full_disk_is_one_line_and_exit_2_with_the_text_report_printed(scratch):
-    proc = _ropespec(scratch, "check", "good.py:apply", "--json", "/dev/full", "--seed", "1",
-                     "--invariant", "rope.identity-at-zero")
+def test_a_full_disk_is_one_line_and_exit_2_with_the_text_report_printed(cli, scratch):
+    proc = cli("check", "good.py:apply", "--json", "/dev/full", "--seed", "1",
+               "--invariant", "rope.identity-at-zero", cwd=scratch)
     assert proc.returncode == 2 and "No space left on device" in proc.stderr, proc.stderr
     assert "1 passed" in proc.stdout
 
@@ -107,19 +102,19 @@ def test_a_closed_stdout_keeps_the_reports_and_the_verdict(scratch):
     assert (scratch / "bp.xml").read_text().startswith("<?xml")
 
 
-def test_a_report_is_written_readable_like_any_new_file(scratch):
-    proc = _ropespec(scratch, "check", "good.py:apply", "--json", "r.json", "--seed", "1",
-                     "--invariant", "rope.identity-at-zero")
+def test_a_report_is_written_readable_like_any_new_file(cli, scratch):
+    proc = cli("check", "good.py:apply", "--json", "r.json", "--seed", "1",
+               "--invariant", "rope.identity-at-zero", cwd=scratch)
     assert proc.returncode == 0
     mask = os.umask(0)
     os.umask(mask)
     assert (scratch / "r.json").stat().st_mode & 0o777 == 0o666 & ~mask
 
 
-def test_a_stale_report_never_outlives_a_run_that_ends_in_exit_2(scratch):
+def test_a_stale_report_never_outlives_a_run_that_ends_in_exit_2(cli, scratch):
     (scratch / "r.json").write_text('{"passed": true}')
-    proc = _ropespec(scratch, "check", "good.py:apply", "missing.py:apply", "--json", "r.json", "--seed", "1",
-                     "--invariant", "rope.identity-at-zero")
+    proc = cli("check", "good.py:apply", "missing.py:apply", "--json", "r.json", "--seed", "1",
+               "--invariant", "rope.identity-at-zero", cwd=scratch)
     assert proc.returncode == 2 and "missing.py: no such file" in proc.stderr, proc.stderr
     data = json.loads((scratch / "r.json").read_text())
     assert data["passed"] is False and "missing.py" in data["error"] and len(data["implementations"]) == 1

@@ -41,14 +41,13 @@ def test_no_numpy_scalar_repr_in_a_message():
     assert f"ulp of {dtype})" in r.message  # counted in the implementation's dtype
 
 
-def _scratch(tmp_path, name, source, *args):
+def _scratch(cli, tmp_path, name, source, *args):
     (tmp_path / f"{name}.py").write_text(textwrap.dedent(source))
-    return subprocess.run([sys.executable, "-m", "ropespec", *args], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300)
+    return cli(*args, cwd=tmp_path)
 
 
-def test_counts_are_singular_when_one(tmp_path):
-    proc = _scratch(tmp_path, "mine", """
+def test_counts_are_singular_when_one(cli, tmp_path):
+    proc = _scratch(cli, tmp_path, "mine", """
         import numpy as np
         def rope(x, positions):
             return x.copy()
@@ -56,8 +55,8 @@ def test_counts_are_singular_when_one(tmp_path):
     assert "(1 check on 1 implementation)" in proc.stdout, proc.stdout[-500:]
 
 
-def test_a_one_argument_function_is_told_what_a_plain_function_and_a_factory_take(tmp_path):
-    proc = _scratch(tmp_path, "one", """
+def test_a_one_argument_function_is_told_what_a_plain_function_and_a_factory_take(cli, tmp_path):
+    proc = _scratch(cli, tmp_path, "one", """
         def rope(x):
             return x
         """, "check", "one.py:rope", "--expect", "llama2-7b", "--seed", "1", "--invariant", "rope.identity-at-zero")
@@ -65,10 +64,10 @@ def test_a_one_argument_function_is_told_what_a_plain_function_and_a_factory_tak
     assert "a plain function takes (x, positions), a factory takes (expect)" in proc.stdout, proc.stdout[-800:]
 
 
-def test_a_users_sinusoidal_encoding_reports_the_leakage_as_an_expected_failure(tmp_path):
+def test_a_users_sinusoidal_encoding_reports_the_leakage_as_an_expected_failure(cli, tmp_path):
     """README: additive.cross-term-leakage is a documented non-invariant, reported as an expected
     failure with its spread, for a user's encoding as for the shipped one."""
-    proc = _scratch(tmp_path, "pe", """
+    proc = _scratch(cli, tmp_path, "pe", """
         import numpy as np
         def pe(positions, d):
             p = np.asarray(positions, dtype=np.float64)[:, None]
@@ -83,8 +82,8 @@ def test_a_users_sinusoidal_encoding_reports_the_leakage_as_an_expected_failure(
     assert proc.returncode == 0, proc.stdout[-800:]
 
 
-def test_fingerprint_of_metas_interleaved_llama2_names_the_preset_and_the_pairing(tmp_path):
-    proc = _scratch(tmp_path, "meta", """
+def test_fingerprint_of_metas_interleaved_llama2_names_the_preset_and_the_pairing(cli, tmp_path):
+    proc = _scratch(cli, tmp_path, "meta", """
         import numpy as np
         def rope(x, positions):
             d = x.shape[-1]
@@ -215,8 +214,8 @@ def test_non_finite_values_that_depend_on_the_call_are_said_to(tmp_path):
     assert "finite when called with p alone" in r.message and "from p =" not in r.message, r.message
 
 
-def test_an_unknown_preset_is_one_line_without_a_repeated_prefix(tmp_path):
-    proc = _scratch(tmp_path, "x", "", "check", "implementations.numpy_rope:make", "--expect", "llama3-8b")
+def test_an_unknown_preset_is_one_line_without_a_repeated_prefix(cli, tmp_path):
+    proc = _scratch(cli, tmp_path, "x", "", "check", "implementations.numpy_rope:make", "--expect", "llama3-8b")
     assert proc.returncode == 2 and "--expect: expect:" not in proc.stderr, proc.stderr
     assert proc.stderr.count("\n") == 1 and "did you mean llama3.1-8b?" in proc.stderr, proc.stderr
 

@@ -13,7 +13,6 @@ import textwrap
 
 import pytest
 
-from ropespec.cli import main
 
 FOUNDRY = '''
 import numpy as np
@@ -49,41 +48,39 @@ def apply(x, positions):
 '''
 
 
-def _run(tmp_path, capsys, name, text, *args):
+def _run(cli, tmp_path, name, text, *args):
     (tmp_path / f"{name}.py").write_text(textwrap.dedent(text))
-    code = main(["check", f"{tmp_path / name}.py:{args[0]}", *args[1:], "--json", str(tmp_path / "r.json")])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return cli("check", f"{tmp_path / name}.py:{args[0]}", *args[1:], "--json", tmp_path / "r.json")
 
 
-def test_a_result_of_another_shape_at_the_warm_up_is_one_line_and_exit_2(tmp_path, capsys):
-    code, out, err = _run(tmp_path, capsys, "foundry", FOUNDRY, "build_alibi_bias", "--family", "alibi")
+def test_a_result_of_another_shape_at_the_warm_up_is_one_line_and_exit_2(cli, tmp_path):
+    code, out, err = _run(cli, tmp_path, "foundry", FOUNDRY, "build_alibi_bias", "--family", "alibi")
     assert code == 2, out + err
     assert err.count("\n") == 1 and "returned shape (1, 2, 2, 2)" in err and "build_alibi_bias(n_heads, " \
         "sequence_length" in err and "no property was run" in err, err
     assert not (tmp_path / "r.json").exists(), "no report of a run that did not start"
 
 
-def test_an_apply_function_of_another_output_shape_is_exit_2(tmp_path, capsys):
-    code, out, err = _run(tmp_path, capsys, "short", SHORT, "apply")
+def test_an_apply_function_of_another_output_shape_is_exit_2(cli, tmp_path):
+    code, out, err = _run(cli, tmp_path, "short", SHORT, "apply")
     assert code == 2 and err.count("\n") == 1, out + err
     assert "rope (x, positions): returned shape (2, 126), expected (2, 128)" in err, err
 
 
-def test_a_torch_function_without_array_torch_is_told_to_use_it(tmp_path, capsys):
+def test_a_torch_function_without_array_torch_is_told_to_use_it(cli, tmp_path):
     pytest.importorskip("torch")
-    code, out, err = _run(tmp_path, capsys, "torchrope", TORCH, "apply", "--expect", '{"head_dim": 64}')
+    code, out, err = _run(cli, tmp_path, "torchrope", TORCH, "apply", "--expect", '{"head_dim": 64}')
     assert code == 2 and err.count("\n") == 1, out + err
     assert "'numpy.ndarray' object has no attribute 'to'" in err and "--array torch" in err, err
-    code, out, err = _run(tmp_path, capsys, "torchrope", TORCH, "apply", "--expect", '{"head_dim": 64}',
+    code, out, err = _run(cli, tmp_path, "torchrope", TORCH, "apply", "--expect", '{"head_dim": 64}',
                           "--array", "torch", "--invariant", "rope.conformance")
     assert code == 0, out + err
 
 
-def test_a_result_of_another_dtype_is_still_the_verdict_of_the_properties(tmp_path, capsys):
+def test_a_result_of_another_dtype_is_still_the_verdict_of_the_properties(cli, tmp_path):
     """The warm-up turns away a function of another contract only; a wrong dtype or kind is a contract failure that
     the properties report ([shape], exit 1)."""
-    code, out, err = _run(tmp_path, capsys, "f16", '''
+    code, out, err = _run(cli, tmp_path, "f16", '''
         import numpy as np
         from implementations.numpy_rope import make
         from spec.expectation import Expect
