@@ -1,19 +1,20 @@
 """How long a user waits: the time to a verdict, as a user runs each command, and README's other timings.
 
-    python benchmarks/verdict_time.py [--repeats 3] [--only NAME ...] [--pytest]
+    python benchmarks/verdict_time.py [--repeats 3] [--only NAME ...] [--pytest] [--slow]
 
 Each case is a fresh process (``python -m ropespec ...``), wall clock, imports included; the runs of all
 cases are interleaved (case 1, case 2, ..., then again) so a noisy machine hurts every case alike. The
 import time of ``ropespec``'s command line is measured the same way and subtracted for the "after
 imports" column. Prints one Markdown table (median of ``--repeats`` and every run) with the date and
-the machine, ready for README. ``--pytest`` also times the README's test command, ``pytest``, which
-takes minutes.
+the machine, ready for README. ``--pytest`` also times the README's test command, ``pytest`` (the fast tier, which
+takes minutes: target 4 minutes), and ``--slow`` the slow tier, ``pytest -m slow``. The families' cases check one
+shipped implementation of each family in its own properties.
 
 Cases and targets (dev profile, 2 cores): a plain numpy function <= 3 s after imports, a plain multi-axis one
 within 2x of it (the ratio of medians of one run), the
 numpy factory <= 10 s, the torch factory <= 12 s, the transformers adapter <= 12 s; ``ropespec spec``
 < 3 s; ``decode.consistency`` with dynamic NTK at L = 2048 decoding to 2L < 20 s; ``precision --exhaustive``
-over 2^20 positions at head_dim 128 <= 60 s; ``pytest`` <= 2.5 min. The same function in torch and in eager jax
+over 2^20 positions at head_dim 128 <= 60 s; ``pytest`` <= 4 min. The same function in torch and in eager jax
 (``TWINS``): a jax verdict within 3x of the torch one, and ``--exhaustive`` of either within 3x of numpy's (ratios of
 medians in one run). jax keeps its compilations in ``~/.cache/ropespec/jax``: a first run on a machine compiles, the
 runs after it read them back, and every run is listed.
@@ -94,6 +95,22 @@ CASES = {
          "--expect", '{"head_dim": 128, "max_position": 4096, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, '
                      '"original_max_position_embeddings": 2048}}', "--seed", "1"], 20.0),
     "precision --exhaustive, 2^20 positions (my_rope.py)": (["precision", "my_rope.py:apply", *_EXHAUSTIVE], 60.0),
+    # one shipped implementation per family, in its own family's properties (float64)
+    "family sinusoidal (implementations.sinusoidal:make)": (
+        ["check", "implementations.sinusoidal:make", "--family", "sinusoidal", "--dtype", "float64", "--seed", "1"], None),
+    "family learned (implementations.learned:make)": (
+        ["check", "implementations.learned:make", "--family", "learned", "--dtype", "float64", "--seed", "1"], None),
+    "family attention (implementations.attention:make)": (
+        ["check", "implementations.attention:make", "--family", "attention", "--dtype", "float64", "--seed", "1"], None),
+    "family alibi (implementations.biases:alibi)": (
+        ["check", "implementations.biases:alibi", "--family", "alibi", "--dtype", "float64", "--seed", "1"], None),
+    "family t5-bias (implementations.biases:t5_bucket)": (
+        ["check", "implementations.biases:t5_bucket", "--family", "t5-bias", "--dtype", "float64", "--seed", "1"], None),
+    "family xpos (implementations.biases:xpos)": (
+        ["check", "implementations.biases:xpos", "--family", "xpos", "--dtype", "float64", "--seed", "1"], None),
+    "family position-ids (implementations.numpy_positions:make)": (
+        ["check", "implementations.numpy_positions:make", "--family", "position-ids", "--dtype", "float64", "--seed",
+         "1"], None),
     # the same function per array kind (TWINS): a verdict in float32 and bfloat16, and --exhaustive
     "my_rope.py in torch, float32": (["check", "torch_rope_twin.py:apply", "--array", "torch", "--expect", _LLAMA,
                                       "--seed", "1"], None),
@@ -144,6 +161,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", nargs="*", help="substrings of case names to run (imports always run)")
     ap.add_argument("--pytest", action="store_true", help="also time `pytest` in the repository (minutes)")
+    ap.add_argument("--slow", action="store_true", help="also time `pytest -m slow`, the slow tier (ten minutes)")
     args = ap.parse_args()
     cases = {k: v for k, v in CASES.items() if k == "imports" or not args.only or any(s in k for s in args.only)}
     times: dict[str, list[float]] = {k: [] for k in cases}
@@ -163,20 +181,23 @@ def main() -> int:
                 times[name].append(t)
                 codes[name] = code
                 print(f"  {name}: {t:.2f} s (exit {code})", file=sys.stderr, flush=True)
-            if args.pytest:
-                t, code = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], ROOT)
-                times.setdefault("pytest (README's test command)", []).append(t)
-                codes["pytest (README's test command)"] = code
-                print(f"  pytest: {t:.1f} s (exit {code})", file=sys.stderr, flush=True)
+            for tier, wanted, extra in (("pytest (README's test command, the fast tier)", args.pytest, []),
+                                        ("pytest -m slow (the slow tier)", args.slow, ["-m", "slow"])):
+                if wanted:
+                    t, code = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra], ROOT)
+                    times.setdefault(tier, []).append(t)
+                    codes[tier] = code
+                    print(f"  {tier}: {t:.1f} s (exit {code})", file=sys.stderr, flush=True)
     imports = statistics.median(times["imports"])
-    print(f"`python benchmarks/verdict_time.py --repeats {args.repeats}{' --pytest' if args.pytest else ''}`, "
+    flags = (" --pytest" if args.pytest else "") + (" --slow" if args.slow else "")
+    print(f"`python benchmarks/verdict_time.py --repeats {args.repeats}{flags}`, "
           f"{date.today().isoformat()}, {machine()}; median of {args.repeats} fresh runs, wall clock, imports "
           f"included (imports alone: {imports:.2f} s):\n")
     print("| command | median | runs | exit | target |")
     print("|---|---|---|---|---|")
     for name, ts in times.items():
         med = statistics.median(ts)
-        target = CASES.get(name, (None, 150.0 if name.startswith("pytest") else None))[1]
+        target = CASES.get(name, (None, 240.0 if name.startswith("pytest (") else None))[1]
         after = f" ({med - imports:.2f} s after imports)" if name in AFTER_IMPORTS else ""
         verdict = ""
         if target is not None:

@@ -112,7 +112,7 @@ def test_a_target_that_hangs_costs_three_timeouts_not_one_per_property(scratch):
     assert proc.returncode == 1 and len(timeouts) == 3, [(r["invariant"], r["status"]) for r in results]
     assert all("not run: calls timed out in" in r["message"] for r in results if r["status"] == "skip"
                and r not in timeouts and "not run" in r["message"])
-    assert seconds < 30, seconds
+    assert seconds < 600, seconds  # generous for a loaded machine: a timeout per property would be an hour
 
 
 @pytest.mark.parametrize("args, words", [

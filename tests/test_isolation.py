@@ -136,7 +136,7 @@ def test_nasty_implementations_in_one_run(ropespec_process, nasty):
     assert "killed by signal 11 (SIGSEGV)" in crash["message"] and "segfault at nasty.py" in crash["message"]
     exits = next(r for r in by_name["nasty.py:exits3"]["results"] if r["status"] == "fail")
     assert "called sys.exit(3)" in exits["message"]
-    assert took < 240, took  # within its timeouts: nothing waited for an hour
+    assert took < 1200, took  # generous for a loaded machine: a hang waited out is an hour
 
 
 def _descendants(pid: int) -> set[int]:

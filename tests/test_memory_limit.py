@@ -61,7 +61,7 @@ def test_an_allocation_beyond_the_limit_fails_once_and_says_so(tmp_path):
     assert "ran out of memory" in message and "t.py:5" in message and "memory limit of 1 GB" in message, message
     rest = [r for r in results if r["status"] == "skip" and "not run" in r["message"]]
     assert rest and all("ran out of memory" in r["message"] for r in rest), results
-    assert seconds < 60, seconds
+    assert seconds < 600, seconds  # generous for a loaded machine: a run that waits on a dead worker never ends
 
 
 def test_a_worker_killed_near_its_limit_is_said_to_be_out_of_memory_and_not_restarted(tmp_path):
