@@ -221,6 +221,8 @@ def from_native(out: Any, array: str, shape: tuple[int, ...], dtype: str | None 
             raise ArrayError(f"returned a list that is not a rectangular list of numbers ({e})") from None
     if tuple(out.shape) != shape:
         raise ShapeMismatch(f"returned shape {tuple(out.shape)}, expected {shape}")
+    if array == "jax":  # to numpy first: a jax array indexed by rows is a gather compiled for every number of rows
+        out = np.asarray(out)
     if rows is not None:
         out = out[rows if array != "torch" else torch_module().as_tensor(rows, device=out.device)]
     if array == "torch":

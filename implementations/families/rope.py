@@ -72,9 +72,10 @@ def op_call(host, fn, e: Expect, x, positions):
             arrays.native_dtype(out, host.array), mutated)
 
 
-#: the fewest rows a padded call has, and up to how many rows the lengths go by factors of 8 (8, 64, 512, 4096: a
-#: handful of shapes, at most 8 times the rows); beyond it by factors of 2 (:func:`_padding`)
-BUCKET_MIN, BUCKET_COARSE = 8, 4096
+#: the fewest rows a padded call has, and up to how many rows the lengths go by factors of 8 (8, 64: the many short
+#: calls, a few shapes); beyond it by factors of 2, where a long call's rows cost more than a compilation
+#: (:func:`_padding`)
+BUCKET_MIN, BUCKET_COARSE = 8, 64
 
 
 def _padded(host, e: Expect, x, positions, g=None):
