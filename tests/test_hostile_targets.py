@@ -80,8 +80,8 @@ def test_a_huge_exception_message_is_capped_everywhere(scratch):
 
 
 @pytest.mark.parametrize("name, kind", [("matrix", "numpy.matrix"), ("masked", "numpy.ma.MaskedArray")])
-def test_an_ndarray_subclass_is_a_shape_fault_that_names_it(scratch, name, kind):
-    proc, _ = _check(scratch, f"hostile.py:{name}", "--invariant", "contract.shape-finite", "--json", "r.json")
+def test_an_ndarray_subclass_is_a_shape_fault_that_names_it(cli, scratch, name, kind):
+    proc = cli("check", f"hostile.py:{name}", "--invariant", "contract.shape-finite", "--json", "r.json", cwd=scratch)
     [r] = json.loads((scratch / "r.json").read_text())["implementations"][0]["results"]
     assert proc.returncode == 1 and r["diagnosis"] == "shape" and kind in r["message"], r
 
@@ -122,31 +122,30 @@ def test_a_target_that_hangs_costs_three_timeouts_not_one_per_property(scratch):
     (["hostile.py:matrix", "--invariant", "nope"], "--invariant: unknown nope"),
     (["hostile.py:matrix", "--json", ""], "--json: an empty path"),
 ])
-def test_bad_input_is_one_line_naming_what_is_wrong(scratch, args, words):
+def test_bad_input_is_one_line_naming_what_is_wrong(cli, scratch, args, words):
     (scratch / "notes.txt").write_text("not python\n")
     (scratch / "syntax.py").write_text("def apply(x, positions)\n    return x\n")
-    proc, _ = _check(scratch, *args)
+    proc = cli("check", *args, cwd=scratch)
     assert proc.returncode == 2 and words in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
     assert "<frozen" not in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_the_invariant_list_names_each_invariant_once(scratch):
-    proc, _ = _check(scratch, "hostile.py:matrix", "--invariant", "nope")
+def test_the_invariant_list_names_each_invariant_once(cli, scratch):
+    proc = cli("check", "hostile.py:matrix", "--invariant", "nope", cwd=scratch)
     known = proc.stderr.split("(known: ", 1)[1].split(";", 1)[0].split(", ")
     assert len(known) == len(set(known)) and "rope.conformance" in known, known
 
 
-def test_a_target_may_follow_an_option(scratch):
-    proc, _ = _check(scratch, "hostile.py:matrix", "--invariant", "rope.identity-at-zero", "hostile.py:masked",
-                     "--seed", "1", "--json", "r.json")
+def test_a_target_may_follow_an_option(cli, scratch):
+    proc = cli("check", "hostile.py:matrix", "--invariant", "rope.identity-at-zero", "hostile.py:masked", "--seed",
+               "1", "--json", "r.json", cwd=scratch)
     names = [i["target"] for i in json.loads((scratch / "r.json").read_text())["implementations"]]
     assert names == ["hostile.py:matrix", "hostile.py:masked"], (names, proc.stderr)
 
 
-def test_golden_positions_beyond_2_53_are_one_line(scratch):
-    proc = subprocess.run([sys.executable, "-m", "ropespec", "golden", "--expect", "llama2-7b", "--positions",
-                           "99999999999999999999", "--out", "g.json"], cwd=scratch, capture_output=True, text=True,
-                          timeout=120)
+def test_golden_positions_beyond_2_53_are_one_line(cli, scratch):
+    proc = cli("golden", "--expect", "llama2-7b", "--positions", "99999999999999999999", "--out", "g.json",
+               cwd=scratch)
     assert proc.returncode == 2 and "--positions: expected integers in [0, 2^53" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and not (scratch / "g.json").exists()
 
