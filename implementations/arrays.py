@@ -7,9 +7,8 @@ the target dtype, so every conversion in either direction is exact.
 
 from __future__ import annotations
 
-import os
-
 import copy
+import os
 from typing import Any
 
 import numpy as np
