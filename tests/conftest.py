@@ -8,8 +8,8 @@ Fixtures (a test names them as arguments; a conftest is not imported by name):
   console script without another interpreter's start and imports; TARGETs still run in worker processes.
 * ``ropespec_process(*args, cwd=None, timeout=..., **popen)``: ``python -m ropespec`` as a process of its own, for what
   only a process shows (the console script's exit status, signals, closed streams, what is left running).
-* ``toy_rope``: a folder holding ``toy_rope.py``, :data:`TOY_ROPE`, a correct numpy RoPE of every layout-free kind
-  (``apply``: base 10000; ``llama``: base 500000), whose TARGETs are ``toy_rope.py:apply`` from that folder.
+* ``toy_rope``: a folder holding ``toy_rope.py`` (:data:`TOY_ROPE`), a correct plain numpy RoPE of the half
+  convention at two bases (``toy_rope.py:apply``: 10000; ``toy_rope.py:llama``: 500000).
 """
 
 from __future__ import annotations
