@@ -33,6 +33,8 @@ import time
 from datetime import date
 from pathlib import Path
 
+from implementations.shipped import SHIPPED
+
 ROOT = Path(__file__).resolve().parents[1]
 MY_ROPE = "# my_rope.py" + (ROOT / "README.md").read_text().split("```python\n# my_rope.py", 1)[1].split("```", 1)[0]
 PY = [sys.executable, "-m", "ropespec"]
@@ -95,22 +97,6 @@ CASES = {
          "--expect", '{"head_dim": 128, "max_position": 4096, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, '
                      '"original_max_position_embeddings": 2048}}', "--seed", "1"], 20.0),
     "precision --exhaustive, 2^20 positions (my_rope.py)": (["precision", "my_rope.py:apply", *_EXHAUSTIVE], 60.0),
-    # one shipped implementation per family, in its own family's properties (float64)
-    "family sinusoidal (implementations.sinusoidal:make)": (
-        ["check", "implementations.sinusoidal:make", "--family", "sinusoidal", "--dtype", "float64", "--seed", "1"], None),
-    "family learned (implementations.learned:make)": (
-        ["check", "implementations.learned:make", "--family", "learned", "--dtype", "float64", "--seed", "1"], None),
-    "family attention (implementations.attention:make)": (
-        ["check", "implementations.attention:make", "--family", "attention", "--dtype", "float64", "--seed", "1"], None),
-    "family alibi (implementations.biases:alibi)": (
-        ["check", "implementations.biases:alibi", "--family", "alibi", "--dtype", "float64", "--seed", "1"], None),
-    "family t5-bias (implementations.biases:t5_bucket)": (
-        ["check", "implementations.biases:t5_bucket", "--family", "t5-bias", "--dtype", "float64", "--seed", "1"], None),
-    "family xpos (implementations.biases:xpos)": (
-        ["check", "implementations.biases:xpos", "--family", "xpos", "--dtype", "float64", "--seed", "1"], None),
-    "family position-ids (implementations.numpy_positions:make)": (
-        ["check", "implementations.numpy_positions:make", "--family", "position-ids", "--dtype", "float64", "--seed",
-         "1"], None),
     # the same function per array kind (TWINS): a verdict in float32 and bfloat16, and --exhaustive
     "my_rope.py in torch, float32": (["check", "torch_rope_twin.py:apply", "--array", "torch", "--expect", _LLAMA,
                                       "--seed", "1"], None),
@@ -125,6 +111,12 @@ CASES = {
     "precision --exhaustive, 2^20 positions (jax twin)": (
         ["precision", "jax_rope_twin.py:apply", "--array", "jax", *_EXHAUSTIVE], None),
 }
+# one shipped implementation per family (the first the registry lists), in its own family's properties
+_FIRST_OF_FAMILY: dict = {}
+for _s in SHIPPED:
+    _FIRST_OF_FAMILY.setdefault(_s.shape.family, _s)
+CASES.update({f"family {f} ({s.target})": (["check", s.target, *s.shape.flags(), "--dtype", s.dtypes[0], "--seed", "1"],
+                                           None) for f, s in _FIRST_OF_FAMILY.items() if f != "rope"})
 AFTER_IMPORTS = ("plain function (README's my_rope.py)",)  # targets stated after imports
 #: (case, against, at most): ratios of medians measured in the same run
 RATIOS = (("plain multi-axis function (examples/multi_axis.py:qwen2_vl)", "plain function (README's my_rope.py)", 2.0),

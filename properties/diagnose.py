@@ -888,6 +888,3 @@ def _rotary_dim_evidence(d: int, untouched: list[int], r: int) -> str:
         what = f"all {d} dims rotate and none passes through"
     want = (f"{r} rotating and dims {r}..{d - 1} passing through" if r < d else "every dim rotating")
     return f"{what}, expected rotary_dim {r} ({want})"
-
-
-# -- naming a property's failure -------------------------------------------------------------------------------

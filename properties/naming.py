@@ -72,11 +72,12 @@ class Model:
     finding: tuple[str, str] | None
     beyond: bool = False
     within: dict = field(default_factory=dict)
-    measured: dict = field(default_factory=dict)
+    measured: str | None = None  # None until measured
 
     def what_was_measured(self, f, e: Expect) -> str | None:
-        """The fingerprint of f under e as one sentence (None where f cannot be fingerprinted), measured once."""
-        if e not in self.measured:
+        """The fingerprint of f under e (the model's expectation) as one sentence, None where f cannot be
+        fingerprinted; measured once."""
+        if self.measured is None:
             said = []
             for measure in (lambda: frequencies_off(f, e),
                             lambda: "; ".join(fingerprints.describe(fingerprints.fingerprint(f, e)))):
@@ -84,8 +85,8 @@ class Model:
                     said.append(measure())
                 except (Failure, Unsupported, FloatingPointError, ValueError, OverflowError, np.linalg.LinAlgError):
                     pass
-            self.measured[e] = "; ".join(filter(None, said)) or None
-        return self.measured[e]
+            self.measured = "; ".join(filter(None, said))  # "" where nothing could be measured
+        return self.measured or None
 
 
 def measured_model(impl, expect: Expect) -> Model:
@@ -152,5 +153,3 @@ def reach_of(counterexample: dict | None) -> int | None:
     if {"m", "n", "shift"} <= ce.keys():
         found.append(int(np.max(np.maximum(vec("m"), vec("n")) + np.abs(vec("shift")))))
     return max(found) if found else None
-
-

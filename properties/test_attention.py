@@ -76,10 +76,10 @@ def test_shift_invariance(bind, case):
                             dtype=e.dtype)
     except Failure as err:
         if e.n_heads == e.n_kv_heads == 1 and np.all(np.abs(a - attention(e, q, k, v, pos, True, additive=True)) <= 4 * bound + 1e-9 * np.abs(v).max()):
-            raise err.named("absolute-position", f"the output is attention with the sinusoidal encoding "
-                                                 f"added to q and k (its scores carry absolute positions)") from None
-        raise err.named("absolute-position", f"the same sequence started {c} positions later gives "
-                                             f"another output (by {float(np.max(np.abs(b - a))):.3g}): it depends on where it starts") from None
+            raise err.named("absolute-position", "the output is attention with the sinusoidal encoding added to q and "
+                                                 "k (its scores carry absolute positions)") from None
+        raise err.named("absolute-position", f"the same sequence started {c} positions later gives another output (by "
+                                             f"{float(np.max(np.abs(b - a))):.3g}): it depends on where it starts") from None
 
 
 
@@ -124,8 +124,8 @@ def test_values_unrotated(bind, case):
         rv = np.cumsum(np.concatenate(heads, axis=1), axis=0) / np.arange(1, len(v) + 1)[:, None]
         rotated = np.concatenate([rv[:, (h // group) * d : (h // group + 1) * d] for h in range(e.n_heads)], axis=1)
         if np.all(np.abs(out - rotated) <= bound):
-            raise err.named("values-rotated", f"the output is the running mean of R(p) v, so v was "
-                                              f"rotated with q and k") from None
+            raise err.named("values-rotated", "the output is the running mean of R(p) v, so v was rotated with q and "
+                                              "k") from None
         raise
 
 

@@ -171,8 +171,8 @@ def _apply_backward(bind, case):
             tail = (e.n_axes,) if e.multi_axis else ()
             row0 = np.broadcast_to(pos_b[:1, :, None], case["x"].shape[:-1] + tail).reshape((-1,) + tail)
             if np.all(np.abs(got - to_input_dims(e, reference.apply(e, h, -row0 - 2 * np.asarray(e.axes_offset or 0)))) <= bound):
-                raise err.named("layout", f"every batch row's gradient is rotated back by batch row 0's "
-                                          f"positions: the other rows' positions are ignored") from None
+                raise err.named("layout", "every batch row's gradient is rotated back by batch row 0's positions: the "
+                                          "other rows' positions are ignored") from None
         _detached(err, e, got, bound, rows)
         _unexplained(err, f, e)
 
@@ -273,13 +273,13 @@ def _kernel_backward(bind, case):
             inner = e.replace(convention="interleaved") if e.convention == "rope_interleave" else e
             _named(err, e, got2, want, bound, to_input_dims(e, g2), rotated(inner, to_input_dims(e, g2), cr, sr), name)
             if "q" in case and pos.shape[1] == 1 and pos.shape[0] > 1 and _seq_of_one_backward(f, e, case, c, s):
-                raise err.named("layout", f"with one token per batch row (seq 1) rows get wrong "
-                                          f"gradients, and with each token twice (seq 2) every row is right: the "
-                                          f"backward takes a row stride from the seq axis, whose stride means nothing at length 1") from None
+                raise err.named("layout", "with one token per batch row (seq 1) rows get wrong gradients, and with "
+                                          "each token twice (seq 2) every row is right: the backward takes a row "
+                                          "stride from the seq axis, whose stride means nothing at length 1") from None
             at_2i = _per_dim_misread(e, g2, cr, sr)
             if at_2i is not None and np.all(np.abs(got2 - at_2i) <= bound):
-                raise err.named("layout", f"the backward reads its one-value-per-pair table at the per-dim "
-                                          f"index 2i (pair i turns back by pair 2i's angle)") from None
+                raise err.named("layout", "the backward reads its one-value-per-pair table at the per-dim index 2i "
+                                          "(pair i turns back by pair 2i's angle)") from None
             _detached(err, e, got2, bound, to_input_dims(e, g2))
             _unexplained(err, f.rotate_by_kernel, e)
     return worst

@@ -120,8 +120,8 @@ def test_bounded(bind, case):
     if i is not None:
         word, note = _word(e, m, np.maximum(0.0, np.maximum((th / s - m.thetas) / (th / s), (m.thetas - th) / th)), seq)
         raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r}, but should lie in [theta/s, theta] = "
-                      f"[{float(th[i] / s)!r}, {float(th[i])!r}] [{e.rope_type}, factor {s:g}, measured to p = {m.max_position}]"
-                      f"", word, evidence=note)
+                      f"[{float(th[i] / s)!r}, {float(th[i])!r}] [{e.rope_type}, factor {s:g}, measured to p = {m.max_position}]",
+                      word, evidence=note)
     lo, hi = th / s, th
     # the worst ratio to the bound checked: how far past [theta/s, theta] a frequency lies, in units of its
     # measurement tolerance (0 inside the interval, 1 at the edge of what is allowed)

@@ -71,7 +71,6 @@ def _ladder_base(got: np.ndarray, d: int) -> float | None:
     return float(np.exp(-slope * d / 2))
 
 
-
 def _check_rotate_pair(fn, rng):
     for _ in range(20):
         x0, x1, a = rng.standard_normal(), rng.standard_normal(), rng.uniform(-10, 10)

@@ -2,8 +2,6 @@
 
 import json
 import shlex
-import subprocess
-import sys
 
 import hypothesis
 import pytest

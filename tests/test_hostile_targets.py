@@ -7,7 +7,6 @@ import json
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 
 import numpy as np

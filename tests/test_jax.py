@@ -81,7 +81,7 @@ def test_a_jax_function_is_called_at_a_few_lengths_and_holds():
 
 def test_a_table_that_reads_the_call_s_length_is_called_unpadded():
     """Dynamic NTK reads the sequence length off the call: its calls keep their own number of rows."""
-    jax = pytest.importorskip("jax")
+    pytest.importorskip("jax")
     lengths = set()
     e = Expect.from_dict({"head_dim": 64, "dtype": "float32", "max_position": 8192,
                           "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 4096}})

@@ -2,7 +2,6 @@
 what it is about is broken (spec/proofs.py MUTATIONS, and edits of spec/scaling.py's source)."""
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
