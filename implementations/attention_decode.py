@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from implementations.numpy_rope import make as make_rope
-from spec.scaling import score_temperature
+from spec.tables import score_temperature
 
 
 class Decoder:
@@ -42,6 +42,6 @@ class Decoder:
 def make(expect):
     if expect.n_heads != 1:
         raise NotImplementedError("the numpy decoder is single-head")
-    if expect.rope_type in ("dynamic", "longrope"):
+    if expect.method.length_dependent:
         raise NotImplementedError("the cached keys would keep the table of their own length")
     return Decoder(expect)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec import scaling
+from spec import scaling, tables
 from spec.angles import theta_hi_lo
 from spec.definitions import rotate
 
@@ -58,8 +58,8 @@ class Decoder:
 
     def _table(self, length: int) -> tuple[np.ndarray, float]:
         e = self.e
-        variant = scaling.table_variant(e, length)
-        if e.rope_type == "dynamic" and variant > scaling.original_length(e):
+        variant = tables.table_variant(e, length)
+        if e.method.grows_with_length and variant > scaling.original_length(e):
             s = e.rope_scaling
             base = scaling.dynamic_base(float(e.rope_theta), float(s["factor"]), float(variant),
                                         float(scaling.original_length(e)), float(e.rotary_dim))

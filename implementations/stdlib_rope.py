@@ -14,7 +14,7 @@ ARRAY = "list"
 def make(expect):
     if expect.dtype != "float64":
         raise NotImplementedError(f"pure-Python RoPE computes float64, not {expect.dtype}")
-    if expect.rope_type != "default":
+    if expect.method.scales:
         raise NotImplementedError(f"rope_type {expect.rope_type!r} is not implemented")
     r = expect.rotary_dim
     inv_freq = [expect.rope_theta ** (-2.0 * i / r) for i in range(r // 2)]

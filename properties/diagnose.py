@@ -20,7 +20,8 @@ from properties.numerics import output_bound
 from spec import tolerance
 from spec.dtypes import round_to
 from spec.expectation import Expect
-from spec.scaling import original_length, table_variant
+from spec.scaling import original_length
+from spec.tables import table_variant
 
 def _close(a, b, tol) -> bool:
     """Frequencies equal to a relative tolerance, modulo 2 pi (integer positions cannot tell theta
@@ -30,51 +31,13 @@ def _close(a, b, tol) -> bool:
     return bool(np.all(np.abs(diff) <= tol * np.abs(b) + 1e-300))
 
 
-def _llama3(th0: np.ndarray, s: float, L: float, lo: float, hi: float, *, reverse: bool = False) -> np.ndarray:
-    """Llama 3's table as its code computes it from the default one, with its band factors in the roles given (lo and
-    hi swapped is the mistake of swapping them) and, ``reverse``, the smoothing ramp taken the other way (gamma as
-    1 - gamma): the mistakes real ports made."""
-    wl = 2 * math.pi / th0
-    gamma = (L / wl - lo) / (hi - lo)
-    if reverse:
-        gamma = 1 - gamma
-    return np.where(wl < L / hi, th0, np.where(wl > L / lo, th0 / s, (1 - gamma) * th0 / s + gamma * th0))
-
-
 def scaling_variants(e: Expect, seq_len: int | None):
-    """Tables a mistaken implementation of e's scaling method would produce: (what, thetas). Read by the diagnosis
-    and the fingerprint alike (one list of the mistakes real ports made)."""
-    s = e.to_dict()["rope_scaling"]
-    plain = e.replace(rope_scaling=None)
-    th0 = reference.thetas(plain)
-    yield "the unscaled default table", th0
-    rt, f = s["rope_type"], s.get("factor")
-    if rt in ("linear",) and f:
-        yield f"the default table multiplied by the factor {f:g} (not divided)", th0 * f
-    if rt == "ntk" and f:
-        yield f"the default table with base * s = {e.rope_theta * f:g} (not base * s^(r/(r-2)))", \
-            reference.thetas(plain.replace(rope_theta=e.rope_theta * f))
-    if rt == "yarn":
-        swapped = dict(s, beta_fast=s.get("beta_slow") or 1, beta_slow=s.get("beta_fast") or 32)
-        yield "yarn with beta_fast and beta_slow swapped", reference.thetas(e.replace(rope_scaling=swapped))
-        toggled = dict(s, truncate=not s.get("truncate", True))
-        yield f"yarn with truncate {str(toggled['truncate']).lower()}", reference.thetas(e.replace(rope_scaling=toggled))
-        # theta' = m theta / s + (1 - m) theta with the mixing m taken the wrong way round (litgpt): the low band
-        # divided by s and the high band kept, theta + theta / s - theta'_yarn
-        yield "yarn with its ramp reversed (the fast pairs divided by s, the slow ones kept)", \
-            th0 + th0 / f - reference.thetas(e)
-    if rt == "llama3":
-        L, lo, hi = s["original_max_position_embeddings"], s["low_freq_factor"], s["high_freq_factor"]
-        yield "llama3 with its ramp reversed (gamma taken as 1 - gamma: the band's fast pairs divided by s, its slow " \
-              "ones kept)", _llama3(th0, f, L, lo, hi, reverse=True)
-        yield (f"llama3 with low_freq_factor and high_freq_factor swapped ({hi:g} and {lo:g})",
-               _llama3(th0, f, L, hi, lo))
-    if rt == "dynamic":
-        yield f"the dynamic table of length {e.max_position} at every length", reference.thetas(e, e.max_position)
-    if rt == "longrope":
-        L = original_length(e)
-        other = L + 1 if (seq_len or 0) <= L else L
-        yield f"the {'long' if other > L else 'short'} factors at this length", reference.thetas(e, other)
+    """Tables a mistaken implementation of e's scaling method would produce: (tag, what, thetas), the unscaled table
+    first and then the method's own mistakes (:meth:`spec.methods.ScalingMethod.mistakes`). Read by the diagnosis,
+    the fingerprint and the perturbation grid alike (one list of the mistakes real ports made)."""
+    th0 = reference.thetas(e.replace(rope_scaling=None))
+    yield "unscaled", "the unscaled default table", th0
+    yield from e.method.mistakes(e, seq_len, reference.thetas, th0)
 
 
 def diagnose(f, e: Expect, *, reach: int | None = None) -> tuple[str, str] | None:
@@ -265,8 +228,8 @@ def _frequencies_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None
     rounded = _rounded_table(fr.thetas, th, tol, e)
     if rounded:
         return rounded
-    if e.rope_type != "default":  # a known mistake of the method first, then the method's table at another base
-        for what, tv in scaling_variants(e, seq):
+    if e.method.scales:  # a known mistake of the method first, then the method's table at another base
+        for _, what, tv in scaling_variants(e, seq):
             if _close(fr.thetas, tv, tol):
                 return "scaling", (f"the frequencies match {what} (every pair to {float(np.min(tol)):.0e}"
                                    + (f"..{float(np.max(tol)):.0e}, as closely as it can be measured" if np.max(tol) > np.min(tol) else "")
@@ -281,7 +244,7 @@ def _frequencies_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None
                 return other
         elif _one_factor(ratio, tol) is None:
             return fixed
-    if e.rope_type == "default":  # another base, normalising dim, index shift or factor of the one ladder
+    if not e.method.scales:  # another base, normalising dim, index shift or factor of the one ladder
         return (_other_base(fr.thetas, e, tol, seq) if e.multi_axis else None) or _ladder(fr.thetas, e, tol) or \
             _formed_in(fr.thetas, th, tol, e)
     factor = _one_factor(ratio, tol)
@@ -382,13 +345,13 @@ def _other_base(theta: np.ndarray, e: Expect, tol: np.ndarray, seq, *, and_facto
         except ValueError:
             return None
         if not and_factor and _close(theta, reference.thetas(other, seq), tol):
-            what = (f"{e.rope_type}'s table" if e.rope_type != "default" else
+            what = (f"{e.rope_type}'s table" if e.method.scales else
                     f"the {e.axes_kind()} ladders" if e.multi_axis else "the ladder")
-            rest = f": the {e.rope_type} scaling itself is right" if e.rope_type != "default" else ""
+            rest = f": the {e.rope_type} scaling itself is right" if e.method.scales else ""
             return "base", (f"the frequencies are {what} of base {b:g} (every pair to {float(np.max(tol)):.0e}), "
                             f"expected base {e.rope_theta:g}{rest}")
         # the base read off the pairs no method moves, and the method's factor off the slowest: two fields at once
-        factor = _other_factor(theta, other, tol, seq) if and_factor and e.rope_type != "default" else None
+        factor = _other_factor(theta, other, tol, seq) if and_factor and e.method.scales else None
         if factor:
             return _with(("base", f"the fastest pairs are the ladder of base {b:g}, expected base {e.rope_theta:g}"),
                          factor)
@@ -428,7 +391,7 @@ def _length_fields(f, e: Expect) -> tuple[str, str] | None:
     """("scaling", evidence) where a dynamic NTK table, right at the original length, grows with the length by
     another factor or from another original length: its base b'(l) = b (s l / L - (s - 1))^(r/(r-2)) read at two
     lengths past L gives s and L, and the fields that differ are named."""
-    if e.rope_type != "dynamic":
+    if not e.method.grows_with_length:
         return None
     s, L, top = e.rope_scaling["factor"], original_length(e), e.max_position
     fit = dynamic_fit(f, e.replace(rope_scaling=None), top, L)
@@ -591,7 +554,7 @@ def _measured_fault(f, e: Expect) -> tuple[str, str] | None:
         return found
     if _close(fr.thetas, th, tol):
         return _growth(f, e)
-    if e.rope_type != "default":
+    if e.method.scales:
         ratio = fr.thetas / th
         i = int(np.argmax(np.abs(ratio - 1)))
         if abs(ratio[0] - 1) <= tol[0]:

@@ -18,7 +18,7 @@ from implementations.contract import Failure
 
 import reference
 from properties import diagnose, precision, probe
-from spec import presets
+from spec import methods, presets
 from spec.expectation import Expect, ExpectationError
 
 _LENGTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
@@ -84,20 +84,16 @@ def _candidates(base, head_dim, r, conv, measured, max_position):
     """Scaled expectations worth comparing with the measured table."""
     plain = Expect(head_dim=head_dim, rotary_dim=r, rope_theta=base, convention=conv, max_position=max_position)
     th0 = reference.thetas(plain)
-    yield "default", plain
-    s_first = th0[0] / measured[0]
-    s_last = th0[-1] / measured[-1]
-    if s_first > 1 + 1e-9:
-        yield "linear", plain.replace(rope_scaling={"rope_type": "linear", "factor": float(round(s_first, 6))})
-    if s_last > 1 + 1e-9:
-        s = float(round(s_last, 6))
-        for L in _LENGTHS:
-            for trunc in (True, False):
-                yield "yarn", plain.replace(rope_scaling={"rope_type": "yarn", "factor": s,
-                                                          "original_max_position_embeddings": L, "truncate": trunc})
-            for lo, hi in ((1.0, 4.0), (1.0, 8.0), (2.0, 4.0), (2.0, 8.0)):
-                yield "llama3", plain.replace(rope_scaling={"rope_type": "llama3", "factor": s, "low_freq_factor": lo,
-                                                            "high_freq_factor": hi, "original_max_position_embeddings": L})
+    s_first, s_last = th0[0] / measured[0], th0[-1] / measured[-1]
+    for L in (None,) + _LENGTHS:  # the length-free methods first, then each original length's
+        for m in methods.REGISTRY.values():
+            for scaling in m.fit(s_first, s_last, L):
+                yield m.name, plain.replace(rope_scaling=scaling)
+
+
+def _switches(curve: str) -> bool:
+    """Whether a curve names a method whose factors switch with the length (LongRoPE's short and long)."""
+    return curve in methods.REGISTRY and methods.get(curve).switches_at_length
 
 
 def fingerprint(f, expect: Expect) -> Fingerprint:
@@ -158,10 +154,10 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
     err, curve, cand = best
     if err > fits and not fp.length_dependent:  # a known mistake of a method (ramp reversed, bands swapped, betas
         for curve_, cand_ in _candidates(fp.base, d, r, conv, table, top):  # swapped): the diagnosis's own list
-            if cand_.rope_type == "default":
+            if not cand_.method.scales:
                 continue
-            for what, tv in diagnose.scaling_variants(cand_, None):
-                if "unscaled" not in what and float(np.max(np.abs(tv - table) / table)) <= fits:
+            for tag, what, tv in diagnose.scaling_variants(cand_, None):
+                if tag != "unscaled" and float(np.max(np.abs(tv - table) / table)) <= fits:
                     fp.curve, fp.curve_error = what, float(np.max(np.abs(tv - table) / table))
                     fp.scaling = cand_.to_dict()["rope_scaling"]
                     return fp
@@ -173,10 +169,10 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
             found = _fit_longrope(f, d, pairs, conv, r, theta, np.abs(short.thetas), top, fp)
             err, curve, cand = found if found is not None else (None, "unknown", cand)
     if err is not None and err <= fits:
-        fp.curve, fp.curve_error = ("ntk-or-default" if curve == "default" else curve), err
+        fp.curve, fp.curve_error = (curve if methods.get(curve).scales else "ntk-or-default"), err
         fp.scaling = cand.to_dict()["rope_scaling"]
         g = fp.attention_factor
-        if cand.rope_type in ("yarn", "longrope") and abs(reference.attention_factor(cand) - g) > 1e-6 * g:
+        if "attention_factor" in cand.method.keys and abs(reference.attention_factor(cand) - g) > 1e-6 * g:
             try:  # the measured factor differs from the method's default g(s): state it explicitly
                 cand = cand.replace(rope_scaling=dict(fp.scaling, attention_factor=float(f"{g:.9g}")))
                 fp.scaling = cand.to_dict()["rope_scaling"]
@@ -190,7 +186,7 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
                 if conv != cand.convention:
                     fp.same_frequencies.update({n: conv for n in _presets(cand.replace(convention=conv), g, tol)})
     else:
-        fp.curve, fp.curve_error = curve if curve == "longrope" else "unknown", err
+        fp.curve, fp.curve_error = curve if _switches(curve) else "unknown", err
     return fp
 
 
@@ -382,8 +378,8 @@ def describe(fp: Fingerprint) -> list[str]:
                    + ("; the table changes with the sequence length" if fp.length_dependent else ""))
     if fp.curve == "ntk-or-default":
         out.append("curve: the default ladder (an NTK-aware table is the default ladder of a larger base)")
-    elif fp.curve in ("unknown", "longrope") and not fp.scaling:
-        out.append(f"curve: {fp.curve}" + (" (per-pair factors that change with the length)" if fp.curve == "longrope" else ""))
+    elif (fp.curve == "unknown" or _switches(fp.curve)) and not fp.scaling:
+        out.append(f"curve: {fp.curve}" + (" (per-pair factors that change with the length)" if _switches(fp.curve) else ""))
     else:
         out.append(f"curve: {fp.curve} {json_compact(fp.scaling)} (fits to {fp.curve_error:.1e})")
     if fp.precision_class is not None or fp.max_errors:

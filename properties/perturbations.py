@@ -103,6 +103,10 @@ def _table(e: Expect, thetas: np.ndarray, sign: float = 1.0) -> Callable[[], Cal
     return make
 
 
+#: the scaling methods' mistakes (:meth:`spec.methods.ScalingMethod.mistakes`' tags) perturbed, by that tag
+_MISTAKES = ("ramp reversed", "bands swapped", "truncate")
+
+
 def _perturbations(e: Expect):
     """(field, the function's maker) for every perturbation that applies to ``e``."""
     yield "base x 1.001", _numpy(e.replace(rope_theta=e.rope_theta * 1.001))
@@ -114,20 +118,15 @@ def _perturbations(e: Expect):
     if not e.multi_axis and e.rotary_dim > 2:
         yield "rotary dim", _numpy(e.replace(rotary_dim=e.rotary_dim - 2, partial_rotary_factor=None))
     s = e.to_dict()["rope_scaling"] or {}
-    rt = e.rope_type
-    if rt != "default":
+    if e.method.scales:
         yield "factor x 2", _numpy(e.replace(rope_scaling={**s, "factor": s["factor"] * 2}))
         if "original_max_position_embeddings" in s:
             yield "original length x 2", _numpy(e.replace(rope_scaling={
                 **s, "original_max_position_embeddings": s["original_max_position_embeddings"] * 2}))
-        for what, tv in scaling_variants(e, None):
-            if "ramp reversed" in what:
-                yield "ramp reversed", _table(e, tv)
-            elif "swapped" in what and rt == "llama3":
-                yield "bands swapped", _table(e, tv)
-            elif "truncate" in what:
-                yield "truncate", _table(e, tv)
-    if rt == "yarn":
+        for tag, _, tv in scaling_variants(e, None):
+            if tag in _MISTAKES:
+                yield tag, _table(e, tv)
+    if _applies(e, "attention factor"):
         yield "attention factor", _numpy(e.replace(rope_scaling={**s, "attention_factor": 1.5}))
     if e.multi_axis:
         offset = [0] * e.n_axes
@@ -164,8 +163,9 @@ _FIELDS: dict[str, Callable[[Expect], Expect]] = {
 
 
 def _applies(e: Expect, field: str) -> bool:
-    return {"rotary dim": not e.multi_axis and e.rotary_dim > 2, "factor x 2": e.rope_type != "default",
-            "attention factor": e.rope_type == "yarn", "axis offset": e.multi_axis,
+    return {"rotary dim": not e.multi_axis and e.rotary_dim > 2, "factor x 2": e.method.scales,
+            "attention factor": "attention_factor" in e.method.keys,
+            "axis offset": e.multi_axis,
             "position offset": not e.multi_axis}.get(field, True)
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 from hypothesis import strategies as st
 
+from spec import methods
 from spec.dtypes import round_to
 from spec.expectation import CONVENTIONS, Expect
 
@@ -204,26 +205,17 @@ def scaled_expectations(*, rope_types: tuple[str, ...], dtype: str = "float32") 
         hd = draw(head_dims(min_value=8, max_value=128), label="head_dim")
         L = draw(st.sampled_from(LENGTHS), label="original length")
         s = draw(st.sampled_from(FACTORS), label="factor")
-        scaling: dict = {"rope_type": rt}
-        if rt in ("linear", "ntk", "dynamic", "yarn", "llama3"):
-            scaling["factor"] = s
-        if rt in ("dynamic", "yarn", "llama3", "longrope"):
-            scaling["original_max_position_embeddings"] = L
-        if rt == "yarn":
-            for key, options in (("beta_fast", (16.0, 32.0, 64.0)), ("beta_slow", (1.0, 2.0)), ("truncate", (True, False))):
-                v = draw(st.one_of(st.none(), st.sampled_from(options)), label=key)
-                if v is not None:
-                    scaling[key] = v
-            if draw(st.booleans(), label="mscale"):
-                scaling["mscale"], scaling["mscale_all_dim"] = 1.0, draw(st.sampled_from((0.0, 0.707, 1.0)), label="mscale_all_dim")
-        if rt == "llama3":
-            scaling["low_freq_factor"] = draw(st.sampled_from((1.0, 2.0)), label="low_freq_factor")
-            scaling["high_freq_factor"] = draw(st.sampled_from((4.0, 8.0)), label="high_freq_factor")
-        if rt == "longrope":
-            n = hd // 2
-            scaling["short_factor"] = draw(st.lists(st.floats(1.0, 2.0), min_size=n, max_size=n), label="short_factor")
-            scaling["long_factor"] = draw(st.lists(st.floats(1.0, s), min_size=n, max_size=n), label="long_factor")
-            scaling["factor"] = s
+
+        def pick(label, options, n=None):  # (None, ...): maybe absent; (False, True): a boolean; n: n floats
+            if n is not None:
+                return draw(st.lists(st.floats(*options), min_size=n, max_size=n), label=label)
+            if options == (False, True):
+                return draw(st.booleans(), label=label)
+            if options[0] is None:
+                return draw(st.one_of(st.none(), st.sampled_from(options[1:])), label=label)
+            return draw(st.sampled_from(options), label=label)
+
+        scaling = methods.get(rt).draw(pick, factor=s, original=L, n_pairs=hd // 2)
         return Expect(
             head_dim=hd,
             rope_theta=draw(bases(min_value=100.0), label="rope_theta"),

@@ -12,7 +12,7 @@ from properties.framework import rope_property
 from properties.strategies import make_vectors, positions, vectors
 import reference
 from reference.encodings import attention
-from spec import scaling, tolerance
+from spec import tables, tolerance
 
 
 HEADS = ((1, 1), (4, 4), (4, 2), (8, 1))  # (n_heads, n_kv_heads): one head, multi-head, grouped-query, multi-query
@@ -159,12 +159,12 @@ def test_causal(bind, case):
 def _temperature(e, q, k, v, pos, out, bound) -> str | None:
     """The evidence that the scores' softmax scale is another one than the expectation's: the output is the exact
     attention with DeepSeek's mscale(s, mscale_all_dim)^2 left out where the expectation has it, or put in where it
-    does not (spec.scaling.score_temperature)."""
-    t = float(scaling.score_temperature(e))
+    does not (spec.tables.score_temperature)."""
+    t = float(tables.score_temperature(e))
     s = e.to_dict()["rope_scaling"] or {}
     if t != 1.0:
         keep = {k_: v_ for k_, v_ in s.items() if k_ not in ("mscale", "mscale_all_dim")}
-        plain = e.replace(rope_scaling=keep | {"attention_factor": float(scaling.attention_factor(e))})
+        plain = e.replace(rope_scaling=keep | {"attention_factor": float(tables.attention_factor(e))})
         if np.all(np.abs(out - attention(plain, q, k, v, pos, True)) <= bound):
             return (f"the scores' softmax scale lacks DeepSeek's mscale(s, mscale_all_dim)^2 = {t:.6g} (the output is "
                     f"the exact attention without it)")

@@ -25,7 +25,6 @@ from reference.table import rotated
 from spec import tolerance
 from spec.angles import rounded_table
 from spec.definitions import token_positions
-from spec.scaling import SEQ_LEN_DEPENDENT
 
 
 def _skip(impl):
@@ -33,7 +32,7 @@ def _skip(impl):
         return "autograd is checked for torch implementations (--array torch) and jax ones (--array jax)"
     if impl.array == "jax" and (impl.shape.rows != "nd" or impl.shape.form != "apply"):
         return "the backward was not checked: a jax implementation's is checked in the nd layout (jax.vjp)"
-    if impl.expect is not None and impl.expect.rope_type in SEQ_LEN_DEPENDENT and impl.shape.form == "apply":
+    if impl.expect is not None and impl.expect.method.length_dependent and impl.shape.form == "apply":
         return "the frequencies depend on the call's length"
     return None
 

@@ -13,7 +13,8 @@ from properties.cases import promised
 from properties.framework import progress, rope_property
 from properties.strategies import make_vectors, scaled_expectations, vectors
 from spec.expectation import Expect
-from spec.scaling import SEQ_LEN_DEPENDENT, original_length
+from spec import methods
+from spec.scaling import original_length
 
 
 #: the longest decode a case runs: steps past the original length L (a decode to 2L when L is at most this)
@@ -31,7 +32,7 @@ def _end(e) -> int:
 
 
 def _length(e) -> int:
-    return original_length(e) if e.rope_type in SEQ_LEN_DEPENDENT else min(e.max_position // 2, MAX_STEPS_PAST_L)
+    return original_length(e) if e.method.length_dependent else min(e.max_position // 2, MAX_STEPS_PAST_L)
 
 
 def _short(e):
@@ -39,9 +40,8 @@ def _short(e):
     L = 16
     scaling = dict(e.to_dict()["rope_scaling"], original_max_position_embeddings=L)
     e = e.replace(head_dim=min(e.head_dim, 16), max_position=4 * L, rope_scaling=None)
-    if scaling["rope_type"] == "longrope":
-        n = e.rotary_dim // 2
-        scaling["short_factor"], scaling["long_factor"] = scaling["short_factor"][:n], scaling["long_factor"][:n]
+    n = e.rotary_dim // 2
+    scaling.update({k: v[:n] for k, v in scaling.items() if isinstance(v, list)})  # per-pair factors: the first n
     return e.replace(rope_scaling=scaling)
 
 
@@ -51,7 +51,8 @@ def _cases(impl):
     if impl.expect is not None:
         expects = st.just(impl.expect)
     else:  # a factory without --expect: dynamic NTK and LongRoPE, shortened
-        expects = promised(impl, scaled_expectations(rope_types=("dynamic", "longrope"), dtype=impl.dtype)).map(_short)
+        expects = promised(impl, scaled_expectations(rope_types=methods.names(lambda m: m.length_dependent),
+                                                       dtype=impl.dtype)).map(_short)
 
     @st.composite
     def build(draw):

@@ -19,7 +19,6 @@ from properties.cases import expect_strategy, pinned_expects, rows_cases, rows_p
 from properties.framework import rope_property
 from properties.strategies import make_vectors, pinned_rows, position_vectors, positions, vectors
 from spec import tolerance
-from spec.scaling import SEQ_LEN_DEPENDENT
 
 _U64 = 2.0**-53
 
@@ -170,7 +169,7 @@ def _composition_pinned(impl):
 
 def _static_table(impl):
     e = impl.expect
-    if e is not None and e.rope_type in SEQ_LEN_DEPENDENT:
+    if e is not None and e.method.length_dependent:
         return (f"rope_type {e.rope_type!r} changes its frequencies with each call's length, so calls at "
                 "a, b and a + b rotate with different tables (decode consistency covers this)")
     return None

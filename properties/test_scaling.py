@@ -20,39 +20,40 @@ from properties.numerics import output_bound
 from properties.cases import promised
 from properties.framework import rope_property
 from properties.strategies import positions, scaled_expectations, vectors
-from spec import tolerance
+from spec import methods, tolerance
 from spec.expectation import Expect
 from spec.scaling import original_length
 
 
-def _cases(types):
+def _cases(invariant, where=lambda method: True):
+    """An implementation's own expectation, or expectations of the methods that promise ``invariant`` (and
+    ``where`` holds of) for a factory."""
+    kinds = methods.names(lambda m: invariant in m.promises and where(m))
+
     def cases(impl):
-        e = st.just(impl.expect) if impl.expect is not None else promised(impl, scaled_expectations(rope_types=types, dtype=impl.dtype))
+        e = (st.just(impl.expect) if impl.expect is not None
+             else promised(impl, scaled_expectations(rope_types=kinds, dtype=impl.dtype)))
         return st.fixed_dictionaries({"expect": e})
 
     return cases
 
 
-_CANONICAL = {
-    "linear": {"rope_type": "linear", "factor": 4.0},
-    "ntk": {"rope_type": "ntk", "factor": 4.0},
-    "dynamic": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 1024},
-    "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024},
-    "llama3": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-               "original_max_position_embeddings": 1024},
-}
+def _of_type(invariant, where=lambda method: True):
+    """Skips an implementation whose expectation's method does not promise ``invariant``, and a factory that
+    declines the first method :func:`_cases` draws (said at once, on that method's canonical example)."""
+    kinds = methods.promising(invariant)
+    drawn = methods.names(lambda m: invariant in m.promises and where(m))
 
-
-def _of_type(types):
     def applies(impl):
         e = impl.expect
-        if e is not None and e.rope_type not in types:
-            return f"the expectation's rope_type is {e.rope_type!r}, not {' or '.join(types)}"
-        if e is None and types[0] in _CANONICAL:  # a factory that declines the method: say so at once
+        if e is not None and invariant not in e.method.promises:
+            return f"the expectation's rope_type is {e.rope_type!r}, not {' or '.join(kinds)}"
+        canonical = list(methods.get(drawn[0]).examples(8, 1024).values())
+        if e is None and canonical:
             try:
-                impl.bind(Expect(head_dim=16, dtype=impl.dtype, max_position=8192, rope_scaling=_CANONICAL[types[0]]))
+                impl.bind(Expect(head_dim=16, dtype=impl.dtype, max_position=8192, rope_scaling=canonical[0]))
             except Unsupported as err:
-                return f"the implementation declines {types[0]}: {err}"
+                return f"the implementation declines {drawn[0]}: {err}"
             except Exception:
                 return None
         return None
@@ -104,13 +105,12 @@ def _first_bad(ok):
 @rope_property("scaling.bounded",
                rule=("the frequency read off the output (PROBE_RTOL, 8 float64 ulp) plus the class's angle and "
                       "rotation error divided by p theta, relative to theta_i / s and theta_i"),
-               cases=_cases(("linear", "ntk", "yarn", "llama3", "dynamic")),
-               skip_if=_of_type(("linear", "ntk", "yarn", "llama3", "dynamic")), max_examples=8)
+               cases=_cases("scaling.bounded"), skip_if=_of_type("scaling.bounded"), max_examples=8)
 def test_bounded(bind, case):
     e = case["expect"]
     s = e.rope_scaling["factor"]
     seq = None
-    if e.rope_type == "dynamic":  # beyond L dynamic scales by s l / L - (s - 1), growing with the length l
+    if e.method.grows_with_length:  # beyond L dynamic scales by s l / L - (s - 1), growing with the length l
         L = original_length(e)
         seq = min(4 * L, e.max_position)
         s = s * seq / L - (s - 1)
@@ -126,10 +126,9 @@ def test_bounded(bind, case):
     # the worst ratio to the bound checked: how far past [theta/s, theta] a frequency lies, in units of its
     # measurement tolerance (0 inside the interval, 1 at the edge of what is allowed)
     ratio = float(np.max(np.maximum(0.0, np.maximum((lo - m.thetas) / (tol * lo), (m.thetas - hi) / (tol * hi)))))
-    if e.rope_type != "dynamic":
+    if not e.method.grows_with_length:
         one = dict(e.to_dict()["rope_scaling"], factor=1.0)
-        if e.rope_type == "yarn":
-            one.pop("attention_factor", None)
+        one.pop("attention_factor", None)
         e1 = e.replace(rope_scaling=one)
         try:
             f1 = bind.strict(e1)
@@ -150,7 +149,8 @@ def _linear_cases(impl):
     @st.composite
     def build(draw):
         e = draw(st.just(impl.expect) if impl.expect is not None
-                 else promised(impl, scaled_expectations(rope_types=("linear",), dtype=impl.dtype)), label="expect")
+                 else promised(impl, scaled_expectations(rope_types=methods.promising("scaling.linear-positions"),
+                                                         dtype=impl.dtype)), label="expect")
         s = int(e.rope_scaling["factor"])
         n = draw(st.integers(1, 4), label="n")
         q = draw(st.lists(positions(max_value=max(1, (e.max_position - 1) // s)), min_size=n, max_size=n), label="q")
@@ -160,7 +160,7 @@ def _linear_cases(impl):
 
 
 def _linear_applies(impl):
-    reason = _of_type(("linear",))(impl)
+    reason = _of_type("scaling.linear-positions")(impl)
     if reason:
         return reason
     if impl.mode != "factory":
@@ -185,7 +185,7 @@ def test_linear_positions(bind, case):
 
 @rope_property("scaling.ntk-endpoints",
                rule=("as scaling.bounded, at pair 0 and pair r/2 - 1"),
-               cases=_cases(("ntk",)), skip_if=_of_type(("ntk",)), max_examples=8)
+               cases=_cases("scaling.ntk-endpoints"), skip_if=_of_type("scaling.ntk-endpoints"), max_examples=8)
 def test_ntk_endpoints(bind, case):
     e = case["expect"]
     s = e.rope_scaling["factor"]
@@ -204,7 +204,7 @@ def test_ntk_endpoints(bind, case):
 
 @rope_property("scaling.band-edges",
                rule=("as scaling.bounded, per pair below, inside and above the band"),
-               cases=_cases(("yarn", "llama3")), skip_if=_of_type(("yarn", "llama3")),
+               cases=_cases("scaling.band-edges"), skip_if=_of_type("scaling.band-edges"),
                max_examples=8)
 def test_band_edges(bind, case):
     e = case["expect"]
@@ -233,7 +233,7 @@ def test_band_edges(bind, case):
 
 @rope_property("scaling.dynamic-length",
                rule=("as scaling.bounded, at lengths L and beyond"),
-               cases=_cases(("dynamic",)), skip_if=_of_type(("dynamic",)), max_examples=8)
+               cases=_cases("scaling.dynamic-length"), skip_if=_of_type("scaling.dynamic-length"), max_examples=8)
 def test_dynamic_length(bind, case):
     e = case["expect"]
     f, L = bind(e), original_length(e)
@@ -257,11 +257,15 @@ def test_dynamic_length(bind, case):
     return None
 
 
+def _states_its_factor(method):  # a factory is drawn the methods whose attention factor is not 1
+    return "attention_factor" in method.keys
+
+
 @rope_property("scaling.attention-factor",
                rule=("attention_factor_allowance: norm_bound of a pair of norm g, as rope.norm-per-pair, plus g "
                       "norm_readoff_error(n): the factor is read off as the mean of n pair norms in float64"),
-               cases=_cases(("yarn", "longrope")), max_examples=8,
-               skip_if=lambda impl: _of_type(("yarn", "longrope", "default", "linear", "ntk", "dynamic", "llama3"))(impl))
+               cases=_cases("scaling.attention-factor", _states_its_factor), max_examples=8,
+               skip_if=_of_type("scaling.attention-factor", _states_its_factor))
 def test_attention_factor(bind, case):
     e = case["expect"]
     m = probe.measure(probe.text_view(bind(e), e), e, max_position=2)  # a multi-axis RoPE at text tokens
@@ -278,7 +282,7 @@ def test_attention_factor(bind, case):
 
 @rope_property("scaling.longrope-switch",
                rule=("as scaling.bounded, at seq_len L and L + 1"),
-               cases=_cases(("longrope",)), skip_if=_of_type(("longrope",)), max_examples=8)
+               cases=_cases("scaling.longrope-switch"), skip_if=_of_type("scaling.longrope-switch"), max_examples=8)
 def test_longrope_switch(bind, case):
     e = case["expect"]
     f, L = bind(e), original_length(e)

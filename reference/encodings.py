@@ -7,7 +7,7 @@ import numpy as np
 
 from reference.rope import apply, cos_sin
 from spec.angles import cos_sin as dd_cos_sin, sinusoidal_layout, theta_hi_lo
-from spec import scaling
+from spec import tables
 from spec.expectation import Expect
 
 
@@ -34,11 +34,11 @@ def sinusoidal_fast(expect: Expect, positions) -> np.ndarray:
 
 def attention(expect: Expect, q, k, v, positions, causal: bool, *, additive: bool = False) -> np.ndarray:
     """softmax(t (R q)(R k)^T / sqrt(d)) v with the exact RoPE, in float64, per head (t the softmax scale's temperature,
-    spec.scaling.score_temperature: 1 but for DeepSeek's YaRN): q holds n_heads
+    spec.tables.score_temperature: 1 but for DeepSeek's YaRN): q holds n_heads
     heads of head_dim (contiguous), k and v n_kv_heads; query head h reads kv head h // group.
     ``additive``: the sinusoidal encoding added to q and k instead of the rotation."""
     d, H, KV = expect.head_dim, expect.n_heads, expect.n_kv_heads
-    temperature = float(scaling.score_temperature(expect))  # DeepSeek's YaRN: mscale(s, mscale_all_dim)^2
+    temperature = float(tables.score_temperature(expect))  # DeepSeek's YaRN: mscale(s, mscale_all_dim)^2
     pe = sinusoidal(expect.replace(dtype="float64"), positions) if additive else None
     out = []
     for h in range(H):

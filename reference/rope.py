@@ -24,7 +24,7 @@ import mpmath
 import numpy as np
 from mpmath import libmp
 
-from spec import scaling as scaling_spec
+from spec import tables
 from spec.dtypes import MANTISSA_BITS, round_to
 from spec.expectation import Expect
 
@@ -38,20 +38,20 @@ def working_prec(position: int) -> int:
     return -(-bits // _PREC_STEP) * _PREC_STEP
 
 
-_freq_key = scaling_spec.table_key
-_expect_of = scaling_spec.expect_of_key
+_freq_key = tables.table_key
+_expect_of = tables.expect_of_key
 
 
 @lru_cache(maxsize=256)
 def _thetas_raw(key: tuple, prec: int) -> tuple:
     with mpmath.workprec(prec + 16):
-        return tuple(t._mpf_ for t in scaling_spec.frequencies(_expect_of(key), key[4]))
+        return tuple(t._mpf_ for t in tables.frequencies(_expect_of(key), key[4]))
 
 
 @lru_cache(maxsize=256)
 def _attention_factor_raw(key: tuple, prec: int) -> tuple:
     with mpmath.workprec(prec + 16):
-        return scaling_spec.attention_factor(_expect_of(key))._mpf_
+        return tables.attention_factor(_expect_of(key))._mpf_
 
 
 def thetas_mpf(expect: Expect, prec: int = 128, seq_len: int | None = None) -> list[mpmath.mpf]:

@@ -25,7 +25,7 @@ from functools import lru_cache
 import mpmath
 import numpy as np
 
-from spec import scaling
+from spec import tables
 from spec.dtypes import round_to
 from spec.expectation import Expect
 
@@ -70,8 +70,8 @@ TWO_PI_1, TWO_PI_2, TWO_PI_3 = _two_pi_parts()
 @lru_cache(maxsize=256)
 def _table(key: tuple) -> tuple[np.ndarray, np.ndarray, float]:
     with mpmath.workprec(160):
-        thetas = scaling.frequencies(scaling.expect_of_key(key), key[4])
-        g = float(scaling.attention_factor(scaling.expect_of_key(key)))
+        thetas = tables.frequencies(tables.expect_of_key(key), key[4])
+        g = float(tables.attention_factor(tables.expect_of_key(key)))
     hi = np.array([float(t) for t in thetas])  # within an ulp; lo takes up the rest
     lo = np.array([float(t - mpmath.mpf(h)) for t, h in zip(thetas, hi)])
     return hi, lo, g
@@ -80,7 +80,7 @@ def _table(key: tuple) -> tuple[np.ndarray, np.ndarray, float]:
 def theta_hi_lo(expect: Expect, seq_len: int | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """theta'_i of ``expect`` (its scaling method included) as float64 hi + lo, |lo| <= ulp(hi), and
     the attention factor, for a call of ``seq_len`` tokens where the type depends on it."""
-    return _table(scaling.table_key(expect, seq_len))
+    return _table(tables.table_key(expect, seq_len))
 
 
 def _two_prod_split(a, a_parts, b, b_parts, exact_a: bool = False):

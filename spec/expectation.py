@@ -11,119 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import types
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
+from spec import methods
 from spec.positions import TIME_RULES
-
-#: how dims pair up and where the results go: "half" rotates (i, i + r/2), "interleaved" (2i, 2i + 1), both
-#: in place; "rope_interleave" reads interleaved pairs (2i, 2i + 1) and writes the rotated pair to (i, i + r/2),
-#: the half layout (transformers' ``rope_interleave`` for DeepSeek-V3 and other MLA models: dot products are
-#: kept because q and k get the same permutation).
-CONVENTIONS = ("half", "interleaved", "rope_interleave")
-DTYPES = ("float64", "float32", "float16", "bfloat16")
-#: dtypes in which an angle or an inverse-frequency table may be formed; "exact" is the strict class.
-ANGLE_DTYPES = ("exact",) + DTYPES
-ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
-
-# Keys of HF's rope_scaling dict, per rope_type: (required, optional). "rope_type" (or the legacy
-# "type") is always required. "ntk" (static NTK-aware, base * s^(r/(r-2))) is not an HF type; it is
-# ropespec's name for the method that older transformers commits called "ntk".
-_SCALING_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "default": (frozenset(), frozenset()),
-    "linear": (frozenset({"factor"}), frozenset()),
-    "ntk": (frozenset({"factor"}), frozenset()),
-    "dynamic": (frozenset({"factor"}), frozenset({"original_max_position_embeddings"})),
-    "yarn": (
-        frozenset({"factor"}),
-        frozenset(
-            {
-                "attention_factor",
-                "beta_fast",
-                "beta_slow",
-                "mscale",
-                "mscale_all_dim",
-                "original_max_position_embeddings",
-                "truncate",
-            }
-        ),
-    ),
-    "llama3": (
-        frozenset({"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}),
-        frozenset(),
-    ),
-    "longrope": (
-        frozenset({"short_factor", "long_factor"}),
-        frozenset({"factor", "attention_factor", "original_max_position_embeddings"}),
-    ),
-}
-
-
-#: The valid ranges, stated once (README copies this table). Every rejection names the field and its range.
-HEAD_DIM_MAX = 4096  # even, 2 ... 4096 (real heads are 64-256; the mpmath reference grows with it)
-MAX_POSITION_MAX = 2**53  # 2 ... 2^53: positions are int64 and exact in float64 (reference.fast's range)
-FACTOR_MAX = 65536.0  # a scaling factor is in [1, 65536]
-AXES_MIN, AXES_MAX = 1, 4  # multi-axis RoPE: 1 to 4 position axes (text, time, height, width)
-#: the axis names a multi-axis expectation gets when it names none, by the number of axes
-DEFAULT_AXIS_NAMES = {1: ("t",), 2: ("h", "w"), 3: ("t", "h", "w"), 4: ("t", "h", "w", "a3")}
-#: the ways a multi-axis RoPE deals its pairs to the axes (:meth:`Expect.axes_kind`)
-AXES_KINDS = ("chunked", "interleaved", "per-axis", "parity")
-RANGES = {
-    "head_dim": f"an even integer in [2, {HEAD_DIM_MAX}]",
-    "rotary_dim": "an even integer in [2, head_dim]",
-    "partial_rotary_factor": "a number in (0, 1]",
-    "rope_theta": "a finite number > 1",
-    "max_position": f"an integer in [2, 2^53 = {MAX_POSITION_MAX}]",
-    "n_heads": "an integer >= 1; n_kv_heads divides it",
-    "rope_scaling.factor": f"a number in [1, {FACTOR_MAX:g}]",
-    "rope_scaling.original_max_position_embeddings": f"an integer in [1, {MAX_POSITION_MAX}]",
-    "rope_scaling.attention_factor": "a finite number > 0",
-    "rope_scaling.mscale, mscale_all_dim": "a finite number >= 0",
-    "rope_scaling.beta_fast, beta_slow": "finite numbers > 0 with beta_fast > beta_slow",
-    "rope_scaling.low_freq_factor, high_freq_factor": "finite numbers > 0 with low < high",
-    "rope_scaling.short_factor, long_factor": f"rotary_dim/2 numbers in (0, {FACTOR_MAX:g}]",
-    "mrope_section": f"{AXES_MIN} to {AXES_MAX} integers >= 1 (pairs per axis) summing to rotary_dim/2",
-    "mrope_interleaved": ("true or false, with mrope_section; axis a > 0 owns pairs a, a + A, ..., a + A (section[a] - 1), "
-                          "so the last of them must be < rotary_dim/2"),
-    "axes_dims_rope": f"{AXES_MIN} to {AXES_MAX} even integers >= 2 (dims per axis) summing to rotary_dim",
-    "axes_parity": "true or false: two axes, rotary_dim/2 even",
-    "axis_names": "one distinct name per axis",
-    "axes_offset": "one integer per axis, added to that axis's position before it turns its pairs (Llama 4 vision "
-                   "counts patches from 1)",
-    "video_time": "grid, seconds or frames (how a video's temporal positions grow), with a 3-axis mrope_section",
-    "tokens_per_second": "a finite number > 0, with video_time seconds",
-    "alibi_bias_max": "a finite number > 0 (ALiBi's slopes 2^(-alibi_bias_max (h + 1) / n_heads); 8 is Press et al.'s)",
-    "bias_symmetric": "true or false: ALiBi's -m |i - j| for every key (an encoder) instead of the causal -m (i - j)",
-    "xpos_scale_base": "a finite number > 0 (xPos's decay zeta_i^((m - n) / xpos_scale_base); 512 is the published one)",
-}
-
-
-class ExpectationError(ValueError):
-    """A bad expectation. ``field`` names the offending field; ``str(err)`` is one line."""
-
-    def __init__(self, field_name: str, problem: str):
-        self.field = field_name
-        self.problem = problem
-        super().__init__(f"{field_name}: {problem}")
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_number(v: Any) -> bool:
-    return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
-
-
-def _short(v: Any) -> str:
-    """A value as an error message shows it: never thousands of digits."""
-    text = repr(v)
-    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
-
+from spec.schema import (  # noqa: F401 (the vocabulary, importable from here as before)
+    _is_int, _is_number, _short, ANGLE_DTYPES, AXES_KINDS, AXES_MAX, AXES_MIN, CONVENTIONS, DEFAULT_AXIS_NAMES, DTYPES, ExpectationError, FACTOR_MAX, HEAD_DIM_MAX, MAX_POSITION_MAX, RANGES,
+)
 
 def _freeze(v: Any) -> Any:
     if isinstance(v, Mapping):
@@ -224,7 +122,7 @@ class Expect:
                 raise ExpectationError("rope_scaling", f"must be a dict or null, got {type(self.rope_scaling).__name__}")
             scaling = self._lift_mrope(dict(self.rope_scaling))
             if scaling is not None:
-                scaling = _freeze(_validate_scaling(scaling, self.rotary_dim, self.max_position))
+                scaling = _freeze(methods.validated(scaling, self.rotary_dim, self.max_position))
             object.__setattr__(self, "rope_scaling", scaling)
         self._validate_axes()
         self._validate_video_time()
@@ -271,7 +169,7 @@ class Expect:
                     raise ExpectationError(key, f"given twice, {_short(mine)} and rope_scaling.{key} {_short(value)}")
                 object.__setattr__(self, key, value)
         kind = s.get("rope_type", s.get("type"))
-        if kind == "mrope" or (lifted and kind == "default" and not set(s) - {"rope_type", "type"}):
+        if kind == "mrope" or (lifted and not methods.scales(kind) and not set(s) - {"rope_type", "type"}):
             return None
         return s
 
@@ -495,9 +393,13 @@ class Expect:
 
     @property
     def rope_type(self) -> str:
-        if not self.rope_scaling:
-            return "default"
-        return self.rope_scaling["rope_type"]
+        """The scaling method's name ("default" without a scaling dict); what it is is :attr:`method`."""
+        return self.method.name
+
+    @property
+    def method(self):
+        """The scaling method (:mod:`spec.methods`): everything that depends on the rope_type asks it."""
+        return methods.get(self.rope_scaling["rope_type"] if self.rope_scaling else "default")
 
     def pairs(self) -> list[tuple[int, int]]:
         """Index pairs (a, b) of the input rotated together, pair i turning at theta_i."""
@@ -604,11 +506,7 @@ class Expect:
         """This expectation, if it is a valid one for a user to give: on top of what every Expect
         satisfies, YaRN's beta_fast must exceed beta_slow (the suite itself builds expectations with the
         two swapped, to name that bug). Returns self; raises ExpectationError."""
-        s = self.rope_scaling or {}
-        fast, slow = s.get("beta_fast", 32), s.get("beta_slow", 1)
-        if self.rope_type == "yarn" and not fast > slow:
-            raise ExpectationError("rope_scaling.beta_fast", f"must exceed beta_slow ({fast!r} <= {slow!r}): "
-                                                             f"{RANGES['rope_scaling.beta_fast, beta_slow']}")
+        self.method.check_input(self.rope_scaling or {})
         return self
 
     def describe(self) -> str:
@@ -648,71 +546,6 @@ def load_json(text: str, what: str = "expect") -> Any:
         raise ExpectationError(what, f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
     except RecursionError:
         raise ExpectationError(what, "JSON nested too deeply to be an expectation") from None
-
-
-def _validate_scaling(s: dict[str, Any], rotary_dim: int, max_position: int) -> dict[str, Any]:
-    """Validate an HF rope_scaling dict the way transformers 5.x does; return it normalised
-    (legacy ``type`` renamed to ``rope_type``; LongRoPE's missing ``factor`` made explicit)."""
-    if "rope_type" not in s and "type" in s:
-        s["rope_type"] = s.pop("type")
-    elif "type" in s:
-        if s["type"] != s["rope_type"]:
-            raise ExpectationError("rope_scaling.type", f"{s['type']!r} disagrees with rope_type {s['rope_type']!r}")
-        s.pop("type")
-    rt = s.get("rope_type")
-    if rt is None:
-        raise ExpectationError("rope_scaling.rope_type", "missing")
-    if rt not in ROPE_TYPES:
-        raise ExpectationError("rope_scaling.rope_type", f"unknown {rt!r} (known: {', '.join(ROPE_TYPES)})")
-    required, optional = _SCALING_KEYS[rt]
-    for k in sorted(required):
-        if k not in s:
-            raise ExpectationError(f"rope_scaling.{k}", f"required for rope_type {rt!r}")
-    for k in s:
-        if k != "rope_type" and k not in required and k not in optional:
-            raise ExpectationError(f"rope_scaling.{k}", f"unknown key for rope_type {rt!r}")
-
-    def number(k: str, lo: float, hi: float = math.inf, lo_open: bool = False, rule: str | None = None) -> None:
-        if k not in s:
-            return
-        v = s[k]
-        if not _is_number(v) or (v <= lo if lo_open else v < lo) or v > hi:
-            rule = rule or next(r for key, r in RANGES.items() if key.startswith("rope_scaling.") and k in key)
-            raise ExpectationError(f"rope_scaling.{k}", f"must be {rule}, got {_short(v)}")
-
-    number("factor", 1.0, FACTOR_MAX)
-    number("attention_factor", 0.0, lo_open=True)
-    for k in ("beta_fast", "beta_slow"):
-        number(k, 0.0, lo_open=True)
-    for k in ("mscale", "mscale_all_dim"):
-        number(k, 0.0)
-    number("low_freq_factor", 0.0, lo_open=True)
-    number("high_freq_factor", 0.0, lo_open=True)
-    if "original_max_position_embeddings" in s:
-        v = s["original_max_position_embeddings"]
-        if not _is_int(v) or not 1 <= v <= MAX_POSITION_MAX:
-            raise ExpectationError("rope_scaling.original_max_position_embeddings",
-                                   f"must be {RANGES['rope_scaling.original_max_position_embeddings']}, got {_short(v)}")
-    if "truncate" in s and not isinstance(s["truncate"], bool):
-        raise ExpectationError("rope_scaling.truncate", f"must be true or false, got {s['truncate']!r}")
-    if rt == "llama3" and not s["low_freq_factor"] < s["high_freq_factor"]:
-        raise ExpectationError(
-            "rope_scaling.high_freq_factor",
-            f"must exceed low_freq_factor ({s['high_freq_factor']!r} <= {s['low_freq_factor']!r})",
-        )
-    if rt == "longrope":
-        for k in ("short_factor", "long_factor"):
-            v = s[k]
-            if not isinstance(v, (list, tuple)) or not all(_is_number(x) and 0 < x <= FACTOR_MAX for x in v):
-                raise ExpectationError(f"rope_scaling.{k}", f"must be a list of {RANGES['rope_scaling.short_factor, long_factor']}")
-            if len(v) != rotary_dim // 2:
-                raise ExpectationError(f"rope_scaling.{k}", f"must have rotary_dim/2 = {rotary_dim // 2} entries, got {len(v)}")
-        if "factor" not in s:
-            # transformers derives it from the configuration: max_position_embeddings / original length. It is
-            # fixed here, once, so that how far a run tests (--max-position) never changes what is expected.
-            L = s.get("original_max_position_embeddings") or max_position
-            s["factor"] = max(1.0, max_position / L)
-    return s
 
 
 DEFAULT = Expect()

@@ -38,7 +38,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from spec.expectation import FACTOR_MAX, RANGES, Expect, ExpectationError, _is_number, _short, load_json
+from spec import methods
+from spec.expectation import Expect, ExpectationError, _is_number, load_json
 
 #: model types whose code pairs interleaved (its rotate_half takes x[..., ::2] and x[..., 1::2]; a text config's
 #: ``<model>_text`` reads as its model's, here and in ROPE_INTERLEAVE_MODEL_TYPES); config.json does not
@@ -202,29 +203,22 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
             out.update({k: source[k] for k in _MROPE_KEYS if k in source and k not in out})
     if isinstance(scaling, dict) and scaling.get("rope_type", scaling.get("type")) == "mrope":
         scaling = {k: v for k, v in scaling.items() if k not in ("type", "rope_type") + _MROPE_KEYS} or None
-    if scaling is None and params.get("rope_type", params.get("type", "default")) != "default":
+    if scaling is None and methods.scales(params.get("rope_type", params.get("type", "default"))):
         scaling = {k: v for k, v in params.items() if k not in _NOT_SCALING}
     if scaling is not None:
         if not isinstance(scaling, dict):
             raise ExpectationError("config.json: rope_scaling", f"must be an object or null, got {type(scaling).__name__}")
         scaling = {k: v for k, v in scaling.items() if k not in _MROPE_KEYS + _NOT_ROTARY}
         rt = scaling.get("rope_type", scaling.get("type"))
-        if rt == "default":
+        if not methods.scales(rt):
             scaling = None
-        elif max_pos is not None:
-            if rt == "dynamic" and "original_max_position_embeddings" not in scaling:
-                factor = scaling.get("factor", 1.0)
-                if not _is_number(factor) or not 1 <= factor <= FACTOR_MAX:
-                    raise ExpectationError("config.json: rope_scaling.factor",
-                                           f"must be {RANGES['rope_scaling.factor']}, got {_short(factor)}")
-                scaling["original_max_position_embeddings"] = max_pos
-                out["max_position"] = int(max_pos * factor)
-            elif rt in ("yarn", "longrope") and "original_max_position_embeddings" not in scaling:
-                if top_original is not None:  # and the factor is max_position_embeddings / original (transformers)
-                    scaling["original_max_position_embeddings"] = _int(d, "original_max_position_embeddings")
-                    scaling.setdefault("factor", max(1.0, max_pos / top_original))
-                else:
-                    scaling["original_max_position_embeddings"] = max_pos
+        elif max_pos is not None and rt in methods.REGISTRY:  # an unknown type is the expectation's to refuse
+            def top():
+                return _int(d, "original_max_position_embeddings") if top_original is not None else None
+            try:
+                methods.get(rt).from_config(scaling, max_pos, top, out)
+            except ExpectationError as e:
+                raise ExpectationError(f"config.json: {e.field}", e.problem) from None
         out["rope_scaling"] = scaling
     video_time = VIDEO_TIME.get(outer.get("model_type"))
     if video_time is not None and "mrope_section" in out:

@@ -453,15 +453,15 @@ def scaling_bounded():
     tt = t0 / (t0 + t1 + sp.Symbol("eps", positive=True))  # any t in [0, 1)
     i = tt * (r_ - 2) / 2  # pair index i = t (r-2)/2 in [0, r/2 - 1]
     lam = sp.Symbol("lambda", nonnegative=True)  # ln s' >= 0
-    for name, new_base, s_eff in (
-        ("ntk", scaling.ntk_base(base, sf, r_), sf),
-        ("dynamic", scaling.dynamic_base(base, s, L * (1 + u), L, r_), scaling.dynamic_factor(s, L * (1 + u), L)),
+    for name, new_base, s_eff, grows in (
+        ("ntk", scaling.ntk_base(base, sf, r_), sf, False),
+        ("dynamic", scaling.dynamic_base(base, s, L * (1 + u), L, r_), scaling.dynamic_factor(s, L * (1 + u), L), True),
     ):
         log_t = sp.expand_log(sp.log(scaling.ladder(new_base, i, r_)), force=True)
         log_theta = sp.expand_log(sp.log(scaling.ladder(base, i, r_)), force=True)
-        drop = sp.simplify((log_theta - log_t).subs(sp.log(s_eff), lam) if name == "ntk" else
-                           sp.expand_log(log_theta - log_t, force=True))
-        if name == "dynamic":  # s' = s l/L - (s - 1) = 1 + s u >= 1 at l = L(1 + u)
+        drop = sp.simplify(sp.expand_log(log_theta - log_t, force=True) if grows else
+                           (log_theta - log_t).subs(sp.log(s_eff), lam))
+        if grows:  # s' = s l/L - (s - 1) = 1 + s u >= 1 at l = L(1 + u)
             _zero(s_eff - (1 + s * u), "dynamic's effective factor")
             drop = sp.simplify(drop.subs(sp.log(1 + s * u), lam))
         _zero(drop - tt * lam, f"{name}: ln theta_i - ln theta'_i = t ln s'")
@@ -679,7 +679,7 @@ declare("contract.deterministic", TESTED, "a property of code (state, uninitiali
 declare("contract.shape-finite", TESTED, "a property of code (what it returns, whether it returns); the definition's values "
                                      "are finite for finite x since |y_j| <= |x_a| + |x_b|")
 declare("scaling.longrope-switch", DEFINITION, "LongRoPE's rule is the definition: short factors for seq_len <= L, long beyond "
-                                           "(spec.scaling.table_variant); the property checks the implementation at L and L + 1")
+                                           "(spec.tables.table_variant); the property checks the implementation at L and L + 1")
 declare("decode.consistency", TESTED, "a property of a decoder's cache: the definition has no cache. dynamic NTK's tables differ "
                                   "between lengths (scaling.dynamic-length), which is why cached keys can go stale")
 declare("kernel.rotation", DEFINITION, "the rotation by a given cos and sin is the definition (spec.definitions.rotate); the "

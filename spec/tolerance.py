@@ -26,7 +26,7 @@ Inverse frequencies formed in dtype E (``inv_freq_dtype``). theta = 1 / base ** 
 exponent 2i/r is not; at position p that is an angle error of |phi| times that relative error. A
 scaling method adds 3 u_E (division by the factor, the ramp's mix of two tables) and, for ntk and
 dynamic, a rounded new base (b = 1); inside yarn's ramp and llama3's band the mixing coefficient's
-own rounding is amplified by up to (s - 1) (:func:`spec.scaling.mixing_error` derives it per pair).
+own rounding is amplified by up to (s - 1) (:func:`spec.tables.mixing_error` derives it per pair).
 
 Scaling methods with an attention factor g multiply the output by g: callers pass g ||x|| as the
 pair norm.
@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 
-from spec import scaling
+from spec import tables
 from spec.angles import theta_hi_lo
 from spec.dtypes import TINY, exact_integer_limit, round_to, unit_roundoff
 from spec.expectation import Expect
@@ -83,11 +83,11 @@ def inv_freq_relative_error(expect: Expect) -> np.ndarray:
     u = unit_roundoff(e_dtype)
     expo = np.array([2.0 * i / R for i, R in expect.ladder()])  # 2i/r, or a per-axis ladder's 2k/d_a
     base = expect.rope_theta
-    rescaled = expect.rope_type in ("ntk", "dynamic")  # a new base, itself rounded
+    rescaled = expect.method.new_base  # a new base, itself rounded
     base_inexact = rescaled or float(round_to(base, e_dtype)) != base
     expo_inexact = round_to(expo, e_dtype) != expo
-    scaled = 0.0 if expect.rope_type == "default" else 3.0  # division by the factor, ramp mixing
-    mixing = np.array(scaling.mixing_error(expect))  # yarn's ramp and llama3's band, see there
+    scaled = 3.0 if expect.method.scales else 0.0  # division by the factor, ramp mixing
+    mixing = np.array(tables.mixing_error(expect))  # yarn's ramp and llama3's band, see there
     return u * (3.0 + scaled + mixing + expo * (float(base_inexact) + expo_inexact * math.log(base)))
 
 
@@ -216,7 +216,7 @@ def attention_bound(expect: Expect, q: np.ndarray, k: np.ndarray, v: np.ndarray,
     kn, krest = pair_norms(k, m)
     ds = (qn[:, None, :] * kn[None, :, :] * (2 * rr + dphi[:n, None, :] + dphi[None, :m, :])).sum(axis=2)
     ds = ds + (qrest[:, None, :] * krest[None, :, :]).sum(axis=2) * 2 * K_ROT * unit_roundoff(expect.dtype)
-    ds = float(np.max(ds)) / math.sqrt(d) * float(scaling.score_temperature(expect))
+    ds = float(np.max(ds)) / math.sqrt(d) * float(tables.score_temperature(expect))
     vmax = float(np.abs(v).max()) if v.size else 0.0
     mean = (m + 4) * unit_roundoff(expect.dtype) * vmax
     # two weighted means of the same values differ by at most 2 max |v|, however far the scores moved

@@ -15,7 +15,7 @@ import pytest
 import reference
 from implementations import load_implementation
 from properties.numerics import pair_norms, per_dim
-from spec import Expect
+from spec import Expect, methods
 from spec.dtypes import MANTISSA_BITS, round_to
 
 POS_40 = [0, 1, 999, 65521, 1048573, 16777213, 2**31 - 1, 2**35 + 1, 2**40 - 3, 2**40 - 1]
@@ -64,21 +64,8 @@ def test_reference_fast_agrees_with_mpmath_to_2_53():
     assert _ulps_of_pair_norm(e, x, reference.fast.apply(e, x, pos), pos) <= 2.0
 
 
-_SCALED = {
-    "linear": {"rope_type": "linear", "factor": 4.0},
-    "ntk": {"rope_type": "ntk", "factor": 8.0},
-    "dynamic": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 4096},
-    "yarn": {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 4096},
-    "yarn-mscale": {"rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096, "mscale": 1.0,
-                    "mscale_all_dim": 0.707},
-    "yarn-attention-factor": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 4096,
-                              "attention_factor": 0.8, "truncate": False},
-    "llama3": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-               "original_max_position_embeddings": 8192},
-    "longrope": {"rope_type": "longrope", "original_max_position_embeddings": 4096, "factor": 16.0,
-                 "short_factor": [1.0 + i / 32 for i in range(12)], "long_factor": [1.0 + i for i in range(12)]},
-}
-
+#: every scaling method's canonical examples (spec.methods), for a rotary of 12 pairs and an original length of 4096
+_SCALED = {name: d for m in methods.REGISTRY.values() for name, d in m.examples(12, 4096).items()}
 
 @pytest.mark.parametrize("name", list(_SCALED))
 def test_reference_fast_agrees_with_mpmath_for_every_scaling_type(name):

@@ -12,25 +12,14 @@ from implementations import CallShape  # noqa: E402
 from implementations.adapters.hf import config_for  # noqa: E402
 from properties.framework import all_properties, PROPERTIES, run_property  # noqa: E402
 from ropespec.inputs import load_implementations  # noqa: E402
-from spec import Expect, presets, tolerance  # noqa: E402
+from spec import Expect, methods, presets, tolerance  # noqa: E402
 
 all_properties()
 
-TYPES = {
-    "default": None,
-    "linear": {"rope_type": "linear", "factor": 4.0},
-    "dynamic": {"rope_type": "dynamic", "factor": 10.0, "original_max_position_embeddings": 2048},
-    "yarn": {"rope_type": "yarn", "factor": 10.0, "original_max_position_embeddings": 2048},
-    "yarn-mscale": {"rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096,
-                    "mscale": 1.0, "mscale_all_dim": 0.707},
-    "yarn-no-truncate": {"rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 4096,
-                         "truncate": False},
-    "llama3": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-               "original_max_position_embeddings": 8192},
-    "longrope": {"rope_type": "longrope", "original_max_position_embeddings": 4096,
-                 "short_factor": [1.0 + i / 64 for i in range(64)], "long_factor": [1.0 + i / 8 for i in range(64)]},
-}
-CASES = [(k, Expect(head_dim=128, rope_theta=5e5 if k == "llama3" else 1e4, max_position=131072, rope_scaling=v))
+#: every transformers scaling type's canonical examples (spec.methods), and the unscaled ladder
+TYPES = {"default": None, **{name: d for m in methods.REGISTRY.values() if m.scales and m.hf_name
+                             for name, d in m.examples(64, 2048).items()}}
+CASES = [(k, Expect(head_dim=128, rope_theta=5e5, max_position=131072, rope_scaling=v))
          for k, v in TYPES.items()] + [(n, presets.get(n)) for n in presets.names() if presets.get(n).shared_ladder()]
 # (a per-axis or parity ladder is no 1-D rope_init's: the multi-axis adapters' tests check those against the models)
 
@@ -40,10 +29,10 @@ def _hf(expect, seq_len=None):
     from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
 
     config = config_for(expect)
-    if expect.rope_type == "default":  # GPT-NeoX's default honours partial_rotary_factor; Llama's does not
+    if not expect.method.scales:  # GPT-NeoX's default honours partial_rotary_factor; Llama's does not
         inv, g = GPTNeoXRotaryEmbedding.compute_default_rope_parameters(config)
     else:
-        inv, g = ROPE_INIT_FUNCTIONS[expect.rope_type](config, "cpu", seq_len=seq_len)
+        inv, g = ROPE_INIT_FUNCTIONS[expect.method.hf_name](config, "cpu", seq_len=seq_len)
     return inv.double().numpy(), float(g)
 
 

@@ -11,18 +11,10 @@ import pytest
 
 from ropespec import check
 from ropespec.inputs import parse_expect
-from spec import presets
+from spec import methods, presets
 
-SCALING = {
-    "linear": {"rope_type": "linear", "factor": 4.0},
-    "ntk": {"rope_type": "ntk", "factor": 4.0},
-    "dynamic": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 4096},
-    "yarn": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 4096},
-    "llama3": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-               "original_max_position_embeddings": 8192},
-    "longrope": {"rope_type": "longrope", "original_max_position_embeddings": 4096, "factor": 8.0,
-                 "short_factor": [1.0 + i / 64 for i in range(32)], "long_factor": [1.0 + i / 8 for i in range(32)]},
-}
+#: every scaling method's first canonical example (spec.methods) for head_dim 64 and an original length of 4096
+SCALING = {m.name: next(iter(m.examples(32, 4096).values())) for m in methods.REGISTRY.values() if m.scales}
 def _kinds(names):
     """One preset per kind of expectation (rope_type, convention, partial rotary, head_dim): presets that differ
     only in base or reach (mistral-7b-v0.1 and codellama-7b are llama2-7b's kind) bind the same way."""

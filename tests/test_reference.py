@@ -160,13 +160,13 @@ def test_rope_interleave_is_the_interleaved_rotation_written_in_the_half_layout(
 def test_references_are_the_definitions(convention, rope_scaling):
     """spec.definitions.encode, the object the proofs are about, evaluated in mpmath at 120 bits with
     spec.scaling's frequencies, is what both references compute: one definition, proven and used."""
-    from spec import definitions, scaling
+    from spec import definitions, tables
 
     e = Expect(head_dim=12, rotary_dim=8, convention=convention, rope_scaling=rope_scaling, max_position=256)
     rng = np.random.default_rng(3)
     x, pos = rng.standard_normal((6, 12)), np.array([0, 1, 7, 100, 255, 3])
     with mpmath.workprec(120):
-        th, gain = scaling.frequencies(e), scaling.attention_factor(e)
+        th, gain = tables.frequencies(e), tables.attention_factor(e)
         want = np.array([[float(v) for v in definitions.encode(e, [mpmath.mpf(float(v)) for v in row],
                                                                [int(p) * t for t in th], mpmath.cos, mpmath.sin, gain)]
                          for row, p in zip(x, pos)])
@@ -181,7 +181,7 @@ def test_references_are_the_definitions(convention, rope_scaling):
 def test_multi_axis_references_are_the_definitions(fields, convention):
     """definitions.axis_angles (pair j at p[a(j)] theta_j) with spec.scaling's frequencies, in mpmath, is what both
     references compute at position vectors of unequal axes, and text tokens ((n,) positions) are every axis at p."""
-    from spec import definitions, scaling
+    from spec import definitions, tables
 
     e = Expect(head_dim=16, rotary_dim=12, convention=fields.get("convention", convention), max_position=1 << 20,
                **{k: v for k, v in fields.items() if k != "convention"})
@@ -189,7 +189,7 @@ def test_multi_axis_references_are_the_definitions(fields, convention):
     x = rng.standard_normal((5, 16))
     pos = rng.integers(0, 1 << 20, (5, e.n_axes))
     with mpmath.workprec(120):
-        th = scaling.frequencies(e)
+        th = tables.frequencies(e)
         want = np.array([[float(v) for v in definitions.encode(e, [mpmath.mpf(float(v)) for v in row],
                                                                definitions.axis_angles(e.pair_axes(), [int(q) for q in p], th),
                                                                mpmath.cos, mpmath.sin)]

@@ -65,10 +65,7 @@ def rope_parameters(expect) -> tuple[dict, int]:
     params = {"rope_type": expect.rope_type, "rope_theta": expect.rope_theta}
     if expect.rope_scaling:
         params.update({k: v for k, v in expect.to_dict()["rope_scaling"].items() if k != "rope_type"})
-    max_pos = expect.max_position
-    if expect.rope_type == "dynamic" and "original_max_position_embeddings" in params:
-        # transformers' dynamic NTK grows past max_position_embeddings (it reads no original length)
-        max_pos = params.pop("original_max_position_embeddings")
+    max_pos = expect.method.to_hf(params, expect.max_position)
     if expect.rotary_dim != expect.head_dim:
         params["partial_rotary_factor"] = expect.rotary_dim / expect.head_dim
     return params, max_pos
@@ -104,10 +101,10 @@ def _decline(m: Model, model_type: str, expect) -> None:
                                   f"not {expect.convention}")
     if expect.rotary_dim != expect.head_dim and not m.partial:
         raise NotImplementedError(f"transformers' {model_type} code rotates every dim (no partial rotary)")
-    if not m.scaled and (expect.rope_type != "default" or expect.rope_theta != 10000.0):
+    if not m.scaled and (expect.method.scales or expect.rope_theta != 10000.0):
         raise NotImplementedError(f"transformers' {model_type} code has a fixed table: base 10000, no scaling")
-    if expect.rope_type == "ntk":
-        raise NotImplementedError("transformers has no static 'ntk' rope type")
+    if expect.method.hf_name is None:
+        raise NotImplementedError(f"transformers has no {expect.rope_type!r} rope type")
 
 
 def _modeling(m: Model, model_type: str, expect):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 
 from implementations.adapters.hf import rope_parameters
+from spec import methods
 
 ARRAY = "torch"
 
@@ -26,6 +27,10 @@ ARRAY = "torch"
 MODELS = {"deepseek_v3": ("DeepseekV3Config", "DeepseekV3Attention", "DeepseekV3RotaryEmbedding",
                           ("rope_interleave", "half")),
           "deepseek_v2": ("DeepseekV2Config", "DeepseekV2Attention", "DeepseekV2RotaryEmbedding", ("interleaved",))}
+
+
+#: the scaling methods these attention modules are checked with (transformers' YaRN of DeepSeek above all)
+_CHECKED_METHODS = tuple(methods.get(n) for n in ("default", "yarn", "linear", "dynamic"))
 
 
 def _factory(model_type: str):
@@ -44,7 +49,7 @@ def _factory(model_type: str):
                                       f"not {expect.convention}")
         if expect.rotary_dim != expect.head_dim:
             raise NotImplementedError(f"transformers' {model_type} rotates every qk_rope_head_dim dim")
-        if expect.rope_type not in ("default", "yarn", "linear", "dynamic"):
+        if expect.method not in _CHECKED_METHODS:
             raise NotImplementedError(f"ropespec checks {model_type}'s attention with default or yarn rope types")
         params, max_pos = rope_parameters(expect)
         d, h, h_kv = expect.head_dim, expect.n_heads, expect.n_kv_heads

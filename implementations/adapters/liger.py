@@ -41,7 +41,7 @@ def rope(q, k, cos, sin):
 def llama4(expect):
     """Liger's Llama 4 kernel in the bshd layout: x (batch, seq, heads, head_dim), positions (batch, seq)."""
     if expect.convention != "interleaved" or expect.rotary_dim != expect.head_dim or expect.multi_axis \
-            or expect.rope_type != "default":
+            or expect.method.scales:
         raise NotImplementedError("Liger's Llama 4 kernel rotates every dim in interleaved (complex) pairs, default "
                                   "frequencies")
     ops = _liger(_llama4_rope)

@@ -24,7 +24,7 @@ from implementations.families.base import Bound, Form, Op, f64, i64, register
 from spec.angles import rounded_table
 from spec.definitions import rotate, token_positions
 from spec.expectation import Expect
-from spec.scaling import table_variant
+from spec.tables import table_variant
 
 #: the canonical axes (batch, seq, head, dim) of the batched layouts in the order each puts them
 AXES = {"bshd": (0, 1, 2, 3), "bhsd": (0, 2, 1, 3), "sbhd": (1, 0, 2, 3)}

@@ -45,7 +45,7 @@ def build(
     """
     if expect.dtype not in ("float64", "float32"):
         raise NotImplementedError(f"zoo members compute float64 and float32, not {expect.dtype}")
-    if expect.rope_type != "default" and table is None:
+    if expect.method.scales and table is None:
         raise NotImplementedError(f"rope_type {expect.rope_type!r} is not implemented")
     r = rotary_dim or expect.rotary_dim
     geometry = expect.replace(rotary_dim=r, convention=convention or expect.convention)

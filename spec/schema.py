@@ -1,0 +1,77 @@
+"""The expectation's vocabulary: the valid values and ranges of its fields, stated once (README copies the table),
+and the one error every rejection raises, naming the field and its range. Read by :mod:`spec.expectation` and by
+the scaling methods' own validation (:mod:`spec.methods`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: how dims pair up and where the results go: "half" rotates (i, i + r/2), "interleaved" (2i, 2i + 1), both
+#: in place; "rope_interleave" reads interleaved pairs (2i, 2i + 1) and writes the rotated pair to (i, i + r/2),
+#: the half layout (transformers' ``rope_interleave`` for DeepSeek-V3 and other MLA models: dot products are
+#: kept because q and k get the same permutation).
+CONVENTIONS = ("half", "interleaved", "rope_interleave")
+DTYPES = ("float64", "float32", "float16", "bfloat16")
+#: dtypes in which an angle or an inverse-frequency table may be formed; "exact" is the strict class.
+ANGLE_DTYPES = ("exact",) + DTYPES
+#: The valid ranges, stated once (README copies this table). Every rejection names the field and its range.
+HEAD_DIM_MAX = 4096  # even, 2 ... 4096 (real heads are 64-256; the mpmath reference grows with it)
+MAX_POSITION_MAX = 2**53  # 2 ... 2^53: positions are int64 and exact in float64 (reference.fast's range)
+FACTOR_MAX = 65536.0  # a scaling factor is in [1, 65536]
+AXES_MIN, AXES_MAX = 1, 4  # multi-axis RoPE: 1 to 4 position axes (text, time, height, width)
+#: the axis names a multi-axis expectation gets when it names none, by the number of axes
+DEFAULT_AXIS_NAMES = {1: ("t",), 2: ("h", "w"), 3: ("t", "h", "w"), 4: ("t", "h", "w", "a3")}
+#: the ways a multi-axis RoPE deals its pairs to the axes (:meth:`Expect.axes_kind`)
+AXES_KINDS = ("chunked", "interleaved", "per-axis", "parity")
+RANGES = {
+    "head_dim": f"an even integer in [2, {HEAD_DIM_MAX}]",
+    "rotary_dim": "an even integer in [2, head_dim]",
+    "partial_rotary_factor": "a number in (0, 1]",
+    "rope_theta": "a finite number > 1",
+    "max_position": f"an integer in [2, 2^53 = {MAX_POSITION_MAX}]",
+    "n_heads": "an integer >= 1; n_kv_heads divides it",
+    "rope_scaling.factor": f"a number in [1, {FACTOR_MAX:g}]",
+    "rope_scaling.original_max_position_embeddings": f"an integer in [1, {MAX_POSITION_MAX}]",
+    "rope_scaling.attention_factor": "a finite number > 0",
+    "rope_scaling.mscale, mscale_all_dim": "a finite number >= 0",
+    "rope_scaling.beta_fast, beta_slow": "finite numbers > 0 with beta_fast > beta_slow",
+    "rope_scaling.low_freq_factor, high_freq_factor": "finite numbers > 0 with low < high",
+    "rope_scaling.short_factor, long_factor": f"rotary_dim/2 numbers in (0, {FACTOR_MAX:g}]",
+    "mrope_section": f"{AXES_MIN} to {AXES_MAX} integers >= 1 (pairs per axis) summing to rotary_dim/2",
+    "mrope_interleaved": ("true or false, with mrope_section; axis a > 0 owns pairs a, a + A, ..., a + A (section[a] - 1), "
+                          "so the last of them must be < rotary_dim/2"),
+    "axes_dims_rope": f"{AXES_MIN} to {AXES_MAX} even integers >= 2 (dims per axis) summing to rotary_dim",
+    "axes_parity": "true or false: two axes, rotary_dim/2 even",
+    "axis_names": "one distinct name per axis",
+    "axes_offset": "one integer per axis, added to that axis's position before it turns its pairs (Llama 4 vision "
+                   "counts patches from 1)",
+    "video_time": "grid, seconds or frames (how a video's temporal positions grow), with a 3-axis mrope_section",
+    "tokens_per_second": "a finite number > 0, with video_time seconds",
+    "alibi_bias_max": "a finite number > 0 (ALiBi's slopes 2^(-alibi_bias_max (h + 1) / n_heads); 8 is Press et al.'s)",
+    "bias_symmetric": "true or false: ALiBi's -m |i - j| for every key (an encoder) instead of the causal -m (i - j)",
+    "xpos_scale_base": "a finite number > 0 (xPos's decay zeta_i^((m - n) / xpos_scale_base); 512 is the published one)",
+}
+
+
+class ExpectationError(ValueError):
+    """A bad expectation. ``field`` names the offending field; ``str(err)`` is one line."""
+
+    def __init__(self, field_name: str, problem: str):
+        self.field = field_name
+        self.problem = problem
+        super().__init__(f"{field_name}: {problem}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
+
+
+def _short(v: Any) -> str:
+    """A value as an error message shows it: never thousands of digits."""
+    text = repr(v)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
