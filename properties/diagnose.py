@@ -27,7 +27,8 @@ def _close(a, b, tol) -> bool:
     """Frequencies equal to a relative tolerance, modulo 2 pi (integer positions cannot tell theta
     from theta + 2 pi)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    diff = np.angle(np.exp(1j * (a - b)))
+    with np.errstate(invalid="ignore"):  # nan (a pair of frequency 0's ratio) compares as not close
+        diff = np.angle(np.exp(1j * (a - b)))
     return bool(np.all(np.abs(diff) <= tol * np.abs(b) + 1e-300))
 
 
@@ -55,8 +56,11 @@ def diagnose(f, e: Expect, *, reach: int | None = None) -> tuple[str, str] | Non
 
 
 def run_diagnosis(f, e: Expect) -> tuple[str, str] | None:
-    """:func:`diagnose` probed to e's max_position, a Fault of f there raised."""
-    return (_diagnose_axes if e.multi_axis else _diagnose)(f, e)
+    """:func:`diagnose` probed to e's max_position, a Fault of f there raised. A pair of frequency 0 (proportional
+    RoPE's) has no ratio to a measured one and no relative precision: those divisions give inf or nan, which the
+    comparisons read as "no evidence", not warnings."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (_diagnose_axes if e.multi_axis else _diagnose)(f, e)
 
 
 def diagnose_within(f, e: Expect, reach: int | None) -> tuple[str, str] | None:
@@ -194,6 +198,11 @@ def frequency_fault(f, e: Expect) -> tuple[str, str] | None:
 
 
 def _frequency_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None:
+    with np.errstate(divide="ignore", invalid="ignore"):  # a pair of frequency 0 has no ratio: inf or nan
+        return _frequency_model_of(f, e, fr, th, tol, seq)
+
+
+def _frequency_model_of(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None:
     if not _linear_in_p(e, fr, th):
         return _wrap(f, e)
     ratio = fr.thetas / th
@@ -229,9 +238,9 @@ def _frequencies_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None
     if rounded:
         return rounded
     if e.method.scales:  # a known mistake of the method first, then the method's table at another base
-        for _, what, tv in scaling_variants(e, seq):
+        for tag, what, tv in scaling_variants(e, seq):
             if _close(fr.thetas, tv, tol):
-                return "scaling", (f"the frequencies match {what} (every pair to {float(np.min(tol)):.0e}"
+                return e.method.mistake_words.get(tag, "scaling"), (f"the frequencies match {what} (every pair to {float(np.min(tol)):.0e}"
                                    + (f"..{float(np.max(tol)):.0e}, as closely as it can be measured" if np.max(tol) > np.min(tol) else "")
                                    + f"), not the configured {e.rope_type}")
         # a table that stays put where e's moves with the length fits some base at the one length read: it is said
@@ -556,7 +565,7 @@ def _measured_fault(f, e: Expect) -> tuple[str, str] | None:
         return _growth(f, e)
     if e.method.scales:
         ratio = fr.thetas / th
-        i = int(np.argmax(np.abs(ratio - 1)))
+        i = int(np.nanargmax(np.abs(ratio - 1)))
         if abs(ratio[0] - 1) <= tol[0]:
             return "scaling", f"pair {i} turns at {fr.thetas[i]:.6g}, the {e.rope_type} table says {th[i]:.6g}"
     return None
@@ -732,10 +741,12 @@ _SAYS = {"half": "pairs (i, i + r/2) rotated in place", "interleaved": "pairs (2
 def _structure(pr: probe.Pairing, e: Expect) -> tuple[str, str] | None:
     """``rotary-dim``, ``convention`` (the wrong dims turn together) or ``layout`` (the right pairs,
     written to the wrong dims) from the measured convention; None when it is e's."""
-    want = sorted(e.pairs())
-    r = e.rotary_dim
+    still = set(e.method.still_pairs(e))  # pairs of frequency 0 pass through (proportional RoPE's)
+    turning = [(p, o) for i, (p, o) in enumerate(zip(e.pairs(), e.out_pairs())) if i not in still]
+    want = sorted(p for p, _ in turning)
+    r = 2 * len(turning)  # the dims that turn
     if sorted(pr.pairs) == want:
-        wrong = [(p, pr.out[p], o) for p, o in zip(e.pairs(), e.out_pairs()) if pr.out[p] != o]
+        wrong = [(p, pr.out[p], o) for p, o in turning if pr.out[p] != o]
         if not wrong:
             return None
         (a, b), got, o = wrong[0]
@@ -745,7 +756,7 @@ def _structure(pr: probe.Pairing, e: Expect) -> tuple[str, str] | None:
                           f"{how}, expected {e.convention} ({_SAYS[e.convention]}); {len(wrong)} of {len(want)} pairs moved")
     touched = e.head_dim - len(pr.untouched)
     if touched != r:
-        return "rotary-dim", _rotary_dim_evidence(e.head_dim, pr.untouched, r)
+        return "rotary-dim", _rotary_dim_evidence(e.head_dim, pr.untouched, e.rotary_dim, len(still))
     got = dict(pr.pairs)
     a = next(a for a, b in want if got.get(a) != b)
     found = pr.convention(e.head_dim, e.rotary_dim)
@@ -841,13 +852,17 @@ def _wrap(f, e: Expect) -> tuple[str, str] | None:
     return None
 
 
-def _rotary_dim_evidence(d: int, untouched: list[int], r: int) -> str:
-    """'6 of 8 dims rotate and 2 pass through (dims 6, 7), expected rotary_dim 4: ...' as a sentence."""
+def _rotary_dim_evidence(d: int, untouched: list[int], r: int, still: int = 0) -> str:
+    """'6 of 8 dims rotate and 2 pass through (dims 6, 7), expected rotary_dim 4: ...' as a sentence (``still``: the
+    pairs of frequency 0 among the rotary dims, which pass through too)."""
     touched = d - len(untouched)
     if untouched:
         shown = ", ".join(str(j) for j in untouched[:4]) + (", ..." if len(untouched) > 4 else "")
         what = f"{touched} of {d} dims rotate and {len(untouched)} pass through (dims {shown})"
     else:
         what = f"all {d} dims rotate and none passes through"
+    if still:
+        return (f"{what}, expected {r - 2 * still} rotating: {still} of the {r // 2} rotary pairs have frequency 0 "
+                f"(proportional RoPE's pairs past partial_rotary_factor) and pass through")
     want = (f"{r} rotating and dims {r}..{d - 1} passing through" if r < d else "every dim rotating")
     return f"{what}, expected rotary_dim {r} ({want})"

@@ -118,19 +118,32 @@ def test_locality(bind, case):
 
 def _has_passthrough(impl):
     e = impl.expect
-    if e is not None and e.rotary_dim == e.head_dim:
+    if e is not None and e.rotary_dim == e.head_dim and not e.method.still_pairs(e):
         return f"the expectation rotates every dim (rotary_dim = head_dim = {e.head_dim}): nothing passes through"
     return None
 
 
+def _still(e) -> tuple[list[int], list[int]]:
+    """The input dims of the pairs of frequency 0 and the dims they are written to."""
+    pairs = list(zip(e.pairs(), e.out_pairs()))
+    return ([j for i in e.method.still_pairs(e) for j in pairs[i][0]],
+            [j for i in e.method.still_pairs(e) for j in pairs[i][1]])
+
+
 @rope_property("rope.partial-passthrough",
-               rule=("exact: dims at and beyond rotary_dim come back bit for bit"),
+               rule=("exact: dims at and beyond rotary_dim, and those of the pairs of frequency 0, come back bit for "
+                     "bit"),
                cases=lambda impl: rows_cases(impl, partial=True),
                pinned=lambda impl: rows_pinned(impl, partial=True), skip_if=_has_passthrough)
 def test_partial_passthrough(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     r = e.rotary_dim
     y = bind(e)(x, pos)
-    assert_equal("f(x, p)", y[:, r:], x[:, r:], call=f"dims {r}..{e.head_dim - 1} of f(x, positions={pos.tolist()})",
-                 index_names=("row", f"dim - {r}"))
+    if r < e.head_dim:
+        assert_equal("f(x, p)", y[:, r:], x[:, r:], call=f"dims {r}..{e.head_dim - 1} of f(x, positions={pos.tolist()})",
+                     index_names=("row", f"dim - {r}"))
+    ins, outs = _still(e)
+    if ins:
+        assert_equal("f(x, p)", y[:, outs], x[:, ins], call=f"the dims of the pairs of frequency 0 ({len(ins)} dims, "
+                     f"{outs[0]}, {outs[1]}, ...) of f(x, positions={pos.tolist()})", index_names=("row", "still dim"))
     return 0.0

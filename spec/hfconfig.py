@@ -128,6 +128,12 @@ def _layer_config(d: dict, layer_type: str | None) -> dict:
     return d
 
 
+def _owns_partial_factor(params: dict) -> bool:
+    """Whether the rope parameters' method reads partial_rotary_factor as a key of its own (proportional RoPE)."""
+    kind = params.get("rope_type", params.get("type"))
+    return kind in methods.REGISTRY and "partial_rotary_factor" in methods.get(kind).keys
+
+
 def _int(d: dict, key: str) -> int:
     v = d.get(key)
     if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -176,7 +182,10 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
     if d.get("rotary_dim") is not None:
         out["rotary_dim"] = d["rotary_dim"]
     else:
-        factor = d.get("partial_rotary_factor", params.get("partial_rotary_factor", d.get("rotary_pct")))
+        # a method that has partial_rotary_factor among its keys (proportional RoPE) reads it from its parameters as
+        # its own: which pairs turn, over the whole head, not a narrower rotary
+        theirs = {} if _owns_partial_factor(params) else params
+        factor = d.get("partial_rotary_factor", theirs.get("partial_rotary_factor", d.get("rotary_pct")))
         if d.get("qk_rope_head_dim") and _is_number(factor) and isinstance(d.get("head_dim"), int) \
                 and int(d["head_dim"] * factor) == head_dim:
             factor = None  # the factor of the whole head that is the rotated slice (dots.llm3's MLA)
@@ -204,7 +213,8 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
     if isinstance(scaling, dict) and scaling.get("rope_type", scaling.get("type")) == "mrope":
         scaling = {k: v for k, v in scaling.items() if k not in ("type", "rope_type") + _MROPE_KEYS} or None
     if scaling is None and methods.scales(params.get("rope_type", params.get("type", "default"))):
-        scaling = {k: v for k, v in params.items() if k not in _NOT_SCALING}
+        scaling = {k: v for k, v in params.items()
+                   if k not in _NOT_SCALING or (k == "partial_rotary_factor" and _owns_partial_factor(params))}
     if scaling is not None:
         if not isinstance(scaling, dict):
             raise ExpectationError("config.json: rope_scaling", f"must be an object or null, got {type(scaling).__name__}")

@@ -73,8 +73,9 @@ _ENTRIES = [
     Invariant(
         "rope.partial-passthrough",
         "structure",
-        "Dims at and beyond rotary_dim pass through bit-exactly unchanged.",
-        source="pie PR #603, maxtext #4616, vLLM PR #41185 (partial rotary)",
+        "Dims at and beyond rotary_dim, and the pairs the scaling method gives frequency 0 (proportional RoPE's past "
+        "partial_rotary_factor), pass through bit-exactly unchanged.",
+        source="pie PR #603, maxtext #4616, vLLM PR #41185 (partial rotary); transformers' proportional RoPE (Gemma 4)",
     ),
     Invariant(
         "axes.separation",

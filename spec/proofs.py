@@ -361,7 +361,14 @@ def partial_passthrough():
         for j in range(e.rotary_dim, e.head_dim):
             if y[j] != x[j]:
                 raise ProofError(f"{e.convention}, d = {e.head_dim}, r = {e.rotary_dim}: dim {j} is {y[j]}")
-    return f"dims r .. d-1 of f(x, p) are x's own, untouched by angle or attention factor; every even d <= {MAX_D}, r = d - 2"
+    for e in expects():  # a pair of frequency 0 (proportional RoPE's past partial_rotary_factor; attention factor 1)
+        x, th = vec("x", e.head_dim), thetas(e.n_pairs)
+        y = f(e, x, p, th[:-1] + [sp.Integer(0)])
+        (a, b), (oa, ob) = e.pairs()[-1], e.out_pairs()[-1]
+        _zero([y[oa] - x[a], y[ob] - x[b]], f"{e.convention}, d = {e.head_dim}: the last pair at frequency 0")
+    return (f"dims r .. d-1 of f(x, p) are x's own, untouched by angle or attention factor, and a pair of frequency 0 "
+            f"(attention factor 1) is written where the convention writes it, unchanged; every even d <= {MAX_D}, "
+            f"r = d - 2")
 
 
 # -- axes ---------------------------------------------------------------------------------------------

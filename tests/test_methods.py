@@ -4,6 +4,7 @@ it that asks which rope_type an expectation has by comparing its name."""
 from __future__ import annotations
 
 import ast
+import json
 import textwrap
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def test_the_count_sees_a_comparison(tmp_path):
 
 
 def test_every_method_is_registered_in_order_with_its_canonical_examples():
-    assert methods.names() == ("default", "linear", "ntk", "yarn", "llama3", "dynamic", "longrope")
+    assert methods.names() == ("default", "linear", "ntk", "yarn", "llama3", "dynamic", "longrope", "proportional")
     for m in methods.REGISTRY.values():
         for name, scaling in m.examples(12, 4096).items():
             e = Expect(head_dim=24, max_position=65536, rope_scaling=scaling)
@@ -100,3 +101,61 @@ def test_a_method_is_one_class(monkeypatch):
         Expect(head_dim=8, rope_scaling={"rope_type": "halved", "halving": 2, "factor": 2.0})
     with pytest.raises(ExpectationError, match=r"unknown 'third' \(known: default, .*, halved\)"):
         Expect(head_dim=8, rope_scaling={"rope_type": "third"})
+
+
+#: Gemma 4's proportional RoPE as transformers computes it (_compute_proportional_rope_parameters), in numpy: the
+#: first floor(p d / 2) pairs (i, i + d/2) turn at base^(-2i/d), the rest by nothing; and the twin that ignores p
+PROPORTIONAL = '''
+import numpy as np
+
+
+def _rope(x, positions, p):
+    d = x.shape[1]
+    k = int(p * d // 2)
+    inv = np.concatenate([1e6 ** (-np.arange(0, 2 * k, 2) / d), np.zeros(d // 2 - k)])
+    ang = np.asarray(positions, dtype=np.float64)[:, None] * inv[None, :]
+    cos, sin = np.cos(np.concatenate([ang, ang], 1)), np.sin(np.concatenate([ang, ang], 1))
+    half = np.concatenate([-x[:, d // 2:], x[:, :d // 2]], 1)
+    return x * cos + half * sin
+
+
+def gemma4(x, positions):
+    return _rope(x, positions, 0.25)
+
+
+def every_pair(x, positions):
+    return _rope(x, positions, 1.0)
+'''
+GEMMA4 = ('{"head_dim": 64, "rope_theta": 1000000.0, "dtype": "float64", "max_position": 131072, '
+          '"rope_scaling": {"rope_type": "proportional", "partial_rotary_factor": 0.25}}')
+
+
+def test_proportional_rope_is_a_method_whose_still_pairs_pass_through(cli, tmp_path):
+    """Proportional RoPE added as one class: transformers' formula passes, with its pairs of frequency 0 checked to
+    pass through (rope.partial-passthrough, skipped for every other expectation that rotates every dim), and the twin
+    that turns every pair fails there with the word rotary-dim (the exponent over the turning dims is the zoo's
+    proportional_rotated_dims)."""
+    (tmp_path / "gemma4_rope.py").write_text(PROPORTIONAL)
+    args = ("--expect", GEMMA4, "--invariant", "rope.conformance", "--invariant", "rope.partial-passthrough",
+            "--json", "r.json")
+    code, out, err = cli("check", "gemma4_rope.py:gemma4", *args, cwd=tmp_path)
+    assert code == 0, out + err
+    report = json.loads((tmp_path / "r.json").read_text())
+    [result] = [r for r in report["implementations"][0]["results"] if r["invariant"] == "rope.partial-passthrough"]
+    assert result["status"] == "pass"
+    code, out, err = cli("check", "gemma4_rope.py:every_pair", *args, cwd=tmp_path)
+    report = json.loads((tmp_path / "r.json").read_text())
+    [result] = [r for r in report["implementations"][0]["results"] if r["invariant"] == "rope.partial-passthrough"]
+    assert code == 1 and result["status"] == "fail" and result["failure"]["diagnosis"] == "rotary-dim", out
+
+
+def test_gemma4_config_reads_as_proportional_over_the_whole_head():
+    """partial_rotary_factor inside proportional's rope parameters is the method's (which pairs turn), not a
+    narrower rotary: Gemma 4's full-attention layers rotate all 512 dims, a quarter of the pairs turning."""
+    transformers = pytest.importorskip("transformers")
+    from spec import hfconfig
+
+    e = hfconfig.from_hf_config(transformers.Gemma4TextConfig().to_dict())
+    assert (e.head_dim, e.rotary_dim, e.rope_theta) == (512, 512, 1e6)
+    assert dict(e.rope_scaling) == {"rope_type": "proportional", "partial_rotary_factor": 0.25, "factor": 1.0}
+    assert list(e.method.still_pairs(e)) == list(range(64, 256))

@@ -19,6 +19,19 @@ def spec_table(expect: Expect, seq_len: int | None) -> tuple[np.ndarray, float]:
     return hi + lo, g
 
 
+def mistaken_table(tag: str) -> Callable[[Expect, int | None], tuple[np.ndarray, float]]:
+    """The table of an expectation's scaling method as one of its known mistakes makes it (the ``tag`` of
+    :meth:`spec.methods.ScalingMethod.mistakes`): the zoo member of that mistake, generated from the method's list."""
+    def table(expect: Expect, seq_len: int | None) -> tuple[np.ndarray, float]:
+        th0 = spec_table(expect.replace(rope_scaling=None), seq_len)[0]
+        for t, _, tv in expect.method.mistakes(expect, seq_len, lambda e, n: spec_table(e, n)[0], th0):
+            if t == tag:
+                return np.asarray(tv, dtype=np.float64), spec_table(expect, seq_len)[1]
+        raise NotImplementedError(f"rope_type {expect.rope_type!r} has no known mistake {tag!r}")
+
+    return table
+
+
 def build(
     expect: Expect,
     *,

@@ -51,6 +51,8 @@ class ScalingMethod:
     promises: ClassVar[tuple[str, ...]] = ()
     #: where it stands in lists (the unscaled ladder first, then by the year transformers took it up)
     order: ClassVar[int] = 100
+    #: the word a diagnosis names each of :meth:`mistakes`' tags by ("scaling" where a tag has none)
+    mistake_words: ClassVar[dict[str, str]] = {}
     #: transformers' name for it (``ROPE_INIT_FUNCTIONS``), None where transformers has no such type
     hf_name: ClassVar[str | None] = None
 
@@ -100,6 +102,10 @@ class ScalingMethod:
         """theta'_i for every pair in mpmath: ``theta`` is the default ladder's table, ``table(b)`` the ladder of
         another base."""
         return theta
+
+    def still_pairs(self, expect) -> range:
+        """The pairs (by frequency index) the method gives frequency 0: they turn by no angle and pass through."""
+        return range(0)
 
     def attention_factor(self, expect) -> mpmath.mpf:
         """The factor cos and sin are multiplied by."""
