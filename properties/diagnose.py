@@ -56,11 +56,8 @@ def diagnose(f, e: Expect, *, reach: int | None = None) -> tuple[str, str] | Non
 
 
 def run_diagnosis(f, e: Expect) -> tuple[str, str] | None:
-    """:func:`diagnose` probed to e's max_position, a Fault of f there raised. A pair of frequency 0 (proportional
-    RoPE's) has no ratio to a measured one and no relative precision: those divisions give inf or nan, which the
-    comparisons read as "no evidence", not warnings."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (_diagnose_axes if e.multi_axis else _diagnose)(f, e)
+    """:func:`diagnose` probed to e's max_position, a Fault of f there raised."""
+    return (_diagnose_axes if e.multi_axis else _diagnose)(f, e)
 
 
 def diagnose_within(f, e: Expect, reach: int | None) -> tuple[str, str] | None:

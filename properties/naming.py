@@ -21,14 +21,7 @@ from spec.expectation import Expect
 
 def name_failure(res, impl) -> None:
     """Give a failing Result (properties.results.Result) its word: from evidence where the property said none
-    (:func:`diagnose`), or the structural root cause where it named one from what it measured (:func:`root_cause`).
-    A pair of frequency 0 (proportional RoPE's) has no ratio or relative precision: those divisions give inf or nan,
-    which the models read as no evidence, without warnings."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        _name_failure(res, impl)
-
-
-def _name_failure(res, impl) -> None:
+    (:func:`diagnose`), or the structural root cause where it named one from what it measured (:func:`root_cause`)."""
     if res.diagnosis is None:
         _name_unnamed(res, impl)
     else:

@@ -122,14 +122,15 @@ class ScalingMethod:
     # -- what the suite draws and names --------------------------------------------------------------------------
     def examples(self, n_pairs: int, original: int) -> dict[str, dict]:
         """Canonical rope_scaling dicts (name -> dict) for a rotary of ``n_pairs`` pairs and original length
-        ``original``: the cases tests and properties share."""
-        return {}
+        ``original``: the cases tests and properties share. The base class's: a factor of 4 where ``factor`` is the
+        method's one key, none otherwise."""
+        return {self.name: {"rope_type": self.name, "factor": 4.0}} if self.keys == {"factor"} else {}
 
     def draw(self, pick: Callable, *, factor: float, original: int, n_pairs: int) -> dict:
         """A rope_scaling dict for strategies: ``pick(label, options)`` draws one of ``options`` ((None, ...): None
         or one of the rest, leaving a key out; (False, True): a boolean), ``pick(label, (lo, hi), n)`` a list of n
-        floats in [lo, hi]."""
-        return {"rope_type": self.name}
+        floats in [lo, hi]. The base class's: the drawn factor where the method requires one."""
+        return {"rope_type": self.name, **({"factor": factor} if "factor" in self.required else {})}
 
     def fit(self, s_first, s_last, original: int | None) -> Iterator[dict | None]:
         """The fingerprint's candidates of this method for a measured table whose first pair turns s_first times
@@ -162,6 +163,19 @@ def scales(name) -> bool:
 def promising(invariant: str) -> tuple[str, ...]:
     """The names of the methods that promise ``invariant``."""
     return tuple(n for n, m in REGISTRY.items() if invariant in m.promises)
+
+
+def original_from_config(scaling: dict, max_pos: int, top_original: Callable[[], int | None]) -> None:
+    """The original length of a config.json's YaRN or LongRoPE dict that states none, as transformers 5.x fills it
+    in: a top-level original_max_position_embeddings (Phi-3), with the factor max_position_embeddings / original
+    where none is given, else max_position_embeddings."""
+    if "original_max_position_embeddings" not in scaling:
+        top = top_original()
+        if top is not None:
+            scaling["original_max_position_embeddings"] = top
+            scaling.setdefault("factor", max(1.0, max_pos / top))
+        else:
+            scaling["original_max_position_embeddings"] = max_pos
 
 
 def g(s, m=1) -> mpmath.mpf:

@@ -21,12 +21,6 @@ class Linear(ScalingMethod):
         if original is None and s_first > 1 + 1e-9:
             yield {"rope_type": self.name, "factor": float(round(s_first, 6))}
 
-    def examples(self, n_pairs, original):
-        return {"linear": {"rope_type": "linear", "factor": 4.0}}
-
-    def draw(self, pick, *, factor, original, n_pairs):
-        return {"rope_type": self.name, "factor": factor}
-
     def mistakes(self, e, seq_len, thetas, th0):
         f = e.rope_scaling["factor"]
         yield "factor multiplied", f"the default table multiplied by the factor {f:g} (not divided)", th0 * f

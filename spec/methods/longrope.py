@@ -6,7 +6,7 @@ import mpmath
 
 from spec import scaling
 from spec.schema import FACTOR_MAX, RANGES, ExpectationError, _is_number
-from spec.methods import ScalingMethod
+from spec.methods import ScalingMethod, original_from_config
 
 
 class LongRoPE(ScalingMethod):
@@ -50,13 +50,7 @@ class LongRoPE(ScalingMethod):
         return scaling.longrope_mscale(f, mpmath.mpf(L))
 
     def from_config(self, scaling_dict, max_pos, top_original, out):
-        if "original_max_position_embeddings" not in scaling_dict:
-            top = top_original()
-            if top is not None:  # and the factor is max_position_embeddings / original (transformers)
-                scaling_dict["original_max_position_embeddings"] = top
-                scaling_dict.setdefault("factor", max(1.0, max_pos / top))
-            else:
-                scaling_dict["original_max_position_embeddings"] = max_pos
+        original_from_config(scaling_dict, max_pos, top_original)
 
     def examples(self, n_pairs, original):
         return {"longrope": {"rope_type": "longrope", "original_max_position_embeddings": original, "factor": 16.0,

@@ -17,12 +17,6 @@ class NTK(ScalingMethod):
         return table(scaling.ntk_base(mpmath.mpf(expect.rope_theta), mpmath.mpf(expect.rope_scaling["factor"]),
                                       mpmath.mpf(expect.rotary_dim)))
 
-    def examples(self, n_pairs, original):
-        return {"ntk": {"rope_type": "ntk", "factor": 4.0}}
-
-    def draw(self, pick, *, factor, original, n_pairs):
-        return {"rope_type": self.name, "factor": factor}
-
     def mistakes(self, e, seq_len, thetas, th0):
         f = e.rope_scaling["factor"]
         yield "base times factor", f"the default table with base * s = {e.rope_theta * f:g} (not base * s^(r/(r-2)))", \

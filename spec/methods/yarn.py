@@ -9,7 +9,7 @@ import mpmath
 
 from spec import scaling
 from spec.schema import RANGES, ExpectationError
-from spec.methods import ScalingMethod, g
+from spec.methods import ScalingMethod, original_from_config, g
 
 
 class Yarn(ScalingMethod):
@@ -73,13 +73,7 @@ class Yarn(ScalingMethod):
         return 3 * m + abs(low) / (high - low) + 2
 
     def from_config(self, scaling_dict, max_pos, top_original, out):
-        if "original_max_position_embeddings" not in scaling_dict:
-            top = top_original()
-            if top is not None:  # and the factor is max_position_embeddings / original (transformers)
-                scaling_dict["original_max_position_embeddings"] = top
-                scaling_dict.setdefault("factor", max(1.0, max_pos / top))
-            else:
-                scaling_dict["original_max_position_embeddings"] = max_pos
+        original_from_config(scaling_dict, max_pos, top_original)
 
     def fit(self, s_first, s_last, original):
         if original is not None and s_last > 1 + 1e-9:
