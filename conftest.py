@@ -31,7 +31,7 @@ def pytest_configure(config):
     if not config.getoption("hypothesis_profile", None):
         from hypothesis import settings
 
-        from properties import profiles
+        from ropespec.properties import profiles
 
         settings.load_profile(profiles.hypothesis_name(config.getoption("rope_profile", None) or profiles.active()))
 
@@ -39,7 +39,7 @@ def pytest_configure(config):
 #: the longest tests (README's `ropespec check` of every shipped implementation, the transformers runs): started
 #: first, so that two workers do not end with one of them alone on a half-minute test
 _FIRST = ("tests/test_readme.py::test_readme_command[ropespec check]",
-          "tests/test_readme.py::test_readme_command[ropespec check implementations.adapters.hf",
+          "tests/test_readme.py::test_readme_command[ropespec check ropespec.implementations.adapters.hf",
           "tests/test_examples.py::test_transformers_example", "tests/test_isolation.py::test_nasty_implementations",
           "tests/test_domain.py::test_no_property_hands_over", "tests/test_cli.py::test_zoo_member_fails_with",
           "tests/test_biases.py::test_a_lookup_is_told")
@@ -60,6 +60,7 @@ SLOW = {
     "tests/test_terminal.py": "tmux",
     "tests/test_examples.py": "the examples with transformers, and the plugin in scratch projects",
     "tests/test_memory.py": "the peak memory of whole runs",
+    "tests/test_wheel.py": "a wheel built and installed",
     "tests/test_isolation.py::test_nasty_implementations": "every way a target can end or hang, in one run",
     "tests/test_biases.py::test_rotary_embedding_torch": "rotary-embedding-torch",
     "tests/test_biases.py::test_t5_s_compute_bias": "transformers' T5",

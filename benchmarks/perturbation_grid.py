@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from properties.perturbations import cells, named, named_pair, pair_cells  # noqa: E402
+from ropespec.properties.perturbations import cells, named, named_pair, pair_cells  # noqa: E402
 
 OUT = Path(__file__).with_suffix(".json")
 SEEDS = (0, 1, 2)

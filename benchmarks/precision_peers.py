@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import reference
-from implementations import load_implementation
-from spec import Expect
-from spec.dtypes import round_to
+from ropespec import reference
+from ropespec.implementations import load_implementation
+from ropespec.spec import Expect
+from ropespec.spec.dtypes import round_to
 
 POSITIONS = [999, 65521, 1048573, 16777213]
 VECTORS = 8
@@ -36,12 +36,12 @@ def rotary_embedding_torch(expect):
 def rows():
     half = Expect(head_dim=128, rope_theta=5e5)
     inter = half.replace(convention="interleaved")
-    yield "ropespec numpy", "float64", "implementations.numpy_rope:make", "numpy", half
-    yield "ropespec numpy", "float32", "implementations.numpy_rope:make", "numpy", half
-    yield "ropespec torch", "float32", "implementations.torch_rope:make", "torch", half
-    yield "ropespec torch", "bfloat16", "implementations.torch_rope:make", "torch", half
-    yield "transformers Llama", "float32", "implementations.adapters.hf:make", "torch", half
-    yield "transformers Llama", "bfloat16", "implementations.adapters.hf:make", "torch", half
+    yield "ropespec numpy", "float64", "ropespec.implementations.numpy_rope:make", "numpy", half
+    yield "ropespec numpy", "float32", "ropespec.implementations.numpy_rope:make", "numpy", half
+    yield "ropespec torch", "float32", "ropespec.implementations.torch_rope:make", "torch", half
+    yield "ropespec torch", "bfloat16", "ropespec.implementations.torch_rope:make", "torch", half
+    yield "transformers Llama", "float32", "ropespec.implementations.adapters.hf:make", "torch", half
+    yield "transformers Llama", "bfloat16", "ropespec.implementations.adapters.hf:make", "torch", half
     yield "rotary-embedding-torch", "float32", rotary_embedding_torch, "torch", inter
 
 

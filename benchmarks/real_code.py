@@ -3,7 +3,7 @@
     python benchmarks/real_code.py            # prints a Markdown table (about 5 minutes on 2 cores)
     python benchmarks/real_code.py gptj llama # only these model types
 
-Each row is one model type's rotary embedding class and apply function (implementations.adapters.hf),
+Each row is one model type's rotary embedding class and apply function (ropespec.implementations.adapters.hf),
 under the expectation of a shipped config.json (tests/fixtures/configs), a preset or the config class's
 defaults, checked three ways: the default class (float32 angles and inverse frequencies) in float32
 and in bfloat16, and the strict class (exact angles) in float32 at positions up to 2^24 (GPT-J: its
@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
         cells, seconds = [], []
         for ex, dtype in runs:
             t = time.perf_counter()
-            result = check(f"implementations.adapters.hf:{mt}", expect=ex, array="torch", dtype=dtype, seed=0)
+            result = check(f"ropespec.implementations.adapters.hf:{mt}", expect=ex, array="torch", dtype=dtype, seed=0)
             seconds.append(time.perf_counter() - t)
             cells.append(verdict(result))
         print(f"| {mt} | {e.describe().rsplit(', ', 1)[0]} | {' | '.join(cells)} | {' / '.join(f'{s:.0f}' for s in seconds)} |", flush=True)

@@ -1,15 +1,15 @@
-"""How fast reference.fast is: against the mpmath reference, and against the practical floor, a plain numpy
+"""How fast ropespec.reference.fast is: against the mpmath reference, and against the practical floor, a plain numpy
 float64 RoPE (one product p * theta, np.cos and np.sin, one multiply-add per output element).
 
     python benchmarks/reference_speed.py [--rows N] [--repeats K]
 
-Part 1: the mpmath reference against reference.fast, 64 rows of a 128-dim head (base 5e5) at distinct odd
-positions up to 2**40, cold caches for mpmath. Part 2: reference.fast against the plain RoPE in the same
+Part 1: the mpmath reference against ropespec.reference.fast, 64 rows of a 128-dim head (base 5e5) at distinct odd
+positions up to 2**40, cold caches for mpmath. Part 2: ropespec.reference.fast against the plain RoPE in the same
 run (interleaved, median of K), N rows at N distinct positions (no row shares a position: the worst case
-for reference.fast, which computes one table row per distinct position) drawn below 2**12, 2**20, 2**31
+for ropespec.reference.fast, which computes one table row per distinct position) drawn below 2**12, 2**20, 2**31
 and 2**40, and once with every position shared by 8 rows. The plain RoPE is not accurate (its angle is off
 by |p theta| 2**-53 and cos of a large argument inherits it); it is the speed to compare with. The
-target: reference.fast within 3x of it.
+target: ropespec.reference.fast within 3x of it.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from datetime import date
 
 import numpy as np
 
-import reference
-from reference import rope as ref_rope
-from spec import Expect
-from spec.angles import theta_hi_lo
+from ropespec import reference
+from ropespec.reference import rope as ref_rope
+from ropespec.spec import Expect
+from ropespec.spec.angles import theta_hi_lo
 
 
 def plain_rope(e: Expect, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -68,9 +68,9 @@ def main() -> None:
         slow += timed(lambda: reference.apply(e, x, pos), 1)
         fast += timed(lambda: reference.fast.apply(e, x, pos), 1)
     ms, mf = statistics.median(slow), statistics.median(fast)
-    print(f"\n64 rows: mpmath {ms * 1e3:.1f} ms, reference.fast {mf * 1e3:.3f} ms: fast is {ms / mf:.0f}x faster\n")
+    print(f"\n64 rows: mpmath {ms * 1e3:.1f} ms, ropespec.reference.fast {mf * 1e3:.3f} ms: fast is {ms / mf:.0f}x faster\n")
 
-    print("| positions | rows | plain numpy RoPE | reference.fast | ratio |")
+    print("| positions | rows | plain numpy RoPE | ropespec.reference.fast | ratio |")
     print("|---|---|---|---|---|")
     n = args.rows
     x = rng.standard_normal((n, 128))

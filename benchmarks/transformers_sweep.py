@@ -2,7 +2,7 @@
 
     python benchmarks/transformers_sweep.py [-j 2 | --cluster local] [--profile ci] [--only llama,stablelm] [--json PATH]
 
-Discovery (implementations.adapters.hf_models.discover) finds every model type whose modeling module defines a
+Discovery (ropespec.implementations.adapters.hf_models.discover) finds every model type whose modeling module defines a
 rotary embedding class of its own; each checkable one is checked with its own rotary embedding and apply function
 under its config class's defaults, against the expectation the config.json reader makes of that config, in float32
 and bfloat16 (the default class), and in the strict class at long context (exact angles, positions up to 2^20) —
@@ -22,13 +22,13 @@ from datetime import date
 
 from verdict_time import machine  # benchmarks/: one way to name the machine
 
-from implementations.adapters import hf_models
+from ropespec.implementations.adapters import hf_models
 from ropespec import report
 from ropespec.cluster import Cluster, check_on_cluster
 from ropespec.commands import matrix
 from ropespec.results import CheckResult
 from ropespec.scheduler import check_in_processes
-from spec.expectation import Expect
+from ropespec.spec.expectation import Expect
 
 DTYPES = ("float32", "bfloat16")
 #: the strict class (angles and inverse frequencies held to exact) at long context: float32 output, positions up to
@@ -61,7 +61,7 @@ def main() -> None:
         expect = hf_models.expectation_of(f)
         configs = [matrix.Configuration(f.model_type, expect, dtype, "nd") for dtype in DTYPES]
         configs.append(matrix.Configuration(f"{f.model_type}-strict", strict(expect), "float32", "nd"))
-        specs += matrix.specs_for([f"implementations.adapters.hf_models:{f.model_type}"], configs,
+        specs += matrix.specs_for([f"ropespec.implementations.adapters.hf_models:{f.model_type}"], configs,
                                   lambda c: dict(array="torch", dtype=c.dtype))
     t0 = time.perf_counter()
     seconds: dict[str, float] = {}  # its warm-up, then from its first result to its last (what the runner reports)

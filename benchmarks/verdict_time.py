@@ -33,7 +33,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from implementations.shipped import SHIPPED
+from ropespec.implementations.shipped import SHIPPED
 
 ROOT = Path(__file__).resolve().parents[1]
 MY_ROPE = "# my_rope.py" + (ROOT / "README.md").read_text().split("```python\n# my_rope.py", 1)[1].split("```", 1)[0]
@@ -68,22 +68,22 @@ _EXHAUSTIVE = ["--exhaustive", "--max-position", "1048576", "--expect",
 #: name -> (argv after ``python -m ropespec``, target in seconds or None)
 CASES = {
     # what every check imports before it checks anything (numpy, sympy-free spec, hypothesis, rich, the properties)
-    "imports": (["-c", "import ropespec.cli, ropespec.api, properties.framework, reference"], None),
+    "imports": (["-c", "import ropespec.cli, ropespec.api, ropespec.properties.framework, ropespec.reference"], None),
     "plain function (README's my_rope.py)": (["check", "my_rope.py:apply", "--expect",
                                               '{"head_dim": 128, "rope_theta": 500000}', "--seed", "1"], 3.0),
     "plain multi-axis function (examples/multi_axis.py:qwen2_vl)": (
         ["check", "multi_axis.py:qwen2_vl", "--expect", "qwen2-vl-7b", "--seed", "1"], None),
-    "numpy factory": (["check", "implementations.numpy_rope:make", "--seed", "1"], 10.0),
-    "torch factory": (["check", "implementations.torch_rope:make", "--array", "torch", "--seed", "1"], 12.0),
-    "transformers adapter": (["check", "implementations.adapters.hf:make", "--array", "torch", "--dtype", "bfloat16",
+    "numpy factory": (["check", "ropespec.implementations.numpy_rope:make", "--seed", "1"], 10.0),
+    "torch factory": (["check", "ropespec.implementations.torch_rope:make", "--array", "torch", "--seed", "1"], 12.0),
+    "transformers adapter": (["check", "ropespec.implementations.adapters.hf:make", "--array", "torch", "--dtype", "bfloat16",
                               "--expect", "llama3.1-8b", "--seed", "1"], 12.0),
-    "numpy thd layout": (["check", "implementations.numpy_layout:thd", "--layout", "thd", "--seed", "1"], None),
-    "jax factory": (["check", "implementations.jax_rope:make", "--array", "jax", "--seed", "1"], None),
+    "numpy thd layout": (["check", "ropespec.implementations.numpy_layout:thd", "--layout", "thd", "--seed", "1"], None),
+    "jax factory": (["check", "ropespec.implementations.jax_rope:make", "--array", "jax", "--seed", "1"], None),
     # Triton kernels in Triton's interpreter (the triton extra): one program instance at a time, numpy underneath
-    "Triton factory, interpreted (implementations.triton_rope:make)": (
-        ["check", "implementations.triton_rope:make", "--array", "torch", "--seed", "1"], None),
-    "Triton thd per-token, interpreted (implementations.triton_rope:thd_per_token)": (
-        ["check", "implementations.triton_rope:thd_per_token", "--layout", "thd", "--positions", "per-token",
+    "Triton factory, interpreted (ropespec.implementations.triton_rope:make)": (
+        ["check", "ropespec.implementations.triton_rope:make", "--array", "torch", "--seed", "1"], None),
+    "Triton thd per-token, interpreted (ropespec.implementations.triton_rope:thd_per_token)": (
+        ["check", "ropespec.implementations.triton_rope:thd_per_token", "--layout", "thd", "--positions", "per-token",
          "--array", "torch", "--seed", "1"], None),
     "a user's Triton kernel file, interpreted (examples/triton_rotary.py:kernel)": (
         ["check", "triton_rotary.py:kernel", "--form", "kernel", "--array", "torch", "--expect",
@@ -93,7 +93,7 @@ CASES = {
     "spec (HTML)": (["spec", "--format", "html", "--out", "spec.html"], 3.0),
     "proofs": (["proofs"], None),
     "decode.consistency, dynamic NTK, L = 2048 to 2L (numpy decoder)": (
-        ["check", "implementations.numpy_decode:make", "--dtype", "float32", "--invariant", "decode.consistency",
+        ["check", "ropespec.implementations.numpy_decode:make", "--dtype", "float32", "--invariant", "decode.consistency",
          "--expect", '{"head_dim": 128, "max_position": 4096, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, '
                      '"original_max_position_embeddings": 2048}}', "--seed", "1"], 20.0),
     "precision --exhaustive, 2^20 positions (my_rope.py)": (["precision", "my_rope.py:apply", *_EXHAUSTIVE], 60.0),
@@ -120,7 +120,7 @@ CASES.update({f"family {f} ({s.target})": (["check", s.target, *s.shape.flags(),
 AFTER_IMPORTS = ("plain function (README's my_rope.py)",)  # targets stated after imports
 #: (case, against, at most): ratios of medians measured in the same run
 RATIOS = (("plain multi-axis function (examples/multi_axis.py:qwen2_vl)", "plain function (README's my_rope.py)", 2.0),
-          ("Triton factory, interpreted (implementations.triton_rope:make)", "torch factory", None),
+          ("Triton factory, interpreted (ropespec.implementations.triton_rope:make)", "torch factory", None),
           ("my_rope.py in eager jax, float32", "my_rope.py in torch, float32", 3.0),
           ("my_rope.py in eager jax, bfloat16", "my_rope.py in torch, bfloat16", 3.0),
           ("precision --exhaustive, 2^20 positions (torch twin)", "precision --exhaustive, 2^20 positions (my_rope.py)",

@@ -12,7 +12,7 @@ except ImportError:
 
 ok = True
 for dtype in ("float32", "bfloat16"):
-    result = check("implementations.adapters.hf:make", "llama3.1-8b", array="torch", dtype=dtype, seed=0,
+    result = check("ropespec.implementations.adapters.hf:make", "llama3.1-8b", array="torch", dtype=dtype, seed=0,
                    invariants=["rope.conformance", "scaling.attention-factor", "scaling.band-edges"])
     print(result.report())
     ok &= result.passed

@@ -7,8 +7,8 @@ package, which only gathers the public names.
 
 from __future__ import annotations
 
-from implementations import arrays
-from implementations.contract import (
+from ropespec.implementations import arrays
+from ropespec.implementations.contract import (
     DEFAULT_TIMEOUT,
     DEFAULT_WARMUP_TIMEOUT,
     FATAL,
@@ -18,11 +18,11 @@ from implementations.contract import (
     TargetError,
     Unsupported,
 )
-from implementations.families import Bound
-from implementations.implementation import Implementation
-from implementations.loader import default_memory_limit, load_implementation, reference_of, unavailable
-from implementations.shape import CallShape
-from implementations.shipped import SHIPPED, Shipped
+from ropespec.implementations.families import Bound
+from ropespec.implementations.implementation import Implementation
+from ropespec.implementations.loader import default_memory_limit, load_implementation, reference_of, unavailable
+from ropespec.implementations.shape import CallShape
+from ropespec.implementations.shipped import SHIPPED, Shipped
 
 __all__ = [
     "SHIPPED",

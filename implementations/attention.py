@@ -2,14 +2,14 @@
 causal)``; q is (n, n_heads * head_dim), k and v (n, n_kv_heads * head_dim), heads contiguous, and
 query head h reads key/value head h // (n_heads / n_kv_heads) (grouped-query attention). V is not
 rotated. The scores' softmax scale is 1/sqrt(head_dim) times the expectation's temperature (DeepSeek's YaRN:
-mscale(s, mscale_all_dim)^2, spec.tables.score_temperature)."""
+mscale(s, mscale_all_dim)^2, ropespec.spec.tables.score_temperature)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from implementations.numpy_rope import make as make_rope
-from spec.tables import score_temperature
+from ropespec.implementations.numpy_rope import make as make_rope
+from ropespec.spec.tables import score_temperature
 
 
 def make(expect):

@@ -1,15 +1,15 @@
 """Attention decoded with a KV cache, in numpy: ``make(expect)`` returns a decoder with
 ``prefill(q, k, v, positions)`` (the causal outputs of those rows) and ``step(q, k, v, position)`` (the
 output of one more row). Keys are cached rotated, values unrotated; the query is rotated at its own
-position; the softmax scale carries the expectation's temperature (implementations.attention). Consistent with the
+position; the softmax scale carries the expectation's temperature (ropespec.implementations.attention). Consistent with the
 full causal pass for every table that does not change with the length."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from implementations.numpy_rope import make as make_rope
-from spec.tables import score_temperature
+from ropespec.implementations.numpy_rope import make as make_rope
+from ropespec.spec.tables import score_temperature
 
 
 class Decoder:

@@ -1,6 +1,6 @@
 """ropespec's own positional biases in numpy, float64: ALiBi (``alibi``, a factory of alibi(n_heads, q_positions,
 k_positions) for the expectation's rule, one sequence or a batch of them: the nd and bhqk layouts) T5's bucket function (``t5_bucket``, plain) and its bias lookup (``t5_lookup``), written from the
-definitions in spec.definitions."""
+definitions in ropespec.spec.definitions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from spec import definitions
+from ropespec.spec import definitions
 
 
 def alibi(expect):
@@ -28,7 +28,7 @@ def alibi(expect):
 
 
 def t5_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    """T5's bucket of every relative position (key - query), as spec.definitions.t5_bucket, in float64 logs."""
+    """T5's bucket of every relative position (key - query), as ropespec.spec.definitions.t5_bucket, in float64 logs."""
     rel = np.asarray(relative_position, dtype=np.int64)
     log_ratio = lambda a, b: math.log(a / b)  # noqa: E731
     out = [definitions.t5_bucket(int(d), bidirectional, num_buckets, max_distance, log_ratio, math.floor)
@@ -45,7 +45,7 @@ def t5_lookup(table, q_positions, k_positions, bidirectional=True, max_distance=
 
 
 def xpos(expect):
-    """make(expect): xpos(q, k, q_positions, k_positions), float64: RoPE of spec.definitions with queries scaled by
+    """make(expect): xpos(q, k, q_positions, k_positions), float64: RoPE of ropespec.spec.definitions with queries scaled by
     zeta_i^(m / scale_base) and keys by zeta_i^(-n / scale_base) (no centre)."""
     if expect.dtype != "float64":
         raise NotImplementedError(f"the shipped xPos computes float64, not {expect.dtype}")

@@ -2,12 +2,12 @@
 
 :func:`load_target` loads a TARGET (a target string or a function's reference) and says what it is; a :class:`Host`
 holds it and the functions its factory built (one per handle), and answers the operations its form declares
-(:mod:`implementations.families`) with float64 numpy arrays. Every conversion into and out of the
+(:mod:`ropespec.implementations.families`) with float64 numpy arrays. Every conversion into and out of the
 implementation's arrays, every check of what it returned (kind, dtype, shape) and every exception it raised are
-dealt with here, so the parent only ever sees plain arrays or a :class:`~implementations.contract.Fault` that names
+dealt with here, so the parent only ever sees plain arrays or a :class:`~ropespec.implementations.contract.Fault` that names
 the fault.
 
-The same loader and Host run in a worker process (``implementations.worker``, the default) or, for a callable
+The same loader and Host run in a worker process (``ropespec.implementations.worker``, the default) or, for a callable
 another process cannot load (a lambda, a function defined in ``__main__``), in the caller's own process
 (:class:`InProcessHost`).
 """
@@ -27,8 +27,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from implementations import arrays, triton_mode
-from implementations.contract import (
+from ropespec.implementations import arrays, triton_mode
+from ropespec.implementations.contract import (
     CONTRACT_SHAPE,
     OUT_OF_MEMORY,
     Fault,
@@ -42,10 +42,10 @@ from implementations.contract import (
     timeout_scale,
     where,
 )
-from implementations.families import Form, form_of
-from implementations.families.rope import pipeline
-from implementations.shape import CallShape
-from spec.expectation import AXES_KINDS, Expect
+from ropespec.implementations.families import Form, form_of
+from ropespec.implementations.families.rope import pipeline
+from ropespec.implementations.shape import CallShape
+from ropespec.spec.expectation import AXES_KINDS, Expect
 
 
 # -- loading ---------------------------------------------------------------------------------------
@@ -71,6 +71,25 @@ def _import_error(e: Exception) -> str:
     if isinstance(e, SyntaxError) and e.filename:
         return f"{type(e).__name__}: {e.msg} at {Path(e.filename).name}:{e.lineno}"
     return f"{type(e).__name__}: {e}{where(e)}"
+
+
+#: the repository's folders, installed as subpackages of ropespec: a TARGET may still name a module by its folder
+FOLDERS = ("spec", "reference", "properties", "implementations")
+
+
+def installed_target(target):
+    """The TARGET ropespec loads for ``target``: ``implementations.numpy_rope:make`` names the shipped code by its
+    folder, which installs as ``ropespec.implementations``, so it reads as ``ropespec.implementations.numpy_rope:make``
+    unless a package of that top-level name is importable here (a user's own ``implementations``). Anything else is
+    returned as it is."""
+    if not isinstance(target, str):
+        return target
+    mod, sep, _ = target.rpartition(":")
+    first = mod.split(".")[0]
+    if (not sep or first not in FOLDERS or "/" in mod or "\\" in mod or mod.endswith(".py")
+            or importlib.util.find_spec(first) is not None):
+        return target
+    return f"ropespec.{target}"
 
 
 def load_module(mod: str):
@@ -439,8 +458,8 @@ class Watchdog:
 
 
 class HostClient:
-    """What an implementation's :class:`~implementations.contract.Implementation` holds: the one interface of
-    both hosts (the worker process's, :class:`implementations.isolation.WorkerHost`, and :class:`InProcessHost`):
+    """What an implementation's :class:`~ropespec.implementations.contract.Implementation` holds: the one interface of
+    both hosts (the worker process's, :class:`ropespec.implementations.isolation.WorkerHost`, and :class:`InProcessHost`):
     ``load(dtype)``, ``bind(hid, expect, fresh)``, ``op(hid, name, *args)``, ``close()``, and what they learned:
     ``warmup_seconds``, ``output``, ``left_behind``."""
 

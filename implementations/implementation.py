@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from implementations.contract import (
+from ropespec.implementations.contract import (
     DEFAULT_TIMEOUT,
     DEFAULT_WARMUP_TIMEOUT,
     Fault,
@@ -13,17 +13,17 @@ from implementations.contract import (
     function_differences,
     same_function,
 )
-from implementations.families import Bound, Form, form_of
-from implementations.shape import CallShape
-from spec import presets
-from spec.expectation import Expect
+from ropespec.implementations.families import Bound, Form, form_of
+from ropespec.implementations.shape import CallShape
+from ropespec.spec import presets
+from ropespec.spec.expectation import Expect
 
 
 @dataclass
 class Implementation:
     """One implementation under test at one array library and dtype, and the host it runs in.
 
-    ``mode`` is plain, factory or decoder (:data:`spec.glossary.MODES`), fixed when it is loaded. ``expect`` is the
+    ``mode`` is plain, factory or decoder (:data:`ropespec.spec.glossary.MODES`), fixed when it is loaded. ``expect`` is the
     fixed expectation, or None for a factory whose expectations the suite draws (then ``dtype`` and
     ``max_position`` still hold for every drawn one). ``load_fault`` is set when loading the TARGET ended or stalled
     its process: every property then fails with it.
@@ -139,7 +139,7 @@ class Implementation:
         return getattr(self.host, "warmup_seconds", None) if self.host is not None else self.__dict__.get("_warmup")
 
     def output(self):
-        """What the implementation printed (a :class:`~implementations.isolation.Captured`), or None."""
+        """What the implementation printed (a :class:`~ropespec.implementations.isolation.Captured`), or None."""
         return getattr(self.host, "output", None) if self.host is not None else self.__dict__.get("_output")
 
     def close(self) -> None:

@@ -5,7 +5,7 @@ ropespec, which stops its children), a message channel, its standard output and 
 (:class:`Captured`: the first and last 4 KiB, and how much was cut between), killed with its whole
 process group, and ending by itself when its parent dies.
 
-:class:`WorkerHost` is the parent's side of one implementation's worker (``implementations.worker``).
+:class:`WorkerHost` is the parent's side of one implementation's worker (``ropespec.implementations.worker``).
 It keeps the deadline of every request. When a call runs past it, the worker is killed and the call
 is a ``timeout``; when the worker dies (a segfault, ``os._exit``, an abort), the call is a ``crash``
 with the exit status or signal and the last lines the worker printed. Either way the next request
@@ -43,10 +43,10 @@ from pathlib import Path
 
 from multiprocessing.reduction import send_handle
 
-from implementations import triton_mode
-from implementations.contract import OUT_OF_MEMORY, Fault, describe_status, killed_for_memory, timeout_scale
-from implementations.host import HostClient
-from implementations.messages import (
+from ropespec.implementations import triton_mode
+from ropespec.implementations.contract import OUT_OF_MEMORY, Fault, describe_status, killed_for_memory, timeout_scale
+from ropespec.implementations.host import HostClient
+from ropespec.implementations.messages import (
     Bind,
     CallModule,
     Collect,
@@ -60,8 +60,8 @@ from implementations.messages import (
     Warmup,
     unwrap,
 )
-from implementations.worker import descendants, reap
-from spec.expectation import Expect
+from ropespec.implementations.worker import descendants, reap
+from ropespec.spec.expectation import Expect
 
 #: the folder holding ropespec's packages, put on a child's PYTHONPATH
 ROOT = str(Path(__file__).resolve().parents[1])
@@ -271,7 +271,7 @@ class Child:
         """Kill the child's process group and reap it; with ``tree`` (the default but for the fork server, whose
         workers outlive it) also what left the group with setsid but stayed below it (a worker is a subreaper).
         Returns the processes below it that were still running."""
-        tree = (self.module != "implementations.zygote") if tree is None else tree
+        tree = (self.module != "ropespec.implementations.zygote") if tree is None else tree
         left = descendants(self._pid) if tree and self.returncode is None else []
         for pid, _ in left:  # first, while they are still below it
             try:
@@ -304,12 +304,12 @@ class Child:
 
 
 class ForkServer:
-    """The parent's side of :mod:`implementations.zygote`."""
+    """The parent's side of :mod:`ropespec.implementations.zygote`."""
 
     def __init__(self):
         # the workers it forks run on the CPU (a GPU worker is started afresh): their Triton kernels, preloaded here
         # or imported by the TARGET, are interpreted, as triton_mode.environment says for the CPU
-        self.child = Child("implementations.zygote", env=triton_mode.environment(dict(os.environ), "cpu"))
+        self.child = Child("ropespec.implementations.zygote", env=triton_mode.environment(dict(os.environ), "cpu"))
         self.preloaded: set[str] = set()
         self.lock = threading.Lock()
 
@@ -463,7 +463,7 @@ class WorkerHost(HostClient):
         _make_room()
         self._started = time.perf_counter()
         # forked from the fork server on the CPU; on a GPU a fresh process, whose Triton kernels compile
-        self.child = Child("implementations.worker", output=self.output, fork=self.device == "cpu")
+        self.child = Child("ropespec.implementations.worker", output=self.output, fork=self.device == "cpu")
         self._ends = weakref.finalize(self, _end_worker, self.child, id(self))  # when the host is dropped
         self.warm = False
         self.live = set()

@@ -3,7 +3,7 @@ builder, ``kernel`` the apply kernel kernel(x, cos, sin), ``qk`` transformers' a
 vLLM's forward(positions, query, key). float32, float16, bfloat16 and float64 (jax_enable_x64).
 
 As the numpy and torch implementations: the angle is formed and reduced modulo 2 pi in float64 double-double
-(:mod:`spec.angles`, run on jax arrays), the rotation done in float64 (:func:`spec.definitions.rotate`) and cast
+(:mod:`ropespec.spec.angles`, run on jax arrays), the rotation done in float64 (:func:`ropespec.spec.definitions.rotate`) and cast
 once to the output dtype. jax is imported lazily: without it every factory declines with NotImplementedError.
 """
 
@@ -13,9 +13,9 @@ from functools import lru_cache, partial
 
 import numpy as np
 
-from spec.angles import cos_sin, theta_hi_lo
-from spec.definitions import rotate
-from spec.expectation import Expect
+from ropespec.spec.angles import cos_sin, theta_hi_lo
+from ropespec.spec.definitions import rotate
+from ropespec.spec.expectation import Expect
 
 ARRAY = "jax"
 DTYPES = ("float32", "float16", "bfloat16", "float64")
@@ -67,7 +67,7 @@ def _angles(expect: Expect, positions) -> tuple[np.ndarray, np.ndarray]:
     n = len(pos)
     # one call is one sequence: dynamic and longrope tables depend on its length, max(p) + 1
     hi, lo, g = theta_hi_lo(expect, int(pos.max()) + 1 if n else None)
-    small = bool(n == 0 or pos.max() < 2**26)  # whether the positions' low halves vanish (spec.angles)
+    small = bool(n == 0 or pos.max() < 2**26)  # whether the positions' low halves vanish (ropespec.spec.angles)
     N, M = _bucket(n, 8), _bucket(len(hi), 4)
     c, s = (np.asarray(t) for t in _compiled()[0](_pad(pos, (N,)), _pad(hi, (M,)), _pad(lo, (M,)), small=small))
     return g * c[:n, : len(hi)], g * s[:n, : len(hi)]

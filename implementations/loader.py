@@ -9,7 +9,7 @@ import sys
 from dataclasses import replace
 from typing import Callable
 
-from implementations.contract import (
+from ropespec.implementations.contract import (
     DEFAULT_TIMEOUT,
     DEFAULT_WARMUP_TIMEOUT,
     FATAL,
@@ -18,12 +18,12 @@ from implementations.contract import (
     Unsupported,
     machine_memory,
 )
-from implementations.host import InProcessHost
-from implementations.implementation import Implementation
-from implementations.isolation import WorkerHost
-from implementations.shape import CallShape
-from spec import presets
-from spec.expectation import DEFAULT, Expect
+from ropespec.implementations.host import InProcessHost, installed_target
+from ropespec.implementations.implementation import Implementation
+from ropespec.implementations.isolation import WorkerHost
+from ropespec.implementations.shape import CallShape
+from ropespec.spec import presets
+from ropespec.spec.expectation import DEFAULT, Expect
 
 
 def reference_of(fn: Callable) -> tuple[dict | None, str | None]:
@@ -86,7 +86,7 @@ def load_implementation(
     configuration: dict | None = None,
 ) -> Implementation:
     """A Implementation for TARGET (a target string or the callable itself), loaded in its own worker process
-    (see :mod:`implementations.isolation`). Raises TargetError when TARGET cannot be loaded.
+    (see :mod:`ropespec.implementations.isolation`). Raises TargetError when TARGET cannot be loaded.
 
     A callable that no other process can load (``isolate`` None: decided by :func:`reference_of`), or
     any callable with ``isolate=False``, runs in-process; the implementation's ``isolation`` says which.
@@ -94,9 +94,12 @@ def load_implementation(
     ``expect`` when given, else against expectations the suite draws. ``dtype`` and
     ``max_position`` override the expectation's. ``timeout`` and ``warmup_timeout``: seconds (0: no limit).
     ``memory_limit``: bytes of data the worker process may hold (None: :func:`default_memory_limit`; 0: no limit).
-    ``shape``: how the properties call it (:class:`implementations.shape.CallShape`). ``configuration``: its place
+    ``shape``: how the properties call it (:class:`ropespec.implementations.shape.CallShape`). ``configuration``: its place
     in a configuration matrix, as the report says it.
     """
+    target = installed_target(target)
+    if isinstance(shape.table, str):
+        shape = replace(shape, table=installed_target(shape.table))
     table = shape.table
     if callable(table):  # a worker loads it by its reference; one no other process can load runs in-process
         tref, why_not = reference_of(table)

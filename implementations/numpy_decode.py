@@ -7,8 +7,8 @@ rotated with, a step rotates only the new key; when it changed, the decoder rota
 again with the new table, so that the cache always equals a fresh full pass at the current length.
 
 How it computes, as a production decoder would, in time linear in the cache per step:
-- the table: float64 from the spec's formulas (:mod:`spec.scaling`), evaluated in float64 for dynamic
-  NTK's per-length base, and from :func:`spec.angles.theta_hi_lo` (exact, cached) for the others;
+- the table: float64 from the spec's formulas (:mod:`ropespec.spec.scaling`), evaluated in float64 for dynamic
+  NTK's per-length base, and from :func:`ropespec.spec.angles.theta_hi_lo` (exact, cached) for the others;
 - cos and sin of p * theta: float64 output takes np.cos / np.sin of the float64 angle; float32 output,
   whose bound is 2^29 times looser, uses the angle-addition formula over blocks of 64 positions
   (p = 64 q + j: a table of cos/sin per block start and per offset, a few float64 ulp), about 3 times
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec import scaling, tables
-from spec.angles import theta_hi_lo
-from spec.definitions import rotate
+from ropespec.spec import scaling, tables
+from ropespec.spec.angles import theta_hi_lo
+from ropespec.spec.definitions import rotate
 
 ARRAY = "numpy"
 _BLOCK = 64

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.definitions import rotate
-from spec.expectation import Expect
+from ropespec.spec.definitions import rotate
+from ropespec.spec.expectation import Expect
 
 DTYPES = ("float64", "float32", "float16")
 

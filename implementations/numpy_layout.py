@@ -1,6 +1,6 @@
 """numpy RoPE in the batched layouts (``ropespec check --layout``, ``--form vllm``): one factory per layout, each
-returning the function of that layout's signature (implementations.host.LAYOUTS), built on the numpy apply
-function (:mod:`implementations.numpy_rope`): every row of every head is rotated by its own position, read
+returning the function of that layout's signature (ropespec.implementations.host.LAYOUTS), built on the numpy apply
+function (:mod:`ropespec.implementations.numpy_rope`): every row of every head is rotated by its own position, read
 through whatever strides x has; ``*_inplace`` write the result into x (and return it).
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from implementations import numpy_rope
-from spec.definitions import token_positions
-from spec.expectation import Expect
+from ropespec.implementations import numpy_rope
+from ropespec.spec.definitions import token_positions
+from ropespec.spec.expectation import Expect
 
 
 def _rows(expect: Expect):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.definitions import rotate as rotate_pair
-from spec.expectation import Expect
+from ropespec.spec.definitions import rotate as rotate_pair
+from ropespec.spec.expectation import Expect
 
 DTYPES = ("float64", "float32", "float16")
 

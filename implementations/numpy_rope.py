@@ -1,11 +1,11 @@
 """RoPE in numpy, vectorised over rows and pairs. Output in float64 or float32.
 
 Accurate at every position below 2**53: the angle p * theta_i is formed and reduced modulo 2 pi in
-double-double arithmetic (:mod:`spec.angles`: theta split into hi + lo from an exact source, exact
+double-double arithmetic (:mod:`ropespec.spec.angles`: theta split into hi + lo from an exact source, exact
 products by Veltkamp splitting, Cody-Waite reduction with 2 pi in three parts), so cos and sin are
 right to about an ulp where a naive float64 product p * theta would be off by |p theta| 2**-53
 (1e-4 rad at p = 2**40). The rotation is done in float64 and cast once to the output dtype.
-Every scaling method of :mod:`spec.scaling` is supported, and multi-axis RoPE (positions (n, A), each pair turning
+Every scaling method of :mod:`ropespec.spec.scaling` is supported, and multi-axis RoPE (positions (n, A), each pair turning
 with its own axis's position); the frequency table comes from the spec's
 definition evaluated in mpmath (split into hi + lo), so formula errors are caught by the cross-checks
 against transformers and the oracle values, not by comparing with the reference.
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.angles import cos_sin, theta_hi_lo
-from spec.expectation import Expect
+from ropespec.spec.angles import cos_sin, theta_hi_lo
+from ropespec.spec.expectation import Expect
 
 DTYPES = ("float64", "float32")
 

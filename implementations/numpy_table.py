@@ -1,6 +1,6 @@
 """A cos/sin table builder in numpy: ``make(expect)`` returns ``table(positions) -> (cos, sin)``, as a
 rotary-embedding module's forward does (transformers' ``*RotaryEmbedding``: one value per dim, [c | c] for the
-half convention, times the attention factor). Frequencies and angles exact (double-double, spec.angles), one
+half convention, times the attention factor). Frequencies and angles exact (double-double, ropespec.spec.angles), one
 rounding to the output dtype.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.angles import cos_sin, theta_hi_lo
-from spec.expectation import Expect
+from ropespec.spec.angles import cos_sin, theta_hi_lo
+from ropespec.spec.expectation import Expect
 
 DTYPES = ("float64", "float32", "float16")
 

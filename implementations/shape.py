@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from implementations.families import forms_in_layout
-from spec.glossary import FAMILIES, FORMS, LAYOUTS, POSITIONS
+from ropespec.implementations.families import forms_in_layout
+from ropespec.spec.glossary import FAMILIES, FORMS, LAYOUTS, POSITIONS
 
 
 class ShapeError(ValueError):

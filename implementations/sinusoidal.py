@@ -4,14 +4,14 @@
 The expectation's ``rope_theta`` is the base and its ``convention`` the layout: "interleaved" puts
 sin(p theta_i) at dim 2i and cos at 2i + 1 (the paper); "half" concatenates [sin | cos]
 (tensor2tensor, fairseq, GPT-J's create_sinusoidal_positions). Angles are formed and reduced in
-double-double arithmetic (:mod:`spec.angles`), so the table is accurate at any position below 2**53.
+double-double arithmetic (:mod:`ropespec.spec.angles`), so the table is accurate at any position below 2**53.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from spec.angles import cos_sin, sinusoidal_layout, theta_hi_lo
+from ropespec.spec.angles import cos_sin, sinusoidal_layout, theta_hi_lo
 
 
 def make(expect):

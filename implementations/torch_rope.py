@@ -1,6 +1,6 @@
 """RoPE in torch, for float32, float16 and bfloat16 tensors (float64 too), on any device.
 
-The angle is formed and reduced modulo 2 pi in float64 double-double arithmetic (:mod:`spec.angles`,
+The angle is formed and reduced modulo 2 pi in float64 double-double arithmetic (:mod:`ropespec.spec.angles`,
 the same technique as the numpy implementation, run on torch tensors), and the rotation is done in
 float64, then cast once to the input's dtype (a multi-axis RoPE's pairs each at their own axis's position): the result is within about half an ulp of the output
 dtype at every position below 2**53. torch is imported lazily, so this module imports without torch
@@ -9,8 +9,8 @@ installed; ``make`` then declines with NotImplementedError.
 
 from __future__ import annotations
 
-from spec.angles import cos_sin, theta_hi_lo
-from spec.expectation import Expect
+from ropespec.spec.angles import cos_sin, theta_hi_lo
+from ropespec.spec.expectation import Expect
 
 ARRAY = "torch"
 DTYPES = ("float32", "float16", "bfloat16", "float64")

@@ -1,5 +1,5 @@
 """A canary for Triton's interpreter: does it compute a dtype at all? Imported only in a process where the interpreter
-is on (a CPU worker), by :func:`implementations.triton_mode.interpreter_fault`.
+is on (a CPU worker), by :func:`ropespec.implementations.triton_mode.interpreter_fault`.
 
 triton 3.9.0's interpreter returns 3.7e19 for a bfloat16 tensor times 1.0: a kernel that computes in bfloat16 (as
 unsloth's and Liger's do) comes back as noise or inf there, with no fault of its own. The canary computes in the dtype

@@ -1,5 +1,5 @@
 """ropespec's own Triton RoPE kernel, written to be checked on a CPU through Triton's interpreter (and compiled on a
-GPU): one program per row of x, rotating the row's pairs by its table row. Imported by implementations.triton_rope
+GPU): one program per row of x, rotating the row's pairs by its table row. Imported by ropespec.implementations.triton_rope
 when a factory is called, so that Triton's interpreter, switched on for a CPU worker, applies to it.
 
 ``rope_rows(x, cos, sin, index, ...)``: x (R, d) rows, cos/sin (T, r/2) one value per pair, ``index`` (R,) the table

@@ -31,7 +31,7 @@ def interpreting() -> bool:
 #: packages whose kernels are not the TARGET's: Triton's own library, and torch's generated ones
 NOT_THE_TARGETS = ("triton", "torch")
 #: ropespec's canary of the interpreter (interpreter_fault), never the TARGET's
-CANARY = "implementations.triton_canary"
+CANARY = "ropespec.implementations.triton_canary"
 
 
 def _label(mod) -> str:
@@ -93,7 +93,7 @@ def _cache_path() -> str:
 
 def interpreter_fault(dtype: str) -> str | None:
     """Why a Triton kernel cannot be judged in ``dtype`` under this Triton's interpreter, or None when it can: the
-    canary kernel (:mod:`implementations.triton_canary`) says whether the interpreter computes the dtype at all. The
+    canary kernel (:mod:`ropespec.implementations.triton_canary`) says whether the interpreter computes the dtype at all. The
     answer is cached per triton and torch version (a canary costs a second of interpreting); only in a process where
     the interpreter is on."""
     if dtype not in CANARY_DTYPES or not interpreting() or "triton" not in sys.modules:
@@ -116,7 +116,7 @@ def interpreter_fault(dtype: str) -> str | None:
     if dtype in seen:
         wrong = seen[dtype]
     else:
-        from implementations import triton_canary
+        from ropespec.implementations import triton_canary
 
         try:
             wrong = triton_canary.fault(dtype)

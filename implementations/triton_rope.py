@@ -1,24 +1,24 @@
-"""ropespec's Triton RoPE (implementations.triton_kernels) in every form it fits, forward and backward, checked on a
+"""ropespec's Triton RoPE (ropespec.implementations.triton_kernels) in every form it fits, forward and backward, checked on a
 CPU through Triton's interpreter (``pip install -e '.[triton]'``; a CPU worker switches the interpreter on) and
 compiled on a GPU (``--device cuda``):
 
-    ropespec check implementations.triton_rope:make --array torch
-    ropespec check implementations.triton_rope:kernel --form kernel --array torch
-    ropespec check implementations.triton_rope:qk --form qk --array torch
-    ropespec check implementations.triton_rope:bshd --layout bshd --array torch
-    ropespec check implementations.triton_rope:thd --layout thd --array torch
-    ropespec check implementations.triton_rope:thd_per_token --layout thd --positions per-token --array torch
+    ropespec check ropespec.implementations.triton_rope:make --array torch
+    ropespec check ropespec.implementations.triton_rope:kernel --form kernel --array torch
+    ropespec check ropespec.implementations.triton_rope:qk --form qk --array torch
+    ropespec check ropespec.implementations.triton_rope:bshd --layout bshd --array torch
+    ropespec check ropespec.implementations.triton_rope:thd --layout thd --array torch
+    ropespec check ropespec.implementations.triton_rope:thd_per_token --layout thd --positions per-token --array torch
 
-Each is a factory. ``make`` forms its table exactly (double-double, spec.angles) and rounds it once to float32: it
+Each is a factory. ``make`` forms its table exactly (double-double, ropespec.spec.angles) and rounds it once to float32: it
 promises the strict class. The kernel computes in float32, so float64 output is declined; the conventions are half
 and interleaved. Every form is differentiable: its backward is the kernel with the sine negated.
 """
 
 from __future__ import annotations
 
-from spec.angles import cos_sin, theta_hi_lo
-from spec.definitions import token_positions
-from spec.expectation import Expect
+from ropespec.spec.angles import cos_sin, theta_hi_lo
+from ropespec.spec.definitions import token_positions
+from ropespec.spec.expectation import Expect
 
 ARRAY = "torch"
 DTYPES = ("float32", "bfloat16", "float16")
@@ -26,7 +26,7 @@ DTYPES = ("float32", "bfloat16", "float16")
 
 def _kernels():
     try:
-        from implementations import triton_kernels
+        from ropespec.implementations import triton_kernels
     except ImportError as err:
         raise NotImplementedError(f"triton is not installed (pip install -e '.[triton]'): {err}") from None
     return triton_kernels
@@ -40,7 +40,7 @@ def _decline(expect: Expect) -> None:
 
 
 def kernels_for(expect: Expect):
-    """implementations.triton_kernels, for an expectation the kernel takes; NotImplementedError (the reason) for
+    """ropespec.implementations.triton_kernels, for an expectation the kernel takes; NotImplementedError (the reason) for
     one it declines, or without triton."""
     _decline(expect)
     return _kernels()

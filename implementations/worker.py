@@ -1,14 +1,14 @@
-"""The worker process: ``python -m implementations.worker FD``.
+"""The worker process: ``python -m ropespec.implementations.worker FD``.
 
 It loads the TARGET itself, builds factories, and answers operations from its parent over the
-channel on file descriptor FD (see :mod:`implementations.isolation`). It runs in its own session, so
+channel on file descriptor FD (see :mod:`ropespec.implementations.isolation`). It runs in its own session, so
 the terminal's Ctrl-C never reaches it; it ends when its parent dies (PR_SET_PDEATHSIG on Linux,
 and a thread that watches the parent's pid everywhere). Its standard output and error go to a pipe
 its parent reads (what the target prints is captured, with faulthandler's report of a crash).
 
-Messages are the typed records of :mod:`implementations.messages`: the parent sends :class:`Load`, :class:`Bind`,
+Messages are the typed records of :mod:`ropespec.implementations.messages`: the parent sends :class:`Load`, :class:`Bind`,
 :class:`Warmup`, :class:`Operate`, :class:`CallModule`, :class:`Drop` and :class:`Stop`, and every request is
-answered with its reply (:func:`implementations.messages.reply_to`).
+answered with its reply (:func:`ropespec.implementations.messages.reply_to`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import sys
 import threading
 import time
 
-from implementations.host import guarded, limit_memory, load_module, load_target, plain
-from implementations.messages import (
+from ropespec.implementations.host import guarded, limit_memory, load_module, load_target, plain
+from ropespec.implementations.messages import (
     Bind,
     CallModule,
     Drop,
@@ -32,7 +32,7 @@ from implementations.messages import (
     Warmup,
     reply_to,
 )
-from spec.expectation import Expect
+from ropespec.spec.expectation import Expect
 
 
 def _alive(pid: int) -> bool:
@@ -187,7 +187,7 @@ def serve(conn, parent: int) -> None:
 def _libraries(names: set[str]) -> list[str]:
     """The modules among ``names`` that are installed libraries (site-packages or the standard library),
     never the TARGET's own module: what a fork server may import ahead for the next worker (its Triton kernels are
-    interpreted there as in the CPU workers it forks, implementations.triton_mode)."""
+    interpreted there as in the CPU workers it forks, ropespec.implementations.triton_mode)."""
     import sysconfig
 
     roots = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
@@ -202,7 +202,7 @@ def _libraries(names: set[str]) -> list[str]:
 
 
 class _Server:
-    """The worker's side: one handler per request type (implementations.messages)."""
+    """The worker's side: one handler per request type (ropespec.implementations.messages)."""
 
     def __init__(self):
         self.host = None

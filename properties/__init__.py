@@ -1,2 +1,2 @@
 """properties: the invariants as Hypothesis properties, one test file per spec section, run against
-any plugged implementation (see :mod:`properties.framework`)."""
+any plugged implementation (see :mod:`ropespec.properties.framework`)."""

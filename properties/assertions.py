@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from implementations.contract import Failure
-from spec.dtypes import ulp
+from ropespec.implementations.contract import Failure
+from ropespec.spec.dtypes import ulp
 
 
 def _fmt(v: float) -> str:

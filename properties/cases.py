@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from implementations.implementation import Implementation
-from properties.strategies import axes_expectations, expectations, make_vectors, pinned_rows, position_rows, vectors
-from spec.expectation import Expect
+from ropespec.implementations.implementation import Implementation
+from ropespec.properties.strategies import axes_expectations, expectations, make_vectors, pinned_rows, position_rows, vectors
+from ropespec.spec.expectation import Expect
 
 
 def promised(impl: Implementation, drawn: st.SearchStrategy[Expect]) -> st.SearchStrategy[Expect]:
@@ -55,7 +55,7 @@ PINNED_AXES = {
 
 def shift_range(expect: Expect, positions, reach: int | None = None) -> tuple[int, int]:
     """The shifts c that keep every one of ``positions`` inside the domain (the domain rule,
-    :meth:`spec.expectation.Expect.outside_domain`), and below ``reach`` where a property tests no further: c in
+    :meth:`ropespec.spec.expectation.Expect.outside_domain`), and below ``reach`` where a property tests no further: c in
     [lo, hi], which holds 0 and holds no other shift only when the positions span all of it."""
     p = np.asarray(positions, dtype=np.int64)
     top = expect.max_position if reach is None else min(reach, expect.max_position)

@@ -1,7 +1,7 @@
 """Naming the fault: a diagnosis earned by evidence measured on the implementation.
 
 When a property fails without a diagnosis of its own, :func:`diagnose` probes the implementation
-(:mod:`properties.probe`) and returns a word of the fixed vocabulary with one sentence of evidence in
+(:mod:`ropespec.properties.probe`) and returns a word of the fixed vocabulary with one sentence of evidence in
 numbers, or None when nothing fits (the caller then says ``unknown``). The checks go from the most to
 the least structural: an output that does not depend on x alone, the convention, the norms, the direction
 and size of the angles, a position offset or wrap, the scaling method, the base.
@@ -13,15 +13,15 @@ import math
 
 import numpy as np
 
-import reference
-from implementations.contract import Fault
-from properties import precision, probe
-from properties.numerics import output_bound
-from spec import tolerance
-from spec.dtypes import round_to
-from spec.expectation import Expect
-from spec.scaling import original_length
-from spec.tables import table_variant
+from ropespec import reference
+from ropespec.implementations.contract import Fault
+from ropespec.properties import precision, probe
+from ropespec.properties.numerics import output_bound
+from ropespec.spec import tolerance
+from ropespec.spec.dtypes import round_to
+from ropespec.spec.expectation import Expect
+from ropespec.spec.scaling import original_length
+from ropespec.spec.tables import table_variant
 
 def _close(a, b, tol) -> bool:
     """Frequencies equal to a relative tolerance, modulo 2 pi (integer positions cannot tell theta
@@ -34,7 +34,7 @@ def _close(a, b, tol) -> bool:
 
 def scaling_variants(e: Expect, seq_len: int | None):
     """Tables a mistaken implementation of e's scaling method would produce: (tag, what, thetas), the unscaled table
-    first and then the method's own mistakes (:meth:`spec.methods.ScalingMethod.mistakes`). Read by the diagnosis,
+    first and then the method's own mistakes (:meth:`ropespec.spec.methods.ScalingMethod.mistakes`). Read by the diagnosis,
     the fingerprint and the perturbation grid alike (one list of the mistakes real ports made)."""
     th0 = reference.thetas(e.replace(rope_scaling=None))
     yield "unscaled", "the unscaled default table", th0

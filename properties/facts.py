@@ -1,18 +1,18 @@
 """An invariant's facts in one record, gathered from where each is declared: the statement and sources
-(``spec.invariants``), the proof (``spec.proofs``, declared on the proof), the properties that check it and the
+(``ropespec.spec.invariants``), the proof (``ropespec.spec.proofs``, declared on the proof), the properties that check it and the
 tolerance rule they apply (``properties``, declared on the property), the forms that answer it
-(``implementations.families``) and the zoo members that fail it (``implementations.zoo``). Nothing here restates
+(``ropespec.implementations.families``) and the zoo members that fail it (``ropespec.implementations.zoo``). Nothing here restates
 an invariant: a fact missing at its owner is missing here (``tests/test_invariant_facts.py``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from implementations.families import forms_answering
-from implementations.zoo import members
-from properties.framework import Property, all_properties
-from spec import proofs
-from spec.invariants import REGISTRY, Invariant
+from ropespec.implementations.families import forms_answering
+from ropespec.implementations.zoo import members
+from ropespec.properties.framework import Property, all_properties
+from ropespec.spec import proofs
+from ropespec.spec.invariants import REGISTRY, Invariant
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Black-box fingerprint of a RoPE implementation: what it computes, inferred by probing.
 
 Only the head dim, the dtype and how far to probe come from the expectation; everything else is
-measured (:mod:`properties.probe`): the convention and the dims left alone, each pair's frequency (angles
+measured (:mod:`ropespec.properties.probe`): the convention and the dims left alone, each pair's frequency (angles
 unwrapped while doubling the position), the direction, a constant position offset, the attention
 factor, whether the table changes with the sequence length, the base, the scaling curve that fits
 (with its parameters), the precision class seen at large positions, and the preset it matches.
@@ -14,12 +14,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from implementations.contract import Failure
+from ropespec.implementations.contract import Failure
 
-import reference
-from properties import diagnose, precision, probe
-from spec import methods, presets
-from spec.expectation import Expect, ExpectationError
+from ropespec import reference
+from ropespec.properties import diagnose, precision, probe
+from ropespec.spec import methods, presets
+from ropespec.spec.expectation import Expect, ExpectationError
 
 _LENGTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 

@@ -1,14 +1,14 @@
 """Properties as data, and one runner used by both pytest and ``ropespec check``.
 
-A property names the invariant it checks (an id of :mod:`spec.invariants`), a strategy of cases
+A property names the invariant it checks (an id of :mod:`ropespec.spec.invariants`), a strategy of cases
 for an implementation, a check that calls the implementation and raises :class:`Failure` or returns the
 worst error as a fraction of its bound, and pinned cases that always run first.
 
 ``@rope_property`` turns a check into a pytest test taking the ``rope_impl`` fixture (and ``rope_replay``, how
 the plugin says to replay a failure), so the test files in this package are ordinary pytest modules, while
 ``ropespec check`` runs the very same :class:`Property` objects through :func:`run_property` and reads the
-:class:`~properties.results.Result`. The cases they draw are :mod:`properties.cases`'; their numerics
-:mod:`properties.numerics`'; the word a failure carries is named by :mod:`properties.diagnose`.
+:class:`~ropespec.properties.results.Result`. The cases they draw are :mod:`ropespec.properties.cases`'; their numerics
+:mod:`ropespec.properties.numerics`'; the word a failure carries is named by :mod:`ropespec.properties.diagnose`.
 """
 
 from __future__ import annotations
@@ -27,16 +27,16 @@ from hypothesis import HealthCheck, Phase, configuration, example, given, reject
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure, Unsatisfiable
 
-import properties
-from implementations.contract import FATAL, MAX_TIMEOUTS, OUT_OF_MEMORY, Failure, Fault, Unsupported
-from implementations.families import Bound
-from implementations.families.base import DomainError
-from implementations.implementation import Implementation
-from properties import profiles
-from properties.naming import name_failure
-from properties.results import Result, jsonable
-from spec import invariants
-from spec.expectation import Expect
+from ropespec import properties
+from ropespec.implementations.contract import FATAL, MAX_TIMEOUTS, OUT_OF_MEMORY, Failure, Fault, Unsupported
+from ropespec.implementations.families import Bound
+from ropespec.implementations.families.base import DomainError
+from ropespec.implementations.implementation import Implementation
+from ropespec.properties import profiles
+from ropespec.properties.naming import name_failure
+from ropespec.properties.results import Result, jsonable
+from ropespec.spec import invariants
+from ropespec.spec.expectation import Expect
 
 PROPERTIES: dict[str, "Property"] = {}
 
@@ -85,7 +85,7 @@ class Property:
 def rope_property(invariant: str, *, cases, rule: str = "", pinned=None, skip_if=None, max_examples=None,
                   not_about=None):
     """Declare a property of ``invariant``: decorates ``check(bind, case)`` and returns a pytest test. ``rule``: the
-    tolerance rule it applies, in a sentence (the bound functions of :mod:`spec.tolerance` it combines, and how);
+    tolerance rule it applies, in a sentence (the bound functions of :mod:`ropespec.spec.tolerance` it combines, and how);
     one property of each invariant states it.
 
     ``check`` raises :class:`Failure`, or returns the worst error as a fraction of its bound, or a
@@ -105,9 +105,9 @@ def rope_property(invariant: str, *, cases, rule: str = "", pinned=None, skip_if
             max_examples=max_examples,
             not_about=not_about or (lambda impl: None),
         )
-        if name in PROPERTIES:
+        if name in PROPERTIES and not _same_source(PROPERTIES[name].check, check):
             raise ValueError(f"duplicate property {name!r}")
-        PROPERTIES[name] = prop
+        PROPERTIES.setdefault(name, prop)
 
         def test(rope_impl, rope_replay):
             import pytest  # only where pytest runs the property: ropespec check starts without importing it
@@ -367,11 +367,19 @@ def _fail(res: Result, e: Failure, rec: _Recorder) -> None:
         res.diagnosis = "unknown"
 
 
+def _same_source(a, b) -> bool:
+    """Whether two checks are one function of one file: ``pytest properties`` in a clone imports a section's file under
+    the name its folder gives it (properties.test_rotation) beside ropespec's own (ropespec.properties.test_rotation),
+    and the property is still one."""
+    return (a.__qualname__, a.__code__.co_filename, a.__code__.co_firstlineno) == (
+        b.__qualname__, b.__code__.co_filename, b.__code__.co_firstlineno)
+
+
 def all_properties() -> list[Property]:
     """Every property, in spec-section order (importing the section modules registers them)."""
     for info in pkgutil.iter_modules(properties.__path__):  # every properties/test_*.py module
         if info.name.startswith("test_"):
-            importlib.import_module(f"properties.{info.name}")
+            importlib.import_module(f"{properties.__name__}.{info.name}")
     order = {inv: i for i, inv in enumerate(invariants.REGISTRY)}
     return sorted(PROPERTIES.values(), key=lambda p: order[p.invariant])
 

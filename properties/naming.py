@@ -2,8 +2,8 @@
 
 A failing property names its fault from what it measured, or leaves the word to the diagnosis. Both read one measured
 model of the implementation under the expectation (:class:`Model`): its structural root cause, the diagnosis of every
-field the probes read (:func:`properties.diagnose.diagnose`) and, where no model of a fault fits, the fingerprint
-(:mod:`properties.fingerprint`): what was measured, said with ``unknown``. The model is computed at the first failure
+field the probes read (:func:`ropespec.properties.diagnose.diagnose`) and, where no model of a fault fits, the fingerprint
+(:mod:`ropespec.properties.fingerprint`): what was measured, said with ``unknown``. The model is computed at the first failure
 that asks and kept on the implementation for every failure after it.
 """
 
@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from implementations.contract import Failure, Fault, Unsupported
-from properties import fingerprint as fingerprints
-from properties.diagnose import also_of, diagnose_within, frequencies_off, root_cause, run_diagnosis
-from spec.expectation import Expect
+from ropespec.implementations.contract import Failure, Fault, Unsupported
+from ropespec.properties import fingerprint as fingerprints
+from ropespec.properties.diagnose import also_of, diagnose_within, frequencies_off, root_cause, run_diagnosis
+from ropespec.spec.expectation import Expect
 
 
 def name_failure(res, impl) -> None:
-    """Give a failing Result (properties.results.Result) its word: from evidence where the property said none
+    """Give a failing Result (ropespec.properties.results.Result) its word: from evidence where the property said none
     (:func:`diagnose`), or the structural root cause where it named one from what it measured (:func:`root_cause`)."""
     if res.diagnosis is None:
         _name_unnamed(res, impl)
@@ -42,7 +42,7 @@ def _expect_of(res, impl) -> Expect | None:
 
 def _root_cause(res, impl) -> None:
     """One root cause, one word: a failure named from a measurement says "follows from <word>" and takes
-    that word when the implementation has a structural fault (properties.diagnose.root_cause), or when the one
+    that word when the implementation has a structural fault (ropespec.properties.diagnose.root_cause), or when the one
     measured model of the implementation (:func:`measured_model`) names another field of the expectation: every
     property that measured along the expected pairs then carries the word the measurement gives."""
     if not impl.form.diagnosed or res.diagnosis not in _MEASURED:

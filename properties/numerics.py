@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import reference
-from spec import tolerance
-from spec.dtypes import MANTISSA_BITS, round_to
-from spec.expectation import Expect
+from ropespec import reference
+from ropespec.spec import tolerance
+from ropespec.spec.dtypes import MANTISSA_BITS, round_to
+from ropespec.spec.expectation import Expect
 
 
 def pair_norms(expect: Expect, x: np.ndarray, *, output: bool = False) -> np.ndarray:
@@ -38,7 +38,7 @@ def output_bound(expect: Expect, x: np.ndarray, positions: np.ndarray, *, conven
 
 def exact(expect: Expect, x: np.ndarray, positions: np.ndarray, *, fast: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The exact rotation of rows ``x`` to compare an output with, and a bound on that reference's own
-    error per component (shape (n, head_dim)): ``reference.fast`` (double-double, 2 ulp of the pair
+    error per component (shape (n, head_dim)): ``ropespec.reference.fast`` (double-double, 2 ulp of the pair
     norm) where ``tolerance.fast_reference_suffices`` or ``fast`` is asked for (a call of thousands of rows), which
     the bound then carries; the mpmath reference, exact to half an ulp of float64, otherwise (0)."""
     positions = np.asarray(positions, dtype=np.int64)

@@ -16,12 +16,12 @@ from typing import Callable
 
 import numpy as np
 
-import reference
-from implementations import load_implementation, numpy_rope
-from properties.diagnose import scaling_variants
-from properties.framework import all_properties, run_property
-from spec.angles import cos_sin
-from spec.expectation import Expect
+from ropespec import reference
+from ropespec.implementations import load_implementation, numpy_rope
+from ropespec.properties.diagnose import scaling_variants
+from ropespec.properties.framework import all_properties, run_property
+from ropespec.spec.angles import cos_sin
+from ropespec.spec.expectation import Expect
 
 _EXACT = {"angle_dtype": "exact", "inv_freq_dtype": "exact"}
 
@@ -103,7 +103,7 @@ def _table(e: Expect, thetas: np.ndarray, sign: float = 1.0) -> Callable[[], Cal
     return make
 
 
-#: the scaling methods' mistakes (:meth:`spec.methods.ScalingMethod.mistakes`' tags) perturbed, by that tag
+#: the scaling methods' mistakes (:meth:`ropespec.spec.methods.ScalingMethod.mistakes`' tags) perturbed, by that tag
 _MISTAKES = ("ramp reversed", "bands swapped", "truncate")
 
 

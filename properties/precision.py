@@ -1,5 +1,5 @@
 """The precision sweep: how an implementation's error grows with the position, and up to which
-position each tolerance class of :mod:`spec.tolerance` holds.
+position each tolerance class of :mod:`ropespec.spec.tolerance` holds.
 
 Positions are log-spaced from 1 to max_position - 1 and made odd (a power of two hides the error
 of the product p * theta, which is then exact). At each position several random vectors are rotated
@@ -18,12 +18,12 @@ from typing import Callable
 
 import numpy as np
 
-import reference
-from reference import fast
-from properties.numerics import exact, pair_norms, per_dim
-from spec import tolerance
-from spec.dtypes import round_to
-from spec.expectation import Expect
+from ropespec import reference
+from ropespec.reference import fast
+from ropespec.properties.numerics import exact, pair_norms, per_dim
+from ropespec.spec import tolerance
+from ropespec.spec.dtypes import round_to
+from ropespec.spec.expectation import Expect
 
 #: angle classes reported besides the declared one: (angle_dtype, inv_freq_dtype)
 CLASSES = {
@@ -90,7 +90,7 @@ class Sweep:
 
     def informative(self, cls: str) -> np.ndarray:
         """Per position: does class ``cls`` still promise anything? Not once its bound (pair 0's, the
-        fastest pair's, relative to the pair norm) reaches :data:`spec.tolerance.SATURATED`, the largest error
+        fastest pair's, relative to the pair norm) reaches :data:`ropespec.spec.tolerance.SATURATED`, the largest error
         any output of a pair's norm can have."""
         return self.bounds[cls] < tolerance.SATURATED
 
@@ -214,7 +214,7 @@ def measure(
 
 def saturated_ratio(ratio, error, bound, xp=np):
     """Each position's ratio to a class's bound, where the class is saturated (its bound, relative to the pair norm,
-    reaches :data:`spec.tolerance.SATURATED`) also the error against :data:`spec.tolerance.NOISE`: a bound any output
+    reaches :data:`ropespec.spec.tolerance.SATURATED`) also the error against :data:`ropespec.spec.tolerance.NOISE`: a bound any output
     meets never makes noise a pass, so the class fails there where the output is no rotation. One comparison gives
     the verdict, the table's marks, the plot and the JSON."""
     return xp.where(bound >= tolerance.SATURATED, xp.maximum(ratio, error / tolerance.NOISE), ratio)
@@ -330,7 +330,7 @@ def times(ratio: float) -> str:
 
 @dataclass
 class Exhaustive:
-    """Every position 0 .. n-1, one random vector each, against ``reference.fast``: per class the first
+    """Every position 0 .. n-1, one random vector each, against ``ropespec.reference.fast``: per class the first
     position where the class's bound (plus the reference's own 2-ulp error) is exceeded, and the worst
     ratio with its position; the largest error relative to the pair norm with its position."""
 
@@ -350,7 +350,7 @@ class Exhaustive:
         return None if at is None else max(at - 1, 0)
 
     def to_json(self) -> dict:
-        return {"expect": self.expect.to_dict(), "positions": self.n, "reference": "reference.fast",
+        return {"expect": self.expect.to_dict(), "positions": self.n, "reference": "ropespec.reference.fast",
                 "reference_error": self.reference_error, "first_failure": self.first_failure,
                 "promises_until": {c: self.promises_until(c) for c in self.first_failure},
                 "worst": {c: {"ratio": r, "position": p} for c, (r, p) in self.worst.items()},
@@ -361,7 +361,7 @@ class Exhaustive:
 def exhaustive(f: Callable[[np.ndarray, np.ndarray], np.ndarray], expect: Expect, n: int, *, chunk: int = 8192,
                seed: int = 0, progress: Callable[[int], None] | None = None, device: str | None = None) -> Exhaustive:
     """Call ``f`` on every position below ``n``, ``chunk`` rows per call (memory is bounded by the chunk), and
-    compare every output with ``reference.fast`` (the mpmath reference cannot keep up with millions of
+    compare every output with ``ropespec.reference.fast`` (the mpmath reference cannot keep up with millions of
     positions; its error, 2 ulp of the pair norm, is added to every class's bound). ``device``: a torch
     device ("cuda") on which the reference and the comparison run, in torch (the same double-double angles
     and tolerance rules); None compares in numpy."""

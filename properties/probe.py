@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spec.expectation import CONVENTIONS, Expect
+from ropespec.spec.expectation import CONVENTIONS, Expect
 
 
 def text_view(f, e: Expect):
@@ -56,7 +56,7 @@ class Pairing:
     out: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)  # pair -> where (a, b) are written
 
     def convention(self, head_dim: int, rotary_dim: int) -> str | None:
-        """The convention (:data:`spec.expectation.CONVENTIONS`) whose pairs and layout these are, or None."""
+        """The convention (:data:`ropespec.spec.expectation.CONVENTIONS`) whose pairs and layout these are, or None."""
         for c in CONVENTIONS:
             ec = Expect(head_dim=head_dim, rotary_dim=rotary_dim, convention=c)
             if sorted(self.pairs) == ec.pairs() and all(self.out[p] == o for p, o in zip(ec.pairs(), ec.out_pairs())):

@@ -2,7 +2,7 @@
 environment variable is set: derandomised, no database) and ``thorough``.
 
 They are registered under their own names (``ropespec-dev``, ``ropespec-ci``, ``ropespec-thorough``)
-and only ever applied to ropespec's own properties (:func:`properties.framework.hypothesis_settings`):
+and only ever applied to ropespec's own properties (:func:`ropespec.properties.framework.hypothesis_settings`):
 installing ropespec changes no other test's Hypothesis settings. Select with ``--profile NAME``
 (``ropespec check``), ``--rope-profile NAME`` (pytest) or ``profile=`` (the Python API).
 """

@@ -8,8 +8,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from implementations.contract import Failure
-from spec.expectation import Expect
+from ropespec.implementations.contract import Failure
+from ropespec.spec.expectation import Expect
 
 
 @dataclass
@@ -29,11 +29,11 @@ class Result:
     seed: int | None = None
     profile: str | None = None
     applicable: bool = True  # False: the property is for the other mode (rope vs decode); reports hide it
-    failure: Failure | None = None  # what failed, as a record (implementations.contract.Failure)
+    failure: Failure | None = None  # what failed, as a record (ropespec.implementations.contract.Failure)
 
     @property
     def message(self) -> str:
-        """The result in words: its note, and its failure rendered (implementations.contract.render)."""
+        """The result in words: its note, and its failure rendered (ropespec.implementations.contract.render)."""
         if self.failure is None:
             return self.note
         return f"{self.note}: {self.failure.message}" if self.note else self.failure.message

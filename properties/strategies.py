@@ -16,9 +16,9 @@ from functools import lru_cache
 import numpy as np
 from hypothesis import strategies as st
 
-from spec import methods
-from spec.dtypes import round_to
-from spec.expectation import CONVENTIONS, Expect
+from ropespec.spec import methods
+from ropespec.spec.dtypes import round_to
+from ropespec.spec.expectation import CONVENTIONS, Expect
 
 
 @lru_cache(maxsize=None)  # a strategy object reused: Hypothesis validates it once, not per draw
@@ -124,7 +124,7 @@ def _axes_expectations(draw, dtype, max_position, kinds, conventions):
 
 def axes_expectations(*, kinds: tuple[str, ...], dtype: str = "float32", max_position: int = 131072,
                       conventions: tuple[str, ...] = CONVENTIONS) -> st.SearchStrategy[Expect]:
-    """Multi-axis expectations of the given kinds (spec.expectation.AXES_KINDS): 1 to 4 axes of unequal sections
+    """Multi-axis expectations of the given kinds (ropespec.spec.expectation.AXES_KINDS): 1 to 4 axes of unequal sections
     (1 to 16 pairs each), some with pass-through dims."""
     return _axes_expectations(dtype, max_position, tuple(kinds), tuple(conventions))
 

@@ -1,5 +1,5 @@
 """Spec section "alibi": ALiBi's bias on the attention scores, alibi(n_heads, q_positions, k_positions), or its
-slopes alone, checked against the exact slopes and bias of reference.biases, up to the one constant per row that
+slopes alone, checked against the exact slopes and bias of ropespec.reference.biases, up to the one constant per row that
 softmax ignores (BLOOM's form relies on it)."""
 
 from __future__ import annotations
@@ -8,15 +8,15 @@ import numpy as np
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from implementations.contract import Failure, Unsupported
-from implementations.families.alibi import SLOPES_ONLY
-from properties.cases import listed
-from properties.framework import rope_property
-from properties.numerics import COARSE, alibi_precision_keys, coarse_roundings
-from reference.biases import alibi_bias, alibi_slopes
-from spec import definitions, tolerance
-from spec.dtypes import MANTISSA_BITS, round_to
-from spec.expectation import Expect
+from ropespec.implementations.contract import Failure, Unsupported
+from ropespec.implementations.families.alibi import SLOPES_ONLY
+from ropespec.properties.cases import listed
+from ropespec.properties.framework import rope_property
+from ropespec.properties.numerics import COARSE, alibi_precision_keys, coarse_roundings
+from ropespec.reference.biases import alibi_bias, alibi_slopes
+from ropespec.spec import definitions, tolerance
+from ropespec.spec.dtypes import MANTISSA_BITS, round_to
+from ropespec.spec.expectation import Expect
 
 #: head counts drawn: powers of two and not (BLOOM-560m's 16, BLOOM-7b1's 32, BLOOM-176b's 112, MPT's 32 and 40)
 HEADS = (1, 2, 3, 4, 5, 6, 8, 12, 16, 20, 24, 32, 40, 48, 64, 112)
@@ -118,7 +118,7 @@ def _explain(got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarray, t
 
 
 def _rounded_like(got: np.ndarray, slopes: np.ndarray) -> tuple[str, str] | None:
-    """The coarse dtypes whose rounding of the rule's slopes ``got`` is (properties.numerics.coarse_roundings), as
+    """The coarse dtypes whose rounding of the rule's slopes ``got`` is (ropespec.properties.numerics.coarse_roundings), as
     (their names in words, the coarsest), or None."""
     found = coarse_roundings(got, slopes)
     if not found:

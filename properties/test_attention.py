@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from implementations.contract import Failure
-from properties.assertions import assert_close
-from properties.cases import TILE_HEADS, TILE_KV_HEADS, expect_strategy, listed, pinned_expects
-from properties.framework import rope_property
-from properties.strategies import make_vectors, positions, vectors
-import reference
-from reference.encodings import attention
-from spec import tables, tolerance
+from ropespec.implementations.contract import Failure
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.cases import TILE_HEADS, TILE_KV_HEADS, expect_strategy, listed, pinned_expects
+from ropespec.properties.framework import rope_property
+from ropespec.properties.strategies import make_vectors, positions, vectors
+from ropespec import reference
+from ropespec.reference.encodings import attention
+from ropespec.spec import tables, tolerance
 
 
 HEADS = ((1, 1), (4, 4), (4, 2), (8, 1))  # (n_heads, n_kv_heads): one head, multi-head, grouped-query, multi-query
@@ -159,7 +159,7 @@ def test_causal(bind, case):
 def _temperature(e, q, k, v, pos, out, bound) -> str | None:
     """The evidence that the scores' softmax scale is another one than the expectation's: the output is the exact
     attention with DeepSeek's mscale(s, mscale_all_dim)^2 left out where the expectation has it, or put in where it
-    does not (spec.tables.score_temperature)."""
+    does not (ropespec.spec.tables.score_temperature)."""
     t = float(tables.score_temperature(e))
     s = e.to_dict()["rope_scaling"] or {}
     if t != 1.0:

@@ -12,19 +12,19 @@ import numpy as np
 from hypothesis import reject
 from hypothesis import strategies as st
 
-import reference
-from implementations.families.rope import AXES
-from implementations.contract import Failure
-from properties.assertions import assert_close
-from properties.cases import decoding_case, expect_strategy, pinned_expects
-from properties.diagnose import root_cause
-from properties.framework import NotChecked, rope_property
-from properties.numerics import output_bound, pair_norms, per_dim, to_input_dims
-from properties.strategies import make_vectors, pinned_rows, position_rows, positions, vectors
-from reference.table import rotated
-from spec import tolerance
-from spec.angles import rounded_table
-from spec.definitions import token_positions
+from ropespec import reference
+from ropespec.implementations.families.rope import AXES
+from ropespec.implementations.contract import Failure
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.cases import decoding_case, expect_strategy, pinned_expects
+from ropespec.properties.diagnose import root_cause
+from ropespec.properties.framework import NotChecked, rope_property
+from ropespec.properties.numerics import output_bound, pair_norms, per_dim, to_input_dims
+from ropespec.properties.strategies import make_vectors, pinned_rows, position_rows, positions, vectors
+from ropespec.reference.table import rotated
+from ropespec.spec import tolerance
+from ropespec.spec.angles import rounded_table
+from ropespec.spec.definitions import token_positions
 
 
 def _skip(impl):

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from properties.assertions import assert_close
-from properties.cases import PINNED_AXES, expect_strategy, pinned_rows_of
-from properties.framework import rope_property
-from properties.numerics import exact, output_bound, to_output_dims
-from properties.strategies import axes_expectations, make_vectors, position_rows, positions, vectors
-from spec.expectation import Expect
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.cases import PINNED_AXES, expect_strategy, pinned_rows_of
+from ropespec.properties.framework import rope_property
+from ropespec.properties.numerics import exact, output_bound, to_output_dims
+from ropespec.properties.strategies import axes_expectations, make_vectors, position_rows, positions, vectors
+from ropespec.spec.expectation import Expect
 
 #: the fields that make an expectation multi-axis; without them it is the 1-D RoPE of the same dims and base
 ONE_D = {"mrope_section": None, "mrope_interleaved": False, "axes_dims_rope": None, "axes_parity": False,

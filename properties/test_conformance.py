@@ -1,19 +1,19 @@
-"""Spec section "conformance": the implementation against the exact reference (properties.framework.exact)."""
+"""Spec section "conformance": the implementation against the exact reference (ropespec.properties.framework.exact)."""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
 
-from implementations.contract import Failure
-from properties import diagnose, precision
-from properties.assertions import assert_close
-from properties.strategies import make_vectors, vectors
-from properties.numerics import exact, output_bound
-from properties.cases import (TILE_LENGTHS, expect_strategy, listed, long_expects, long_positions, pinned_expects,
+from ropespec.implementations.contract import Failure
+from ropespec.properties import diagnose, precision
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.strategies import make_vectors, vectors
+from ropespec.properties.numerics import exact, output_bound
+from ropespec.properties.cases import (TILE_LENGTHS, expect_strategy, listed, long_expects, long_positions, pinned_expects,
                               rows_cases, rows_pinned, tile_evidence)
-from properties.framework import rope_property
-from spec import tolerance
+from ropespec.properties.framework import rope_property
+from ropespec.spec import tolerance
 
 
 
@@ -27,7 +27,7 @@ from spec import tolerance
 def test_conformance(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
     y = bind(e)(x, pos)
-    ref, own = exact(e, x, pos)  # reference.fast where its error is 1/100 of the bound, the bound carrying it
+    ref, own = exact(e, x, pos)  # ropespec.reference.fast where its error is 1/100 of the bound, the bound carrying it
     bound = output_bound(e, x, pos) + own
     return assert_close(
         "f(x, p)", y, ref, bound, call=f"f(x, positions={pos.tolist()}); {tolerance.class_name(e)}", dtype=e.dtype

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from implementations.contract import Failure
-from properties.assertions import assert_equal
-from properties.cases import expect_strategy, pinned_expects, rows_cases, rows_pinned
-from properties.strategies import make_vectors
-from spec.expectation import Expect
-from spec.scaling import original_length
-from spec.tables import table_variant
-from properties.framework import rope_property
+from ropespec.implementations.contract import Failure
+from ropespec.properties.assertions import assert_equal
+from ropespec.properties.cases import expect_strategy, pinned_expects, rows_cases, rows_pinned
+from ropespec.properties.strategies import make_vectors
+from ropespec.spec.expectation import Expect
+from ropespec.spec.scaling import original_length
+from ropespec.spec.tables import table_variant
+from ropespec.properties.framework import rope_property
 
 
 
@@ -59,7 +59,7 @@ def test_deterministic(bind, case):
 
 def _history_pinned(impl):
     """The pinned expectations, and for a factory a length-dependent one of each scaling method whose table changes
-    with the length (spec.tables.table_variant): there a cache grown by a long call matters."""
+    with the length (ropespec.spec.tables.table_variant): there a cache grown by a long call matters."""
     out = [{"expect": e, "seed": 0} for e in pinned_expects(impl)]
     if impl.expect is None:
         base = Expect(head_dim=16, dtype=impl.dtype, max_position=min(impl.max_position, 16384), **impl.promise)

@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from implementations.contract import Failure
-from properties.assertions import assert_close
-from properties.numerics import exact, output_bound
-from properties.cases import promised
-from properties.framework import progress, rope_property
-from properties.strategies import make_vectors, scaled_expectations, vectors
-from spec.expectation import Expect
-from spec import methods
-from spec.scaling import original_length
+from ropespec.implementations.contract import Failure
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.numerics import exact, output_bound
+from ropespec.properties.cases import promised
+from ropespec.properties.framework import progress, rope_property
+from ropespec.properties.strategies import make_vectors, scaled_expectations, vectors
+from ropespec.spec.expectation import Expect
+from ropespec.spec import methods
+from ropespec.spec.scaling import original_length
 
 
 #: the longest decode a case runs: steps past the original length L (a decode to 2L when L is at most this)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-import reference
-from implementations.contract import Failure
-from properties.assertions import assert_close
-from properties.cases import expect_strategy
-from properties.framework import rope_property
-from properties.strategies import positions, vectors
-from reference.encodings import attention
-from spec import tolerance
+from ropespec import reference
+from ropespec.implementations.contract import Failure
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.cases import expect_strategy
+from ropespec.properties.framework import rope_property
+from ropespec.properties.strategies import positions, vectors
+from ropespec.reference.encodings import attention
+from ropespec.spec import tolerance
 
 
 def _cases(impl):

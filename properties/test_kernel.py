@@ -12,17 +12,17 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from implementations.contract import Failure, Fault
-from properties.assertions import assert_close
-from properties.numerics import pair_norms, per_dim
-from properties.cases import (TILE_HEADS, TILE_KV_HEADS, decoding_case, expect_strategy, listed,
+from ropespec.implementations.contract import Failure, Fault
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.numerics import pair_norms, per_dim
+from ropespec.properties.cases import (TILE_HEADS, TILE_KV_HEADS, decoding_case, expect_strategy, listed,
                               long_expects, long_positions, pinned_expects, pinned_rows_of, tile_evidence)
-from properties.framework import rope_property
-from properties.strategies import make_vectors, position_rows, vectors
-from spec import tolerance
-from reference.table import rotated
-from spec.angles import rounded_table as table
-from spec.expectation import CONVENTIONS
+from ropespec.properties.framework import rope_property
+from ropespec.properties.strategies import make_vectors, position_rows, vectors
+from ropespec.spec import tolerance
+from ropespec.reference.table import rotated
+from ropespec.spec.angles import rounded_table as table
+from ropespec.spec.expectation import CONVENTIONS
 
 
 def _cases(impl):

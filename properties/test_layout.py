@@ -14,15 +14,15 @@ import numpy as np
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from implementations import arrays
-from implementations.contract import Failure, Fault
-from properties.assertions import assert_close
-from properties.numerics import exact, output_bound
-from properties.cases import (TILE_HEADS, TILE_KV_HEADS, expect_strategy, listed, long_expects, long_positions,
+from ropespec.implementations import arrays
+from ropespec.implementations.contract import Failure, Fault
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.numerics import exact, output_bound
+from ropespec.properties.cases import (TILE_HEADS, TILE_KV_HEADS, expect_strategy, listed, long_expects, long_positions,
                               pinned_expects)
-from properties.framework import rope_property
-from properties.strategies import make_vectors, pinned_rows, position_rows, position_vectors, positions, vectors
-from spec.definitions import token_positions
+from ropespec.properties.framework import rope_property
+from ropespec.properties.strategies import make_vectors, pinned_rows, position_rows, position_vectors, positions, vectors
+from ropespec.spec.definitions import token_positions
 
 
 def _about(impl):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from implementations.contract import Failure, Fault
-from properties.cases import TILE_LENGTHS, expect_strategy, listed, long_positions, pinned_expects, rows_pinned
-from properties.framework import rope_property
-from properties.strategies import positions
+from ropespec.implementations.contract import Failure, Fault
+from ropespec.properties.cases import TILE_LENGTHS, expect_strategy, listed, long_positions, pinned_expects, rows_pinned
+from ropespec.properties.framework import rope_property
+from ropespec.properties.strategies import positions
 
 
 def _table_expect(draw, impl):

@@ -1,5 +1,5 @@
 """Spec section "positions": the position ids a multimodal builder gives text, image and video tokens
-(:mod:`spec.positions`).
+(:mod:`ropespec.spec.positions`).
 
 Every property reads one rule of the builder's output and judges it against the builder's own other positions where
 it can (a block's start is where the block says it starts; the resume rule compares with the largest position the
@@ -13,11 +13,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from implementations.contract import Failure, Unsupported
-from implementations.families.positions import ONE_SEQUENCE
-from properties.framework import rope_property
-from spec import presets
-from spec import positions as rule
+from ropespec.implementations.contract import Failure, Unsupported
+from ropespec.implementations.families.positions import ONE_SEQUENCE
+from ropespec.properties.framework import rope_property
+from ropespec.spec import presets
+from ropespec.spec import positions as rule
 
 #: seconds per temporal grid step drawn: frame rates of 24, 25, 30 and 2 fps over a temporal patch of 2 frames, a
 #: whole second, 1.5 s, and the 0.083 s at which a clock of 2 tokens per second never moves t (transformers #45381)
@@ -192,7 +192,7 @@ def test_vision_grid(bind, case):
 
 @rope_property("position-ids.time",
                rule="exact: integers; a clock in float32 may truncate to the integer below a whole number "
-                    "(spec.positions.time_options)",
+                    "(ropespec.spec.positions.time_options)",
                cases=_cases,
                pinned=_pinned)
 def test_video_time(bind, case):

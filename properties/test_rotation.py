@@ -12,13 +12,13 @@ import numpy as np
 from hypothesis import reject
 from hypothesis import strategies as st
 
-import reference
-from properties.assertions import assert_close
-from properties.numerics import output_bound, pair_norms, to_input_dims, to_output_dims
-from properties.cases import expect_strategy, pinned_expects, rows_cases, rows_pinned
-from properties.framework import rope_property
-from properties.strategies import make_vectors, pinned_rows, position_vectors, positions, vectors
-from spec import tolerance
+from ropespec import reference
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.numerics import output_bound, pair_norms, to_input_dims, to_output_dims
+from ropespec.properties.cases import expect_strategy, pinned_expects, rows_cases, rows_pinned
+from ropespec.properties.framework import rope_property
+from ropespec.properties.strategies import make_vectors, pinned_rows, position_vectors, positions, vectors
+from ropespec.spec import tolerance
 
 _U64 = 2.0**-53
 

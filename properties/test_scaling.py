@@ -1,7 +1,7 @@
 """Spec section "scaling": the length-extension methods, measured black-box.
 
 Each property reads the frequencies and the attention factor off the implementation
-(:mod:`properties.probe`) and checks the relation its method promises. A measured frequency is
+(:mod:`ropespec.properties.probe`) and checks the relation its method promises. A measured frequency is
 allowed the relative error the tolerance model gives the expectation's class at the largest probe
 position (angle and inverse-frequency error, plus the rotation's rounding spread over p * theta).
 Implementations whose expectation is of another type skip; factories draw expectations of the right type.
@@ -12,17 +12,17 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-import reference
-from implementations.contract import Failure, Unsupported
-from properties import probe
-from properties.assertions import assert_close
-from properties.numerics import output_bound
-from properties.cases import promised
-from properties.framework import rope_property
-from properties.strategies import positions, scaled_expectations, vectors
-from spec import methods, tolerance
-from spec.expectation import Expect
-from spec.scaling import original_length
+from ropespec import reference
+from ropespec.implementations.contract import Failure, Unsupported
+from ropespec.properties import probe
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.numerics import output_bound
+from ropespec.properties.cases import promised
+from ropespec.properties.framework import rope_property
+from ropespec.properties.strategies import positions, scaled_expectations, vectors
+from ropespec.spec import methods, tolerance
+from ropespec.spec.expectation import Expect
+from ropespec.spec.scaling import original_length
 
 
 def _cases(invariant, where=lambda method: True):

@@ -6,18 +6,18 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-import reference
-from implementations.contract import Failure
-from properties.assertions import assert_close
-from properties.numerics import per_dim
-from properties.cases import (TILE_LENGTHS, expect_strategy, listed, long_expects, long_positions, nearest_shift,
+from ropespec import reference
+from ropespec.implementations.contract import Failure
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.numerics import per_dim
+from ropespec.properties.cases import (TILE_LENGTHS, expect_strategy, listed, long_expects, long_positions, nearest_shift,
                               pinned_expects, rows_cases, rows_pinned)
-from properties.probe import SHORT_CALL
-from properties.framework import rope_property
-from properties.strategies import positions
-from reference.encodings import sinusoidal, sinusoidal_fast
-from spec import tolerance
-from spec.angles import sinusoidal_layout
+from ropespec.properties.probe import SHORT_CALL
+from ropespec.properties.framework import rope_property
+from ropespec.properties.strategies import positions
+from ropespec.reference.encodings import sinusoidal, sinusoidal_fast
+from ropespec.spec import tolerance
+from ropespec.spec.angles import sinusoidal_layout
 
 
 

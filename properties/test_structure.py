@@ -5,17 +5,17 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-import reference
-from implementations.contract import Failure
-from properties import probe
-from properties.diagnose import diagnose
-from properties.assertions import assert_close, assert_equal, assert_zero
-from properties.numerics import per_dim
-from properties.cases import expect_strategy, pinned_expects, pinned_rows_of, rows_cases, rows_pinned
-from properties.framework import rope_property
-from properties.strategies import make_vectors, pinned_rows, position_rows, position_vectors, vectors
-from spec import tolerance
-from spec.dtypes import round_to
+from ropespec import reference
+from ropespec.implementations.contract import Failure
+from ropespec.properties import probe
+from ropespec.properties.diagnose import diagnose
+from ropespec.properties.assertions import assert_close, assert_equal, assert_zero
+from ropespec.properties.numerics import per_dim
+from ropespec.properties.cases import expect_strategy, pinned_expects, pinned_rows_of, rows_cases, rows_pinned
+from ropespec.properties.framework import rope_property
+from ropespec.properties.strategies import make_vectors, pinned_rows, position_rows, position_vectors, vectors
+from ropespec.spec import tolerance
+from ropespec.spec.dtypes import round_to
 
 _U64 = 2.0**-53
 _COEFFICIENTS = (1.0, -1.0, 2.0, 0.5, 3.0, -0.25)

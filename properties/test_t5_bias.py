@@ -1,20 +1,20 @@
 """Spec section "t5-bias": T5's relative-position buckets, bucket(relative_position, bidirectional, num_buckets,
-max_distance), checked exactly against reference.biases.t5_buckets (where T5's float32 logarithm lands within its
-error of a whole number, either neighbour is T5's own answer, spec.tolerance.t5_log_slack)."""
+max_distance), checked exactly against ropespec.reference.biases.t5_buckets (where T5's float32 logarithm lands within its
+error of a whole number, either neighbour is T5's own answer, ropespec.spec.tolerance.t5_log_slack)."""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
 
-from implementations.contract import Failure
-from implementations.families.t5_bias import LOOKUP
-from properties.cases import listed, nearest_shift
-from properties.framework import rope_property
-from reference.biases import t5_buckets
-from spec import definitions, tolerance
-from spec.dtypes import exact_integer_limit
-from spec.expectation import Expect
+from ropespec.implementations.contract import Failure
+from ropespec.implementations.families.t5_bias import LOOKUP
+from ropespec.properties.cases import listed, nearest_shift
+from ropespec.properties.framework import rope_property
+from ropespec.reference.biases import t5_buckets
+from ropespec.spec import definitions, tolerance
+from ropespec.spec.dtypes import exact_integer_limit
+from ropespec.spec.expectation import Expect
 
 #: the parameters every property tries first: T5's and mT5's (32, 128), a decoder's unidirectional buckets, and
 #: LongT5's wider (64, 256)
@@ -83,7 +83,7 @@ def _same_wherever_the_query_is(f, rel, got, bi, nb, md) -> None:
 
 
 def _split(rel: np.ndarray, bi: bool, nb: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """(offset, distance, buckets of one sign) of every relative position, as spec.definitions.t5_sign_split
+    """(offset, distance, buckets of one sign) of every relative position, as ropespec.spec.definitions.t5_sign_split
     says them."""
     parts = np.array([definitions.t5_sign_split(int(d), bi, nb) for d in rel], dtype=np.int64).reshape(-1, 3)
     return parts[:, 0], parts[:, 1], definitions.t5_sign_split(0, bi, nb)[2]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from implementations.contract import Failure
-from properties.assertions import assert_close
-from properties.numerics import exact, output_bound
-from properties.cases import TILE_LENGTHS, listed, long_expects, long_positions, rows_cases, rows_pinned
-from properties.framework import rope_property
+from ropespec.implementations.contract import Failure
+from ropespec.properties.assertions import assert_close
+from ropespec.properties.numerics import exact, output_bound
+from ropespec.properties.cases import TILE_LENGTHS, listed, long_expects, long_positions, rows_cases, rows_pinned
+from ropespec.properties.framework import rope_property
 
 
 def unit_pairs(e, n: int) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Spec section "xpos": RoPE with a per-pair decay, xpos(q, k, q_positions, k_positions) -> (q', k'), checked on the
 scores each rotated pair contributes (a centre common to the queries' and keys' exponents cancels there) against
-reference.biases.xpos_pair_scores: one query row per call and keys at or before it, as a decoder attends."""
+ropespec.reference.biases.xpos_pair_scores: one query row per call and keys at or before it, as a decoder attends."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import numpy as np
 from hypothesis import reject
 from hypothesis import strategies as st
 
-import reference
-from implementations.contract import Failure
-from properties.cases import listed, nearest_shift, shift_range
-from properties.framework import rope_property
-from properties.strategies import make_vectors
-from reference.biases import xpos_pair_scores, xpos_zetas
-from spec import tolerance
-from spec.expectation import Expect
+from ropespec import reference
+from ropespec.implementations.contract import Failure
+from ropespec.properties.cases import listed, nearest_shift, shift_range
+from ropespec.properties.framework import rope_property
+from ropespec.properties.strategies import make_vectors
+from ropespec.reference.biases import xpos_pair_scores, xpos_zetas
+from ropespec.spec import tolerance
+from ropespec.spec.expectation import Expect
 
 #: where the drawn query sits: below 4096 (the decay is zeta^(p / 512): past a few thousand it underflows float32)
 NEAR_POSITIONS = 4096

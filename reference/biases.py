@@ -1,5 +1,5 @@
 """Exact references of the positional biases: ALiBi's slopes and bias, T5's relative-position buckets
-(spec.definitions evaluated with mpmath, rounded correctly to float64)."""
+(ropespec.spec.definitions evaluated with mpmath, rounded correctly to float64)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Callable
 import mpmath as mp
 import numpy as np
 
-from reference.rope import apply
-from spec import definitions
+from ropespec.reference.rope import apply
+from ropespec.spec import definitions
 
 #: working precision of the bias references (bits): far past float64's 53, so every rounding to float64 is correct
 PREC = 128

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.rope import apply, cos_sin
-from spec.angles import cos_sin as dd_cos_sin, sinusoidal_layout, theta_hi_lo
-from spec import tables
-from spec.expectation import Expect
+from ropespec.reference.rope import apply, cos_sin
+from ropespec.spec.angles import cos_sin as dd_cos_sin, sinusoidal_layout, theta_hi_lo
+from ropespec.spec import tables
+from ropespec.spec.expectation import Expect
 
 
 def sinusoidal(expect: Expect, positions) -> np.ndarray:
@@ -24,8 +24,8 @@ def sinusoidal(expect: Expect, positions) -> np.ndarray:
 
 
 def sinusoidal_fast(expect: Expect, positions) -> np.ndarray:
-    """:func:`sinusoidal` to about an ulp, in vectorised double-double arithmetic (spec.angles, the
-    same path as reference.fast): for bulk uses such as distances over thousands of positions."""
+    """:func:`sinusoidal` to about an ulp, in vectorised double-double arithmetic (ropespec.spec.angles, the
+    same path as ropespec.reference.fast): for bulk uses such as distances over thousands of positions."""
     plain = expect.replace(rope_scaling=None, rotary_dim=expect.head_dim)
     hi, lo, _ = theta_hi_lo(plain)
     c, s = dd_cos_sin(np.asarray(positions, dtype=np.float64)[:, None], hi, lo)
@@ -34,7 +34,7 @@ def sinusoidal_fast(expect: Expect, positions) -> np.ndarray:
 
 def attention(expect: Expect, q, k, v, positions, causal: bool, *, additive: bool = False) -> np.ndarray:
     """softmax(t (R q)(R k)^T / sqrt(d)) v with the exact RoPE, in float64, per head (t the softmax scale's temperature,
-    spec.tables.score_temperature: 1 but for DeepSeek's YaRN): q holds n_heads
+    ropespec.spec.tables.score_temperature: 1 but for DeepSeek's YaRN): q holds n_heads
     heads of head_dim (contiguous), k and v n_kv_heads; query head h reads kv head h // group.
     ``additive``: the sinusoidal encoding added to q and k instead of the rotation."""
     d, H, KV = expect.head_dim, expect.n_heads, expect.n_kv_heads

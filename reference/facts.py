@@ -17,9 +17,9 @@ from typing import Callable
 
 import numpy as np
 
-from reference.encodings import sinusoidal_fast
-from reference.rope import apply, attention_factor, thetas
-from spec.expectation import Expect
+from ropespec.reference.encodings import sinusoidal_fast
+from ropespec.reference.rope import apply, attention_factor, thetas
+from ropespec.spec.expectation import Expect
 
 SEEDS = {
     "000": "000_e099704d4a35ee33.txt (interactive: sinusoidal, toy, learned and RoPE encodings, their costs)",

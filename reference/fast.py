@@ -2,7 +2,7 @@
 
 Orders of magnitude faster than :func:`reference.apply` (it is vectorised numpy, see
 ``benchmarks/reference_speed.py``), and within about 2 ulp of the pair norm at every position below
-2**53: the angle is formed and reduced in double-double arithmetic (:mod:`spec.angles`). Use it to
+2**53: the angle is formed and reduced in double-double arithmetic (:mod:`ropespec.spec.angles`). Use it to
 generate expected values in your own tests:
 
     >>> from reference import fast
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.angles import cos_sin, theta_hi_lo
-from spec.definitions import rotate
-from spec.expectation import Expect
+from ropespec.spec.angles import cos_sin, theta_hi_lo
+from ropespec.spec.definitions import rotate
+from ropespec.spec.expectation import Expect
 
 
 def apply(expect: Expect, x: np.ndarray, positions: np.ndarray) -> np.ndarray:

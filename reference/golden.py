@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from reference.rope import apply
-from spec.dtypes import round_to
-from spec.expectation import Expect
+from ropespec.reference.rope import apply
+from ropespec.spec.dtypes import round_to
+from ropespec.spec.expectation import Expect
 
 FORMAT = "ropespec-golden-1"
 DTYPES = ("float64", "float32", "bfloat16")

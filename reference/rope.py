@@ -1,7 +1,7 @@
 """The exact RoPE reference, evaluated in mpmath and rounded correctly to float64.
 
 theta_i = rope_theta ** (-2 i / r) for i < r/2 (r the rotary dim), changed by the expectation's
-scaling method (:mod:`spec.scaling`), and pair i of x is rotated by phi = p * theta_i and scaled by
+scaling method (:mod:`ropespec.spec.scaling`), and pair i of x is rotated by phi = p * theta_i and scaled by
 the attention factor. The working precision is chosen from the position: phi has up to
 bitlen(p) bits before the binary point, and cos/sin must be right to well below float64's 53 bits
 after it, so the angle is formed with ``53 + GUARD_BITS + bitlen(p)`` bits (rounded up to a multiple
@@ -24,9 +24,9 @@ import mpmath
 import numpy as np
 from mpmath import libmp
 
-from spec import tables
-from spec.dtypes import MANTISSA_BITS, round_to
-from spec.expectation import Expect
+from ropespec.spec import tables
+from ropespec.spec.dtypes import MANTISSA_BITS, round_to
+from ropespec.spec.expectation import Expect
 
 GUARD_BITS = 40
 _PREC_STEP = 32

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.angles import two_prod, two_sum
-from spec.expectation import Expect
+from ropespec.spec.angles import two_prod, two_sum
+from ropespec.spec.expectation import Expect
 
 
 def rotated(e: Expect, x: np.ndarray, c: np.ndarray, s: np.ndarray, *, pairs=None, sign: float = 1.0) -> np.ndarray:

@@ -8,6 +8,6 @@ contract and implementations in ``implementations``, the properties in ``propert
 __version__ = "0.1.0"
 
 from ropespec.api import CheckResult, check, fingerprint  # noqa: E402
-from spec import Expect, ExpectationError  # noqa: E402
+from ropespec.spec import Expect, ExpectationError  # noqa: E402
 
 __all__ = ["CheckResult", "Expect", "ExpectationError", "check", "fingerprint", "__version__"]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import random
 
-from properties.profiles import DEFAULT_PROFILE
+from ropespec.properties.profiles import DEFAULT_PROFILE
 from ropespec.engine import check_implementations, select_properties
-from properties.fingerprint import fingerprint as _fingerprint
+from ropespec.properties.fingerprint import fingerprint as _fingerprint
 from ropespec.inputs import load_implementations, call_shape, parse_expect, parse_replay
 from ropespec.results import CheckResult
-from spec import DEFAULT
+from ropespec.spec import DEFAULT
 
 
 def check(
@@ -63,7 +63,7 @@ def fingerprint(fn, expect=None, *, array: str | None = None, dtype: str | None 
                 max_position: int | None = None, device: str = "cpu", timeout: float | None = 10.0,
                 warmup_timeout: float | None = 300.0, form: str = "apply", layout: str = "nd", inplace: bool = False,
                 table=None, memory_limit=None):
-    """Fingerprint ``fn`` (see :mod:`properties.fingerprint`); ``expect`` gives head_dim, dtype and the probe
+    """Fingerprint ``fn`` (see :mod:`ropespec.properties.fingerprint`); ``expect`` gives head_dim, dtype and the probe
     range. ``fn`` runs in its own worker process, as in :func:`check`; ``form``, ``layout``, ``inplace`` and
     ``table`` as there."""
     [impl] = load_implementations([fn], expect=parse_expect(expect) or DEFAULT, array=array, dtype=dtype,

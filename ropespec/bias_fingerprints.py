@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-import reference
-from properties.numerics import alibi_precision_keys, coarse_roundings
-from reference.biases import alibi_slopes, t5_buckets, xpos_zetas
-from spec import tolerance
-from spec.dtypes import unit_roundoff
-from spec.expectation import Expect
+from ropespec import reference
+from ropespec.properties.numerics import alibi_precision_keys, coarse_roundings
+from ropespec.reference.biases import alibi_slopes, t5_buckets, xpos_zetas
+from ropespec.spec import tolerance
+from ropespec.spec.dtypes import unit_roundoff
+from ropespec.spec.expectation import Expect
 
 #: the head counts probed: a power of two (its slopes fix the bias max) and one that is not (its rule shows)
 ALIBI_HEADS = (8, 12)
@@ -73,7 +73,7 @@ def _slopes_precision(got: np.ndarray, rule: np.ndarray) -> str:
 
 # -- ALiBi ----------------------------------------------------------------------------------------------------------
 def fingerprint_alibi(f, expect: Expect) -> BiasFingerprint:
-    """``f``: an AlibiBound (implementations.families.alibi)."""
+    """``f``: an AlibiBound (ropespec.implementations.families.alibi)."""
     fp = BiasFingerprint("alibi")
     kind = f.kind()
     m8, m12 = (np.asarray(f.slopes(h), dtype=np.float64) for h in ALIBI_HEADS)
@@ -181,7 +181,7 @@ def _alibi_precision(f, fp: BiasFingerprint, expect: Expect, m: np.ndarray, symm
 
 # -- T5's buckets ---------------------------------------------------------------------------------------------------
 def fingerprint_t5(f, expect: Expect) -> BiasFingerprint:
-    """``f``: a T5Bound (implementations.families.t5_bias)."""
+    """``f``: a T5Bound (ropespec.implementations.families.t5_bias)."""
     fp = BiasFingerprint("t5-bias")
     all_t5 = True
     for nb, md in T5_PARAMETERS:
@@ -234,7 +234,7 @@ def _t5_side_facts(d: np.ndarray, got: np.ndarray) -> dict:
 
 # -- xPos -----------------------------------------------------------------------------------------------------------
 def fingerprint_xpos(f, expect: Expect) -> BiasFingerprint:
-    """``f``: an XposBound (implementations.families.xpos). Each pair's unit vectors (under the expectation's
+    """``f``: an XposBound (ropespec.implementations.families.xpos). Each pair's unit vectors (under the expectation's
     convention) go in as query and key; the two scores of each pair give its scale product and its angle."""
     fp = BiasFingerprint("xpos")
     e = expect

@@ -13,7 +13,7 @@ from ropespec import signals
 from ropespec.commands import COMMANDS
 from ropespec.console import console as console_for
 from ropespec.inputs import UsageError
-from spec.expectation import ExpectationError
+from ropespec.spec.expectation import ExpectationError
 
 
 class _Parser(argparse.ArgumentParser):

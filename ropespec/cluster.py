@@ -27,8 +27,8 @@ import tempfile
 import threading
 from typing import Callable, Iterator
 
-from implementations.messages import Job
-from properties.results import Result
+from ropespec.implementations.messages import Job
+from ropespec.properties.results import Result
 from ropespec.inputs import UsageError
 from ropespec.results import ImplementationReport
 from ropespec.runner import run_job

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from implementations.implementation import Implementation
-from properties.framework import all_properties, Property, run_property
-from properties.results import Result
+from ropespec.implementations.implementation import Implementation
+from ropespec.properties.framework import all_properties, Property, run_property
+from ropespec.properties.results import Result
 from ropespec.results import ImplementationReport
 from ropespec.signals import raise_if_signalled
 
@@ -42,7 +42,7 @@ def check_implementations(
     """Run ``properties`` on each implementation in turn, stopping each implementation's worker when it is done.
     Reports are appended to ``into`` as they start, so an interrupted run keeps what finished.
     ``on_progress(implementation, invariant, text, seconds)``: how far a running property has got
-    (:func:`properties.framework.progress`)."""
+    (:func:`ropespec.properties.framework.progress`)."""
     reports = into if into is not None else []
     for s in impls:
         rep = ImplementationReport(s)

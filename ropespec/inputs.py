@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
-from implementations import SHIPPED, arrays, load_implementation, unavailable
-from implementations.contract import TargetError
-from implementations.implementation import Implementation
-from implementations.shape import CallShape, ShapeError
-from spec import hfconfig, presets
-from spec.expectation import DEFAULT, DTYPES, Expect, ExpectationError, load_json
+from ropespec.implementations import SHIPPED, arrays, load_implementation, unavailable
+from ropespec.implementations.contract import TargetError
+from ropespec.implementations.host import installed_target
+from ropespec.implementations.implementation import Implementation
+from ropespec.implementations.shape import CallShape, ShapeError
+from ropespec.spec import hfconfig, presets
+from ropespec.spec.expectation import DEFAULT, DTYPES, Expect, ExpectationError, load_json
 
 
 class UsageError(Exception):
@@ -45,7 +47,7 @@ def parse_expect(text: str | dict | Expect | None) -> Expect | None:
 
 def _parse_expect(text: str | dict | Expect | None) -> Expect | None:
     """An expectation from inline JSON, a dict, a path to a JSON file (ropespec's fields, or a Hugging
-    Face config.json, see :mod:`spec.hfconfig`), a preset name, or an Expect."""
+    Face config.json, see :mod:`ropespec.spec.hfconfig`), a preset name, or an Expect."""
     if text is None or isinstance(text, Expect):
         return text
     if isinstance(text, dict):
@@ -191,11 +193,22 @@ def implementation_specs(
         raise UsageError(f"--device: must be cpu, cuda or cuda:N, got {device!r}")
     common = dict(expect=expect, max_position=max_position, device=device, timeout=timeout,
                   warmup_timeout=warmup_timeout, memory_limit=parse_memory("--memory-limit", memory_limit))
+    shape = replace(shape, table=_installed(shape.table, "--table", notes))
+    targets = [_installed(t, "TARGET", notes) for t in targets or ()]
     if not targets:
         return [dict(common, target=s.target, array=s.array, dtype=d, name=f"{s.name}-{d}", shape=s.shape)
                 for s in shipped(expect=expect, dtype=dtype, notes=notes) for d in ((dtype,) if dtype else s.dtypes)]
     return [dict(common, target=t, array=array or "numpy", dtype=dtype, name=t if isinstance(t, str) else None,
                  shape=shape, isolate=isolate) for t in targets]
+
+
+def _installed(target, what: str, notes: list[str] | None):
+    """A TARGET under its installed name (:func:`ropespec.implementations.host.installed_target`), the run's notes
+    saying the new name where it changed."""
+    new = installed_target(target)
+    if new != target and notes is not None:
+        notes.append(f"{what} {target} is {new}: ropespec's folders install under ropespec")
+    return new
 
 
 def load_implementations(targets: list | None, **kwargs) -> list[Implementation]:

@@ -12,16 +12,16 @@ import math
 
 import numpy as np
 
-import reference
-from reference.encodings import sinusoidal_fast
-from implementations.contract import Failure, TargetError
-from implementations.isolation import WorkerHost
-from implementations.shape import CallShape
-from properties.diagnose import diagnose
-from properties.numerics import output_bound
-from properties.results import Result
-from spec import tolerance
-from spec.expectation import Expect
+from ropespec import reference
+from ropespec.reference.encodings import sinusoidal_fast
+from ropespec.implementations.contract import Failure, TargetError
+from ropespec.implementations.isolation import WorkerHost
+from ropespec.implementations.shape import CallShape
+from ropespec.properties.diagnose import diagnose
+from ropespec.properties.numerics import output_bound
+from ropespec.properties.results import Result
+from ropespec.spec import tolerance
+from ropespec.spec.expectation import Expect
 
 FUNCTIONS = {
     "thetas": "thetas(d, base) -> list of d/2 frequencies",
@@ -166,7 +166,7 @@ CHECKS = {
 
 def grade(path: str, *, seed: int = 0, timeout: float | None = 10.0, warmup_timeout: float | None = 300.0) -> list[Result]:
     """One Result per lab function: pass, fail (with its diagnosis) or missing. The module runs in a
-    worker process of its own (:mod:`implementations.isolation`), each call under ``timeout``. ``path``
+    worker process of its own (:mod:`ropespec.implementations.isolation`), each call under ``timeout``. ``path``
     must be a path to a .py file (TargetError otherwise: a bare name is never imported)."""
     if not (path.endswith(".py") or "/" in path or "\\" in path):
         raise TargetError(f"{path}: expected a path to the lab's .py file (a bare name is not imported)")

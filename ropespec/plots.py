@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from properties.precision import Sweep, class_of
+from ropespec.properties.precision import Sweep, class_of
 from ropespec.report import class_sentence
 
 #: the strict bound dotted and wider, so that another bound along it (float64's, mostly) shows through

@@ -67,7 +67,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Choose the profile of ropespec's own properties; no other test's Hypothesis settings change."""
-    from properties import profiles
+    from ropespec.properties import profiles
 
     chosen = config.getoption("rope_profile", None)
     hyp = config.getoption("hypothesis_profile", None) or ""
@@ -81,7 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _usage_errors():
     """A bad --rope-* option as pytest's usage error: one line, exit 4."""
     from ropespec.inputs import UsageError
-    from spec.expectation import ExpectationError
+    from ropespec.spec.expectation import ExpectationError
 
     try:
         yield
@@ -143,7 +143,7 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list) -> list[s
     none of them (an unrelated project's tests, or only rope_check tests, which name what they check)."""
     if not any("rope_impl" in getattr(item, "fixturenames", ()) for item in items):
         return []
-    from properties import profiles
+    from ropespec.properties import profiles
 
     lines = [f"ropespec: profile {profiles.active()!r}; under test:"]
     lines += [f"  {s.describe()}" + (f" [skipped: {s.skip_reason}]" if s.skip_reason else "") for s in _implementations(config)]
@@ -185,7 +185,7 @@ def rope_check(request):
         def test_my_kernel(rope_check):
             rope_check(my_kernel, expect="llama3.1-8b", array="torch")
     """
-    from properties import profiles
+    from ropespec.properties import profiles
     from ropespec.api import check
 
     def run(fn, expect=None, **kwargs):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import shlex
 
-from implementations.implementation import Implementation
-from properties.framework import all_properties
-from properties.results import Result
+from ropespec.implementations.implementation import Implementation
+from ropespec.properties.framework import all_properties
+from ropespec.properties.results import Result
 
 
 def property_id(result: Result) -> str:

@@ -17,12 +17,12 @@ import xml.etree.ElementTree as ET
 
 from rich import box
 
-from implementations.contract import clean
-from implementations.families import form_of
-from properties.diagnose import STRUCTURAL
-from properties.precision import class_of, describe_position, holds
+from ropespec.implementations.contract import clean
+from ropespec.implementations.families import form_of
+from ropespec.properties.diagnose import STRUCTURAL
+from ropespec.properties.precision import class_of, describe_position, holds
 from ropespec.replay import replay_text
-from spec import tolerance
+from ropespec.spec import tolerance
 
 _STYLE = {"pass": "green", "fail": "bold red", "skip": "yellow", "error": "bold magenta", "xfail": "cyan"}
 
@@ -258,7 +258,7 @@ def _count(n: int, noun: str) -> str:
 
 def root_cause(rep) -> tuple[str, int, int] | None:
     """(word, failures carrying it, failures) when an implementation's failures have a structural root
-    cause (properties.diagnose.STRUCTURAL), else None."""
+    cause (ropespec.properties.diagnose.STRUCTURAL), else None."""
     words = [r.diagnosis for r in rep.results if r.status == "fail"]
     roots = [w for w in dict.fromkeys(words) if w in STRUCTURAL]
     return (roots[0], words.count(roots[0]), len(words)) if roots else None
@@ -326,7 +326,7 @@ def render_exhaustive(ex, console: Console, target: str) -> None:
     declared = class_of(e)
     say = lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True)
     say(f"ropespec precision --exhaustive: {target}: {e.describe()}; declared class: {tolerance.class_name(e)}")
-    say(f"every position 0 .. {ex.n - 1}, one random vector each, against reference.fast (its own error, "
+    say(f"every position 0 .. {ex.n - 1}, one random vector each, against ropespec.reference.fast (its own error, "
         f"{ex.reference_error:.1e} of the pair norm, is added to every bound)")
     if ex.nonfinite_at is not None:
         say(f"non-finite output first at p = {ex.nonfinite_at}")

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
-from implementations.implementation import Implementation
-from properties.results import Result
+from ropespec.implementations.implementation import Implementation
+from ropespec.properties.results import Result
 from ropespec import report
 from ropespec.replay import replay_command
 

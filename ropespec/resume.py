@@ -12,13 +12,13 @@ import json
 import shlex
 from dataclasses import dataclass
 
-from implementations.implementation import Implementation
-from properties.framework import Property
-from properties.results import Result
+from ropespec.implementations.implementation import Implementation
+from ropespec.properties.framework import Property
+from ropespec.properties.results import Result
 from ropespec.inputs import UsageError
 from ropespec.replay import replay_command
 from ropespec.results import ImplementationReport
-from spec.expectation import Expect
+from ropespec.spec.expectation import Expect
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """The -j scheduler: implementations spread over runner processes (:mod:`ropespec.runner`), one at a time each, the
-results streaming back as typed messages (:mod:`implementations.messages`)."""
+results streaming back as typed messages (:mod:`ropespec.implementations.messages`)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from collections import deque
 from multiprocessing.connection import wait
 from typing import Callable
 
-from implementations.contract import TargetError
-from implementations.implementation import Implementation
-from implementations.isolation import Child, crash_words
-from implementations.messages import Done, Finished, Job, JobFailed, Loaded, Progress
-from properties.results import Result
+from ropespec.implementations.contract import TargetError
+from ropespec.implementations.implementation import Implementation
+from ropespec.implementations.isolation import Child, crash_words
+from ropespec.implementations.messages import Done, Finished, Job, JobFailed, Loaded, Progress
+from ropespec.properties.results import Result
 from ropespec.results import ImplementationReport
 from ropespec.signals import raise_if_signalled
 

@@ -21,15 +21,15 @@ import math
 import re
 from pathlib import Path
 
-from implementations import loader, triton_mode
-from implementations.families import base
-from properties import precision
-from properties.facts import gather
-from reference.facts import FACTS, SEEDS
+from ropespec.implementations import loader, triton_mode
+from ropespec.implementations.families import base
+from ropespec.properties import precision
+from ropespec.properties.facts import gather
+from ropespec.reference.facts import FACTS, SEEDS
 from ropespec import __version__
-from spec import formulas, proofs, tolerance
-from spec.expectation import Expect
-from spec.invariants import REGISTRY, SECTIONS
+from ropespec.spec import formulas, proofs, tolerance
+from ropespec.spec.expectation import Expect
+from ropespec.spec.invariants import REGISTRY, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "docs" / "proofs.json"
@@ -206,7 +206,7 @@ def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> l
     return out
 
 
-#: ASCII mathematics of spec.tolerance's docstring, as a reader of the rendered spec reads it
+#: ASCII mathematics of ropespec.spec.tolerance's docstring, as a reader of the rendered spec reads it
 _UNICODE = [(r"\|\|x\|\|", "‖x‖"), (r"\|d phi\|", "|Δφ|"), (r"d phi", "Δφ"), (r"\btheta\b", "θ"), (r"\bphi\b", "φ"),
             (r"theta_i", "θ_i"), (r"<=", "≤"), (r"sqrt\(", "√("), (r"\*\*", "^"), (r" \* ", " · "), (r"\bd([12])\b", r"δ\1"),
             (r"\|d\|", "|δ|"), (r"c~", "c̃"), (r"s~", "s̃"), (r"\bln\b", "ln")]
@@ -225,8 +225,8 @@ def _prose(text: str) -> str:
 
 
 def tolerance_blocks(doc: str) -> list[tuple]:
-    """spec.tolerance's docstring as the spec shows it: its paragraphs as prose, its displayed formula and its sum
-    as formulas (spec.formulas.TOLERANCE), so that the model is stated once, in the code, and read here."""
+    """ropespec.spec.tolerance's docstring as the spec shows it: its paragraphs as prose, its displayed formula and its sum
+    as formulas (ropespec.spec.formulas.TOLERANCE), so that the model is stated once, in the code, and read here."""
     out: list[tuple] = []
     for para in doc.strip().split("\n\n")[1:]:  # the first line is the module's title
         if para.startswith("    "):  # the displayed formula: the rounded rotation

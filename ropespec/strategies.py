@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from properties.strategies import bases, head_dims, positions, scaled_expectations, vectors
-from properties.strategies import expectations as _expectations
+from ropespec.properties.strategies import bases, head_dims, positions, scaled_expectations, vectors
+from ropespec.properties.strategies import expectations as _expectations
 
 
 def expectations(*, dtype: str = "float32", max_position: int = 131072, conventions=("half", "interleaved"),

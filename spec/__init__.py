@@ -1,6 +1,6 @@
 """spec: what a positional encoding IS — the expectation schema, the invariant registry and the
 tolerance model. Imports no other layer of ropespec."""
 
-from spec.expectation import DEFAULT, Expect, ExpectationError
+from ropespec.spec.expectation import DEFAULT, Expect, ExpectationError
 
 __all__ = ["DEFAULT", "Expect", "ExpectationError"]

@@ -25,9 +25,9 @@ from functools import lru_cache
 import mpmath
 import numpy as np
 
-from spec import tables
-from spec.dtypes import round_to
-from spec.expectation import Expect
+from ropespec.spec import tables
+from ropespec.spec.dtypes import round_to
+from ropespec.spec.expectation import Expect
 
 _SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's constant for float64
 

@@ -1,9 +1,9 @@
 """The RoPE map and the sinusoidal encoding, defined once: the rotation of a pair with its sign
-convention, how the pairs are laid out (:meth:`spec.expectation.Expect.pairs` and ``out_pairs``), the
+convention, how the pairs are laid out (:meth:`ropespec.spec.expectation.Expect.pairs` and ``out_pairs``), the
 attention factor, the pass-through dims, and softmax attention.
 
 Every function is plain arithmetic plus the ``cos``/``sin``/``exp`` it is given, so one definition
-serves sympy (:mod:`spec.proofs` proves the invariants on these functions) and mpmath or floats (the
+serves sympy (:mod:`ropespec.spec.proofs` proves the invariants on these functions) and mpmath or floats (the
 tests check the references against them at many points, ``tests/test_reference.py``).
 """
 
@@ -42,7 +42,7 @@ def encode(expect, x: Sequence, angles: Sequence, cos: Callable, sin: Callable, 
 
 def axis_angles(pair_axes: Sequence[int], position: Sequence, thetas: Sequence) -> list:
     """The angles of a multi-axis RoPE: pair j turns by phi_j = p[a(j)] theta_j, the position on its own axis
-    a(j) (:meth:`spec.expectation.Expect.pair_axes`) times its frequency (:meth:`~spec.expectation.Expect.ladder`)."""
+    a(j) (:meth:`ropespec.spec.expectation.Expect.pair_axes`) times its frequency (:meth:`~ropespec.spec.expectation.Expect.ladder`)."""
     return [position[a] * t for a, t in zip(pair_axes, thetas)]
 
 

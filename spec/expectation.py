@@ -17,9 +17,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from spec import methods
-from spec.positions import TIME_RULES
-from spec.schema import (  # noqa: F401 (the vocabulary, importable from here as before)
+from ropespec.spec import methods
+from ropespec.spec.positions import TIME_RULES
+from ropespec.spec.schema import (  # noqa: F401 (the vocabulary, importable from here as before)
     _is_int, _is_number, _short, ANGLE_DTYPES, AXES_KINDS, AXES_MAX, AXES_MIN, CONVENTIONS, DEFAULT_AXIS_NAMES, DTYPES, ExpectationError, FACTOR_MAX, HEAD_DIM_MAX, MAX_POSITION_MAX, RANGES,
 )
 
@@ -50,7 +50,7 @@ class Expect:
 
     ``dtype`` is the precision of the implementation's output. ``angle_dtype`` and
     ``inv_freq_dtype`` state the precision promise the tolerance is derived from (see
-    :mod:`spec.tolerance`): the default float32/float32 is the class mainstream float32 code meets;
+    :mod:`ropespec.spec.tolerance`): the default float32/float32 is the class mainstream float32 code meets;
     ``"exact"`` is the strict class.
 
     ``n_heads`` and ``n_kv_heads`` (default: n_heads) describe attention layouts: q holds n_heads heads
@@ -78,7 +78,7 @@ class Expect:
     #: each axis's offset: its pairs turn by (p_a + axes_offset[a]) theta (Llama 4 vision's patches counted from 1);
     #: the positions handed over stay in [0, max_position)
     axes_offset: tuple[int, ...] | None = None
-    #: the position-id builder's rules (``spec.positions``): how a video's temporal positions grow, and the clock
+    #: the position-id builder's rules (``ropespec.spec.positions``): how a video's temporal positions grow, and the clock
     video_time: str | None = None
     tokens_per_second: float | None = None
     #: ALiBi's rule (the alibi family): the bias max of its slopes (MPT's alibi_bias_max), and whether the bias is
@@ -137,7 +137,7 @@ class Expect:
             raise ExpectationError("bias_symmetric", f"must be {RANGES['bias_symmetric']}, got {_short(self.bias_symmetric)}")
 
     def _validate_video_time(self) -> None:
-        """A position-id builder's rules: a time rule of :data:`spec.positions.TIME_RULES` for a three-axis shared
+        """A position-id builder's rules: a time rule of :data:`ropespec.spec.positions.TIME_RULES` for a three-axis shared
         ladder (t, h, w), and the clock that the seconds rule needs."""
         vt, tps = self.video_time, self.tokens_per_second
         if vt is not None:
@@ -398,7 +398,7 @@ class Expect:
 
     @property
     def method(self):
-        """The scaling method (:mod:`spec.methods`): everything that depends on the rope_type asks it."""
+        """The scaling method (:mod:`ropespec.spec.methods`): everything that depends on the rope_type asks it."""
         return methods.get(self.rope_scaling["rope_type"] if self.rope_scaling else "default")
 
     def pairs(self) -> list[tuple[int, int]]:

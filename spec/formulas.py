@@ -1,7 +1,7 @@
 """Each invariant's formula as a sympy expression, rendered to LaTeX (Markdown) and to MathML (HTML) by
 sympy's printers, so no formula is written twice; the frequency formulas are built by calling
-:mod:`spec.scaling`'s own functions on symbols, so what is shown is what the code computes and what
-:mod:`spec.proofs` proved. Letters: s a scale factor, c a shift of positions, ℓ a sequence length,
+:mod:`ropespec.spec.scaling`'s own functions on symbols, so what is shown is what the code computes and what
+:mod:`ropespec.spec.proofs` proved. Letters: s a scale factor, c a shift of positions, ℓ a sequence length,
 L the original (trained) length, r the rotary dim, d the head dim, b the base."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy.printing.mathml import MathMLPresentationPrinter
 
-from spec import definitions, proofs, scaling
+from ropespec.spec import definitions, proofs, scaling
 
 f, R, dot, norm, PE = (sp.Function(n) for n in ("f", "R", "dot", "norm", "PE"))
 x, y, q, k, p, m, n, c, a, b, i, r, L, d = sp.symbols("x y q k p m n c a b i r L d")
@@ -191,24 +191,24 @@ FORMULAS: dict[str, Formula] = {
 #: the definitions the invariants are about, each built from the code that defines it
 _phi, _xa, _xb = sp.symbols("phi x_a x_b")
 DEFINITIONS: dict[str, tuple[sp.Basic, str]] = {
-    "rotation": (_eq(R(_phi), proofs.R(_phi)), "spec.definitions.rotate: (x_a, x_b) -> (x_a cos φ − x_b sin φ, x_a sin φ + "
+    "rotation": (_eq(R(_phi), proofs.R(_phi)), "ropespec.spec.definitions.rotate: (x_a, x_b) -> (x_a cos φ − x_b sin φ, x_a sin φ + "
                  "x_b cos φ), counter-clockwise; pair i at position p turns by φ = p θ'_i, then is scaled by the attention factor g"),
-    "frequencies": (_eq(theta_i, _ladder(base, i)), "spec.scaling.ladder, i = 0 … r/2 − 1; every scaling method changes θ_i below"),
-    "linear": (_eq(theta_p, scaling.linear(theta_i, s)), "spec.scaling.linear (position interpolation)"),
-    "ntk": (_eq(sp.Symbol("b'"), scaling.ntk_base(base, s, r)), "spec.scaling.ntk_base (static NTK-aware; not an HF type)"),
+    "frequencies": (_eq(theta_i, _ladder(base, i)), "ropespec.spec.scaling.ladder, i = 0 … r/2 − 1; every scaling method changes θ_i below"),
+    "linear": (_eq(theta_p, scaling.linear(theta_i, s)), "ropespec.spec.scaling.linear (position interpolation)"),
+    "ntk": (_eq(sp.Symbol("b'"), scaling.ntk_base(base, s, r)), "ropespec.spec.scaling.ntk_base (static NTK-aware; not an HF type)"),
     "dynamic": (_eq(sp.Symbol("b'"), scaling.dynamic_base(base, s, sp.Max(ell, L), L, r)),
-                "spec.scaling.dynamic_base with ℓ = seq_len: the default table while ℓ ≤ L"),
+                "ropespec.spec.scaling.dynamic_base with ℓ = seq_len: the default table while ℓ ≤ L"),
     "yarn": (_eq(theta_p, scaling.mix(theta_i, sp.Symbol("ramp_i"), s)),
-             "spec.scaling.mix with ramp_i = clamp((i − low)/(high − low), 0, 1) (yarn_ramp), low/high from yarn_bounds: "
+             "ropespec.spec.scaling.mix with ramp_i = clamp((i − low)/(high − low), 0, 1) (yarn_ramp), low/high from yarn_bounds: "
              "r ln(L/(2π β))/(2 ln b) at β_fast (32) and β_slow (1), floored/ceiled when truncate"),
-    "yarn attention factor": (_eq(g, scaling.yarn_mscale(s, 1, proofs.SYM)), "spec.scaling.yarn_mscale, for s > 1 (1 otherwise); "
+    "yarn attention factor": (_eq(g, scaling.yarn_mscale(s, 1, proofs.SYM)), "ropespec.spec.scaling.yarn_mscale, for s > 1 (1 otherwise); "
                               "g(s, mscale)/g(s, mscale_all_dim) when both are given"),
     "llama3": (_eq(theta_p, scaling.mix(theta_i, 1 - scaling.llama3_gamma(L, sp.Symbol("lambda_i"), sp.Symbol("lo"),
                                                                            sp.Symbol("hi")), s)),
-               "spec.scaling.llama3_gamma, inside the band L/hi ≤ λ_i = 2π/θ_i ≤ L/lo; θ_i below it (λ < L/hi), θ_i/s above it"),
+               "ropespec.spec.scaling.llama3_gamma, inside the band L/hi ≤ λ_i = 2π/θ_i ≤ L/lo; θ_i below it (λ < L/hi), θ_i/s above it"),
     "longrope": (_eq(theta_p, sp.Piecewise((theta_i / sp.Symbol("long_i"), sp.StrictGreaterThan(ell, L)),
                                            (theta_i / sp.Symbol("short_i"), True))),
-                 "spec.scaling.linear per pair with LongRoPE's factor lists; attention factor "
+                 "ropespec.spec.scaling.linear per pair with LongRoPE's factor lists; attention factor "
                  "sqrt(1 + ln s / ln L) (longrope_mscale)"),
 }
 
@@ -298,7 +298,7 @@ def definition_mathml(name: str) -> str:
     return _mathml(DEFINITIONS[name][0])
 
 
-#: the error model's two formulas (spec.tolerance's docstring), for the rendered spec: the rotation rounded in the
+#: the error model's two formulas (ropespec.spec.tolerance's docstring), for the rendered spec: the rotation rounded in the
 #: output dtype, and the bound every class's tolerance is
 _ya, _ystar, _ct, _st, _c, _s, _u = sp.symbols("y_a y^* c̃ s̃ c s u")
 _d1, _d2, _dphi = sp.symbols("delta_1 delta_2 Δφ")

@@ -8,10 +8,10 @@
 * **axis**: one coordinate of a multi-axis RoPE's position vector (t, h, w); **section**: the pairs of one axis
   (``mrope_section``); **ladder**: the frequencies theta^(-2i/R) the pairs turn at, shared or one per axis.
 * **convention**: which dims of the rotary dims turn together and where their results are written
-  (``spec.expectation.CONVENTIONS``: half, interleaved, rope_interleave). Two dims that turn together are a pair.
-* **call shape**: family, form, layout, in place and the table TARGET, together (``implementations.shape``).
+  (``ropespec.spec.expectation.CONVENTIONS``: half, interleaved, rope_interleave). Two dims that turn together are a pair.
+* **call shape**: family, form, layout, in place and the table TARGET, together (``ropespec.implementations.shape``).
 * **diagnosis**: the word a failure carries, from the fixed vocabulary :data:`DIAGNOSES`.
-* **kind** is kept for one thing only: the kind of a proof (``spec.proofs.KINDS``).
+* **kind** is kept for one thing only: the kind of a proof (``ropespec.spec.proofs.KINDS``).
 
 Scripts depend on these strings: a word is added, never renamed.
 """
@@ -134,5 +134,5 @@ def check_word(word: str | None) -> str | None:
     """``word`` when it is a diagnosis of the vocabulary (or None); ValueError otherwise: a word outside it is
     ropespec's own mistake, and scripts that read the words would not know it."""
     if word is not None and word not in DIAGNOSES:
-        raise ValueError(f"{word!r} is not a diagnosis of the vocabulary (spec.glossary.DIAGNOSES)")
+        raise ValueError(f"{word!r} is not a diagnosis of the vocabulary (ropespec.spec.glossary.DIAGNOSES)")
     return word

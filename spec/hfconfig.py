@@ -25,7 +25,7 @@ Keys read (transformers 4.57 and 5.x):
   model pairs half;
 * multi-axis RoPE: ``mrope_section`` and ``mrope_interleaved`` from ``rope_scaling`` or ``rope_parameters``
   (Qwen2-VL's ``{"type": "mrope", ...}``, Qwen3-VL, GLM-4.1V, whose text model pairs interleaved);
-* the position-id rule of a vision-language model (``spec.positions``), by its ``model_type``: Qwen2-VL's temporal
+* the position-id rule of a vision-language model (``ropespec.spec.positions``), by its ``model_type``: Qwen2-VL's temporal
   grid steps (``grid``), Qwen2.5-VL's clock (``seconds``, with ``vision_config.tokens_per_second``, default 4 as
   transformers' config class has it), Qwen3-VL's and GLM-4.1V's frames after timestamps (``frames``);
 * a diffusers transformer's ``config.json`` (its ``_class_name``): FLUX's ``axes_dims_rope`` (base 10000, as
@@ -38,8 +38,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from spec import methods
-from spec.expectation import Expect, ExpectationError, _is_number, load_json
+from ropespec.spec import methods
+from ropespec.spec.expectation import Expect, ExpectationError, _is_number, load_json
 
 #: model types whose code pairs interleaved (its rotate_half takes x[..., ::2] and x[..., 1::2]; a text config's
 #: ``<model>_text`` reads as its model's, here and in ROPE_INTERLEAVE_MODEL_TYPES); config.json does not
@@ -72,7 +72,7 @@ ROTARY_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base
 #: diffusers transformers with a multi-axis RoPE, by ``_class_name``
 DIFFUSERS_CLASSES = ("FluxTransformer2DModel", "HunyuanVideoTransformer3DModel", "WanTransformer3DModel")
 _MROPE_KEYS = ("mrope_section", "mrope_interleaved")
-#: model type -> how its get_rope_index lets a video's temporal positions grow (spec.positions.TIME_RULES)
+#: model type -> how its get_rope_index lets a video's temporal positions grow (ropespec.spec.positions.TIME_RULES)
 VIDEO_TIME = {"qwen2_vl": "grid", "qwen2_5_vl": "seconds", "qwen3_vl": "frames", "qwen3_vl_moe": "frames",
               "glm4v": "frames", "glm4v_moe": "frames"}
 #: model types that use RoPE even where an older config.json names none of ROTARY_KEYS (the 10000 base was implied)

@@ -2,9 +2,9 @@
 
 Each entry has a stable id (scripts and reports depend on it), the spec section it belongs to
 (properties/test_<section>.py checks it), a one-sentence statement and where it comes from. Everything else about
-an invariant is declared by its owner and names the id: its proof (``spec.proofs``), the properties that check it
-and the tolerance rule they apply (``properties``), the forms that answer it (``implementations.families``), the zoo
-members that fail it (``implementations.zoo``); ``properties.facts`` gathers them into one record.
+an invariant is declared by its owner and names the id: its proof (``ropespec.spec.proofs``), the properties that check it
+and the tolerance rule they apply (``properties``), the forms that answer it (``ropespec.implementations.families``), the zoo
+members that fail it (``ropespec.implementations.zoo``); ``ropespec.properties.facts`` gathers them into one record.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.expectation import Expect, ExpectationError
+from ropespec.spec.expectation import Expect, ExpectationError
 
 _PRESETS: dict[str, dict[str, Any]] = {
     "llama2-7b": {"head_dim": 128, "rope_theta": 10000.0, "max_position": 4096},

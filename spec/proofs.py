@@ -1,7 +1,7 @@
 """Proofs of the invariants, in sympy, on the project's own definitions.
 
-Every proof builds its objects from :mod:`spec.definitions` (the rotation, its sign, the conventions,
-the pass-through dims, the attention factor, the sinusoidal pair, softmax) and :mod:`spec.scaling` (the
+Every proof builds its objects from :mod:`ropespec.spec.definitions` (the rotation, its sign, the conventions,
+the pass-through dims, the attention factor, the sinusoidal pair, softmax) and :mod:`ropespec.spec.scaling` (the
 frequency ladder and every scaling method), evaluated on sympy symbols, so a change to a definition
 that breaks an invariant fails its proof. :data:`MUTATIONS` are such changes; each symbolic proof
 names, in ``about``, the mutations of what it is about, and ``tests/test_proofs.py`` checks that it
@@ -34,9 +34,9 @@ from typing import Callable
 
 import sympy as sp
 
-from spec import definitions, scaling
-from spec.invariants import REGISTRY
-from spec.expectation import CONVENTIONS, Expect
+from ropespec.spec import definitions, scaling
+from ropespec.spec.invariants import REGISTRY
+from ropespec.spec.expectation import CONVENTIONS, Expect
 
 MAX_D = 16
 SYMBOLIC, BOUNDED, BOUNDED_N, SECTIONS, DEFINITION, TESTED = (
@@ -142,7 +142,7 @@ def vec(name: str, d: int) -> list[sp.Symbol]:
 
 
 def f(expect: Expect, x, pos, th, gain=1) -> list:
-    """The RoPE map of spec.definitions on symbols: pair i turns by pos * th[i] (a multi-axis RoPE's pos is a vector,
+    """The RoPE map of ropespec.spec.definitions on symbols: pair i turns by pos * th[i] (a multi-axis RoPE's pos is a vector,
     pair i turning with its own axis's entry, definitions.axis_angles)."""
     if expect.multi_axis:
         return definitions.encode(expect, x, definitions.axis_angles(expect.pair_axes(), pos, th), sp.cos, sp.sin, gain)
@@ -159,7 +159,7 @@ def vadd(u_, v_):
 
 
 def ladder_thetas(e: Expect, b=None) -> list:
-    """The expectation's frequencies on a symbolic base: spec.scaling.ladder at each pair's (i, R) of Expect.ladder."""
+    """The expectation's frequencies on a symbolic base: ropespec.spec.scaling.ladder at each pair's (i, R) of Expect.ladder."""
     return [scaling.ladder(b if b is not None else base, sp.Integer(i), sp.Integer(R)) for i, R in e.ladder()]
 
 
@@ -686,28 +686,28 @@ declare("contract.deterministic", TESTED, "a property of code (state, uninitiali
 declare("contract.shape-finite", TESTED, "a property of code (what it returns, whether it returns); the definition's values "
                                      "are finite for finite x since |y_j| <= |x_a| + |x_b|")
 declare("scaling.longrope-switch", DEFINITION, "LongRoPE's rule is the definition: short factors for seq_len <= L, long beyond "
-                                           "(spec.tables.table_variant); the property checks the implementation at L and L + 1")
+                                           "(ropespec.spec.tables.table_variant); the property checks the implementation at L and L + 1")
 declare("decode.consistency", TESTED, "a property of a decoder's cache: the definition has no cache. dynamic NTK's tables differ "
                                   "between lengths (scaling.dynamic-length), which is why cached keys can go stale")
-declare("kernel.rotation", DEFINITION, "the rotation by a given cos and sin is the definition (spec.definitions.rotate); the "
+declare("kernel.rotation", DEFINITION, "the rotation by a given cos and sin is the definition (ropespec.spec.definitions.rotate); the "
                                    "property checks the kernel against it, formed exactly")
 declare("rope.layout", DEFINITION, "each row of each head is the apply function of its own position (rope.conformance's "
                                "definition); the property checks every row of a batched call against it")
 declare("kernel.qk", DEFINITION, "as kernel.rotation: the rotation by a given table is the definition; the property "
                              "checks each head of q and k against it")
-declare("table.angles", DEFINITION, "the table is the definition's cos and sin of p theta'_i times g (spec.definitions.rotate "
+declare("table.angles", DEFINITION, "the table is the definition's cos and sin of p theta'_i times g (ropespec.spec.definitions.rotate "
                                 "of (1, 0)); the property checks the builder against them")
-declare("sinusoidal.conformance", DEFINITION, "PE(p) is defined by these values (spec.definitions.pe_pair); the property checks "
+declare("sinusoidal.conformance", DEFINITION, "PE(p) is defined by these values (ropespec.spec.definitions.pe_pair); the property checks "
                                           "the implementation against them")
 declare("sinusoidal.length-independent", DEFINITION, "PE(p) = (sin p theta_i, cos p theta_i) has no term in the sequence "
                                                  "length; the property checks code that might normalise by it")
-declare("position-ids.text", DEFINITION, "spec.positions' rule gives a text token one position on every axis, one "
+declare("position-ids.text", DEFINITION, "ropespec.spec.positions' rule gives a text token one position on every axis, one "
         "more than the token before; that M-RoPE at equal axes is 1-D RoPE is axes.text-reduction's proof")
-declare("position-ids.grid", DEFINITION, "spec.positions.block: a vision block's h and w are its start plus the merged "
+declare("position-ids.grid", DEFINITION, "ropespec.spec.positions.block: a vision block's h and w are its start plus the merged "
         "grid's row and column, row-major")
-declare("position-ids.time", DEFINITION, "spec.positions.time_index: the model's clock (video_time), truncated as its "
+declare("position-ids.time", DEFINITION, "ropespec.spec.positions.time_index: the model's clock (video_time), truncated as its "
         "code truncates; exact rationals, with float32's rounding under a whole number allowed (time_options)")
-declare("position-ids.resume", DEFINITION, "spec.positions.position_ids: every segment starts at one past the largest "
+declare("position-ids.resume", DEFINITION, "ropespec.spec.positions.position_ids: every segment starts at one past the largest "
         "position so far")
 declare("position-ids.batch", TESTED, "a property of the builder's code: how it reads its batch and its attention mask")
 declare("position-ids.decode", TESTED, "a property of the builder's code: the decode position it carries (rope_deltas)")
@@ -801,20 +801,20 @@ def xpos_inverse_scale():
             "the rotations; symbolic q, k, m, theta, zeta > 0, S > 0")
 
 
-declare("xpos.conformance", DEFINITION, "the score is the definition (spec.definitions.xpos_pair_score and xpos_zeta); "
+declare("xpos.conformance", DEFINITION, "the score is the definition (ropespec.spec.definitions.xpos_pair_score and xpos_zeta); "
         "the property checks code against it, with RoPE's rotation from the mpmath reference")
-declare("alibi.slopes", DEFINITION, "the published rule is the definition (spec.definitions.alibi_slopes, Press et al.'s "
+declare("alibi.slopes", DEFINITION, "the published rule is the definition (ropespec.spec.definitions.alibi_slopes, Press et al.'s "
         "get_slopes); the property checks code's slopes against it, and recovers them from a bias")
 declare("alibi.per-head", DEFINITION, "each batch row and head is alibi.softmax-rows' definition over that row's "
         "positions and that head's slope; the property checks every (row, head) of a batched call against it")
 declare("alibi.precision", TESTED, "a property of code: the precision the bias is formed in; the error bound is "
-        "spec.tolerance.bias_bound")
-declare("t5-bias.conformance", DEFINITION, "spec.definitions.t5_bucket is T5's published function; exact, with float32's "
-        "rounding next to a whole log-spaced value allowed (reference.biases.t5_buckets)")
+        "ropespec.spec.tolerance.bias_bound")
+declare("t5-bias.conformance", DEFINITION, "ropespec.spec.definitions.t5_bucket is T5's published function; exact, with float32's "
+        "rounding next to a whole log-spaced value allowed (ropespec.reference.biases.t5_buckets)")
 declare("t5-bias.lookup", DEFINITION, "the lookup is the definition: the table's entry at T5's bucket of key - query "
         "(transformers' compute_bias); the property checks code against it with a table whose entries name themselves")
-declare("t5-bias.exact-below", DEFINITION, "spec.definitions.t5_bucket: a distance below max_exact is its own bucket")
-declare("t5-bias.sign-split", DEFINITION, "spec.definitions.t5_sign_split: the halves of the buckets by the sign of j - i")
+declare("t5-bias.exact-below", DEFINITION, "ropespec.spec.definitions.t5_bucket: a distance below max_exact is its own bucket")
+declare("t5-bias.sign-split", DEFINITION, "ropespec.spec.definitions.t5_sign_split: the halves of the buckets by the sign of j - i")
 
 # -- lemmas: facts the error model and the diagnoses rest on -------------------------------------------
 def lemma_transpose_product():

@@ -1,11 +1,11 @@
 r"""The frequency tables and attention factors of RoPE's length-extension methods, as Hugging Face transformers
-5.x defines them (``modeling_rope_utils.py``): the formulas, written once, that :mod:`spec.methods`' classes compose
+5.x defines them (``modeling_rope_utils.py``): the formulas, written once, that :mod:`ropespec.spec.methods`' classes compose
 (one class per ``rope_type``, with its keys, its rules and where transformers' versions differ) and
-:mod:`spec.proofs` proves, and the table of an expectation evaluated in mpmath at any precision.
+:mod:`ropespec.spec.proofs` proves, and the table of an expectation evaluated in mpmath at any precision.
 
 s = factor, r = rotary dim, theta_i = base^(-2i/r), L = original_max_position_embeddings (when a method needs it
 and the dict has none, ``max_position`` stands for HF's ``max_position_embeddings``). transformers 4.57 keeps the
-keys in ``config.rope_scaling``, 5.x in ``config.rope_parameters`` (ropespec reads both, see :mod:`spec.presets`).
+keys in ``config.rope_scaling``, 5.x in ``config.rope_parameters`` (ropespec reads both, see :mod:`ropespec.spec.presets`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def original_length(expect) -> int:
 
 # -- the formulas, written once -------------------------------------------------------------------
 # Each is plain arithmetic on its arguments plus the functions of ``M`` (log, sqrt, pi, num): mpmath
-# numbers with :data:`MP` here and in the reference, sympy symbols in :mod:`spec.proofs`, which
+# numbers with :data:`MP` here and in the reference, sympy symbols in :mod:`ropespec.spec.proofs`, which
 # proves its statements on these very functions (a change here that breaks an invariant fails a proof).
 
 MP = types.SimpleNamespace(num=mpmath.mpf, log=mpmath.log, sqrt=mpmath.sqrt, pi=mpmath.pi)

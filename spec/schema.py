@@ -1,6 +1,6 @@
 """The expectation's vocabulary: the valid values and ranges of its fields, stated once (README copies the table),
-and the one error every rejection raises, naming the field and its range. Read by :mod:`spec.expectation` and by
-the scaling methods' own validation (:mod:`spec.methods`)."""
+and the one error every rejection raises, naming the field and its range. Read by :mod:`ropespec.spec.expectation` and by
+the scaling methods' own validation (:mod:`ropespec.spec.methods`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ DTYPES = ("float64", "float32", "float16", "bfloat16")
 ANGLE_DTYPES = ("exact",) + DTYPES
 #: The valid ranges, stated once (README copies this table). Every rejection names the field and its range.
 HEAD_DIM_MAX = 4096  # even, 2 ... 4096 (real heads are 64-256; the mpmath reference grows with it)
-MAX_POSITION_MAX = 2**53  # 2 ... 2^53: positions are int64 and exact in float64 (reference.fast's range)
+MAX_POSITION_MAX = 2**53  # 2 ... 2^53: positions are int64 and exact in float64 (ropespec.reference.fast's range)
 FACTOR_MAX = 65536.0  # a scaling factor is in [1, 65536]
 AXES_MIN, AXES_MAX = 1, 4  # multi-axis RoPE: 1 to 4 position axes (text, time, height, width)
 #: the axis names a multi-axis expectation gets when it names none, by the number of axes

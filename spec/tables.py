@@ -1,6 +1,6 @@
 """The frequency table and attention factor of an expectation, in mpmath at any precision: the unscaled ladder (one
 per axis for a per-axis or parity multi-axis RoPE) handed to the expectation's scaling method
-(:mod:`spec.methods`), which composes :mod:`spec.scaling`'s formulas; and the key that determines a table, by which
+(:mod:`ropespec.spec.methods`), which composes :mod:`ropespec.spec.scaling`'s formulas; and the key that determines a table, by which
 the reference caches them."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from functools import lru_cache
 
 import mpmath
 
-from spec.expectation import Expect, _thaw
-from spec.scaling import ladder
+from ropespec.spec.expectation import Expect, _thaw
+from ropespec.spec.scaling import ladder
 
 
 def table_variant(expect: Expect, seq_len: int | None) -> object:
@@ -50,7 +50,7 @@ def expect_of_key(key: tuple) -> Expect:
 
 def score_temperature(expect: Expect) -> mpmath.mpf:
     """The factor attention's softmax scale carries beyond 1/sqrt(head_dim) (1 but for DeepSeek's YaRN, see
-    :meth:`spec.methods.yarn.Yarn.score_temperature`)."""
+    :meth:`ropespec.spec.methods.yarn.Yarn.score_temperature`)."""
     return expect.method.score_temperature(expect)
 
 
@@ -60,11 +60,11 @@ def attention_factor(expect: Expect) -> mpmath.mpf:
 
 
 def mixing_error(expect: Expect) -> list[float]:
-    """For a mixing method (yarn, llama3: :attr:`spec.methods.ScalingMethod.mixes`), per pair: the relative error of
+    """For a mixing method (yarn, llama3: :attr:`ropespec.spec.methods.ScalingMethod.mixes`), per pair: the relative error of
     theta'_i, in unit roundoffs of the dtype it is computed in, that comes from the mixing coefficient m_i of
     theta' = m theta / s + (1 - m) theta (0 outside the ramp or band, where m is exactly 0 or 1).
 
-    m is formed in that dtype and is off by the method's :meth:`~spec.methods.ScalingMethod.mixing_bound`; an error
+    m is formed in that dtype and is off by the method's :meth:`~ropespec.spec.methods.ScalingMethod.mixing_bound`; an error
     dm moves theta' by dm (theta - theta / s), a relative error of dm (theta - theta / s) / theta'."""
     if not expect.method.mixes:
         return [0.0] * expect.n_pairs

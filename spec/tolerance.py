@@ -26,7 +26,7 @@ Inverse frequencies formed in dtype E (``inv_freq_dtype``). theta = 1 / base ** 
 exponent 2i/r is not; at position p that is an angle error of |phi| times that relative error. A
 scaling method adds 3 u_E (division by the factor, the ramp's mix of two tables) and, for ntk and
 dynamic, a rounded new base (b = 1); inside yarn's ramp and llama3's band the mixing coefficient's
-own rounding is amplified by up to (s - 1) (:func:`spec.tables.mixing_error` derives it per pair).
+own rounding is amplified by up to (s - 1) (:func:`ropespec.spec.tables.mixing_error` derives it per pair).
 
 Scaling methods with an attention factor g multiply the output by g: callers pass g ||x|| as the
 pair norm.
@@ -43,10 +43,10 @@ import math
 
 import numpy as np
 
-from spec import tables
-from spec.angles import theta_hi_lo
-from spec.dtypes import TINY, exact_integer_limit, round_to, unit_roundoff
-from spec.expectation import Expect
+from ropespec.spec import tables
+from ropespec.spec.angles import theta_hi_lo
+from ropespec.spec.dtypes import TINY, exact_integer_limit, round_to, unit_roundoff
+from ropespec.spec.expectation import Expect
 
 #: unit roundoffs of error in one rotation done in the output dtype (derivation above)
 K_ROT = 4.0
@@ -117,13 +117,13 @@ def _like(a: np.ndarray, ref, xp):
     return a if xp is np else xp.asarray(a, dtype=ref.dtype, device=ref.device)
 
 
-#: the error of ``reference.fast`` (double-double angles, float64 cos/sin and products), relative to the pair
+#: the error of ``ropespec.reference.fast`` (double-double angles, float64 cos/sin and products), relative to the pair
 #: norm: within 2 ulp of float64 to 2^53 (tests/test_accuracy.py, against mpmath)
 FAST_REFERENCE_ERROR = 2 * 2.0**-52
 
 
 def fast_reference_suffices(expect: Expect) -> bool:
-    """Whether a property may compare with ``reference.fast`` instead of the mpmath reference: when the
+    """Whether a property may compare with ``ropespec.reference.fast`` instead of the mpmath reference: when the
     fast reference's own error is at most 1/100 of the smallest bound of ``expect``'s class (its
     rotation error, which no position lowers). Not so for the strict float64 class (4 ulp against 2):
     there the mpmath reference stays the oracle. Where the fast one is used, its error is added to the bound."""

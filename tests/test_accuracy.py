@@ -1,6 +1,6 @@
-"""The shipped implementations and reference.fast at the accuracy limit, against the mpmath reference.
+"""The shipped implementations and ropespec.reference.fast at the accuracy limit, against the mpmath reference.
 
-spec/angles.py's double-double numerics are shared by the fast oracle (reference.fast) and by the shipped numpy and
+spec/angles.py's double-double numerics are shared by the fast oracle (ropespec.reference.fast) and by the shipped numpy and
 torch implementations: both are checked here against mpmath, which shares nothing with them, so neither is ever
 trusted because it agrees with the other.
 
@@ -12,11 +12,11 @@ float32 within 2 up to 2**31.
 import numpy as np
 import pytest
 
-import reference
-from implementations import load_implementation
-from properties.numerics import pair_norms, per_dim
-from spec import Expect, methods
-from spec.dtypes import MANTISSA_BITS, round_to
+from ropespec import reference
+from ropespec.implementations import load_implementation
+from ropespec.properties.numerics import pair_norms, per_dim
+from ropespec.spec import Expect, methods
+from ropespec.spec.dtypes import MANTISSA_BITS, round_to
 
 POS_40 = [0, 1, 999, 65521, 1048573, 16777213, 2**31 - 1, 2**35 + 1, 2**40 - 3, 2**40 - 1]
 POS_31 = [0, 1, 999, 65521, 1048573, 16777213, 2**28 + 3, 2**31 - 1]
@@ -34,8 +34,8 @@ def _inputs(e, positions, seed=0):
     return x, np.array(positions, dtype=np.int64)
 
 
-@pytest.mark.parametrize("target, array", [("implementations.numpy_rope:make", "numpy"),
-                                           ("implementations.torch_rope:make", "torch")])
+@pytest.mark.parametrize("target, array", [("ropespec.implementations.numpy_rope:make", "numpy"),
+                                           ("ropespec.implementations.torch_rope:make", "torch")])
 @pytest.mark.parametrize("convention", ["half", "interleaved", "rope_interleave"])
 @pytest.mark.parametrize("base", [1e4, 5e5, 1e6])
 def test_float64_within_2_ulp_to_2_40(target, array, convention, base):
@@ -47,8 +47,8 @@ def test_float64_within_2_ulp_to_2_40(target, array, convention, base):
     assert _ulps_of_pair_norm(e, x, f(x, pos), pos) <= 2.0
 
 
-@pytest.mark.parametrize("target, array", [("implementations.numpy_rope:make", "numpy"),
-                                           ("implementations.torch_rope:make", "torch")])
+@pytest.mark.parametrize("target, array", [("ropespec.implementations.numpy_rope:make", "numpy"),
+                                           ("ropespec.implementations.torch_rope:make", "torch")])
 def test_float32_within_2_ulp_to_2_31(target, array):
     if array == "torch":
         pytest.importorskip("torch")
@@ -64,12 +64,12 @@ def test_reference_fast_agrees_with_mpmath_to_2_53():
     assert _ulps_of_pair_norm(e, x, reference.fast.apply(e, x, pos), pos) <= 2.0
 
 
-#: every scaling method's canonical examples (spec.methods), for a rotary of 12 pairs and an original length of 4096
+#: every scaling method's canonical examples (ropespec.spec.methods), for a rotary of 12 pairs and an original length of 4096
 _SCALED = {name: d for m in methods.REGISTRY.values() for name, d in m.examples(12, 4096).items()}
 
 @pytest.mark.parametrize("name", list(_SCALED))
 def test_reference_fast_agrees_with_mpmath_for_every_scaling_type(name):
-    """reference.fast is README's oracle for users' tests: every scaling type, its attention factor, and the
+    """ropespec.reference.fast is README's oracle for users' tests: every scaling type, its attention factor, and the
     sequence length (max(positions) + 1) of dynamic and longrope, on both sides of the original length and
     out to 2^53. Each call is one sequence, as in the implementations."""
     e = Expect(head_dim=32, rotary_dim=24, rope_theta=5e5, dtype="float64", max_position=2**53,
@@ -87,14 +87,14 @@ def test_naive_float64_angle_is_not_accurate_at_2_40():
     """The bound above is not vacuous: a plain float64 product p * theta misses it by orders of magnitude."""
     e = Expect(head_dim=64, rope_theta=5e5, dtype="float64")
     x, pos = _inputs(e, POS_40)
-    from implementations.zoo._base import build
+    from ropespec.implementations.zoo._base import build
 
     assert _ulps_of_pair_norm(e, x, build(e)(x, pos), pos) > 1e6
 
 
 @pytest.mark.parametrize("convention", ["half", "interleaved"])
 def test_fast_sinusoidal_agrees_with_mpmath(convention):
-    from reference.encodings import sinusoidal, sinusoidal_fast
+    from ropespec.reference.encodings import sinusoidal, sinusoidal_fast
 
     e = Expect(head_dim=32, rope_theta=1e4, convention=convention, dtype="float64")
     pos = np.array(POS_40 + [2**50 + 7], dtype=np.int64)
@@ -104,7 +104,7 @@ def test_fast_sinusoidal_agrees_with_mpmath(convention):
 @pytest.mark.parametrize("positions", [[2**40 - 1, 7, 0, 65521, 7, 2**40 - 1, 3, 0],  # unsorted, repeated
                                        [5, 3, 1, 4, 2]])  # unsorted, distinct
 def test_fast_reference_rows_keep_their_own_position(positions):
-    """reference.fast computes one table row per distinct position: every row still gets its own, in any
+    """ropespec.reference.fast computes one table row per distinct position: every row still gets its own, in any
     order, repeated or not, within 2 ulp of the pair norm."""
     e = Expect(head_dim=64, rope_theta=5e5, convention="interleaved", dtype="float64")
     x, pos = _inputs(e, positions, seed=4)

@@ -3,7 +3,7 @@
 only where that keeps an optional or heavy dependency lazy (the reasons are listed below).
 
 Every module of the five packages is parsed (AST), its imports at every depth, and resolved to modules:
-``from implementations import arrays`` is the module implementations.arrays; ``from implementations import
+``from implementations import arrays`` is the module ropespec.implementations.arrays; ``from implementations import
 load_implementation`` is the package implementations (its ``__init__``), which imports its submodules: a submodule that
 imports its own package that way closes a circle.
 """
@@ -15,7 +15,10 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the layers: the repository's folders, each installed as a subpackage of ropespec (pyproject.toml's package-dir);
+#: "ropespec" is the command line and API, the ropespec folder less these four
 PACKAGES = ("spec", "reference", "implementations", "properties", "ropespec")
+LAYERS = PACKAGES[:-1]
 #: what each layer may import of the others (its own package aside)
 MAY_IMPORT = {"spec": set(), "reference": {"spec"}, "implementations": {"spec"},
               "properties": {"spec", "reference", "implementations"},
@@ -25,16 +28,26 @@ LAZY = {
     ("ropespec.pytest_plugin", "*"): "loaded by every pytest run where ropespec is installed: a run that uses none "
                                      "of it pays nothing for it",
     ("ropespec.commands.spec", "ropespec.specdoc"): "sympy takes 0.15 s to import; only spec and proofs need it",
-    ("ropespec.commands.proofs", "spec.proofs"): "sympy, as above",
-    ("implementations.zoo.autograd_sign", "implementations.torch_rope"): "torch is optional",
-    ("implementations.zoo.returns_complex", "implementations.torch_rope"): "torch is optional",
-    ("implementations.triton_rope", "implementations.triton_kernels"): "triton is optional, and its kernels must be "
+    ("ropespec.commands.proofs", "ropespec.spec.proofs"): "sympy, as above",
+    ("ropespec.implementations.zoo.autograd_sign", "ropespec.implementations.torch_rope"): "torch is optional",
+    ("ropespec.implementations.zoo.returns_complex", "ropespec.implementations.torch_rope"): "torch is optional",
+    ("ropespec.implementations.triton_rope", "ropespec.implementations.triton_kernels"): "triton is optional, and its kernels must be "
                                                                        "defined after a CPU worker switched Triton's "
                                                                        "interpreter on",
-    ("implementations.triton_mode", "implementations.triton_canary"): "triton is optional, and the canary's kernel "
+    ("ropespec.implementations.triton_mode", "ropespec.implementations.triton_canary"): "triton is optional, and the canary's kernel "
                                                                       "must be defined after a CPU worker switched "
                                                                       "Triton's interpreter on",
 }
+
+
+def installed(folder_name: str) -> str:
+    """A module's installed name from its name in the repository's folders: spec.tables is ropespec.spec.tables."""
+    return folder_name if folder_name.split(".")[0] == "ropespec" else f"ropespec.{folder_name}"
+
+
+def layer(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else "ropespec"
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
@@ -42,7 +55,7 @@ def modules(root: Path = ROOT) -> dict[str, Path]:
     for pkg in PACKAGES:
         for f in (root / pkg).rglob("*.py"):
             name = ".".join(f.relative_to(root).with_suffix("").parts)
-            out[name.removesuffix(".__init__")] = f
+            out[installed(name.removesuffix(".__init__"))] = f
     return out
 
 
@@ -120,11 +133,11 @@ def circles(edges: dict[str, list]) -> list[list[str]]:
 def layer_violations(edges: dict[str, list]) -> list[str]:
     bad = []
     for name, deps in edges.items():
-        layer = name.split(".")[0]
+        here = layer(name)
         for dep, line, _ in deps:
-            other = dep.split(".")[0]
-            if other != layer and other not in MAY_IMPORT[layer]:
-                bad.append(f"{name}:{line} imports {dep}: {layer} may import {sorted(MAY_IMPORT[layer]) or 'nothing'}")
+            other = layer(dep)
+            if other != here and other not in MAY_IMPORT[here]:
+                bad.append(f"{name}:{line} imports {dep}: {here} may import {sorted(MAY_IMPORT[here]) or 'nothing'}")
     return bad
 
 
@@ -155,12 +168,51 @@ def test_the_checks_fail_on_a_circle_and_on_a_back_import(tmp_path):
     for pkg in PACKAGES:
         (tmp_path / pkg).mkdir()
         (tmp_path / pkg / "__init__.py").write_text("")
-    (tmp_path / "spec" / "a.py").write_text("from spec import b\n")
-    (tmp_path / "spec" / "b.py").write_text("def f():\n    from spec.a import g\n")
-    (tmp_path / "implementations" / "c.py").write_text("from properties import framework\n")
+    (tmp_path / "spec" / "a.py").write_text("from ropespec.spec import b\n")
+    (tmp_path / "spec" / "b.py").write_text("def f():\n    from ropespec.spec.a import g\n")
+    (tmp_path / "implementations" / "c.py").write_text("from ropespec.properties import framework\n")
     edges = graph(tmp_path)
-    assert circles(edges) == [["spec.a", "spec.b"]]
-    assert layer_violations(edges) == ["implementations.c:1 imports properties: implementations may import ['spec']"]
+    assert circles(edges) == [["ropespec.spec.a", "ropespec.spec.b"]]
+    assert layer_violations(edges) == ["ropespec.implementations.c:1 imports ropespec.properties: implementations may "
+                                       "import ['spec']"]
+
+
+#: every Python file of the repository that imports the project: the packages, their tests, benchmarks, examples
+PYTHON = sorted(p for p in ROOT.rglob("*.py") if not {".venv", ".ci-venv", "build", ".git"} & set(p.relative_to(ROOT).parts))
+
+
+def folder_imports(paths) -> list[str]:
+    """Imports of a folder's own name (``from spec.tables import x``): installed, the folders are ropespec.spec, ...,
+    and no top-level spec, reference, properties or implementations exists (or it is another project's)."""
+    bad = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            bad += [f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{node.lineno} imports {n}"
+                    for n in names if n.split(".")[0] in LAYERS]
+    return bad
+
+
+def test_the_project_is_imported_by_its_installed_name_alone():
+    assert folder_imports(PYTHON) == []
+
+
+def test_the_count_sees_an_import_of_a_folders_own_name(tmp_path):
+    stray = tmp_path / "stray.py"
+    stray.write_text("import reference\nfrom spec.tables import frequencies\nfrom ropespec.spec import tables\n")
+    assert folder_imports([stray]) == ["stray.py:1 imports reference", "stray.py:2 imports spec.tables"]
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists the wheel's packages (a package-dir mapping cannot be searched): each folder with an
+    __init__.py is one of them, under its installed name, and nothing else is."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {installed(".".join(p.parent.relative_to(ROOT).parts)) for pkg in PACKAGES
+               for p in (ROOT / pkg).rglob("__init__.py")}
+    assert listed == folders
 
 
 def test_no_tracker_history_in_code_or_messages():

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from implementations import CallShape, arrays, load_implementation
-from properties.framework import all_properties, PROPERTIES, run_property
+from ropespec.implementations import CallShape, arrays, load_implementation
+from ropespec.properties.framework import all_properties, PROPERTIES, run_property
 from ropespec import check
 
 all_properties()
@@ -50,7 +50,7 @@ def test_every_storage_holds_the_values_it_was_given(array):
 
 
 def test_a_layout_failure_replays_from_its_command(cli):
-    code, out, _ = cli("check", "implementations.zoo.layout_row0_positions:make", "--layout", "bshd",
+    code, out, _ = cli("check", "ropespec.implementations.zoo.layout_row0_positions:make", "--layout", "bshd",
                        "--dtype", "float32", "--invariant", "rope.layout", "--seed", "3")
     assert code == 1 and "fail [layout]" in out, out
     replay = next(ln.split("replay: ", 1)[1] for ln in out.splitlines() if "replay: " in ln)
@@ -62,7 +62,7 @@ def test_a_layout_failure_replays_from_its_command(cli):
 
 def test_an_inplace_function_not_declared_is_named(cli, tmp_path):
     (tmp_path / "k.py").write_text(
-        "from implementations.numpy_layout import bshd\n"
+        "from ropespec.implementations.numpy_layout import bshd\n"
         "def make(expect):\n"
         "    f = bshd(expect)\n"
         "    def apply(x, positions):\n"
@@ -87,14 +87,14 @@ def test_an_inplace_function_not_declared_is_named(cli, tmp_path):
     (["--layout", "bhsd", "--form", "vllm"], "--layout bhsd: a layout of the apply form; drop it with --form vllm"),
 ])
 def test_layout_options_that_do_not_fit_are_one_line_exit_2(cli, argv, says):
-    code, _, err = cli("check", "implementations.numpy_layout:bshd", *argv)
+    code, _, err = cli("check", "ropespec.implementations.numpy_layout:bshd", *argv)
     assert code == 2 and says in err and "Traceback" not in err, err
 
 
 def test_the_python_api_takes_the_layout_and_the_table():
     """ropespec.check(fn, layout=..., inplace=..., form=..., table=...) as the command line's options."""
     import ropespec
-    from implementations import numpy_kernel, numpy_layout, numpy_table
+    from ropespec.implementations import numpy_kernel, numpy_layout, numpy_table
 
     r = ropespec.check(numpy_layout.vllm_inplace, "llama2-7b", form="vllm", inplace=True, invariants=["rope.layout"],
                        profile="ci", seed=0)
@@ -108,8 +108,8 @@ def test_the_python_api_takes_the_layout_and_the_table():
         ropespec.check(numpy_kernel.make, form="kernel", layout="bshd")
 
 
-@pytest.mark.parametrize("target, code", [("implementations.numpy_layout:thd", 0),
-                                          ("implementations.zoo.thd_cu_seqlens_ignored:make", 1)])
+@pytest.mark.parametrize("target, code", [("ropespec.implementations.numpy_layout:thd", 0),
+                                          ("ropespec.implementations.zoo.thd_cu_seqlens_ignored:make", 1)])
 def test_precision_sweeps_a_layouts_function(cli, target, code):
     """Each row its own packed sequence of one token: the sampled sweep's positions are not consecutive, so a
     function that runs the positions on across sequences shows (an exhaustive sweep's consecutive ones would not)."""
@@ -149,7 +149,7 @@ def test_a_per_token_packed_function_passes_with_positions_per_token_and_is_told
 
 
 def test_positions_per_token_outside_a_packed_layout_is_a_usage_error(cli):
-    code, _, err = cli("check", "implementations.numpy_layout:bshd", "--layout", "bshd", "--positions", "per-token")
+    code, _, err = cli("check", "ropespec.implementations.numpy_layout:bshd", "--layout", "bshd", "--positions", "per-token")
     assert code == 2 and err.strip().count("\n") == 0, err
     assert "--positions per-token: the positions of a packed call, with --layout thd" in err
 
@@ -171,8 +171,8 @@ def test_the_plugin_takes_per_token_positions(tmp_path):
 
 UNSLOTH_LIKE = '''
 import numpy as np
-from implementations.numpy_layout import bshd as _make
-from spec.expectation import Expect
+from ropespec.implementations.numpy_layout import bshd as _make
+from ropespec.spec.expectation import Expect
 
 _rope = _make(Expect(head_dim=32, dtype="float32", angle_dtype="exact", inv_freq_dtype="exact"))
 
@@ -188,7 +188,7 @@ def apply(x, positions):
 
 def rows(x, positions):
     """f(x, positions) that writes into x in calls of at most two rows (a small-call fast path), and not otherwise."""
-    from implementations.numpy_rope import make
+    from ropespec.implementations.numpy_rope import make
     y = make(Expect(head_dim=32, dtype="float32", angle_dtype="exact", inv_freq_dtype="exact"))(x, positions)
     if len(x) <= 2:
         x[...] = y

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from implementations import biases
-from reference.biases import alibi_slopes, t5_buckets
+from ropespec.implementations import biases
+from ropespec.reference.biases import alibi_slopes, t5_buckets
 from ropespec import check
 from ropespec.cli import main
-from spec import tolerance
-from spec.expectation import Expect, ExpectationError
+from ropespec.spec import tolerance
+from ropespec.spec.expectation import Expect, ExpectationError
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -56,7 +56,7 @@ def test_an_expectation_s_bias_fields_are_validated():
 
 
 def test_a_bad_bias_field_on_the_command_line_is_one_line(capsys):
-    assert main(["check", "implementations.biases:alibi", "--family", "alibi", "--expect",
+    assert main(["check", "ropespec.implementations.biases:alibi", "--family", "alibi", "--expect",
                  '{"alibi_bias_max": -1}']) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "alibi_bias_max" in err[0] and "Traceback" not in err[0]
@@ -93,14 +93,14 @@ def transformers_here():
 def test_bloom_s_and_mpt_s_alibi_hold_in_the_default_class(target, transformers_here):
     """In float32 here; README's command checks both in bfloat16 (tests/test_readme.py runs it)."""
     dtype = "float32"
-    r = check(f"implementations.adapters.hf_biases:{target}", Expect(dtype=dtype), array="torch", family="alibi",
+    r = check(f"ropespec.implementations.adapters.hf_biases:{target}", Expect(dtype=dtype), array="torch", family="alibi",
               profile="ci", seed=1)
     assert r.passed, r.report()
 
 
 def test_bloom_in_bfloat16_breaks_the_strict_class_past_255(transformers_here):
     e = Expect(dtype="bfloat16", angle_dtype="exact", inv_freq_dtype="exact")
-    r = check("implementations.adapters.hf_biases:bloom", e, array="torch", family="alibi", profile="ci", seed=1,
+    r = check("ropespec.implementations.adapters.hf_biases:bloom", e, array="torch", family="alibi", profile="ci", seed=1,
               invariants=["alibi.precision"])
     (res,) = [x for x in r.results if x.applicable]
     assert res.status == "fail" and res.diagnosis == "bias-precision", res.message
@@ -109,14 +109,14 @@ def test_bloom_in_bfloat16_breaks_the_strict_class_past_255(transformers_here):
 
 def test_bloom_s_batched_bias_keeps_each_left_padded_row_and_head_its_own(transformers_here):
     """BLOOM's build_alibi_tensor on a left-padded mask of three rows, read through its (batch x heads) reshape."""
-    r = check("implementations.adapters.hf_biases:bloom", Expect(dtype="float32"), array="torch", family="alibi",
+    r = check("ropespec.implementations.adapters.hf_biases:bloom", Expect(dtype="float32"), array="torch", family="alibi",
               layout="bhqk", profile="ci", seed=1, invariants=["alibi.per-head"])
     assert r.passed and [x.invariant for x in r.results if x.applicable] == ["alibi.per-head"], r.report()
 
 
 def test_t5_s_compute_bias_holds_the_lookup_and_every_bucket_invariant_through_it(transformers_here):
     """T5Attention.compute_bias with the probe's table as its learned bias, queries from past_seen_tokens on."""
-    r = check("implementations.adapters.hf_biases:t5", Expect(dtype="float32"), array="torch", family="t5-bias",
+    r = check("ropespec.implementations.adapters.hf_biases:t5", Expect(dtype="float32"), array="torch", family="t5-bias",
               profile="ci", seed=1)
     assert r.passed and {x.invariant for x in r.results if x.applicable} >= {"t5-bias.lookup", "t5-bias.conformance"}, \
         r.report()
@@ -132,7 +132,7 @@ def test_a_lookup_is_told_from_a_bucket_function_by_its_first_parameter():
 def test_a_lookup_that_drops_the_decoding_offset_is_named_so_by_every_property():
     """Its buckets can only be read with a query past 0, where it is wrong: the bucket properties name the offset
     from the lookup's own evidence (query at 0 against query at P), not a bucket boundary."""
-    r = check("implementations.zoo.t5_lookup_from_first_query:make", family="t5-bias", profile="ci", seed=1)
+    r = check("ropespec.implementations.zoo.t5_lookup_from_first_query:make", family="t5-bias", profile="ci", seed=1)
     words = {x.invariant: x.diagnosis for x in r.results if x.applicable}
     assert len(words) == 6 and set(words.values()) == {"position-offset"}, words
 
@@ -182,23 +182,23 @@ def test_transformers_builders_are_targets_as_they_are(transformers_here):
 
 
 def test_the_bhqk_layout_is_alibi_s_alone(capsys):
-    assert main(["check", "implementations.biases:xpos", "--family", "xpos", "--layout", "bhqk"]) == 2
+    assert main(["check", "ropespec.implementations.biases:xpos", "--family", "xpos", "--layout", "bhqk"]) == 2
     assert capsys.readouterr().err.strip().endswith(
         "--layout bhqk: a layout of ALiBi bias functions (--family alibi); drop it with --family xpos")
-    assert main(["check", "implementations.biases:alibi", "--family", "alibi", "--layout", "bshd"]) == 2
+    assert main(["check", "ropespec.implementations.biases:alibi", "--family", "alibi", "--layout", "bshd"]) == 2
     assert "--layout bshd: a layout of RoPE apply functions (--family rope)" in capsys.readouterr().err
 
 
 def test_falcon_rounds_its_slopes_to_bfloat16_in_float32(transformers_here):
     """Falcon's build_alibi_tensor: slopes[..., None].bfloat16() * arange_tensor, whatever the dtype (README)."""
-    r = check("implementations.adapters.hf_biases:falcon", Expect(dtype="float32"), array="torch", family="alibi",
+    r = check("ropespec.implementations.adapters.hf_biases:falcon", Expect(dtype="float32"), array="torch", family="alibi",
               profile="ci", seed=1, invariants=["alibi.slopes"])
     (res,) = [x for x in r.results if x.applicable]
     assert res.status == "fail" and res.diagnosis == "bias-precision" and "bfloat16" in res.message, res.message
 
 
 def test_the_adapters_decline_a_symmetric_bias(transformers_here):
-    r = check("implementations.adapters.hf_biases:bloom", Expect(bias_symmetric=True), array="torch", family="alibi",
+    r = check("ropespec.implementations.adapters.hf_biases:bloom", Expect(bias_symmetric=True), array="torch", family="alibi",
               profile="ci", seed=1, allow_skip=True)
     assert r.unchecked and "causal" in r.nothing_checked()[0]
 
@@ -210,20 +210,20 @@ def test_rotary_embedding_torch_s_xpos_holds_over_one_sequence_and_fails_decodin
     pytest.importorskip("torch")
     pytest.importorskip("rotary_embedding_torch")
     e = Expect(head_dim=64, convention="interleaved", dtype=dtype)
-    full = check("implementations.adapters.rotary_xpos:queries_and_keys", e, array="torch", family="xpos",
+    full = check("ropespec.implementations.adapters.rotary_xpos:queries_and_keys", e, array="torch", family="xpos",
                  profile="ci", seed=1)
     assert full.passed, full.report()
-    cached = check("implementations.adapters.rotary_xpos:cached_keys", e, array="torch", family="xpos", profile="ci",
+    cached = check("ropespec.implementations.adapters.rotary_xpos:cached_keys", e, array="torch", family="xpos", profile="ci",
                    seed=1)
     words = {x.diagnosis for x in cached.results if x.status == "fail"}
     assert words == {"xpos-scale"} and len([x for x in cached.results if x.status == "fail"]) == 3, cached.report()
 
 
 def test_the_shipped_xpos_holds_and_the_adapter_declines_another_layout():
-    assert check("implementations.biases:xpos", None, family="xpos", dtype="float64", profile="ci", seed=1).passed
+    assert check("ropespec.implementations.biases:xpos", None, family="xpos", dtype="float64", profile="ci", seed=1).passed
     pytest.importorskip("torch")
     pytest.importorskip("rotary_embedding_torch")
-    r = check("implementations.adapters.rotary_xpos:queries_and_keys", Expect(head_dim=64), array="torch",
+    r = check("ropespec.implementations.adapters.rotary_xpos:queries_and_keys", Expect(head_dim=64), array="torch",
               family="xpos", profile="ci", seed=1, allow_skip=True)
     assert r.unchecked and "interleaved" in r.nothing_checked()[0]
 
@@ -252,7 +252,7 @@ def test_the_alibi_fingerprint_recovers_the_rule_and_names_another(capsys):
 def test_the_alibi_fingerprint_reads_bloom_s_and_mpt_s_row_constants_and_falcon_s_rounding(capsys, transformers_here):
     said = {}
     for target in ("bloom", "mpt", "falcon"):
-        code, said[target] = _fingerprint(capsys, f"implementations.adapters.hf_biases:{target}", "--family", "alibi",
+        code, said[target] = _fingerprint(capsys, f"ropespec.implementations.adapters.hf_biases:{target}", "--family", "alibi",
                                           "--array", "torch", "--max-position", "70000")
         assert code == 0, said[target]
     assert "BLOOM's m_h j" in said["bloom"] and "float32's unit roundoffs" in said["bloom"], said["bloom"]
@@ -302,6 +302,6 @@ def test_a_bias_failure_says_its_expectation_in_the_family_s_words_and_its_repla
 def test_few_positions_are_checked_below_max_position_not_an_error_of_the_suite(layout, max_position):
     """A shift needs room, a batch needs keys: every case stays below max_position (shifts included), or the
     property skips with the reason."""
-    r = check("implementations.biases:alibi", family="alibi", layout=layout, dtype="float64", profile="ci", seed=1,
+    r = check("ropespec.implementations.biases:alibi", family="alibi", layout=layout, dtype="float64", profile="ci", seed=1,
               max_position=max_position)
     assert not [x for x in r.results if x.status == "error"] and r.passed, r.report()

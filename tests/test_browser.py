@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ropespec import specdoc
-from spec import formulas
+from ropespec.spec import formulas
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH (Debian: apt-get install chromium)")

@@ -8,7 +8,7 @@ import pytest
 
 from pathlib import Path
 
-from properties.framework import all_properties
+from ropespec.properties.framework import all_properties
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,7 @@ def test_plain_function_from_a_file(cli, good_file):
 
 def test_zoo_member_fails_with_counterexample_and_replay(cli, tmp_path):
     report = tmp_path / "r.json"
-    code, out, _ = cli("check", "implementations.zoo.off_by_one:make", "--seed", "5", "--json", str(report))
+    code, out, _ = cli("check", "ropespec.implementations.zoo.off_by_one:make", "--seed", "5", "--json", str(report))
     assert code == 1
     data = json.loads(report.read_text())
     assert data["passed"] is False
@@ -40,7 +40,7 @@ def test_zoo_member_fails_with_counterexample_and_replay(cli, tmp_path):
     for inv in ("rope.identity-at-zero", "rope.composition", "rope.conformance"):
         assert results[inv]["status"] == "fail"
         assert results[inv]["counterexample"]["expect"]["head_dim"] % 2 == 0
-        assert results[inv]["replay"].startswith("ropespec check implementations.zoo.off_by_one:make")
+        assert results[inv]["replay"].startswith("ropespec check ropespec.implementations.zoo.off_by_one:make")
     assert results["contract.deterministic"]["status"] == "pass"
     assert results["contract.deterministic"]["replay"] is None
     assert "replay: ropespec check" in out
@@ -65,11 +65,11 @@ def test_zoo_member_fails_with_counterexample_and_replay(cli, tmp_path):
         (["--expect", "{oops"], "--expect: not valid JSON"),
         (["no/such/file.py:rope"], "TARGET no/such/file.py: no such file"),
         (["no_such_module_xyz:rope"], "TARGET no_such_module_xyz: no such module"),
-        (["implementations.numpy_rope:nothing"], "has no attribute 'nothing'"),
-        (["implementations.numpy_rope"], "expected path/to/file.py:name"),
-        (["implementations.numpy_rope:DTYPES"], "is a tuple, not callable"),
+        (["ropespec.implementations.numpy_rope:nothing"], "has no attribute 'nothing'"),
+        (["ropespec.implementations.numpy_rope"], "expected path/to/file.py:name"),
+        (["ropespec.implementations.numpy_rope:DTYPES"], "is a tuple, not callable"),
         (["--invariant", "rope.nope"], "--invariant: unknown rope.nope"),
-        (["implementations.numpy_rope:make", "--dtype", "bfloat16"], "numpy has no bfloat16; use --array torch"),
+        (["ropespec.implementations.numpy_rope:make", "--dtype", "bfloat16"], "numpy has no bfloat16; use --array torch"),
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(cli, args, message):
@@ -177,10 +177,10 @@ def test_junit_report(cli, tmp_path):
     import xml.etree.ElementTree as ET
 
     out = tmp_path / "junit.xml"
-    code, _, _ = cli("check", "implementations.zoo.backwards:make", "--junit", str(out), "--seed", "0",
+    code, _, _ = cli("check", "ropespec.implementations.zoo.backwards:make", "--junit", str(out), "--seed", "0",
                      "--invariant", "rope.conformance", "--invariant", "rope.norm-per-pair")
     suite = ET.parse(out).getroot().find("testsuite")
-    assert code == 1 and suite.get("name") == "implementations.zoo.backwards:make"
+    assert code == 1 and suite.get("name") == "ropespec.implementations.zoo.backwards:make"
     failures = suite.findall("testcase/failure")
     assert failures and int(suite.get("failures")) == len(failures)
     assert any("rope.conformance" in c.get("name") for c in suite.findall("testcase") if c.find("failure") is not None)
@@ -190,10 +190,10 @@ def test_cuda_device_is_a_clean_skip_without_a_gpu(cli):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: this test is about machines without one")
-    code, _, err = cli("check", "implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed",
+    code, _, err = cli("check", "ropespec.implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed",
                        "0")
     assert code == 2 and "CUDA is not available on this machine" in err  # nothing checked is not a pass
-    code, out, _ = cli("check", "implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed",
+    code, out, _ = cli("check", "ropespec.implementations.torch_rope:make", "--array", "torch", "--device", "cuda", "--seed",
                        "0",
                        "--allow-skip")
     assert code == 0 and "CUDA is not available on this machine" in out and "0 passed, 0 failed" in out
@@ -201,7 +201,7 @@ def test_cuda_device_is_a_clean_skip_without_a_gpu(cli):
 
 def test_jobs_spread_implementations_over_processes(cli, tmp_path):
     report = tmp_path / "r.json"
-    code, out, _ = cli("check", "implementations.numpy_rope:make", "implementations.zoo.backwards:make",
+    code, out, _ = cli("check", "ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.backwards:make",
                        "-j", "2", "--invariant", "rope.conformance", "--seed", "3", "--json", str(report))
     data = json.loads(report.read_text())
     assert code == 1
@@ -249,7 +249,7 @@ DYN = ', "rope_scaling": {"rope_type": "dynamic", "factor": %s}'
     (["--module", "numpy"], "--module numpy: expected a path to the lab's .py file"),
 ])
 def test_bad_input_is_one_line_and_exit_2(cli, args, message):
-    target = [] if "--module" in args else ["implementations.numpy_rope:make"]
+    target = [] if "--module" in args else ["ropespec.implementations.numpy_rope:make"]
     code, out, err = cli("check", *target, *args, "--seed", "0")  # argparse's errors too (ropespec.cli._Parser)
     assert code == 2, out[-500:]
     assert message in err
@@ -264,7 +264,7 @@ def test_bad_input_is_one_line_and_exit_2(cli, args, message):
 def test_bad_expectation_files(cli, tmp_path, content, message):
     p = tmp_path / "e.json"
     p.write_bytes(content)
-    code, _, err = cli("check", "implementations.numpy_rope:make", "--expect", str(p))
+    code, _, err = cli("check", "ropespec.implementations.numpy_rope:make", "--expect", str(p))
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
@@ -276,7 +276,7 @@ def test_unreadable_expectation_file(cli, tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(Path, "read_bytes", refuse)  # root can read any file: say no the way the OS would
-    code, _, err = cli("check", "implementations.numpy_rope:make", "--expect", str(p))
+    code, _, err = cli("check", "ropespec.implementations.numpy_rope:make", "--expect", str(p))
     assert code == 2 and "cannot be read (Permission denied)" in err
 
 
@@ -288,7 +288,34 @@ def test_lab_module_that_fails_exits_1(cli):
 def test_parallel_runners_take_an_expectation_with_scaling(cli):
     """-j hands each runner its expectation: one with a rope_scaling dict crossed the process boundary as a
     mappingproxy, which does not pickle (a traceback, no report) until Expect learned to pickle itself."""
-    code, out, err = cli("check", "implementations.numpy_rope:make", "implementations/numpy_rope.py:make", "-j", "2",
+    code, out, err = cli("check", "ropespec.implementations.numpy_rope:make", "implementations/numpy_rope.py:make", "-j", "2",
                          "--expect", "llama3.1-8b", "--invariant", "rope.identity-at-zero", "--seed", "1")
     assert code == 0 and "Traceback" not in err, out + err
     assert "2 passed, 0 failed" in out
+
+
+def test_a_target_named_by_its_folder_is_read_by_its_installed_name(cli, tmp_path, monkeypatch):
+    """The repository's folders install under ropespec: implementations.numpy_rope:make is
+    ropespec.implementations.numpy_rope:make, and the run says so; a user's own package named implementations keeps
+    its name."""
+    import importlib
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    # as installed: the repository's folder is not on the path (pytest puts the root there for its conftest.py)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if Path(p or ".").resolve() != ROOT])
+    importlib.invalidate_caches()
+    code, out, err = cli("check", "implementations.numpy_rope:make", "--invariant", "rope.conformance",
+                         "--profile", "ci", "--seed", "1")
+    assert code == 0
+    assert "TARGET implementations.numpy_rope:make is ropespec.implementations.numpy_rope:make" in out + err
+    assert "ropespec.implementations.numpy_rope:make  rope.conformance" in out
+    (tmp_path / "implementations").mkdir()
+    (tmp_path / "implementations" / "__init__.py").write_text("")
+    (tmp_path / "implementations" / "mine.py").write_text(
+        "import numpy as np\n\ndef make(expect):\n    raise NotImplementedError('not this one')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from ropespec.implementations.host import installed_target
+
+    assert installed_target("implementations.mine:make") == "implementations.mine:make"
+    assert installed_target("implementations/numpy_rope.py:make") == "implementations/numpy_rope.py:make"

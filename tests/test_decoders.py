@@ -5,11 +5,11 @@ says how far it has got while it runs."""
 import json
 from pathlib import Path
 
-from implementations import load_implementation
-from properties import framework
-from properties import test_decode as decode
+from ropespec.implementations import load_implementation
+from ropespec.properties import framework
+from ropespec.properties import test_decode as decode
 from ropespec import engine, scheduler
-from spec.expectation import Expect
+from ropespec.spec.expectation import Expect
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,7 +24,7 @@ def _check(cli, target: str):
 
 
 def test_the_long_decode_goes_from_L_minus_1_to_2L():
-    impl = load_implementation("implementations.numpy_decode:make", expect=Expect.from_dict(EXPECT), isolate=False)
+    impl = load_implementation("ropespec.implementations.numpy_decode:make", expect=Expect.from_dict(EXPECT), isolate=False)
     (case,) = decode._pinned(impl)
     assert (case["prefill"], case["prefill"] + case["steps"]) == (L - 1, 2 * L)
 
@@ -36,14 +36,14 @@ def test_a_decoder_wrong_only_at_length_2L_is_caught_there(cli):
 
 
 def test_the_shipped_decoder_holds_at_the_same_expectation(cli):
-    out = _check(cli, "implementations.numpy_decode:make")
+    out = _check(cli, "ropespec.implementations.numpy_decode:make")
     assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_a_running_decode_says_which_length_it_has_reached(monkeypatch):
     monkeypatch.setattr(framework, "PROGRESS_EVERY", 0.0)
     said = []
-    impl = load_implementation("implementations.numpy_decode:make", expect=Expect.from_dict(EXPECT), isolate=False)
+    impl = load_implementation("ropespec.implementations.numpy_decode:make", expect=Expect.from_dict(EXPECT), isolate=False)
     engine.check_implementations([impl], [decode.test_consistency.property], profile="dev", seed=3,
                        on_progress=lambda *a: said.append(a))
     assert said and all(name == impl.name and inv == "decode.consistency" for name, inv, _, _ in said)
@@ -57,7 +57,7 @@ def test_a_j_runner_passes_the_progress_on():
     """With -j the properties run in runner processes: their progress reaches the main process too."""
     from ropespec.inputs import implementation_specs
 
-    specs = implementation_specs(["implementations.numpy_decode:make"], expect=Expect.from_dict(EXPECT))
+    specs = implementation_specs(["ropespec.implementations.numpy_decode:make"], expect=Expect.from_dict(EXPECT))
     said = []
     reports = scheduler.check_in_processes(specs, ["decode.consistency"], profile="dev", seed=3, replay=None, jobs=1,
                                      on_progress=lambda *a: said.append(a))

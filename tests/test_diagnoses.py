@@ -10,17 +10,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from implementations.zoo import members
-from properties.framework import all_properties, PROPERTIES, run_property
+from ropespec.implementations.zoo import members
+from ropespec.properties.framework import all_properties, PROPERTIES, run_property
 from ropespec import check
 from ropespec.cli import main
-from spec import Expect, presets
+from ropespec.spec import Expect, presets
 
 all_properties()
 
 BF16_ANGLES = '''
 import numpy as np
-from spec.dtypes import round_to
+from ropespec.spec.dtypes import round_to
 
 
 def rope(x, positions):
@@ -50,8 +50,8 @@ def test_angles_rounded_to_bfloat16_after_an_exact_product_are_angle_precision(t
 
 
 MISSING_SCALING = '''
-from implementations.torch_rope import make
-from spec import presets
+from ropespec.implementations.torch_rope import make
+from ropespec.spec import presets
 
 _f = make(presets.get("llama3.1-8b").replace(rope_scaling=None, dtype="{dtype}"))
 
@@ -75,8 +75,8 @@ def test_a_missing_scaling_is_scaling_in_every_dtype(tmp_path, dtype):
 
 
 PAIRED = '''
-from implementations.numpy_rope import make
-from spec import Expect
+from ropespec.implementations.numpy_rope import make
+from ropespec.spec import Expect
 
 _f = make(Expect(head_dim=32, convention="{convention}", max_position=4096))
 
@@ -100,12 +100,12 @@ def test_another_pairing_is_convention_and_nothing_else(tmp_path, convention):
 
 
 def test_the_report_leads_with_the_root_cause(capsys):
-    code = main(["check", "implementations.zoo.writes_half_layout:make", "--expect",
+    code = main(["check", "ropespec.implementations.zoo.writes_half_layout:make", "--expect",
                  '{"head_dim": 64, "convention": "interleaved", "max_position": 8192}', "--seed", "0"])
     out = capsys.readouterr().out
     assert code == 1
     listing = out[out.index("failing:"):]
-    assert "implementations.zoo.writes_half_layout:make: root cause layout" in listing.splitlines()[1]
+    assert "ropespec.implementations.zoo.writes_half_layout:make: root cause layout" in listing.splitlines()[1]
 
 
 def test_stale_cache_evidence_names_a_row_whose_rotation_changed():
@@ -126,7 +126,7 @@ def test_float32_frequencies_under_the_strict_class_are_precision_in_the_scaling
     said 'scaling' (theta'[pair 1]=0.8146172055 ... should be 0.8146172338, unchanged)."""
     pytest.importorskip("transformers")
     e = presets.get("llama3.1-8b").replace(angle_dtype="exact", inv_freq_dtype="exact")
-    result = check("implementations.adapters.hf:llama", expect=e, array="torch",
+    result = check("ropespec.implementations.adapters.hf:llama", expect=e, array="torch",
                    invariants=["scaling.band-edges", "scaling.bounded"], seed=0)
     failed = _failed(result)
     assert failed and {r.diagnosis for r in failed} == {"angle-precision"}, [(r.diagnosis, r.message) for r in failed]
@@ -147,7 +147,7 @@ def test_a_real_scaling_bug_stays_scaling_under_the_strict_class():
 
 def test_names_are_printed_as_they_are_not_as_emoji(tmp_path, capsys):
     """rich turned 'hf:llama: root cause' into 'hf🦙 root cause'."""
-    (tmp_path / "mod.py").write_text("from implementations.zoo.writes_half_layout import make as llama\n")
+    (tmp_path / "mod.py").write_text("from ropespec.implementations.zoo.writes_half_layout import make as llama\n")
     target = f"{tmp_path / 'mod.py'}:llama"
     code = main(["check", target, "--expect", '{"head_dim": 64, "convention": "interleaved", "max_position": 8192}',
                  "--invariant", "rope.identity-at-zero", "--seed", "0"])
@@ -160,7 +160,7 @@ def test_names_are_printed_as_they_are_not_as_emoji(tmp_path, capsys):
 def test_a_fixed_size_angle_error_is_not_a_rounding_of_the_angles():
     """Every pair off by the same 1.8e-6 rad whatever its angle: within what bfloat16 rounding would allow
     at the informative entries, but not proportional to the angle, so not precision."""
-    from properties.precision import explain_low_precision
+    from ropespec.properties.precision import explain_low_precision
 
     e = Expect(head_dim=64, dtype="float32", max_position=4096)
     th = 10000.0 ** (-np.arange(0, 64, 2) / 64)
@@ -182,7 +182,7 @@ def test_the_terminal_table_prints_bracketed_text_as_text():
 
     from ropespec import report
 
-    result = check("implementations.zoo.writes_half_layout:make", invariants=["rope.identity-at-zero"], seed=0,
+    result = check("ropespec.implementations.zoo.writes_half_layout:make", invariants=["rope.identity-at-zero"], seed=0,
                    expect={"head_dim": 64, "convention": "interleaved", "max_position": 8192})
     buf = io.StringIO()
     report.render(result.reports, Console(file=buf, force_terminal=True, width=250, emoji=False, color_system=None),
@@ -297,7 +297,7 @@ def test_an_expected_failure_of_a_documented_non_invariant_names_no_fault(expect
     """The shipped sinusoidal encoding is correct: its documented cross-term leakage is an expected failure with
     its spread as evidence, and no word of a fault (a d = 2 encoding reads the same in both layouts, and positions
     below 65536 are their own residues modulo it: neither is evidence)."""
-    result = check("implementations.sinusoidal:make", expect=expect, family="sinusoidal", seed=3)
+    result = check("ropespec.implementations.sinusoidal:make", expect=expect, family="sinusoidal", seed=3)
     rows = {r.invariant: r for r in result.results}
     leak = rows["additive.cross-term-leakage"]
     assert leak.status == "xfail" and leak.diagnosis is None and leak.failure.evidence is None, leak.message
@@ -309,7 +309,7 @@ def test_the_public_fingerprint_stays_a_function_after_it_has_run():
     name replaced the function on the package)."""
     import ropespec
 
-    ropespec.fingerprint("implementations.numpy_rope:make", expect={"head_dim": 8})
+    ropespec.fingerprint("ropespec.implementations.numpy_rope:make", expect={"head_dim": 8})
     from ropespec import fingerprint
 
     assert callable(fingerprint), fingerprint
@@ -318,7 +318,7 @@ def test_the_public_fingerprint_stays_a_function_after_it_has_run():
 LLAMA3 = '''
 import math
 import numpy as np
-from spec.dtypes import round_to
+from ropespec.spec.dtypes import round_to
 
 D, FACTOR, L = 128, 8.0, 8192
 
@@ -384,8 +384,8 @@ def test_llama3_mistakes_get_the_word_of_the_field_the_measurement_contradicts(t
 
 
 OTHER_FIELDS = '''
-from implementations.numpy_rope import make
-from spec import presets
+from ropespec.implementations.numpy_rope import make
+from ropespec.spec import presets
 
 _hunyuan_base_ignored = make(presets.get("hunyuan-video").replace(rope_theta=10000.0, dtype="float32",
                                                                     angle_dtype="exact", inv_freq_dtype="exact"))
@@ -422,7 +422,7 @@ def test_another_base_of_per_axis_ladders_and_two_fields_are_named(tmp_path, nam
 
 DECODERS = '''
 import numpy as np
-from implementations.numpy_decode import Decoder
+from ropespec.implementations.numpy_decode import Decoder
 
 
 class AtZero(Decoder):
@@ -462,8 +462,8 @@ def test_a_decoding_step_at_another_position_is_named_position_offset(tmp_path, 
 DEEPSEEK = '''
 import math
 import numpy as np
-from implementations.numpy_rope import make
-from spec.expectation import Expect
+from ropespec.implementations.numpy_rope import make
+from ropespec.spec.expectation import Expect
 
 E = Expect(head_dim=16, rope_theta=10000.0, max_position=8192, dtype="float64", angle_dtype="exact",
            inv_freq_dtype="exact", rope_scaling={"rope_type": "yarn", "factor": 40.0,
@@ -507,7 +507,7 @@ def test_deepseeks_softmax_temperature_is_part_of_its_attention(tmp_path):
     assert failed and {r.diagnosis for r in failed} == {"attention-factor"}, [(r.property, r.diagnosis) for r in failed]
     assert all("lacks DeepSeek's mscale(s, mscale_all_dim)^2 = 1.87385" in r.message for r in failed)
     # and the shipped numpy attention and decoder are DeepSeek's attention under its expectation
-    for shipped in ("implementations.attention:make", "implementations.attention_decode:make"):
+    for shipped in ("ropespec.implementations.attention:make", "ropespec.implementations.attention_decode:make"):
         ours = check(shipped, dict(expect, dtype="float32"), family="attention", dtype="float32", seed=0)
         assert ours.passed, ours.report()
 

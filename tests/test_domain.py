@@ -1,12 +1,12 @@
 """What ropespec hands an implementation, recorded call by call: the domain rule
-(:meth:`spec.expectation.Expect.outside_domain`): no call ropespec makes ever hands an implementation a position outside
+(:meth:`ropespec.spec.expectation.Expect.outside_domain`): no call ropespec makes ever hands an implementation a position outside
 [0, max_position) on any axis, in any family, form, layout or mode; and calls long enough to cross the tile sizes
-kernels use (properties.cases.TILE_LENGTHS), with more heads than one tile of 8 where a form has heads. Table-based code has no row -1
+kernels use (ropespec.properties.cases.TILE_LENGTHS), with more heads than one tile of 8 where a form has heads. Table-based code has no row -1
 and no row max_position: SAM2's, timm's and CogVideoX's correct vision RoPE failed ``axes.separation`` alone when its
 pinned case moved a row at max_position - 1 by -1 and the row at 0 with it.
 
 The test wraps the parent's side of the process boundary (every operation's positions, as its form declares them,
-:func:`implementations.families.base.handed_positions`) and records what every property hands over, on an
+:func:`ropespec.implementations.families.base.handed_positions`) and records what every property hands over, on an
 implementation of every registered form, layout and decoder, at a small max_position where the edges are drawn
 often. The guard itself (a call outside the domain is not made, and is an error of ropespec's) is tested too.
 """
@@ -16,42 +16,42 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from implementations.families import base
-from implementations.families.base import REGISTRY
-from implementations.shape import CallShape
-from properties.framework import all_properties, run_property
+from ropespec.implementations.families import base
+from ropespec.implementations.families.base import REGISTRY
+from ropespec.implementations.shape import CallShape
+from ropespec.properties.framework import all_properties, run_property
 from ropespec.inputs import load_implementations
-from spec.expectation import Expect
+from ropespec.spec.expectation import Expect
 
 #: (name, target, call shape, array, dtype, expectation or None for the factory's drawn ones): one of every registered
 #: form in every layout it is called in, a decoder of each form that has one, and a multi-axis RoPE of every kind
 COVER = [
-    ("apply-nd", "implementations.numpy_rope:make", CallShape(), "numpy", "float64", None),
-    ("apply-nd-pinned-axes", "implementations.numpy_rope:make", CallShape(), "numpy", "float32",
+    ("apply-nd", "ropespec.implementations.numpy_rope:make", CallShape(), "numpy", "float64", None),
+    ("apply-nd-pinned-axes", "ropespec.implementations.numpy_rope:make", CallShape(), "numpy", "float32",
      {"head_dim": 32, "mrope_section": [6, 5, 5], "mrope_interleaved": True}),
-    ("apply-bshd", "implementations.numpy_layout:bshd", CallShape(layout="bshd"), "numpy", "float32", None),
-    ("apply-bhsd", "implementations.numpy_layout:bhsd", CallShape(layout="bhsd"), "numpy", "float32", None),
-    ("apply-sbhd", "implementations.numpy_layout:sbhd", CallShape(layout="sbhd"), "numpy", "float32", None),
-    ("apply-thd", "implementations.numpy_layout:thd", CallShape(layout="thd"), "numpy", "float32", None),
-    ("apply-thd-per-token", "implementations.numpy_layout:thd_per_token",
+    ("apply-bshd", "ropespec.implementations.numpy_layout:bshd", CallShape(layout="bshd"), "numpy", "float32", None),
+    ("apply-bhsd", "ropespec.implementations.numpy_layout:bhsd", CallShape(layout="bhsd"), "numpy", "float32", None),
+    ("apply-sbhd", "ropespec.implementations.numpy_layout:sbhd", CallShape(layout="sbhd"), "numpy", "float32", None),
+    ("apply-thd", "ropespec.implementations.numpy_layout:thd", CallShape(layout="thd"), "numpy", "float32", None),
+    ("apply-thd-per-token", "ropespec.implementations.numpy_layout:thd_per_token",
      CallShape(layout="thd", positions="per-token"), "numpy", "float32", None),
-    ("vllm", "implementations.numpy_layout:vllm", CallShape(form="vllm"), "numpy", "float32", None),
-    ("decoder", "implementations.numpy_decode:make", CallShape(), "numpy", "float64", None),
-    ("table", "implementations.numpy_table:make", CallShape(form="table"), "numpy", "float32", None),
-    ("kernel", "implementations.numpy_kernel:make", CallShape(form="kernel"), "numpy", "float32", None),
-    ("qk", "implementations.numpy_qk:make", CallShape(form="qk"), "numpy", "float32", None),
-    ("sinusoidal", "implementations.sinusoidal:make", CallShape(family="sinusoidal"), "numpy", "float64", None),
-    ("learned", "implementations.learned:make", CallShape(family="learned"), "numpy", "float64", None),
-    ("attention", "implementations.attention:make", CallShape(family="attention"), "numpy", "float64", None),
-    ("attention-decoder", "implementations.attention_decode:make", CallShape(family="attention"), "numpy", "float64",
+    ("vllm", "ropespec.implementations.numpy_layout:vllm", CallShape(form="vllm"), "numpy", "float32", None),
+    ("decoder", "ropespec.implementations.numpy_decode:make", CallShape(), "numpy", "float64", None),
+    ("table", "ropespec.implementations.numpy_table:make", CallShape(form="table"), "numpy", "float32", None),
+    ("kernel", "ropespec.implementations.numpy_kernel:make", CallShape(form="kernel"), "numpy", "float32", None),
+    ("qk", "ropespec.implementations.numpy_qk:make", CallShape(form="qk"), "numpy", "float32", None),
+    ("sinusoidal", "ropespec.implementations.sinusoidal:make", CallShape(family="sinusoidal"), "numpy", "float64", None),
+    ("learned", "ropespec.implementations.learned:make", CallShape(family="learned"), "numpy", "float64", None),
+    ("attention", "ropespec.implementations.attention:make", CallShape(family="attention"), "numpy", "float64", None),
+    ("attention-decoder", "ropespec.implementations.attention_decode:make", CallShape(family="attention"), "numpy", "float64",
      None),
-    ("position-ids", "implementations.numpy_positions:make", CallShape(family="position-ids"), "numpy", "float64",
+    ("position-ids", "ropespec.implementations.numpy_positions:make", CallShape(family="position-ids"), "numpy", "float64",
      None),
-    ("alibi", "implementations.biases:alibi", CallShape(family="alibi"), "numpy", "float64", None),
-    ("alibi-bhqk", "implementations.biases:alibi", CallShape(family="alibi", layout="bhqk"), "numpy", "float64", None),
-    ("t5-bucket", "implementations.biases:t5_bucket", CallShape(family="t5-bias"), "numpy", "float64", None),
-    ("t5-lookup", "implementations.biases:t5_lookup", CallShape(family="t5-bias"), "numpy", "float64", None),
-    ("xpos", "implementations.biases:xpos", CallShape(family="xpos"), "numpy", "float64", None),
+    ("alibi", "ropespec.implementations.biases:alibi", CallShape(family="alibi"), "numpy", "float64", None),
+    ("alibi-bhqk", "ropespec.implementations.biases:alibi", CallShape(family="alibi", layout="bhqk"), "numpy", "float64", None),
+    ("t5-bucket", "ropespec.implementations.biases:t5_bucket", CallShape(family="t5-bias"), "numpy", "float64", None),
+    ("t5-lookup", "ropespec.implementations.biases:t5_lookup", CallShape(family="t5-bias"), "numpy", "float64", None),
+    ("xpos", "ropespec.implementations.biases:xpos", CallShape(family="xpos"), "numpy", "float64", None),
 ]
 #: what hands over no position the domain rule bounds: a kernel is handed its table, a position-id builder its tokens, T5's
 #: bucket function relative positions (every integer is its domain) and a learned table's lookups are not declared (its
@@ -107,7 +107,7 @@ def test_no_property_hands_over_a_position_outside_the_domain(monkeypatch, name,
 
 
 
-#: the invariant whose property makes each form's long calls (properties.cases.TILE_LENGTHS); the decoders grow their
+#: the invariant whose property makes each form's long calls (ropespec.properties.cases.TILE_LENGTHS); the decoders grow their
 #: calls step by step to thousands of tokens (decode.consistency), the position-id builders take token lists
 LONG = {"apply-nd": "rope.conformance", "apply-nd-pinned-axes": "rope.conformance", "apply-bshd": "rope.layout",
         "apply-bhsd": "rope.layout", "apply-sbhd": "rope.layout", "apply-thd": "rope.layout",
@@ -172,7 +172,7 @@ def test_every_form_is_called_across_the_tile_sizes(monkeypatch, name):
 
 def test_the_guard_refuses_a_call_outside_the_domain_as_an_error_of_ropespecs():
     """A call outside the domain is never made: the property is an error of the suite, naming the position."""
-    from properties.framework import rope_property, PROPERTIES
+    from ropespec.properties.framework import rope_property, PROPERTIES
 
     @rope_property("rope.conformance", cases=lambda impl: __import__("hypothesis").strategies.just(None))
     def test_domain_probe(bind, case):
@@ -181,7 +181,7 @@ def test_the_guard_refuses_a_call_outside_the_domain_as_an_error_of_ropespecs():
         return 0.0
 
     prop = PROPERTIES.pop("domain_probe")
-    [impl] = load_implementations(["implementations.numpy_rope:make"], dtype="float64", max_position=MAX_POSITION)
+    [impl] = load_implementations(["ropespec.implementations.numpy_rope:make"], dtype="float64", max_position=MAX_POSITION)
     try:
         result = run_property(prop, impl, seed_value=0)
     finally:
@@ -194,11 +194,11 @@ AXES = '{"head_dim": 24, "axes_dims_rope": [4, 8, 12], "convention": "interleave
 
 
 @pytest.mark.parametrize("argv", [
-    ["fingerprint", "implementations.numpy_rope:make", "--dtype", "float64"],
-    ["fingerprint", "implementations.numpy_rope:make", "--dtype", "float64", "--expect", AXES],
-    ["precision", "implementations.numpy_rope:make", "--dtype", "float32"],
-    ["precision", "implementations.numpy_rope:make", "--dtype", "float32", "--expect", AXES],
-    ["precision", "implementations.numpy_rope:make", "--dtype", "float32", "--exhaustive"],
+    ["fingerprint", "ropespec.implementations.numpy_rope:make", "--dtype", "float64"],
+    ["fingerprint", "ropespec.implementations.numpy_rope:make", "--dtype", "float64", "--expect", AXES],
+    ["precision", "ropespec.implementations.numpy_rope:make", "--dtype", "float32"],
+    ["precision", "ropespec.implementations.numpy_rope:make", "--dtype", "float32", "--expect", AXES],
+    ["precision", "ropespec.implementations.numpy_rope:make", "--dtype", "float32", "--exhaustive"],
 ], ids=["fingerprint", "fingerprint-axes", "precision", "precision-axes", "precision-exhaustive"])
 def test_the_fingerprint_and_the_precision_sweep_stay_inside_the_domain(monkeypatch, capsys, argv):
     from ropespec.cli import main

@@ -9,10 +9,10 @@ exactly, so round_to after a float64 operation is that dtype's arithmetic).
 import numpy as np
 import pytest
 
-import reference
-from properties.numerics import pair_norms, per_dim
-from spec import Expect, tolerance
-from spec.dtypes import round_to
+from ropespec import reference
+from ropespec.properties.numerics import pair_norms, per_dim
+from ropespec.spec import Expect, tolerance
+from ropespec.spec.dtypes import round_to
 
 LOOSE = 4.0  # measured worst error / bound: 0.40 to 0.54 across these tests
 

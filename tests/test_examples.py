@@ -83,7 +83,7 @@ def test_properties_under_xdist():
     combination, named by it, on both workers."""
     pytest.importorskip("xdist")
     proc = run("-m", "pytest", "-p", "no:cacheprovider", "-v", "-n", "2", "properties/test_rotation.py",
-               "--rope-impl", "implementations.numpy_rope:make", "--rope-expect", "mistral-7b-v0.1", "--rope-expect",
+               "--rope-impl", "ropespec.implementations.numpy_rope:make", "--rope-expect", "mistral-7b-v0.1", "--rope-expect",
                "gpt-j-6b", "--rope-dtype", "float32,float64")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ids = {m for m in re.findall(r"test_\w+\[([^\]]+)\]", proc.stdout)}

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from spec import Expect, ExpectationError
+from ropespec.spec import Expect, ExpectationError
 
 
 def test_defaults_and_resolved_rotary_dim():
@@ -147,7 +147,7 @@ def test_replace_rederives_rotary_dim():
 
 
 def test_longrope_factor_comes_from_the_configuration_not_from_how_far_to_test():
-    import reference
+    from ropespec import reference
 
     phi3 = Expect(head_dim=96, max_position=131072, rope_scaling={
         "rope_type": "longrope", "short_factor": [1.0] * 48, "long_factor": [2.0] * 48,

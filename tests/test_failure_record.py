@@ -1,5 +1,5 @@
-"""One structured failure: what failed is a record (implementations.contract.Failure) that the assertion helpers
-build, the diagnosis names and every report renders with one function (implementations.contract.render): the text
+"""One structured failure: what failed is a record (ropespec.implementations.contract.Failure) that the assertion helpers
+build, the diagnosis names and every report renders with one function (ropespec.implementations.contract.render): the text
 report, JSON, JUnit and pytest say the same line, and the JSON carries the record's fields, so that nothing reads a
 word or its evidence back out of the text."""
 
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from implementations.contract import FAILURE_FIELDS, Failure, Fault, render
-from properties.assertions import assert_close, assert_equal
-from properties.results import Result
+from ropespec.implementations.contract import FAILURE_FIELDS, Failure, Fault, render
+from ropespec.properties.assertions import assert_close, assert_equal
+from ropespec.properties.results import Result
 from ropespec.api import check
 from ropespec.report import json_text, junit_text
 
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def wrong_base():
     """A RoPE that ignores the configured base: rope.conformance fails and the diagnosis names the base."""
-    return check("implementations.zoo.wrong_base:make", {"head_dim": 16, "rope_theta": 10000.0}, seed=0,
+    return check("ropespec.implementations.zoo.wrong_base:make", {"head_dim": 16, "rope_theta": 10000.0}, seed=0,
                  invariants=["rope.conformance:conformance"])
 
 
@@ -111,12 +111,12 @@ def test_no_message_is_glued_or_parsed_back():
 def test_the_measured_model_is_computed_once_per_implementation(monkeypatch):
     """Every failure of one implementation under one expectation reads one measured model: the probes that name
     the fault run once, however many properties fail."""
-    from properties import naming
+    from ropespec.properties import naming
 
     runs = []
     real = naming.run_diagnosis
     monkeypatch.setattr(naming, "run_diagnosis", lambda f, e: runs.append(e) or real(f, e))
-    result = check("implementations.zoo.wrong_base:make", {"head_dim": 16, "rope_theta": 10000.0}, seed=0,
+    result = check("ropespec.implementations.zoo.wrong_base:make", {"head_dim": 16, "rope_theta": 10000.0}, seed=0,
                    invariants=["rope.conformance", "rope.composition", "rope.relative-position"])
     failed = [r for r in result.results if r.status == "fail"]
     assert len(failed) >= 3 and {r.diagnosis for r in failed} == {"base"}, [(r.invariant, r.diagnosis) for r in failed]

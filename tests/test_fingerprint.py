@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ropespec.cli import main
-from spec import presets
+from ropespec.spec import presets
 
 PRESETS = presets.names()
 
@@ -13,7 +13,7 @@ PRESETS = presets.names()
 @pytest.mark.parametrize("name", PRESETS)
 def test_fingerprint_recovers_every_preset_from_the_numpy_implementation(tmp_path, capsys, name):
     out = tmp_path / "fp.json"
-    assert main(["fingerprint", "implementations.numpy_rope:make", "--expect", name, "--dtype", "float64",
+    assert main(["fingerprint", "ropespec.implementations.numpy_rope:make", "--expect", name, "--dtype", "float64",
                  "--json", str(out)]) == 0
     fp = json.loads(out.read_text())
     e = presets.get(name)
@@ -38,7 +38,7 @@ def test_fingerprint_recovers_every_preset_from_the_numpy_implementation(tmp_pat
 ])
 def test_fingerprint_of_zoo_members(tmp_path, member, key, value):
     out = tmp_path / "fp.json"
-    assert main(["fingerprint", f"implementations.zoo.{member}:make", "--expect",
+    assert main(["fingerprint", f"ropespec.implementations.zoo.{member}:make", "--expect",
                  '{"head_dim": 64, "rotary_dim": 48, "dtype": "float64"}' if member == "partial_ignored"
                  else '{"head_dim": 64, "dtype": "float64"}', "--json", str(out)]) == 0
     fp = json.loads(out.read_text())
@@ -48,7 +48,7 @@ def test_fingerprint_of_zoo_members(tmp_path, member, key, value):
 def test_fingerprint_of_a_dynamic_table(tmp_path):
     out = tmp_path / "fp.json"
     e = '{"head_dim": 64, "dtype": "float64", "max_position": 16384, "rope_scaling": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 2048}}'
-    assert main(["fingerprint", "implementations.numpy_rope:make", "--expect", e, "--json", str(out)]) == 0
+    assert main(["fingerprint", "ropespec.implementations.numpy_rope:make", "--expect", e, "--json", str(out)]) == 0
     fp = json.loads(out.read_text())
     assert fp["length_dependent"] and fp["curve"] == "dynamic"
     assert fp["scaling"]["factor"] == pytest.approx(4.0, rel=1e-6)
@@ -68,7 +68,7 @@ def test_non_finite_output_is_named_not_blamed_on_the_expectation(capsys, tmp_pa
 def test_decode_mode_factory_is_fingerprinted_through_prefill(capsys):
     from ropespec.cli import main
 
-    code = main(["fingerprint", "implementations.numpy_decode:make", "--expect", '{"head_dim": 16}', "--dtype", "float64"])
+    code = main(["fingerprint", "ropespec.implementations.numpy_decode:make", "--expect", '{"head_dim": 16}', "--dtype", "float64"])
     out, err = capsys.readouterr()
     assert code == 0, out + err
     assert "convention: half; rotary dim 16 of 16" in out and "base: 10000" in out
@@ -79,7 +79,7 @@ def test_float32_ntk_code_is_the_default_ladder_of_its_base_in_the_float32_class
     closer and was reported, and the class was judged against the base rounded to 6 digits (bfloat16)."""
     out = tmp_path / "fp.json"
     e = '{"head_dim": 128, "rope_theta": 10000, "max_position": 32768, "rope_scaling": {"rope_type": "ntk", "factor": 4.0}}'
-    assert main(["fingerprint", "implementations.numpy_rope:make", "--expect", e, "--dtype", "float32", "--json", str(out)]) == 0
+    assert main(["fingerprint", "ropespec.implementations.numpy_rope:make", "--expect", e, "--dtype", "float32", "--json", str(out)]) == 0
     fp = json.loads(out.read_text())
     assert fp["curve"] == "ntk-or-default" and fp["scaling"] is None
     assert abs(fp["base"] - 10000 * 4 ** (128 / 126)) <= 1e-6 * fp["base"]
@@ -93,7 +93,7 @@ def test_longrope_is_recognised_with_its_switch_length_and_factors(tmp_path):
     e = json.dumps({"head_dim": 64, "max_position": 32768, "rope_scaling": {
         "rope_type": "longrope", "original_max_position_embeddings": 4096, "factor": 8.0,
         "short_factor": short, "long_factor": long}})
-    assert main(["fingerprint", "implementations.numpy_rope:make", "--expect", e, "--dtype", "float64", "--json", str(out)]) == 0
+    assert main(["fingerprint", "ropespec.implementations.numpy_rope:make", "--expect", e, "--dtype", "float64", "--json", str(out)]) == 0
     fp = json.loads(out.read_text())
     assert fp["curve"] == "longrope" and fp["base"] == 10000.0
     s = fp["scaling"]
@@ -105,8 +105,8 @@ def test_longrope_is_recognised_with_its_switch_length_and_factors(tmp_path):
 
 
 LLAMA4 = '''
-from implementations.numpy_rope import make
-from spec.expectation import Expect
+from ropespec.implementations.numpy_rope import make
+from ropespec.spec.expectation import Expect
 
 _f = make(Expect(head_dim=88, convention="interleaved", axes_dims_rope=[44, 44], dtype="float32", max_position=26,
                  angle_dtype="exact", inv_freq_dtype="exact"))

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from implementations import load_implementation
-from properties.numerics import output_bound
-from reference import golden
-from reference.data.make_golden import POSITIONS
+from ropespec.implementations import load_implementation
+from ropespec.properties.numerics import output_bound
+from ropespec.reference import golden
+from ropespec.reference.data.make_golden import POSITIONS
 from ropespec.cli import main
-from spec import presets
+from ropespec.spec import presets
 
 PRESETS = presets.names()
 
@@ -22,10 +22,10 @@ def test_golden_file_is_current(name):
     assert json.loads(on_disk) == fresh, "stale: run python reference/data/make_golden.py"
 
 
-REPLAY = [("implementations.numpy_rope:make", "numpy", "float64"),
-          ("implementations.numpy_rope:make", "numpy", "float32"),
-          ("implementations.torch_rope:make", "torch", "float32"),
-          ("implementations.torch_rope:make", "torch", "bfloat16")]
+REPLAY = [("ropespec.implementations.numpy_rope:make", "numpy", "float64"),
+          ("ropespec.implementations.numpy_rope:make", "numpy", "float32"),
+          ("ropespec.implementations.torch_rope:make", "torch", "float32"),
+          ("ropespec.implementations.torch_rope:make", "torch", "bfloat16")]
 
 
 @pytest.mark.parametrize("target, array, dtype", REPLAY, ids=[f"{a}-{d}" for _, a, d in REPLAY])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from properties.perturbations import cells, named, named_pair, pair_cells
+from ropespec.properties.perturbations import cells, named, named_pair, pair_cells
 
 CELLS = cells()
 PAIRS = pair_cells()
@@ -49,7 +49,7 @@ def test_the_word_does_not_depend_on_the_seed():
 def test_check_and_fingerprint_agree_on_the_perturbed_field(cell):
     """What check names, the fingerprint measures: the base, the convention, the rotary dim, the factor it reads are
     the perturbed expectation's."""
-    from properties.fingerprint import fingerprint
+    from ropespec.properties.fingerprint import fingerprint
 
     fp = fingerprint(cell.make(), cell.expect)
     want = cell.computes

@@ -7,16 +7,16 @@ import pytest
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 
-import reference  # noqa: E402
-from implementations import CallShape  # noqa: E402
-from implementations.adapters.hf import config_for  # noqa: E402
-from properties.framework import all_properties, PROPERTIES, run_property  # noqa: E402
+from ropespec import reference  # noqa: E402
+from ropespec.implementations import CallShape  # noqa: E402
+from ropespec.implementations.adapters.hf import config_for  # noqa: E402
+from ropespec.properties.framework import all_properties, PROPERTIES, run_property  # noqa: E402
 from ropespec.inputs import load_implementations  # noqa: E402
-from spec import Expect, methods, presets, tolerance  # noqa: E402
+from ropespec.spec import Expect, methods, presets, tolerance  # noqa: E402
 
 all_properties()
 
-#: every transformers scaling type's canonical examples (spec.methods), and the unscaled ladder
+#: every transformers scaling type's canonical examples (ropespec.spec.methods), and the unscaled ladder
 TYPES = {"default": None, **{name: d for m in methods.REGISTRY.values() if m.scales and m.hf_name
                              for name, d in m.examples(64, 2048).items()}}
 CASES = [(k, Expect(head_dim=128, rope_theta=5e5, max_position=131072, rope_scaling=v))
@@ -50,7 +50,7 @@ def test_reference_matches_transformers_rope_init(name, expect, seq_len):
 @pytest.mark.parametrize("preset", ["llama2-7b", "llama3.1-8b", "qwen2.5-7b-yarn", "gpt-oss"])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_transformers_llama_rotary_passes_conformance(preset, dtype):
-    [impl] = load_implementations(["implementations.adapters.hf:make"], expect=presets.get(preset), array="torch", dtype=dtype)
+    [impl] = load_implementations(["ropespec.implementations.adapters.hf:make"], expect=presets.get(preset), array="torch", dtype=dtype)
     for prop in ("conformance", "large_positions"):
         result = run_property(PROPERTIES[prop], impl, profile="dev", seed_value=0)
         assert result.status == "pass", result.message
@@ -63,9 +63,9 @@ def test_transformers_llama_rotary_passes_conformance(preset, dtype):
 def test_transformers_rotary_embedding_as_a_table_passes(target, preset, dtype):
     """--form table on the model type's own RotaryEmbedding.forward: per-dim cos/sin with the attention factor in
     them (YaRN), the rope_interleave model's half-layout table, partial rotary; float32 and bfloat16."""
-    import properties.test_table  # noqa: F401  (registers table.angles)
+    import ropespec.properties.test_table  # noqa: F401  (registers table.angles)
 
-    [impl] = load_implementations([f"implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
+    [impl] = load_implementations([f"ropespec.implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
                                dtype=dtype, shape=CallShape(form="table"))
     result = run_property(PROPERTIES["angles"], impl, profile="dev", seed_value=0)
     assert result.status == "pass", result.message
@@ -78,9 +78,9 @@ def test_transformers_apply_function_as_qk_passes(target, preset, dtype):
     """--form qk on the model type's own apply_rotary_pos_emb: batches, grouped-query heads and per-row positions
     drawn; DeepSeek-V3's interleave variant; GPT-NeoX's partial rotary; GPT-OSS's table of one value per pair
     (checked per dim it failed: a false failure of correct code, until the adapter said table = "pair")."""
-    import properties.test_kernel  # noqa: F401  (registers kernel.qk)
+    import ropespec.properties.test_kernel  # noqa: F401  (registers kernel.qk)
 
-    [impl] = load_implementations([f"implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
+    [impl] = load_implementations([f"ropespec.implementations.adapters.hf:{target}"], expect=presets.get(preset), array="torch",
                                dtype=dtype, shape=CallShape(form="qk"))
     result = run_property(PROPERTIES["qk"], impl, profile="dev", seed_value=0)
     assert result.status == "pass", result.message
@@ -89,8 +89,8 @@ def test_transformers_apply_function_as_qk_passes(target, preset, dtype):
 def test_transformers_table_and_apply_checked_together():
     """--form qk --table: Llama's own RotaryEmbedding and apply_rotary_pos_emb of one library, the table handed to
     the apply function as the library hands it (bfloat16 cos/sin), checked as one apply function."""
-    from implementations import load_implementation
-    from implementations.adapters import hf
+    from ropespec.implementations import load_implementation
+    from ropespec.implementations.adapters import hf
 
     # in this process, which has imported transformers already (tests/test_forms.py runs --table through a worker)
     impl = load_implementation(hf.llama_qk, expect=presets.get("llama3.1-8b"), array="torch", dtype="bfloat16",
@@ -109,7 +109,7 @@ def test_transformers_dynamic_ntk_cache_is_caught_in_every_run(seed):
     call first (nondeterministic in one run, pass in another)."""
     e = Expect(rope_theta=1e4, max_position=8192,
                rope_scaling={"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 2048})
-    [impl] = load_implementations(["implementations.adapters.hf:make"], expect=e, array="torch", dtype="float32")
+    [impl] = load_implementations(["ropespec.implementations.adapters.hf:make"], expect=e, array="torch", dtype="float32")
     try:
         result = run_property(PROPERTIES["history"], impl, profile="dev", seed_value=seed)
     finally:
@@ -124,8 +124,8 @@ def test_text_only_position_ids_feed_1d_rope_through_the_models_own_code():
     (position-ids.text, then axes.text-reduction), to the float32 class's bound."""
     import torch
 
-    from implementations.adapters import hf_axes, hf_positions
-    from reference import fast
+    from ropespec.implementations.adapters import hf_axes, hf_positions
+    from ropespec.reference import fast
 
     e = presets.get("qwen2-vl-7b")
     pos, nxt = hf_positions.qwen2_vl(e)([[("pad", 2), ("text", 5)], [("text", 7)]])
@@ -149,7 +149,7 @@ DEEPSEEK = {  # each model's own scaling fields (V3: mscale 1, mscale_all_dim 1;
 }
 
 PLAIN_SCALE = '''
-from implementations.adapters import hf_attention
+from ropespec.implementations.adapters import hf_attention
 
 
 def make(expect):
@@ -168,7 +168,7 @@ def test_deepseek_attention_as_its_model_computes_it_passes(model_type, dtype):
     scale mscale_all_dim's square, which together are the expectation's attention."""
     from ropespec import check
 
-    result = check(f"implementations.adapters.hf_attention:{model_type}", expect=DEEPSEEK[model_type],
+    result = check(f"ropespec.implementations.adapters.hf_attention:{model_type}", expect=DEEPSEEK[model_type],
                    family="attention", array="torch", dtype=dtype, seed=0)
     statuses = {r.property: r.status for r in result.reports[0].results if r.applicable}
     assert len(statuses) >= 5 and set(statuses.values()) == {"pass"}, statuses

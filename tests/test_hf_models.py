@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from implementations.adapters import hf_models  # noqa: E402
+from ropespec.implementations.adapters import hf_models  # noqa: E402
 from ropespec import check  # noqa: E402
 
 #: plain Llama; partial rotary that the apply function splits itself (Phi-3's, GPT-NeoX's) and that its attention
@@ -38,7 +38,7 @@ def test_the_subset_holds_under_its_own_config(model_type, subset):
     f = subset[model_type]
     assert f.checkable, f.reason
     expect = hf_models.expectation_of(f)
-    result = check(f"implementations.adapters.hf_models:{model_type}", expect, array="torch", profile="ci", seed=1,
+    result = check(f"ropespec.implementations.adapters.hf_models:{model_type}", expect, array="torch", profile="ci", seed=1,
                    invariants=["rope.conformance", "rope.partial-passthrough"])
     assert result.passed, result.report()
 
@@ -50,13 +50,13 @@ def test_the_apply_function_is_the_one_its_attention_calls():
     assert found["deepseek_v32"].apply == "apply_rotary_pos_emb_interleave"
     assert hf_models.expectation_of(found["deepseek_v32"]).convention == "rope_interleave"
     assert (found["gemma3n"].apply, found["gemma3n"].takes) == ("apply_rotary_pos_emb", "x")
-    assert not found["gptj"].checkable and "implementations.adapters.hf:gptj" in found["gptj"].reason
-    result = check("implementations.adapters.hf_models:gemma3n", hf_models.expectation_of(found["gemma3n"]),
+    assert not found["gptj"].checkable and "ropespec.implementations.adapters.hf:gptj" in found["gptj"].reason
+    result = check("ropespec.implementations.adapters.hf_models:gemma3n", hf_models.expectation_of(found["gemma3n"]),
                    array="torch", profile="ci", seed=1, invariants=["rope.conformance"])
     assert result.passed, result.report()
 
 
 def test_another_expectation_is_declined_not_checked(subset):
-    result = check("implementations.adapters.hf_models:llama", "llama3.1-8b", array="torch", profile="ci", seed=1,
+    result = check("ropespec.implementations.adapters.hf_models:llama", "llama3.1-8b", array="torch", profile="ci", seed=1,
                    invariants=["rope.conformance"], allow_skip=True)
     assert result.unchecked and "default config only" in result.nothing_checked()[0], result.report()

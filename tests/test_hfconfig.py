@@ -7,8 +7,8 @@ import pytest
 
 from ropespec.cli import main
 from ropespec.inputs import parse_expect
-from spec import ExpectationError, presets
-from spec.hfconfig import from_hf_config, read
+from ropespec.spec import ExpectationError, presets
+from ropespec.spec.hfconfig import from_hf_config, read
 
 LLAMA31 = {
     "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072,
@@ -92,7 +92,7 @@ def test_transformers_config_key_sets(name, head_dim, rotary_dim, convention, th
 
 
 def test_phi3_keeps_the_original_length_at_the_top_level():
-    import reference
+    from ropespec import reference
 
     d = {"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "max_position_embeddings": 131072,
          "original_max_position_embeddings": 4096, "rope_theta": 10000.0,
@@ -136,7 +136,7 @@ def test_shipped_config_files_read_as_their_models(name, want):
 def test_the_deepseek_v3_config_is_its_preset():
     import numpy as np
 
-    import reference
+    from ropespec import reference
 
     e, p = read(FIXTURES / "deepseek-v3.json"), presets.get("deepseek-v3")
     assert (e.head_dim, e.convention, e.max_position) == (p.head_dim, p.convention, p.max_position)
@@ -154,7 +154,7 @@ def test_a_config_without_a_rotary_embedding_is_one_line_exit_2(tmp_path, capsys
     """A BERT or GPT-2 config was checked as head_dim 64, theta 10000 (exit 0), and T5's said hidden_size was None."""
     p = tmp_path / "config.json"
     p.write_text(json.dumps(config))
-    code = main(["check", "implementations.numpy_rope:make", "--expect", str(p)])
+    code = main(["check", "ropespec.implementations.numpy_rope:make", "--expect", str(p)])
     err = capsys.readouterr().err
     assert code == 2 and "has no rotary embedding" in err and err.count("\n") == 1, err
 
@@ -186,7 +186,7 @@ def test_the_keys_the_transformers_sweep_found_missing():
     """What the sweep over every RoPE model type of transformers showed the reader lacked (benchmarks/
     transformers_sweep.py): head dims and head counts under Zamba2's, JetMoE's, DBRX's and Moonshine's keys, the model types whose code pairs interleaved,
     and per-layer-type rope_parameters where some layers have no RoPE (BEAM)."""
-    from spec.hfconfig import from_hf_config
+    from ropespec.spec.hfconfig import from_hf_config
 
     zamba2 = from_hf_config({"model_type": "zamba2", "hidden_size": 2560, "num_attention_heads": 32,
                              "attention_head_dim": 160, "kv_channels": 80, "rope_theta": 10000.0})
@@ -210,7 +210,7 @@ def test_the_keys_the_transformers_sweep_found_missing_at_its_second_pass():
     (DeepSeek-V4), MLA whose partial_rotary_factor is of the whole head (dots.llm3), the MLA models whose attention
     always reads pairs interleaved, a text config's ``<model>_text`` model type, and rope parameters that are not
     part of the table (Ministral 3's)."""
-    from spec.hfconfig import from_hf_config
+    from ropespec.spec.hfconfig import from_hf_config
 
     gemma = from_hf_config({"model_type": "embedding_gemma2_text", "hidden_size": 768, "num_attention_heads": 3,
                             "head_dim": 256, "layer_types": ["sliding_attention", "full_attention"],
@@ -243,8 +243,8 @@ def test_the_keys_the_transformers_sweep_found_missing_at_its_second_pass():
 def test_a_model_that_turns_the_other_way_is_refused_with_the_reason():
     """nanochat turns by -p theta, as its checkpoints were trained: read as RoPE, every conformance check would call
     its own code wrong; its config.json is refused, one line naming why."""
-    from spec.expectation import ExpectationError
-    from spec.hfconfig import from_hf_config
+    from ropespec.spec.expectation import ExpectationError
+    from ropespec.spec.hfconfig import from_hf_config
 
     with pytest.raises(ExpectationError, match="-p theta.*cannot say that direction"):
         from_hf_config({"model_type": "nanochat", "hidden_size": 1024, "num_attention_heads": 8, "rope_theta": 1e4})

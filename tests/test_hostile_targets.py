@@ -155,8 +155,8 @@ def test_a_call_cut_short_leaves_no_stale_reply_in_the_report(tmp_path):
     import _thread
     import threading
 
-    from implementations import load_implementation
-    from spec import Expect
+    from ropespec.implementations import load_implementation
+    from ropespec.spec import Expect
 
     started, done = tmp_path / "started", tmp_path / "done"
     (tmp_path / "slow.py").write_text(

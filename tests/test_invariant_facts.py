@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from properties.facts import gather
-from spec.invariants import REGISTRY
+from ropespec.properties.facts import gather
+from ropespec.spec.invariants import REGISTRY
 
 FACTS = gather()
 
@@ -24,7 +24,7 @@ def test_each_invariant_has_all_its_facts(invariant):
 
 
 def test_the_forms_answer_only_invariants_of_the_registry():
-    from implementations.families import REGISTRY as FORMS
+    from ropespec.implementations.families import REGISTRY as FORMS
 
     answered = {inv for inv in REGISTRY if any(f.answers(inv, m) for f in FORMS.values() for m in ("factory", "decoder"))}
     assert answered == set(REGISTRY)

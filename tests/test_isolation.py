@@ -119,7 +119,7 @@ def test_nasty_implementations_in_one_run(ropespec_process, nasty):
             assert failed == {word}, (name, failed)
     # after a call timed out, a fresh worker ran the next property; after MAX_TIMEOUTS timeouts the rest is not run,
     # and says why
-    from implementations.contract import MAX_TIMEOUTS
+    from ropespec.implementations.contract import MAX_TIMEOUTS
 
     hung = [r for r in by_name["nasty.py:hangs"]["results"] if r["diagnosis"] == "timeout"]
     assert 1 < len(hung) <= MAX_TIMEOUTS, hung
@@ -217,7 +217,7 @@ def test_nothing_checked_is_exit_2_with_the_reason(cli, nasty, args, why):
 
 def test_a_replayed_timeout_is_a_timeout(ropespec_process, tmp_path):
     report = tmp_path / "r.json"
-    proc = ropespec_process("check", "implementations.zoo.hangs:make", "--timeout", "0.5", "--invariant",
+    proc = ropespec_process("check", "ropespec.implementations.zoo.hangs:make", "--timeout", "0.5", "--invariant",
                             "contract.shape-finite", "--seed", "2", "--json", str(report), cwd=ROOT)
     assert proc.returncode == 1
     [result] = json.loads(report.read_text())["implementations"][0]["results"]
@@ -287,7 +287,7 @@ def test_where_the_implementation_runs_is_said(tmp_path):
     result = check(lambda x, positions: np.asarray(x), invariants=["contract.shape-finite"], seed=1)
     assert result.reports[0].impl.isolation.startswith("in-process (a lambda")
     assert "runs in-process (a lambda has no importable name)" in result.report()
-    result = check("implementations.numpy_rope:make", invariants=["contract.shape-finite"], seed=1)
+    result = check("ropespec.implementations.numpy_rope:make", invariants=["contract.shape-finite"], seed=1)
     assert result.reports[0].impl.isolation == "worker process"
     assert "runs in a worker process, warm-up" in result.report()
 
@@ -337,18 +337,18 @@ def test_the_transformers_adapter_without_transformers_checks_nothing(tmp_path):
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('transformers is not installed here')\n")
     env = dict(os.environ, PYTHONPATH=str(fake.parent))
-    proc = subprocess.run([sys.executable, "-m", "ropespec", "check", "implementations.adapters.hf:make", "--array",
+    proc = subprocess.run([sys.executable, "-m", "ropespec", "check", "ropespec.implementations.adapters.hf:make", "--array",
                            "torch", "--seed", "1"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     if "torch is not installed" in proc.stderr:
         pytest.skip("torch is not installed")
     assert proc.returncode == 2  # all 20 skipped was exit 0: nothing checked is never a pass
-    assert "nothing can be checked on implementations.adapters.hf:make: transformers is not installed" in proc.stderr
+    assert "nothing can be checked on ropespec.implementations.adapters.hf:make: transformers is not installed" in proc.stderr
 
 
 @pytest.fixture
 def fresh_fork_server():
     """A fork server of this test's own: a test that kills it must not leave the next tests without one."""
-    from implementations import isolation
+    from ropespec.implementations import isolation
 
     isolation._SERVER.clear()
     yield
@@ -359,7 +359,7 @@ def fresh_fork_server():
 def test_the_fork_server_takes_preloads_beside_numpys_thread_pool(fresh_fork_server):
     """numpy's OpenBLAS starts threads at import; the fork server counted them as its own and refused every
     preload, and the refusal then killed it."""
-    from implementations import isolation
+    from ropespec.implementations import isolation
 
     server = isolation.fork_server()
     assert server is not None
@@ -372,8 +372,8 @@ def test_a_worker_outlives_the_fork_server_it_came_from(tmp_path, fresh_fork_ser
     """A worker forked by the fork server watches ropespec, not the server: when the server goes away (it
     grew a thread, or timed out) the workers it forked go on answering. Before, a plain function that
     imports transformers died with 'ended the worker process: it ended'."""
-    from implementations import isolation
-    from properties.framework import all_properties, PROPERTIES, run_property
+    from ropespec.implementations import isolation
+    from ropespec.properties.framework import all_properties, PROPERTIES, run_property
     from ropespec.inputs import load_implementations
 
     all_properties()
@@ -403,9 +403,9 @@ def make(expect):
 def test_libraries_a_factory_imports_when_called_are_preloaded(tmp_path, fresh_fork_server):
     """Only the TARGET's import was reported, so transformers' modeling code (imported inside the hf
     adapter's factories) was imported afresh by every worker: 2 s an implementation instead of 0.03 s."""
-    from implementations import isolation
+    from ropespec.implementations import isolation
     from ropespec.inputs import load_implementations
-    from spec import Expect
+    from ropespec.spec import Expect
 
     (tmp_path / "lazy.py").write_text(LAZY_FACTORY)
     [impl] = load_implementations([f"{tmp_path / 'lazy.py'}:make"], expect=Expect(head_dim=8), dtype="float64")
@@ -436,16 +436,16 @@ def test_sigterm_stays_sigterm_when_a_library_turns_it_into_a_keyboard_interrupt
 
 DROPPED = '''
 import gc, os, sys, time
-from properties.framework import all_properties, PROPERTIES, run_property
+from ropespec.properties.framework import all_properties, PROPERTIES, run_property
 from ropespec.inputs import load_implementations
 
 all_properties()
 # Hypothesis keeps the first strategy a process builds (hypothesis.configuration), and with it that one implementation
-[first] = load_implementations(["implementations.numpy_rope:make"], dtype="float32")
+[first] = load_implementations(["ropespec.implementations.numpy_rope:make"], dtype="float32")
 run_property(PROPERTIES["identity_at_zero"], first, profile="dev", seed_value=0)
 pids = []
 for seed in range(5):  # as a test suite does: an implementation made, checked, and dropped without close()
-    [impl] = load_implementations(["implementations.numpy_rope:make"], dtype="float32")
+    [impl] = load_implementations(["ropespec.implementations.numpy_rope:make"], dtype="float32")
     run_property(PROPERTIES["identity_at_zero"], impl, profile="dev", seed_value=seed)
     pids.append(impl.host.child.pid)
     del impl
@@ -501,8 +501,8 @@ def test_a_run_of_several_implementations_holds_one_worker_at_a_time_and_leaves_
     import uuid
 
     marker = f"ROPESPEC_COUNT_{uuid.uuid4().hex}"
-    targets = ["implementations.numpy_rope:make", "implementations.zoo.wrong_base:make",
-               "implementations.numpy_layout:thd", "implementations.zoo.off_by_one:make"]
+    targets = ["ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.wrong_base:make",
+               "ropespec.implementations.numpy_layout:thd", "ropespec.implementations.zoo.off_by_one:make"]
     proc = subprocess.Popen([sys.executable, "-m", "ropespec", "check", *targets, "--seed", "1", "--invariant",
                              "rope.conformance", "--invariant", "rope.composition"], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, marker: "1"})

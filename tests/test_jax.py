@@ -4,9 +4,9 @@
 import numpy as np
 import pytest
 
-from implementations import CallShape, arrays, load_implementation
-from properties.framework import all_properties, PROPERTIES, run_property
-from spec.expectation import Expect
+from ropespec.implementations import CallShape, arrays, load_implementation
+from ropespec.properties.framework import all_properties, PROPERTIES, run_property
+from ropespec.spec.expectation import Expect
 
 all_properties()
 
@@ -19,7 +19,7 @@ def test_the_jax_implementation_passes_in_every_form_and_dtype():
     """In-process (one jax import, one compilation cache for every form); a fixed head_dim keeps the shapes jax
     compiles for few."""
     pytest.importorskip("jax")
-    from implementations import jax_rope
+    from ropespec.implementations import jax_rope
 
     props = {p.name: p for p in all_properties()}
     cases = [(f, form, prop, "float32") for f, form, prop in FORMS]

@@ -34,7 +34,7 @@ def test_shipped_lab_module_imports_no_numpy():
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_zoo_variant_faults_are_named(variant):
-    fault = importlib.import_module(f"implementations.zoo.lab.{variant}").FAULT
+    fault = importlib.import_module(f"ropespec.implementations.zoo.lab.{variant}").FAULT
     results = {r.property: r for r in lab.grade(str(ROOT / "implementations" / "zoo" / "lab" / f"{variant}.py"))}
     for name, r in results.items():
         if name not in fault:
@@ -48,4 +48,4 @@ def test_zoo_variant_faults_are_named(variant):
 def test_lab_usage_errors(capsys):
     assert main(["check", "--module", "no/such/lab.py"]) == 2
     assert "no such file" in capsys.readouterr().err
-    assert main(["check", "implementations.numpy_rope:make", "--module", str(ROOT / "implementations" / "stdlib_lab.py")]) == 2
+    assert main(["check", "ropespec.implementations.numpy_rope:make", "--module", str(ROOT / "implementations" / "stdlib_lab.py")]) == 2

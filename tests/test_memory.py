@@ -11,11 +11,11 @@ import pytest
 LIMIT_KB = 1 << 20  # 1 GB
 
 RUNS = {
-    "learned, thorough": ["implementations.learned:make", "--family", "learned", "--dtype", "float64", "--profile",
+    "learned, thorough": ["ropespec.implementations.learned:make", "--family", "learned", "--dtype", "float64", "--profile",
                           "thorough", "--invariant", "learned.parameter-count", "--invariant", "learned.in-range"],
-    "sweep to 2^31": ["implementations.numpy_rope:make", "--expect", '{"rope_theta": 500000}', "--invariant",
+    "sweep to 2^31": ["ropespec.implementations.numpy_rope:make", "--expect", '{"rope_theta": 500000}', "--invariant",
                       "rope.conformance:large_positions"],
-    "dynamic decode": ["implementations.numpy_decode:make", "--dtype", "float32", "--invariant", "decode.consistency",
+    "dynamic decode": ["ropespec.implementations.numpy_decode:make", "--dtype", "float32", "--invariant", "decode.consistency",
                        "--expect", '{"head_dim": 64, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, '
                                    '"original_max_position_embeddings": 256}, "max_position": 512}'],
 }

@@ -75,7 +75,7 @@ def test_a_worker_killed_near_its_limit_is_said_to_be_out_of_memory_and_not_rest
 
 
 def test_the_default_limit_is_half_the_machines_memory(tmp_path):
-    from implementations import default_memory_limit
+    from ropespec.implementations import default_memory_limit
 
     proc, _ = _check(tmp_path, LIMIT, "t.py:apply", "--invariant", "rope.identity-at-zero")
     assert proc.returncode == 1

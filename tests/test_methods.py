@@ -11,8 +11,8 @@ from pathlib import Path
 import mpmath
 import pytest
 
-import reference
-from spec import Expect, ExpectationError, methods, tables
+from ropespec import reference
+from ropespec.spec import Expect, ExpectationError, methods, tables
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the project's code (the tests compare what reports say, which is theirs to do)
@@ -76,7 +76,7 @@ def test_a_method_is_one_class(monkeypatch):
     namespace = {}
     exec(textwrap.dedent('''
         import mpmath
-        from spec.methods import ScalingMethod
+        from ropespec.spec.methods import ScalingMethod
 
         class Halved(ScalingMethod):
             """Every frequency halved, and the factor stated as a key of its own."""
@@ -153,7 +153,7 @@ def test_gemma4_config_reads_as_proportional_over_the_whole_head():
     """partial_rotary_factor inside proportional's rope parameters is the method's (which pairs turn), not a
     narrower rotary: Gemma 4's full-attention layers rotate all 512 dims, a quarter of the pairs turning."""
     transformers = pytest.importorskip("transformers")
-    from spec import hfconfig
+    from ropespec.spec import hfconfig
 
     e = hfconfig.from_hf_config(transformers.Gemma4TextConfig().to_dict())
     assert (e.head_dim, e.rotary_dim, e.rope_theta) == (512, 512, 1e6)

@@ -11,9 +11,9 @@ import pytest
 
 from ropespec import check
 from ropespec.inputs import parse_expect
-from spec import methods, presets
+from ropespec.spec import methods, presets
 
-#: every scaling method's first canonical example (spec.methods) for head_dim 64 and an original length of 4096
+#: every scaling method's first canonical example (ropespec.spec.methods) for head_dim 64 and an original length of 4096
 SCALING = {m.name: next(iter(m.examples(32, 4096).values())) for m in methods.REGISTRY.values() if m.scales}
 def _kinds(names):
     """One preset per kind of expectation (rope_type, convention, partial rotary, head_dim): presets that differ
@@ -43,7 +43,7 @@ CASES = [(n, e, "float32") for n, e in EXPECTATIONS] + [
 
 @pytest.mark.parametrize("name, expect, dtype", CASES, ids=[f"{n}-{d}" for n, _, d in CASES])
 def test_numpy_factory_as_a_plain_function_passes(name, expect, dtype):
-    from implementations.numpy_rope import make
+    from ropespec.implementations.numpy_rope import make
 
     e = expect.replace(dtype=dtype)
     f = make(e)
@@ -52,7 +52,7 @@ def test_numpy_factory_as_a_plain_function_passes(name, expect, dtype):
 
 
 def test_stdlib_factory_as_a_plain_function_passes():
-    from implementations.stdlib_rope import make
+    from ropespec.implementations.stdlib_rope import make
 
     e = parse_expect("llama2-7b").replace(dtype="float64")  # the stdlib implementation has no scaling methods
     f = make(e)
@@ -63,7 +63,7 @@ def test_stdlib_factory_as_a_plain_function_passes():
 @pytest.mark.parametrize("name", ["llama3.1-8b", "qwen2.5-7b-yarn"])
 def test_torch_factory_as_a_plain_function_passes(name):
     pytest.importorskip("torch")
-    from implementations.torch_rope import make
+    from ropespec.implementations.torch_rope import make
 
     e = parse_expect(name).replace(dtype="float32")
     f = make(e)
@@ -72,8 +72,8 @@ def test_torch_factory_as_a_plain_function_passes(name):
 
 
 def test_a_plain_function_is_never_bound_to_another_expectation():
-    from implementations import load_implementation
-    from implementations.contract import Unsupported
+    from ropespec.implementations import load_implementation
+    from ropespec.implementations.contract import Unsupported
 
     e = parse_expect("llama3.1-8b")
     s = load_implementation(lambda x, positions: x, expect=e)
@@ -85,7 +85,7 @@ def test_a_plain_function_is_never_bound_to_another_expectation():
 def test_max_position_never_changes_what_is_expected():
     """Correct Phi-3 code (LongRoPE without an explicit factor) checked further than its configuration
     reaches: the attention factor expected is still the configuration's, sqrt(1 + ln 32 / ln 4096)."""
-    from implementations.numpy_rope import make
+    from ropespec.implementations.numpy_rope import make
 
     e = parse_expect({"head_dim": 96, "max_position": 131072, "rope_scaling": {
         "rope_type": "longrope", "original_max_position_embeddings": 4096,
@@ -98,7 +98,7 @@ def test_max_position_never_changes_what_is_expected():
 
 def test_worst_is_the_ratio_to_the_bound_checked():
     """A pass says how close it came to its own bound: worst <= 1 (scaling.bounded once printed 1.6e+07)."""
-    from implementations.numpy_rope import make
+    from ropespec.implementations.numpy_rope import make
 
     e = parse_expect("llama3.1-8b")
     f = make(e)
@@ -108,7 +108,7 @@ def test_worst_is_the_ratio_to_the_bound_checked():
     assert all(r.worst is not None and r.worst <= 1.0 for r in result.results if r.status == "pass"), \
         [(r.invariant, r.worst) for r in result.results]
     # a table other than the expected one but within [theta/s, theta] passes, and says how close it came
-    swapped = check("implementations.zoo.yarn_beta_swapped:make", seed=1, invariants=["scaling.bounded"],
+    swapped = check("ropespec.implementations.zoo.yarn_beta_swapped:make", seed=1, invariants=["scaling.bounded"],
                     expect={"head_dim": 64, "max_position": 16384, "rope_scaling": {
                         "rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048}})
     [r] = swapped.results
@@ -137,15 +137,15 @@ def test_attention_factor_names_the_root_cause(tmp_path, body, word):
 def test_composition_holds_for_a_correct_implementation_with_an_attention_factor():
     """f(f(x, a), b) = g f(x, a + b) when the attention factor g != 1 (yarn): the property divides it out once.
     Without that correction the correct numpy implementation failed composition under qwen2.5-7b-yarn."""
-    from properties.framework import all_properties, PROPERTIES, run_property
-    from implementations import load_implementation
-    from spec import presets
+    from ropespec.properties.framework import all_properties, PROPERTIES, run_property
+    from ropespec.implementations import load_implementation
+    from ropespec.spec import presets
 
     all_properties()
     e = presets.get("qwen2.5-7b-yarn")
-    import reference
+    from ropespec import reference
 
     assert reference.attention_factor(e) != 1.0
-    impl = load_implementation("implementations.numpy_rope:make", dtype="float32", expect=e)
+    impl = load_implementation("ropespec.implementations.numpy_rope:make", dtype="float32", expect=e)
     r = run_property(PROPERTIES["composition"], impl, profile="ci", seed_value=0)
     assert r.status == "pass", r.message

@@ -1,4 +1,4 @@
-"""The position-ids family: the rule of spec.positions on worked examples, and bad input answered in one line.
+"""The position-ids family: the rule of ropespec.spec.positions on worked examples, and bad input answered in one line.
 README's commands (tests/test_readme.py) run examples/position_ids.py's builders and their buggy twins from a scratch
 folder, and transformers' own builders with the flaw ropespec found in them."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ropespec.cli import main
-from spec import positions as rule
-from spec.expectation import Expect, ExpectationError
+from ropespec.spec import positions as rule
+from ropespec.spec.expectation import Expect, ExpectationError
 
 ROOT = Path(__file__).resolve().parents[1]
 

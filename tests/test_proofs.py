@@ -8,8 +8,8 @@ import pytest
 
 from ropespec import specdoc
 
-from spec import proofs
-from spec.invariants import REGISTRY
+from ropespec.spec import proofs
+from ropespec.spec.invariants import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 #: symbolic proofs that use no definition (algebra about numbers), so no mutation of one can touch them

@@ -20,13 +20,13 @@ README = (ROOT / "README.md").read_text()
 NOT_HERE = {
     "pip install": "installation: .ci/run runs exactly these lines on a clean machine",
     "pytest": "the test suite itself: .ci/run runs it",
-    "ropespec check implementations.adapters.hf_axes:qwen3_vl --array torch --dtype bfloat16 --expect qwen3-vl-8b":
+    "ropespec check ropespec.implementations.adapters.hf_axes:qwen3_vl --array torch --dtype bfloat16 --expect qwen3-vl-8b":
         "tests/test_real_multi_axis.py checks this adapter under this preset and dtype in the suite's own workers, "
         "where one import of transformers serves every adapter (a process of its own would import it again)",
-    "ropespec check implementations.adapters.diffusers:flux --array torch --expect flux.1-dev":
+    "ropespec check ropespec.implementations.adapters.diffusers:flux --array torch --expect flux.1-dev":
         "tests/test_real_multi_axis.py checks this adapter under this preset and dtype in the suite's own workers, "
         "where one import of diffusers serves both of its models",
-    "ropespec check implementations.adapters.hf_positions:qwen2_vl": "tests/test_real_multi_axis.py checks the "
+    "ropespec check ropespec.implementations.adapters.hf_positions:qwen2_vl": "tests/test_real_multi_axis.py checks the "
         "same four builders with the same profile and seed in the suite's own workers, where one import of "
         "transformers serves them all (a process of its own would import it again)",
     "pytest properties --rope-profile thorough": "the thorough profile takes about 4 minutes (README, Timings): "
@@ -34,7 +34,7 @@ NOT_HERE = {
     "ropespec check kernels.py:make": "a reader's own kernel file, model tree and cluster: tests/test_matrix.py "
                                       "(--resume) and tests/test_cluster.py (--cluster) run these options on targets "
                                       "of their own",
-    "ropespec check implementations.numpy_rope:make --expect llama3.1-8b --expect mistral-7b-v0.1 --cluster local":
+    "ropespec check ropespec.implementations.numpy_rope:make --expect llama3.1-8b --expect mistral-7b-v0.1 --cluster local":
         "tests/test_cluster.py starts a local cluster for a matrix of its own (the same options and more); a second "
         "cluster here would pay for Ray's start again",
     "pytest properties --rope-impl kernels.py:make": "a reader's own kernel file and model tree: "
@@ -106,7 +106,7 @@ def _shipped_all_checked(proc):
 
 
 def _every_proof_listed(proc):
-    from spec import proofs
+    from ropespec.spec import proofs
 
     for pid, pr in proofs.ALL.items():
         line = next(x for x in proc.stdout.splitlines() if x.startswith(pid + " "))
@@ -217,8 +217,8 @@ def _bias_examples(proc):
 EXTRA = {"ropespec check": _shipped_all_checked, "ropespec proofs": _every_proof_listed,
          "ropespec check examples/triton_rotary.py:kernel ": _interpreted,
          "ropespec check examples/triton_rotary.py:kernel_backward_unsigned ": _backward_direction,
-         "ropespec check implementations.adapters.liger:rope ": _liger_rope,
-         "ropespec check implementations.adapters.liger:llama4 ": _liger_llama4,
+         "ropespec check ropespec.implementations.adapters.liger:rope ": _liger_rope,
+         "ropespec check ropespec.implementations.adapters.liger:llama4 ": _liger_llama4,
          "ropespec check examples/position_ids.py:qwen2_5_vl ": _position_examples,
          "ropespec check examples/biases.py:alibi ": _bias_examples,
          "ropespec check examples/biases.py:alibi_batched ": _bias_examples,
@@ -328,14 +328,14 @@ def test_the_json_schema_names_every_field_the_report_writes(tmp_path):
     """README's JSON block has every key `--json` writes (top level, implementation, result), and no other."""
     from ropespec import check
 
-    result = check("implementations.numpy_rope:make", seed=1, invariants=["rope.norm-per-pair"])
+    result = check("ropespec.implementations.numpy_rope:make", seed=1, invariants=["rope.norm-per-pair"])
     data = result.to_json()
     block = re.search(r"```json\n(.*?)```", README, re.S)[1]
     keys = set(re.findall(r'"(\w+)":', block))
     written = set(data) | set(data["implementations"][0]) | set(data["implementations"][0]["results"][0])
     assert written <= keys, sorted(written - keys)
     # the inner keys of output, configuration (a matrix's: expect, dtype, layout), a counterexample and a failure record
-    from implementations.contract import FAILURE_FIELDS
+    from ropespec.implementations.contract import FAILURE_FIELDS
 
     assert set(FAILURE_FIELDS) <= keys, sorted(set(FAILURE_FIELDS) - keys)
     inner = {"bytes", "cut", "text", "expect", "dtype", "layout", "a", "b", "x", *FAILURE_FIELDS}

@@ -1,7 +1,7 @@
 """transformers' own rotary code, model type by model type, checked as a user would check it (skipped
 without the ``hf`` extra; CI installs it).
 
-Each model's rotary embedding class and apply function (``implementations.adapters.hf``), under the
+Each model's rotary embedding class and apply function (``ropespec.implementations.adapters.hf``), under the
 expectation its config or preset describes: the default class holds in float32 and bfloat16, and the
 strict class fails at 2^24 with ``angle-precision`` and no other word (transformers forms float32
 angles). The full per-class verdicts, all properties, are measured by ``benchmarks/real_code.py``
@@ -15,10 +15,10 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("torch")
 
-from properties.framework import all_properties, PROPERTIES, run_property  # noqa: E402
+from ropespec.properties.framework import all_properties, PROPERTIES, run_property  # noqa: E402
 from ropespec.inputs import load_implementations  # noqa: E402
-from spec import presets  # noqa: E402
-from spec.hfconfig import from_hf_config, read  # noqa: E402
+from ropespec.spec import presets  # noqa: E402
+from ropespec.spec.hfconfig import from_hf_config, read  # noqa: E402
 
 all_properties()
 FIXTURES = Path(__file__).parent / "fixtures" / "configs"
@@ -47,7 +47,7 @@ CORE = ("conformance", "large_positions")
 
 
 def _run(model_type, expect, dtype):
-    [impl] = load_implementations([f"implementations.adapters.hf:{model_type}"], expect=expect, array="torch", dtype=dtype)
+    [impl] = load_implementations([f"ropespec.implementations.adapters.hf:{model_type}"], expect=expect, array="torch", dtype=dtype)
     return [run_property(PROPERTIES[p], impl, profile="dev", seed_value=0) for p in CORE]
 
 
@@ -76,7 +76,7 @@ def test_deepseek_v3_checked_in_place_is_a_layout_fault_and_nothing_else(tmp_pat
     from ropespec import check
 
     (tmp_path / "ds.py").write_text(
-        "from implementations.adapters.hf import deepseek_v3\n"
+        "from ropespec.implementations.adapters.hf import deepseek_v3\n"
         "from spec import presets\n"
         "_f = deepseek_v3(presets.get('deepseek-v3'))\n\n\n"
         "def rope(x, positions):\n    return _f(x, positions)\n")

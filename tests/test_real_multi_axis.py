@@ -1,6 +1,6 @@
 """transformers' and diffusers' multi-axis rotary code, checked as a user would check it (skipped without the
 ``hf`` and ``diffusers`` extras; CI installs them): each model's rotary embedding and apply function
-(``implementations.adapters.hf_axes``, ``implementations.adapters.diffusers``) under its preset holds every
+(``ropespec.implementations.adapters.hf_axes``, ``ropespec.implementations.adapters.diffusers``) under its preset holds every
 invariant that is about it, in float32 and bfloat16, with position vectors of unequal axes: a preset is checked against
 the real code it names."""
 
@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from properties.framework import all_properties, run_property  # noqa: E402
+from ropespec.properties.framework import all_properties, run_property  # noqa: E402
 from ropespec.inputs import load_implementations  # noqa: E402
-from spec import presets  # noqa: E402
+from ropespec.spec import presets  # noqa: E402
 
 PROPERTIES = all_properties()
 #: adapter -> (the library it needs, the preset it is checked under)
@@ -36,7 +36,7 @@ def test_real_multi_axis_code_holds_every_invariant(adapter, dtype):
     library, preset = MODELS[adapter]
     if importlib.util.find_spec(library) is None:
         pytest.skip(f"{library} is not installed")
-    [impl] = load_implementations([f"implementations.adapters.{adapter}"], expect=presets.get(preset), array="torch",
+    [impl] = load_implementations([f"ropespec.implementations.adapters.{adapter}"], expect=presets.get(preset), array="torch",
                                   dtype=dtype)
     try:
         results = [run_property(p, impl, profile="ci", seed_value=0) for p in PROPERTIES]
@@ -57,9 +57,9 @@ def test_real_multi_axis_rotary_embedding_as_a_table_passes(target, preset, dtyp
     """--form table on the models' own rotary embeddings: position_ids (3, batch, seq) (or (n, 2)) in, the merged
     per-dim table out (GLM-4.1V's interleaved over half its dims), in the model's dtype."""
     pytest.importorskip("transformers")
-    from implementations.shape import CallShape
+    from ropespec.implementations.shape import CallShape
 
-    [impl] = load_implementations([f"implementations.adapters.hf_axes:{target}"], expect=presets.get(preset),
+    [impl] = load_implementations([f"ropespec.implementations.adapters.hf_axes:{target}"], expect=presets.get(preset),
                                   array="torch", dtype=dtype, shape=CallShape(form="table"))
     try:
         [prop] = [p for p in PROPERTIES if p.invariant == "table.angles"]
@@ -75,9 +75,9 @@ def test_transformers_position_id_builders_and_the_flaw_in_them(name):
     serves them all): 5.24's get_rope_index of Qwen2-VL and Qwen2.5-VL resumes after a video at its start plus
     max(h, w), inside the video's own temporal positions; Qwen3-VL's and GLM-4.1V's frames of t = 1 hold every rule."""
     pytest.importorskip("transformers")
-    from implementations.shape import CallShape
+    from ropespec.implementations.shape import CallShape
 
-    [impl] = load_implementations([f"implementations.adapters.hf_positions:{name}"],
+    [impl] = load_implementations([f"ropespec.implementations.adapters.hf_positions:{name}"],
                                   shape=CallShape(family="position-ids"))
     try:
         results = [run_property(p, impl, profile="ci", seed_value=0) for p in PROPERTIES

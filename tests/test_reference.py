@@ -6,10 +6,10 @@ import mpmath
 import numpy as np
 import pytest
 
-import reference
-from reference import fast
-from reference import rope as ref_rope
-from spec import Expect
+from ropespec import reference
+from ropespec.reference import fast
+from ropespec.reference import rope as ref_rope
+from ropespec.spec import Expect
 
 POSITIONS = [0, 1, 2, 999, 65521, 1048573, 16777213, 2**31 - 1, 2**35 + 12345, 2**40 - 1, 2**40]
 
@@ -158,9 +158,9 @@ def test_rope_interleave_is_the_interleaved_rotation_written_in_the_half_layout(
 @pytest.mark.parametrize("rope_scaling", [None, {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64},
                                           {"rope_type": "ntk", "factor": 2.0}])
 def test_references_are_the_definitions(convention, rope_scaling):
-    """spec.definitions.encode, the object the proofs are about, evaluated in mpmath at 120 bits with
-    spec.scaling's frequencies, is what both references compute: one definition, proven and used."""
-    from spec import definitions, tables
+    """ropespec.spec.definitions.encode, the object the proofs are about, evaluated in mpmath at 120 bits with
+    ropespec.spec.scaling's frequencies, is what both references compute: one definition, proven and used."""
+    from ropespec.spec import definitions, tables
 
     e = Expect(head_dim=12, rotary_dim=8, convention=convention, rope_scaling=rope_scaling, max_position=256)
     rng = np.random.default_rng(3)
@@ -179,9 +179,9 @@ def test_references_are_the_definitions(convention, rope_scaling):
                                     {"axes_dims_rope": [4, 8]}, {"axes_parity": True, "convention": "half"}])
 @pytest.mark.parametrize("convention", ["half", "interleaved", "rope_interleave"])
 def test_multi_axis_references_are_the_definitions(fields, convention):
-    """definitions.axis_angles (pair j at p[a(j)] theta_j) with spec.scaling's frequencies, in mpmath, is what both
+    """definitions.axis_angles (pair j at p[a(j)] theta_j) with ropespec.spec.scaling's frequencies, in mpmath, is what both
     references compute at position vectors of unequal axes, and text tokens ((n,) positions) are every axis at p."""
-    from spec import definitions, tables
+    from ropespec.spec import definitions, tables
 
     e = Expect(head_dim=16, rotary_dim=12, convention=fields.get("convention", convention), max_position=1 << 20,
                **{k: v for k, v in fields.items() if k != "convention"})

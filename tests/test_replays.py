@@ -138,7 +138,7 @@ def test_a_closure_is_told_how_to_rerun_in_the_same_process():
 
 def _replay_cases():
     """One zoo member per call shape (family, form, layout, array kind, decode mode, kernel with its table)."""
-    from implementations.zoo import members
+    from ropespec.implementations.zoo import members
 
     seen, out = set(), []
     for m in members():
@@ -154,7 +154,7 @@ def test_every_kind_of_failure_replays_with_its_word(member, capsys):
     """The replay a failing run prints exits 1 with the same word, whatever the call shape."""
     import shlex
 
-    from properties.framework import all_properties, run_property
+    from ropespec.properties.framework import all_properties, run_property
     from ropespec.replay import replay_command
     from ropespec.cli import main
     from tests.test_zoo import target_property

@@ -154,13 +154,13 @@ def test_a_swallowed_interrupt_still_stops_the_run():
     was lost, and the run carried on to exit 0: the signal is remembered and the next example stops the run."""
     import signal as sig
 
-    from implementations import load_implementation
-    from properties.framework import all_properties
+    from ropespec.implementations import load_implementation
+    from ropespec.properties.framework import all_properties
     from ropespec import signals
     from ropespec.engine import check_implementations
-    from spec import Expect
+    from ropespec.spec import Expect
 
-    impl = load_implementation("implementations.numpy_rope:make", expect=Expect(head_dim=8), isolate=False)
+    impl = load_implementation("ropespec.implementations.numpy_rope:make", expect=Expect(head_dim=8), isolate=False)
     with signals.handled():
         try:
             signals._on_signal(sig.SIGINT, None)

@@ -7,9 +7,9 @@ import subprocess
 import sys
 import textwrap
 
-from implementations.zoo import members
-from properties.diagnose import _rotary_dim_evidence
-from properties.framework import all_properties, run_property
+from ropespec.implementations.zoo import members
+from ropespec.properties.diagnose import _rotary_dim_evidence
+from ropespec.properties.framework import all_properties, run_property
 
 ZOO = {m.name: m for m in members()}
 PROPERTIES = {p.name: p for p in all_properties()}
@@ -117,7 +117,7 @@ def test_the_terminal_table_keeps_the_notes_it_has_no_room_for():
 
     from ropespec import check, report
 
-    result = check("implementations.sinusoidal:make", family="sinusoidal", seed=0,
+    result = check("ropespec.implementations.sinusoidal:make", family="sinusoidal", seed=0,
                    invariants=["additive.cross-term-leakage", "sinusoidal.norm"])
     buf = io.StringIO()
     report.render(result.reports, Console(file=buf, force_terminal=True, width=80, emoji=False, color_system=None),
@@ -137,7 +137,7 @@ def test_piped_lines_are_cut_only_where_they_say_so():
 
     from ropespec import check, report
 
-    result = check("implementations.zoo.off_by_one:make", invariants=["rope.identity-at-zero"], seed=0,
+    result = check("ropespec.implementations.zoo.off_by_one:make", invariants=["rope.identity-at-zero"], seed=0,
                    expect={"head_dim": 64, "max_position": 8192})
     buf = io.StringIO()
     report.render(result.reports, Console(file=buf, force_terminal=False, width=80, emoji=False), seed=0, profile="dev")
@@ -153,8 +153,8 @@ def test_a_non_finite_output_is_said_to_be_the_implementations_whichever_side_it
     the implementation with itself is a non-finite finding about the implementation."""
     import numpy as np
 
-    from properties.strategies import make_vectors
-    from spec import Expect
+    from ropespec.properties.strategies import make_vectors
+    from ropespec.spec import Expect
 
     for name in ("composition", "linearity"):
         r = _run("nan_beyond", name, seed=1)
@@ -215,7 +215,7 @@ def test_non_finite_values_that_depend_on_the_call_are_said_to(tmp_path):
 
 
 def test_an_unknown_preset_is_one_line_without_a_repeated_prefix(cli, tmp_path):
-    proc = _scratch(cli, tmp_path, "x", "", "check", "implementations.numpy_rope:make", "--expect", "llama3-8b")
+    proc = _scratch(cli, tmp_path, "x", "", "check", "ropespec.implementations.numpy_rope:make", "--expect", "llama3-8b")
     assert proc.returncode == 2 and "--expect: expect:" not in proc.stderr, proc.stderr
     assert proc.stderr.count("\n") == 1 and "did you mean llama3.1-8b?" in proc.stderr, proc.stderr
 
@@ -234,7 +234,7 @@ def test_the_progress_bar_names_and_counts_only_checks_that_run_and_fits_80_colu
 
     console = Console(file=io.StringIO(), force_terminal=True, width=80)
     display = _Display(console, total=4, implementations=2, parallel=True)
-    long = "implementations.zoo.a_very_long_module_name_for_a_target:make_the_function"
+    long = "ropespec.implementations.zoo.a_very_long_module_name_for_a_target:make_the_function"
     display.advance(SimpleNamespace(applicable=False, invariant="decode.attention-consistency", implementation=long,
                                     status="skip"))
     task = display.bar.tasks[0]

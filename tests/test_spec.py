@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from implementations.zoo import members
-from properties.framework import all_properties
-from reference.facts import FACTS, SEEDS
+from ropespec.implementations.zoo import members
+from ropespec.properties.framework import all_properties
+from ropespec.reference.facts import FACTS, SEEDS
 from ropespec import specdoc
 from ropespec.cli import main
-from spec import formulas, proofs
-from spec.invariants import REGISTRY
+from ropespec.spec import formulas, proofs
+from ropespec.spec.invariants import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -101,7 +101,7 @@ def test_formulas_print_as_written():
 
 def test_spec_with_an_implementation_shows_verdicts(tmp_path):
     out = tmp_path / "spec.md"
-    assert main(["spec", "--impl", "implementations.zoo.backwards:make", "--expect", "llama2-7b", "--out", str(out)]) == 0
+    assert main(["spec", "--impl", "ropespec.implementations.zoo.backwards:make", "--expect", "llama2-7b", "--out", str(out)]) == 0
     text = out.read_text()
     assert "verdict: **fail (direction)**" in text
     assert "verdict: **pass**" in text

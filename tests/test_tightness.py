@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import reference
-from spec import Expect, tolerance
-from spec.dtypes import round_to
+from ropespec import reference
+from ropespec.spec import Expect, tolerance
+from ropespec.spec.dtypes import round_to
 
 LOOSE = 5.0  # measured worst / bound: norm 0.26 to 0.33, same-angle 0.24 to 0.26 (float32, bfloat16, float16)
 DTYPES = ["float32", "bfloat16", "float16"]
@@ -76,7 +76,7 @@ def test_attention_bound_is_not_vacuous(dtype, top):
     attention: the error stays within the bound and reaches a stated fraction of it. The bound adds the
     worst case over pairs and keys, so random inputs reach about 1/130 of it; a bound 10 times looser, or
     an absolute floor in place of the rounding of the mean (1e-12, then 1e-3, survived mutation), does not."""
-    from reference.encodings import attention
+    from ropespec.reference.encodings import attention
 
     rng = np.random.default_rng(0)
     e = Expect(head_dim=16, dtype=dtype, max_position=top)
@@ -99,9 +99,9 @@ def test_attention_bound_is_not_vacuous(dtype, top):
 def test_sinusoidal_bound_is_tight(d):
     """sinusoidal.*'s per-component bound (a unit pair's component bound) against a float32-class encoding:
     positions, frequencies, angles and sin/cos rounded to float32. Measured 0.46."""
-    from properties.numerics import per_dim
-    from reference.encodings import sinusoidal
-    from spec.angles import sinusoidal_layout
+    from ropespec.properties.numerics import per_dim
+    from ropespec.reference.encodings import sinusoidal
+    from ropespec.spec.angles import sinusoidal_layout
 
     e = Expect(head_dim=d, dtype="float64", max_position=1 << 20, convention="interleaved")
     pos = np.random.default_rng(0).integers(0, 1 << 20, 2000)
@@ -120,8 +120,8 @@ LOOSE_SCALING = 8.0  # measured 0.15 (d = 64) and 0.20 (d = 128)
 def test_scaling_frequency_tolerance_is_tight(d):
     """The scaling properties' allowance on a measured frequency, against a float32 llama3 table used the
     float32 way (positions, table and angles rounded to float32), read off by the probe."""
-    from properties import probe
-    from properties.test_scaling import _rel_tol
+    from ropespec.properties import probe
+    from ropespec.properties.test_scaling import _rel_tol
 
     s = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
          "original_max_position_embeddings": 8192}

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-import reference
-from spec import Expect, tolerance
-from spec.dtypes import round_to, unit_roundoff
+from ropespec import reference
+from ropespec.spec import Expect, tolerance
+from ropespec.spec.dtypes import round_to, unit_roundoff
 
 
 def test_strict_class_is_position_independent():
@@ -75,10 +75,10 @@ def test_the_attention_factor_read_off_a_correct_float64_implementation_passes()
     """Seed 11 drew yarn with factor 40 at d = 110: the shipped float64 numpy implementation's factor,
     read off as a mean of 55 pair norms, was 6 u from the reference and failed against a bound without
     the read-off's own rounding (tolerance.norm_readoff_error)."""
-    from implementations import load_implementation
-    from properties.framework import all_properties, run_property
+    from ropespec.implementations import load_implementation
+    from ropespec.properties.framework import all_properties, run_property
 
     prop = next(p for p in all_properties() if p.name == "attention_factor")
-    impl = load_implementation(target="implementations.numpy_rope:make", array="numpy", dtype="float64", name="numpy")
+    impl = load_implementation(target="ropespec.implementations.numpy_rope:make", array="numpy", dtype="float64", name="numpy")
     r = run_property(prop, impl, profile="dev", seed_value=11)
     assert r.status == "pass", r.message

@@ -52,10 +52,10 @@ FORMS = {  # TARGET, options, the form's own invariant
 
 @pytest.mark.parametrize("name", list(FORMS))
 def test_ropespecs_triton_rope_passes_in_every_form_forward_and_backward(name):
-    """implementations.triton_rope, through the interpreter: the form's own invariant and the backward hold (the
+    """ropespec.implementations.triton_rope, through the interpreter: the form's own invariant and the backward hold (the
     full checks of each are README's commands)."""
     options, own = FORMS[name]
-    result = check(f"implementations.triton_rope:{name}", array="torch", seed=3,
+    result = check(f"ropespec.implementations.triton_rope:{name}", array="torch", seed=3,
                    invariants=[own, "autograd.inverse-rotation"], **options)
     rows = {r.invariant: r for r in result.results}
     assert {i: r.status for i, r in rows.items()} == {own: "pass", "autograd.inverse-rotation": "pass"}, \
@@ -68,7 +68,7 @@ def test_ligers_llama4_kernel_writes_its_input():
     """LigerLlama4RopeFunction writes its result into q: without --inplace that is input-mutated (README's command
     checks it with --inplace, where every batch row turns by batch row 0's positions)."""
     pytest.importorskip("liger_kernel")
-    result = check("implementations.adapters.liger:llama4", expect={"head_dim": 64, "convention": "interleaved"},
+    result = check("ropespec.implementations.adapters.liger:llama4", expect={"head_dim": 64, "convention": "interleaved"},
                    layout="bshd", array="torch", seed=1, invariants=["contract.input-unmodified"])
     [r] = result.results
     assert r.status == "fail" and r.diagnosis == "input-mutated", r.message
@@ -77,7 +77,7 @@ def test_ligers_llama4_kernel_writes_its_input():
 def test_the_interpreter_is_for_cpu_workers_only_and_a_users_setting_stands():
     """A CPU worker gets TRITON_INTERPRET=1; a CUDA worker runs the compiled kernel; TRITON_INTERPRET set by the
     user is kept either way."""
-    from implementations import triton_mode
+    from ropespec.implementations import triton_mode
 
     assert triton_mode.environment({}, "cpu") == {"TRITON_INTERPRET": "1"}
     assert triton_mode.environment({}, "cuda") == {}
@@ -128,7 +128,7 @@ def test_a_dtype_the_interpreter_miscomputes_is_not_judged_and_says_why(tmp_path
     f32 = check(target, expect, form="kernel", array="torch", dtype="float32", seed=0, invariants=["kernel.rotation"])
     assert f32.passed, f32.report()
     import subprocess as sp
-    probe = sp.run([sys.executable, "-c", "import torch; from implementations.triton_canary import fault; "
+    probe = sp.run([sys.executable, "-c", "import torch; from ropespec.implementations.triton_canary import fault; "
                     "print(fault('bfloat16'))"], cwd=ROOT, env={**_env(), "TRITON_INTERPRET": "1"},
                    capture_output=True, text=True, timeout=120)
     broken = probe.stdout.strip() != "None"

@@ -82,8 +82,8 @@ def test_a_result_of_another_dtype_is_still_the_verdict_of_the_properties(cli, t
     the properties report ([shape], exit 1)."""
     code, out, err = _run(cli, tmp_path, "f16", '''
         import numpy as np
-        from implementations.numpy_rope import make
-        from spec.expectation import Expect
+        from ropespec.implementations.numpy_rope import make
+        from ropespec.spec.expectation import Expect
         _f = make(Expect(head_dim=8, dtype="float32", angle_dtype="exact", inv_freq_dtype="exact"))
         def apply(x, positions):
             return _f(x, positions).astype(np.float16)

@@ -2,9 +2,9 @@
 
 import pytest
 
-from implementations.zoo import members
-from properties.framework import all_properties, run_property
-from spec.invariants import REGISTRY
+from ropespec.implementations.zoo import members
+from ropespec.properties.framework import all_properties, run_property
+from ropespec.spec.invariants import REGISTRY
 
 MEMBERS = members()
 ALL = all_properties()

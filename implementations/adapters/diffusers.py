@@ -1,8 +1,8 @@
 """diffusers' multi-axis rotary code as factories: the image and video transformers' position embeddings and their
 apply functions, called as the models call them, on rows x (n, head_dim) at positions (n, A).
 
-    ropespec check implementations.adapters.diffusers:flux --array torch --expect flux.1-dev
-    ropespec check implementations.adapters.diffusers:wan --array torch --dtype bfloat16 --expect wan2.1
+    ropespec check ropespec.implementations.adapters.diffusers:flux --array torch --expect flux.1-dev
+    ropespec check ropespec.implementations.adapters.diffusers:wan --array torch --dtype bfloat16 --expect wan2.1
 
 ``flux``: ``FluxPosEmbed(theta, axes_dim)`` on the ids (n, A) and ``apply_rotary_emb(x, (cos, sin),
 use_real_unbind_dim=-1)``; ``wan``: ``WanRotaryPosEmbed``'s per-axis tables (its buffers, the rows its forward

@@ -1,9 +1,9 @@
 """transformers' own rotary code, per model type, as factories: the model's rotary embedding class
 (built from a config, no weights) and the model's own apply function, called as the model calls them.
 
-    ropespec check implementations.adapters.hf:make --array torch --dtype bfloat16 --expect llama3.1-8b
-    ropespec check implementations.adapters.hf:deepseek_v3 --array torch --expect deepseek-v3
-    ropespec check implementations.adapters.hf:gptj --array torch --expect path/to/gpt-j/config.json
+    ropespec check ropespec.implementations.adapters.hf:make --array torch --dtype bfloat16 --expect llama3.1-8b
+    ropespec check ropespec.implementations.adapters.hf:deepseek_v3 --array torch --expect deepseek-v3
+    ropespec check ropespec.implementations.adapters.hf:gptj --array torch --expect path/to/gpt-j/config.json
 
 ``make`` is Llama's. One factory per model type in :data:`MODEL_TYPES` (``gpt_neox``, ``gptj``,
 ``codegen``, ``llama``, ``mistral``, ``qwen2``, ``phi3``, ``gemma``, ``gemma3``, ``deepseek_v3``,
@@ -238,7 +238,7 @@ def qk_factory(model_type: str):
     return make
 
 
-# one factory per model type, loadable as implementations.adapters.hf:<model_type>
+# one factory per model type, loadable as ropespec.implementations.adapters.hf:<model_type>
 llama = make = factory("llama")
 mistral = factory("mistral")
 qwen2 = factory("qwen2")
@@ -250,7 +250,7 @@ gpt_oss = factory("gpt_oss")
 deepseek_v3 = factory("deepseek_v3")
 gptj = factory("gptj")
 codegen = factory("codegen")
-# the table builders of the same model types (--form table), as implementations.adapters.hf:<model_type>_table
+# the table builders of the same model types (--form table), as ropespec.implementations.adapters.hf:<model_type>_table
 llama_table = table_factory("llama")
 mistral_table = table_factory("mistral")
 qwen2_table = table_factory("qwen2")
@@ -259,7 +259,7 @@ phi3_table = table_factory("phi3")
 gpt_neox_table = table_factory("gpt_neox")
 gpt_oss_table = table_factory("gpt_oss")
 deepseek_v3_table = table_factory("deepseek_v3")
-# their apply functions (--form qk), as implementations.adapters.hf:<model_type>_qk
+# their apply functions (--form qk), as ropespec.implementations.adapters.hf:<model_type>_qk
 llama_qk = qk_factory("llama")
 mistral_qk = qk_factory("mistral")
 qwen2_qk = qk_factory("qwen2")

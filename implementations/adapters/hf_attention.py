@@ -1,8 +1,8 @@
 """transformers' DeepSeek-V2 and DeepSeek-V3 attention (multi-head latent attention) as their models compute the
 scores of the rotary dims, for the attention family (``attend(q, k, v, positions, causal)``):
 
-    ropespec check implementations.adapters.hf_attention:deepseek_v3 --family attention --array torch --expect deepseek-v3
-    ropespec check implementations.adapters.hf_attention:deepseek_v2 --family attention --array torch \\
+    ropespec check ropespec.implementations.adapters.hf_attention:deepseek_v3 --family attention --array torch --expect deepseek-v3
+    ropespec check ropespec.implementations.adapters.hf_attention:deepseek_v2 --family attention --array torch \\
         --expect '{"head_dim": 64, "convention": "interleaved", ...}'
 
 Each part is the model's own: its config class, its rotary embedding (cos and sin, or V2's complex freqs_cis,
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import importlib
 
-from implementations.adapters.hf import rope_parameters
-from spec import methods
+from ropespec.implementations.adapters.hf import rope_parameters
+from ropespec.spec import methods
 
 ARRAY = "torch"
 

@@ -2,9 +2,9 @@
 towers' 2-D RoPE, each the model's rotary embedding class (built from a config, no weights) and its own apply
 function, called as the model calls them, on rows x (n, head_dim) at positions (n, A).
 
-    ropespec check implementations.adapters.hf_axes:qwen2_vl --array torch --expect qwen2-vl-7b
-    ropespec check implementations.adapters.hf_axes:qwen3_vl --array torch --dtype bfloat16 --expect qwen3-vl-8b
-    ropespec check implementations.adapters.hf_axes:pixtral --array torch --expect pixtral-12b
+    ropespec check ropespec.implementations.adapters.hf_axes:qwen2_vl --array torch --expect qwen2-vl-7b
+    ropespec check ropespec.implementations.adapters.hf_axes:qwen3_vl --array torch --dtype bfloat16 --expect qwen3-vl-8b
+    ropespec check ropespec.implementations.adapters.hf_axes:pixtral --array torch --expect pixtral-12b
 
 Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``qwen3_5``, ``glm4v`` (text: position_ids (3, batch, seq), the merged
 table from the rotary embedding's forward, ``apply_rotary_pos_emb``), ``qwen2_vl_vision`` (the vision tower:
@@ -30,7 +30,7 @@ class Model:
     module: str  # transformers.models.<module>.modeling_<module>
     config: str  # its config class
     rotary: str  # its rotary embedding class
-    kind: str  # the axes kind its code computes (spec.expectation.AXES_KINDS)
+    kind: str  # the axes kind its code computes (ropespec.spec.expectation.AXES_KINDS)
     convention: str = "half"
     n_axes: int = 3
     partial: bool = False  # a partial_rotary_factor in its rope_parameters
@@ -200,7 +200,7 @@ qwen3_5 = factory("qwen3_5")
 glm4v = factory("glm4v")
 qwen2_vl_vision = factory("qwen2_vl_vision")
 pixtral = factory("pixtral")
-# the same rotary embeddings as table builders (--form table), as implementations.adapters.hf_axes:<model>_table
+# the same rotary embeddings as table builders (--form table), as ropespec.implementations.adapters.hf_axes:<model>_table
 qwen2_vl_table = table_factory("qwen2_vl")
 qwen3_vl_table = table_factory("qwen3_vl")
 glm4v_table = table_factory("glm4v")

@@ -7,7 +7,7 @@ torch. ``t5`` is T5's bias lookup, ``T5Attention.compute_bias``, as lookup(table
 bidirectional, max_distance); T5's bucket function needs no adapter
 (``transformers.models.t5.modeling_t5:T5Attention._relative_position_bucket --family t5-bias``).
 
-    ropespec check implementations.adapters.hf_biases:bloom --family alibi --array torch --dtype bfloat16
+    ropespec check ropespec.implementations.adapters.hf_biases:bloom --family alibi --array torch --dtype bfloat16
 
 Needs ``transformers`` and ``torch`` (``pip install -e '.[hf]'``).
 """

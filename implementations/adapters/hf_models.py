@@ -1,7 +1,7 @@
 """Every model type of the installed transformers whose modeling module has a rotary embedding of its own, found by
 name and signature (no hand list), and each one's rotary code as a factory.
 
-    ropespec check implementations.adapters.hf_models:stablelm --array torch --expect stablelm.json
+    ropespec check ropespec.implementations.adapters.hf_models:stablelm --array torch --expect stablelm.json
 
 :func:`discover` lists every model type whose ``modeling_<module>.py`` defines a ``*RotaryEmbedding`` class, with
 what makes it checkable or why it is not (an attention whose apply function takes neither ``(q, k, cos, sin)`` nor
@@ -10,11 +10,11 @@ config the config.json reader cannot read). ``hf_models:<model_type>`` is the fa
 rotary embedding from the model type's config class with its defaults (no weights), and calls it and the apply
 function the module's text attention calls (named in the source of its ``*Attention*``/``*MLA*`` classes: a sparse
 attention's indexer is not the attention; where it calls both, the config's ``rope_interleave`` picks, as DeepSeek-V3's
-does) as that attention calls them (:func:`implementations.adapters.hf.attention_call`, which the hand-written
+does) as that attention calls them (:func:`ropespec.implementations.adapters.hf.attention_call`, which the hand-written
 factories share: where the table covers only the first dims and the apply function does not split them off itself,
 the pass-through is joined as StableLM's and Persimmon's attention joins it; an ``(x, cos, sin)`` one is called for
 the queries, then the keys, as Gemma 4's attention calls it). Where the config holds one ``rope_parameters`` per layer
-type, the layer type :func:`spec.hfconfig.checked_layer_type` names is the one checked, in the reader and here. The
+type, the layer type :func:`ropespec.spec.hfconfig.checked_layer_type` names is the one checked, in the reader and here. The
 factory computes the default config's RoPE only: :func:`expectation` (the config.json reader on that config's
 ``to_dict()``) says which, and any other expectation is declined, so a verdict is about the model's own code under its
 own defaults. Needs ``transformers`` and ``torch`` (``pip install -e '.[hf]'``).
@@ -29,8 +29,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from implementations.adapters.hf import MODEL_TYPES as HAND_WRITTEN, attention_call
-from spec.hfconfig import checked_layer_type, from_hf_config
+from ropespec.implementations.adapters.hf import MODEL_TYPES as HAND_WRITTEN, attention_call
+from ropespec.spec.hfconfig import checked_layer_type, from_hf_config
 
 ARRAY = "torch"
 #: the expectation's fields the default config fixes (dtype and how far to test are the run's)
@@ -179,7 +179,7 @@ def _no_apply(model_type: str, called: list[str], forms: dict) -> str:
         reason = (f"its attention calls {', '.join(called)}, not of the form apply(q, k, cos, sin) or "
                   f"apply(x, cos, sin)")
     if model_type in HAND_WRITTEN:
-        reason += f" (implementations.adapters.hf:{model_type} checks it, written by hand)"
+        reason += f" (ropespec.implementations.adapters.hf:{model_type} checks it, written by hand)"
     return reason
 
 

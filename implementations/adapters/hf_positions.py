@@ -2,10 +2,10 @@
 ``get_rope_index`` (with its ``get_vision_position_ids``), run as they are on an instance that holds only the model's
 config (no weights, no vision tower), fed what the model's processor feeds them.
 
-    ropespec check implementations.adapters.hf_positions:qwen2_5_vl --family position-ids --expect qwen2.5-vl-7b
+    ropespec check ropespec.implementations.adapters.hf_positions:qwen2_5_vl --family position-ids --expect qwen2.5-vl-7b
 
 Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``glm4v``, each a batched builder (``position_ids(rows)``, see
-:mod:`implementations.families.positions`). A row's segments become what the processor makes of a prompt: token ids
+:mod:`ropespec.implementations.families.positions`). A row's segments become what the processor makes of a prompt: token ids
 (text, the config's image and video token ids, left padding; the text token right before a vision block is the
 processor's ``<|vision_start|>``, which transformers 4 finds the blocks by), ``mm_token_type_ids`` (0 text, 1 image,
 2 video), the patch grids before merging (the merged grid times ``spatial_merge_size`` on h and w, as ``image_grid_thw`` and
@@ -34,7 +34,7 @@ class Model:
     module: str  # transformers.models.<module>.modeling_<module>
     model: str  # the class whose methods build the position ids
     config: str  # its config class
-    video_time: str  # the rule its code follows (spec.positions.TIME_RULES)
+    video_time: str  # the rule its code follows (ropespec.spec.positions.TIME_RULES)
     seconds: bool = False  # whether get_rope_index takes second_per_grid_ts
 
 

@@ -1,8 +1,8 @@
 """Liger-Kernel's Triton RoPE kernels, as a user calls them, checked through Triton's interpreter on a CPU (``pip
 install -e '.[triton]'``) and compiled on a GPU:
 
-    ropespec check implementations.adapters.liger:rope --form qk --array torch
-    ropespec check implementations.adapters.liger:llama4 --layout bshd --array torch --expect '{"head_dim": 64, "convention": "interleaved"}'
+    ropespec check ropespec.implementations.adapters.liger:rope --form qk --array torch
+    ropespec check ropespec.implementations.adapters.liger:llama4 --layout bshd --array torch --expect '{"head_dim": 64, "convention": "interleaved"}'
 
 ``rope`` is ``LigerRopeFunction.apply(q, k, cos, sin)``, transformers' apply (q (b, h, s, d), cos/sin per dim, half
 pairs); ``llama4`` builds Llama 4's complex ``freqs_cis`` for each token's position (float32 inverse frequencies, as

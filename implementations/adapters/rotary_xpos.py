@@ -1,8 +1,8 @@
 """rotary-embedding-torch's xPos (``RotaryEmbedding(dim, use_xpos=True)``) as xpos(q, k, q_positions, k_positions)
 factories, called as its users call it:
 
-    ropespec check implementations.adapters.rotary_xpos:queries_and_keys --family xpos --array torch
-    ropespec check implementations.adapters.rotary_xpos:cached_keys --family xpos --array torch
+    ropespec check ropespec.implementations.adapters.rotary_xpos:queries_and_keys --family xpos --array torch
+    ropespec check ropespec.implementations.adapters.rotary_xpos:cached_keys --family xpos --array torch
 
 ``queries_and_keys`` is ``rotate_queries_and_keys(q, k)`` over one sequence (the rows placed at their positions in a
 sequence of zeros long enough for all of them, then read back: each position's rotation and scale depend on the

@@ -13,10 +13,10 @@ import inspect
 
 import numpy as np
 
-from implementations import arrays
-from implementations.contract import CONTRACT_SHAPE, Fault, Unsupported
-from implementations.families.base import Bound, Form, Op, i64, register
-from spec.tolerance import bias_class_name
+from ropespec.implementations import arrays
+from ropespec.implementations.contract import CONTRACT_SHAPE, Fault, Unsupported
+from ropespec.implementations.families.base import Bound, Form, Op, i64, register
+from ropespec.spec.tolerance import bias_class_name
 
 
 def _params(fn) -> list:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from implementations.families.base import Bound, Form, Op, i64, register
+from ropespec.implementations.families.base import Bound, Form, Op, i64, register
 
 
 def _qkv(host, e, q, k, v, positions):

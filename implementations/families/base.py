@@ -2,7 +2,7 @@
 
 A :class:`Form` says what a plain function of it takes, the warm-up call made before the first timed one, the
 operations it offers across the process boundary (each run in the implementation's process by the host, with the
-conversions and checks of :class:`implementations.host.Host`), the :class:`Bound` the properties hold, how a property
+conversions and checks of :class:`ropespec.implementations.host.Host`), the :class:`Bound` the properties hold, how a property
 reads it as a RoPE f(x, positions) where diagnoses, the fingerprint and the precision sweep need that, and which
 invariants it answers. Each family's module registers its forms; :func:`form_of` finds one for a call shape.
 """
@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from spec.expectation import Expect
+from ropespec.spec.expectation import Expect
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Op:
 
 class DomainError(Exception):
     """A call ropespec was about to make with a position outside the implementation's domain
-    (:meth:`spec.expectation.Expect.outside_domain`): a bug of the suite's, never the implementation's, so the call is
+    (:meth:`ropespec.spec.expectation.Expect.outside_domain`): a bug of the suite's, never the implementation's, so the call is
     not made and the property is an error of ropespec's."""
 
 
@@ -109,13 +109,13 @@ class Form:
     #: (``describe_rules(expect)``: how the report's header says them)
     describe_rules: Callable[[Expect], str] | None = None
     #: how the report's header says the expectation and its tolerance class, for a family whose expectation is not a
-    #: RoPE's (None: Expect.describe and spec.tolerance.class_name)
+    #: RoPE's (None: Expect.describe and ropespec.spec.tolerance.class_name)
     describe_expect: Callable[[Expect], str] | None = None
     class_name: Callable[[Expect], str] | None = None
     #: the expectation's fields the family reads, where it reads only some (a replay's --expect says just these);
     #: None: all of them
     expect_fields: tuple[str, ...] | None = None
-    #: the layouts it is called in (spec.glossary.LAYOUTS): the first is the default, one call of unbatched rows
+    #: the layouts it is called in (ropespec.spec.glossary.LAYOUTS): the first is the default, one call of unbatched rows
     layouts: tuple[str, ...] = ("nd",)
     #: how its layouts read in an option's message ("RoPE apply functions")
     layouts_of: str = ""
@@ -157,7 +157,7 @@ def register(*forms: Form) -> None:
 
 
 def form_of(shape) -> Form:
-    """The form of a call shape (implementations.shape.CallShape): a kernel with its table is an apply function."""
+    """The form of a call shape (ropespec.implementations.shape.CallShape): a kernel with its table is an apply function."""
     try:
         return REGISTRY[shape.checked_as]
     except KeyError:
@@ -165,7 +165,7 @@ def form_of(shape) -> Form:
 
 
 def forms_in_layout(layout: str) -> list[Form]:
-    """The forms called in a layout (spec.glossary.LAYOUTS)."""
+    """The forms called in a layout (ropespec.spec.glossary.LAYOUTS)."""
     return [f for f in REGISTRY.values() if layout in f.layouts]
 
 

@@ -1,8 +1,8 @@
 """The position-ids family: a multimodal position-id builder, ``position_ids(segments) -> positions (n, 3)``, or a
 factory ``make(expect)`` returning one (the expectation's ``video_time`` and ``tokens_per_second`` are the model's
-rules, :mod:`spec.positions`).
+rules, :mod:`ropespec.spec.positions`).
 
-* one sequence: ``position_ids(segments)`` with segments the plain tuples of :mod:`spec.positions` (``("text", n)``,
+* one sequence: ``position_ids(segments)`` with segments the plain tuples of :mod:`ropespec.spec.positions` (``("text", n)``,
   ``("image", (t, h, w))``, ``("video", (t, h, w), seconds)``); it returns positions (n, 3), integers, one row per
   token and a column per axis (t, h, w), or ``(positions, next_position)`` with the position decoding continues at;
 * a batch (the builder says ``position_ids.batched = True``): ``position_ids(rows)`` with rows a list of sequences,
@@ -17,9 +17,9 @@ import inspect
 
 import numpy as np
 
-from implementations.contract import Fault, Unsupported
-from implementations.families.base import Bound, Form, Op, register
-from spec.positions import length
+from ropespec.implementations.contract import Fault, Unsupported
+from ropespec.implementations.families.base import Bound, Form, Op, register
+from ropespec.spec.positions import length
 
 
 def _integers(out, what: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -18,13 +18,13 @@ from typing import Callable
 
 import numpy as np
 
-from implementations import arrays
-from implementations.contract import CONTRACT_SHAPE, Call, Fault, Keys, TargetError, Unsupported
-from implementations.families.base import Bound, Form, Op, f64, i64, register
-from spec.angles import rounded_table
-from spec.definitions import rotate, token_positions
-from spec.expectation import Expect
-from spec.tables import table_variant
+from ropespec.implementations import arrays
+from ropespec.implementations.contract import CONTRACT_SHAPE, Call, Fault, Keys, TargetError, Unsupported
+from ropespec.implementations.families.base import Bound, Form, Op, f64, i64, register
+from ropespec.spec.angles import rounded_table
+from ropespec.spec.definitions import rotate, token_positions
+from ropespec.spec.expectation import Expect
+from ropespec.spec.tables import table_variant
 
 #: the canonical axes (batch, seq, head, dim) of the batched layouts in the order each puts them
 AXES = {"bshd": (0, 1, 2, 3), "bhsd": (0, 2, 1, 3), "sbhd": (1, 0, 2, 3)}
@@ -398,7 +398,7 @@ class TableBound(Bound):
         return self._op("table", i64(positions))
 
     def rotate_by_table(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """The RoPE the table defines, f(x, p) = R(table(p)) x (spec.definitions.rotate in float64): what the
+        """The RoPE the table defines, f(x, p) = R(table(p)) x (ropespec.spec.definitions.rotate in float64): what the
         diagnoses, the fingerprint and the precision sweep measure."""
         c, s = self.table(positions)
         a, b, oa, ob = self.expect.pair_index()
@@ -492,7 +492,7 @@ class KernelBound(Bound):
         return self._op("qk", f64(q), f64(k), f64(cos), f64(sin))
 
     def rotate_by_kernel(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """The kernel as f(x, p): x rotated by it with ropespec's exactly rounded table (spec.angles.rounded_table),
+        """The kernel as f(x, p): x rotated by it with ropespec's exactly rounded table (ropespec.spec.angles.rounded_table),
         one head, one batch row (what the fingerprint probes: the convention, direction and rotary dims are the
         kernel's, the frequencies the table's)."""
         c, s = rounded_table(self.expect, positions)

@@ -12,8 +12,8 @@ import inspect
 
 import numpy as np
 
-from implementations.contract import CONTRACT_SHAPE, Fault, Unsupported
-from implementations.families.base import Bound, Form, Op, i64, register
+from ropespec.implementations.contract import CONTRACT_SHAPE, Fault, Unsupported
+from ropespec.implementations.families.base import Bound, Form, Op, i64, register
 
 
 #: the first parameter's names that make a function the bias lookup, lookup(table, q_positions, k_positions, ...)

@@ -3,14 +3,14 @@ by zeta_i^(m / scale_base), keys by its inverse), or a factory ``make(expect)`` 
 k (n_k, head_dim). The expectation's ``xpos_scale_base`` is its decay, ``head_dim``, ``rotary_dim``, ``rope_theta``
 and ``convention`` its rotation. The properties call it with one query row at a time and keys at or before it, as a
 decoder attends; real code's own methods (rotary-embedding-torch's ``rotate_queries_and_keys`` and
-``rotate_queries_with_cached_keys``) reach it through ``implementations.adapters.rotary_xpos``."""
+``rotate_queries_with_cached_keys``) reach it through ``ropespec.implementations.adapters.rotary_xpos``."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from implementations.contract import Fault
-from implementations.families.base import Bound, Form, Op, f64, i64, register
+from ropespec.implementations.contract import Fault
+from ropespec.implementations.families.base import Bound, Form, Op, f64, i64, register
 
 
 def op_xpos(host, fn, e, q, k, q_positions, k_positions):

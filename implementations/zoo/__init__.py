@@ -16,9 +16,9 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 
-from implementations.loader import load_implementation
-from implementations.shape import CallShape
-from spec.expectation import Expect
+from ropespec.implementations.loader import load_implementation
+from ropespec.implementations.shape import CallShape
+from ropespec.spec.expectation import Expect
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Member:
     source: str
     expect: dict | None = None
     array: str = "numpy"
-    #: how it is called (FAMILY, FORM, LAYOUT, INPLACE: spec.glossary's words)
+    #: how it is called (FAMILY, FORM, LAYOUT, INPLACE: ropespec.spec.glossary's words)
     shape: CallShape = CallShape()
     timeout: float | None = None  # seconds per call (None: the default), for members that hang
     warmup_timeout: float | None = None

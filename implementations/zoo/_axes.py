@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from spec.expectation import Expect
+from ropespec.spec.expectation import Expect
 
 
 def build(

@@ -9,8 +9,8 @@ from typing import Callable
 
 import numpy as np
 
-from spec.angles import theta_hi_lo
-from spec.expectation import Expect
+from ropespec.spec.angles import theta_hi_lo
+from ropespec.spec.expectation import Expect
 
 
 def spec_table(expect: Expect, seq_len: int | None) -> tuple[np.ndarray, float]:
@@ -21,7 +21,7 @@ def spec_table(expect: Expect, seq_len: int | None) -> tuple[np.ndarray, float]:
 
 def mistaken_table(tag: str) -> Callable[[Expect, int | None], tuple[np.ndarray, float]]:
     """The table of an expectation's scaling method as one of its known mistakes makes it (the ``tag`` of
-    :meth:`spec.methods.ScalingMethod.mistakes`): the zoo member of that mistake, generated from the method's list."""
+    :meth:`ropespec.spec.methods.ScalingMethod.mistakes`): the zoo member of that mistake, generated from the method's list."""
     def table(expect: Expect, seq_len: int | None) -> tuple[np.ndarray, float]:
         th0 = spec_table(expect.replace(rope_scaling=None), seq_len)[0]
         for t, _, tv in expect.method.mistakes(expect, seq_len, lambda e, n: spec_table(e, n)[0], th0):

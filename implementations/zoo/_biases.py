@@ -8,11 +8,11 @@ from typing import Callable
 
 import numpy as np
 
-from spec.definitions import alibi_slopes as _rule
+from ropespec.spec.definitions import alibi_slopes as _rule
 
 
 def alibi_slopes(n_heads: int, bias_max: float = 8.0) -> np.ndarray:
-    """The rule's slopes in float64 (spec.definitions.alibi_slopes, each within an ulp)."""
+    """The rule's slopes in float64 (ropespec.spec.definitions.alibi_slopes, each within an ulp)."""
     return np.array(_rule(int(n_heads), lambda e: 2.0**e, lambda a, b: a / b, bias_max), dtype=np.float64)
 
 

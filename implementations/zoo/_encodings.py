@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from implementations import learned, sinusoidal
-from implementations.numpy_rope import make as make_rope
-from spec.angles import sinusoidal_layout
+from ropespec.implementations import learned, sinusoidal
+from ropespec.implementations.numpy_rope import make as make_rope
+from ropespec.spec.angles import sinusoidal_layout
 
 
 def pe(expect, *, positions_map=None, post=None, thetas=None, swap=False):

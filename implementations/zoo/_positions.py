@@ -1,5 +1,5 @@
 """One numpy position-id builder, batched as transformers' get_rope_index is, that zoo members bend in exactly one
-place each. With no keywords it follows :mod:`spec.positions`' rule for the expectation's ``video_time``."""
+place each. With no keywords it follows :mod:`ropespec.spec.positions`' rule for the expectation's ``video_time``."""
 
 from __future__ import annotations
 

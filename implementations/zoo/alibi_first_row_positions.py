@@ -1,7 +1,7 @@
 """Computes every batch row's bias from row 0's positions: a left-padded row (its real tokens from 0) gets the first
 row's distances."""
 
-from implementations.zoo._biases import alibi_batched
+from ropespec.implementations.zoo._biases import alibi_batched
 
 TARGETS = ("alibi.per-head",)
 DIAGNOSIS = "layout"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.zoo._biases import alibi
+from ropespec.implementations.zoo._biases import alibi
 
 TARGETS = ("alibi.slopes", "alibi.softmax-rows")
 DIAGNOSIS = "slopes"

@@ -1,7 +1,7 @@
 """Builds the batched bias as (heads, batch, n_q, n_k) and reshapes it to (batch, heads, n_q, n_k): every (row, head)
 gets another's bias."""
 
-from implementations.zoo._biases import alibi_batched
+from ropespec.implementations.zoo._biases import alibi_batched
 
 TARGETS = ("alibi.per-head",)
 DIAGNOSIS = "layout"

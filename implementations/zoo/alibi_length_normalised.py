@@ -1,6 +1,6 @@
 """Divides the bias by the query's position plus one: a length-normalised ALiBi whose bias depends on where it is."""
 
-from implementations.zoo._biases import alibi
+from ropespec.implementations.zoo._biases import alibi
 
 TARGETS = ("alibi.relative-position",)
 DIAGNOSIS = "absolute-position"

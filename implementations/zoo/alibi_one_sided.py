@@ -1,6 +1,6 @@
 """Computes the causal bias -m (i - j) for every key: where a symmetric bias was meant, later keys get a bonus."""
 
-from implementations.zoo._biases import alibi
+from ropespec.implementations.zoo._biases import alibi
 
 TARGETS = ("alibi.softmax-rows",)
 DIAGNOSIS = "one-sided"

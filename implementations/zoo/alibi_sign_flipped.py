@@ -1,6 +1,6 @@
 """Adds +m (i - j): the bias grows with the distance, favouring the keys furthest away."""
 
-from implementations.zoo._biases import alibi
+from ropespec.implementations.zoo._biases import alibi
 
 TARGETS = ("alibi.softmax-rows", "alibi.slopes")
 DIAGNOSIS = "bias-sign"

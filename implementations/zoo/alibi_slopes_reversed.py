@@ -1,6 +1,6 @@
 """Hands the slopes to the heads in reverse order: head 0 gets the gentlest slope, the last head the steepest."""
 
-from implementations.zoo._biases import alibi, alibi_slopes
+from ropespec.implementations.zoo._biases import alibi, alibi_slopes
 
 TARGETS = ("alibi.slopes",)
 DIAGNOSIS = "slope-order"

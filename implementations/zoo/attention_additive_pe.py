@@ -1,6 +1,6 @@
 """Attention with the sinusoidal encoding added to q and k instead of RoPE: scores depend on absolute positions."""
 
-from implementations.zoo._encodings import attend
+from ropespec.implementations.zoo._encodings import attend
 
 TARGETS = ("attention.shift-invariance",)
 DIAGNOSIS = "absolute-position"

@@ -1,6 +1,6 @@
 """Attention that never applies the causal mask."""
 
-from implementations.zoo._encodings import attend
+from ropespec.implementations.zoo._encodings import attend
 
 TARGETS = ("attention.causal",)
 DIAGNOSIS = "causal-mask"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.zoo._encodings import attend
+from ropespec.implementations.zoo._encodings import attend
 
 TARGETS = ("attention.permutation-equivariance",)
 DIAGNOSIS = "position-offset"

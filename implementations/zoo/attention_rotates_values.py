@@ -1,6 +1,6 @@
 """Attention that rotates V as well as Q and K."""
 
-from implementations.zoo._encodings import attend
+from ropespec.implementations.zoo._encodings import attend
 
 TARGETS = ("attention.values-unrotated",)
 DIAGNOSIS = "values-rotated"

@@ -12,7 +12,7 @@ def make(expect):
         import torch
     except ImportError:
         raise NotImplementedError("torch is not installed") from None
-    from implementations.torch_rope import make as make_rope
+    from ropespec.implementations.torch_rope import make as make_rope
 
     rope = make_rope(expect)
 

@@ -1,6 +1,6 @@
 """Qwen3-VL's interleaved M-RoPE computed in chunks: pairs [0, s_t) on t, the next s_h on h, the rest on w."""
 
-from implementations.zoo._axes import build, chunked
+from ropespec.implementations.zoo._axes import build, chunked
 
 TARGETS = ("rope.conformance", "axes.separation")
 DIAGNOSIS = "axes-chunked"

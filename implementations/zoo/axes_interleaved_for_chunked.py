@@ -1,6 +1,6 @@
 """Qwen2-VL's chunked M-RoPE computed interleaved, pair j on axis j mod 3 (Qwen3-VL's assignment)."""
 
-from implementations.zoo._axes import build, interleaved
+from ropespec.implementations.zoo._axes import build, interleaved
 
 TARGETS = ("rope.conformance", "axes.separation")
 DIAGNOSIS = "axes-interleaved"

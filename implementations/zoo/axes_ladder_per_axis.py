@@ -1,6 +1,6 @@
 """M-RoPE whose sections each restart their own ladder theta^(-2k/d_a), where Qwen2-VL shares one theta^(-2j/r)."""
 
-from implementations.zoo._axes import build, per_axis_ladder
+from ropespec.implementations.zoo._axes import build, per_axis_ladder
 
 TARGETS = ("rope.conformance", "axes.text-reduction")
 DIAGNOSIS = "ladder-per-axis"

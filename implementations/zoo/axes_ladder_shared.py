@@ -1,6 +1,6 @@
 """A FLUX-style 3-D RoPE with one ladder theta^(-2j/r) over every pair, where each axis has its own theta^(-2k/d_a)."""
 
-from implementations.zoo._axes import build
+from ropespec.implementations.zoo._axes import build
 
 TARGETS = ("rope.conformance", "axes.one-axis")
 DIAGNOSIS = "ladder-shared"

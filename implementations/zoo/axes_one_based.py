@@ -1,6 +1,6 @@
 """A 2-D RoPE that counts the y axis from 1: every y position is read one too far (a 1-based patch grid)."""
 
-from implementations.zoo._axes import build
+from ropespec.implementations.zoo._axes import build
 
 TARGETS = ("rope.identity-at-zero", "rope.conformance")
 DIAGNOSIS = "axis-offset"

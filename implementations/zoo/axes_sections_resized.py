@@ -1,6 +1,6 @@
 """M-RoPE with sections of other sizes: [4, 4, 4] pairs where the config says [2, 4, 6]."""
 
-from implementations.zoo._axes import build
+from ropespec.implementations.zoo._axes import build
 
 TARGETS = ("rope.conformance", "axes.separation")
 DIAGNOSIS = "axes-sections"

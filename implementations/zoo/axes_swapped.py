@@ -1,6 +1,6 @@
 """A 3-D RoPE whose h and w position columns are read in each other's place (row and column ids swapped)."""
 
-from implementations.zoo._axes import build
+from ropespec.implementations.zoo._axes import build
 
 TARGETS = ("rope.conformance", "axes.separation", "axes.one-axis", "axes.equal-axes-differ")
 DIAGNOSIS = "axes-swapped"

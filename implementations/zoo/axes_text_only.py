@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.zoo._axes import build
+from ropespec.implementations.zoo._axes import build
 
 TARGETS = ("rope.conformance", "axes.separation")
 DIAGNOSIS = "axis-ignored"

@@ -1,6 +1,6 @@
 """Rotates every pair the other way (angle -p*theta_i)."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "direction"

@@ -1,7 +1,7 @@
 """Caches the cos/sin tables in bfloat16 while the output is float32."""
 
-from implementations.zoo._base import build
-from spec.dtypes import round_to
+from ropespec.implementations.zoo._base import build
+from ropespec.spec.dtypes import round_to
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "angle-precision"

@@ -1,7 +1,7 @@
 """Casts the inverse frequencies to bfloat16 before the float32 product p * inv_freq."""
 
-from implementations.zoo._base import build
-from spec.dtypes import round_to
+from ropespec.implementations.zoo._base import build
+from ropespec.spec.dtypes import round_to
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "angle-precision"

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from implementations.zoo._base import build
-from spec.dtypes import round_to
+from ropespec.implementations.zoo._base import build
+from ropespec.spec.dtypes import round_to
 
 TARGETS = ("rope.relative-position", "rope.conformance")
 DIAGNOSIS = "angle-precision"

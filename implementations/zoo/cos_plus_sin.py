@@ -1,6 +1,6 @@
 """Forgets rotate_half: computes x*cos + x*sin, which scales each component instead of rotating."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.norm-per-pair", "rope.composition", "rope.conformance")
 DIAGNOSIS = "not-a-rotation"

@@ -1,6 +1,6 @@
 """A decoder whose step rotates the new query and key with the table's first row (position 0)."""
 
-from implementations.attention_decode import Decoder
+from ropespec.implementations.attention_decode import Decoder
 
 TARGETS = ("decode.attention-consistency",)
 DIAGNOSIS = "position-offset"

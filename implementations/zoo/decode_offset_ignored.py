@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.attention_decode import Decoder
+from ropespec.implementations.attention_decode import Decoder
 
 TARGETS = ("decode.attention-consistency",)
 DIAGNOSIS = "position-offset"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.numpy_rope import make as make_rope
+from ropespec.implementations.numpy_rope import make as make_rope
 
 TARGETS = ("decode.consistency",)
 DIAGNOSIS = "scaling"

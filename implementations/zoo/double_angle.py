@@ -1,6 +1,6 @@
 """Rotates by twice the angle (RoPE applied twice to the same tensor)."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "double-rotation"

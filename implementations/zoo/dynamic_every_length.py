@@ -1,6 +1,6 @@
 """Dynamic NTK that scales at every length: the table for max_position is used from the first token."""
 
-from implementations.zoo._base import build, spec_table
+from ropespec.implementations.zoo._base import build, spec_table
 
 TARGETS = ("scaling.dynamic-length", "rope.conformance")
 DIAGNOSIS = "scaling"

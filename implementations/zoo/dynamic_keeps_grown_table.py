@@ -1,8 +1,8 @@
 """Dynamic NTK with transformers' cache: a longer call grows the table, and a later call between the original length
 and the cached one keeps the grown table instead of its own length's."""
 
-from implementations.zoo._base import build, spec_table
-from spec.scaling import original_length
+from ropespec.implementations.zoo._base import build, spec_table
+from ropespec.spec.scaling import original_length
 
 TARGETS = ("contract.deterministic:history",)
 DIAGNOSIS = "nondeterministic"

@@ -1,6 +1,6 @@
 """Normalises the frequency exponent by head_dim instead of the rotary dim (partial rotary)."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "rotary-dim"

@@ -1,7 +1,7 @@
 """Forms the angles in float32 (transformers' way) where float64 angles were promised."""
 
-from implementations.zoo._base import build
-from spec.dtypes import round_to
+from ropespec.implementations.zoo._base import build
+from ropespec.spec.dtypes import round_to
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "angle-precision"

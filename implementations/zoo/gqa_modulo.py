@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.attention import make as make_attention
+from ropespec.implementations.attention import make as make_attention
 
 TARGETS = ("attention.grouped-query",)
 DIAGNOSIS = "convention"

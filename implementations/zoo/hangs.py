@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "timeout"

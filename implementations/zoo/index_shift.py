@@ -1,6 +1,6 @@
 """Takes the frequency of the next pair: theta'_i = theta_(i+1) (an off-by-one in the exponent's index)."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "base"

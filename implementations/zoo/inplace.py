@@ -1,6 +1,6 @@
 """Writes the result into the caller's x and returns it."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("contract.input-unmodified",)
 DIAGNOSIS = "input-mutated"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.numpy_layout import bshd
+from ropespec.implementations.numpy_layout import bshd
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "input-mutated"

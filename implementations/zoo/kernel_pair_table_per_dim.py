@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.numpy_kernel import make as make_kernel
+from ropespec.implementations.numpy_kernel import make as make_kernel
 
 TARGETS = ("kernel.rotation",)
 DIAGNOSIS = "layout"

@@ -1,6 +1,6 @@
 """An apply kernel for interleaved pairs (2i, 2i + 1) called on a model whose pairs are (i, i + r/2)."""
 
-from implementations.numpy_kernel import make as make_kernel
+from ropespec.implementations.numpy_kernel import make as make_kernel
 
 TARGETS = ("kernel.rotation",)
 DIAGNOSIS = "convention"

@@ -1,6 +1,6 @@
 """An apply kernel that turns the other way: it negates sin (the inverse rotation, used for the backward pass)."""
 
-from implementations.numpy_kernel import make as make_kernel
+from ropespec.implementations.numpy_kernel import make as make_kernel
 
 TARGETS = ("kernel.rotation",)
 DIAGNOSIS = "direction"

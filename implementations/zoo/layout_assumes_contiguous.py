@@ -1,6 +1,6 @@
 """bshd layout that reads x in memory order (by its shape, not its strides): wrong on transposed storage."""
 
-from implementations.numpy_layout import bshd
+from ropespec.implementations.numpy_layout import bshd
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"

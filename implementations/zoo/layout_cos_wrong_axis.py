@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.numpy_layout import _rows
+from ropespec.implementations.numpy_layout import _rows
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"

@@ -1,6 +1,6 @@
 """Declared bshd, computed as bhsd: the seq and head axes swapped (positions read along the head axis)."""
 
-from implementations.numpy_layout import bhsd
+from ropespec.implementations.numpy_layout import bhsd
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.zoo._encodings import table
+from ropespec.implementations.zoo._encodings import table
 
 TARGETS = ("learned.out-of-range-raises",)
 DIAGNOSIS = "position-offset"

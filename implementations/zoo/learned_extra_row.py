@@ -1,6 +1,6 @@
 """Learned table that allocates max_len + 1 rows (an off-by-one in the allocation)."""
 
-from implementations.zoo._encodings import table
+from ropespec.implementations.zoo._encodings import table
 
 TARGETS = ("learned.parameter-count",)
 DIAGNOSIS = "shape"

@@ -1,6 +1,6 @@
 """Learned table that wraps positions beyond max_len around (p mod max_len)."""
 
-from implementations.zoo._encodings import table
+from ropespec.implementations.zoo._encodings import table
 
 TARGETS = ("learned.out-of-range-raises",)
 DIAGNOSIS = "position-offset"

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from implementations.zoo._base import build, spec_table
+from ropespec.implementations.zoo._base import build, spec_table
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "scaling"

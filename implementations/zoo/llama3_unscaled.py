@@ -1,6 +1,6 @@
 """Llama 3.1 scaling that returns the unscaled inverse frequencies."""
 
-from implementations.zoo._base import build, spec_table
+from ropespec.implementations.zoo._base import build, spec_table
 
 TARGETS = ("scaling.band-edges", "rope.conformance")
 DIAGNOSIS = "scaling"

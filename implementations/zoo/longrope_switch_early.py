@@ -1,6 +1,6 @@
 """LongRoPE that switches to the long factors at sequence length L instead of beyond it."""
 
-from implementations.zoo._base import build, spec_table
+from ropespec.implementations.zoo._base import build, spec_table
 
 TARGETS = ("scaling.longrope-switch",)
 DIAGNOSIS = "scaling"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite", "rope.conformance")
 DIAGNOSIS = "non-finite"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.zoo._biases import alibi, alibi_slopes
+from ropespec.implementations.zoo._biases import alibi, alibi_slopes
 
 TARGETS = ("alibi.softmax-rows",)
 DIAGNOSIS = "slopes"

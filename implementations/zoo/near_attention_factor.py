@@ -3,8 +3,8 @@ rounded through a lower precision), a few times the norm bound and no more."""
 
 import numpy as np
 
-from implementations.zoo._base import build, spec_table
-from spec.dtypes import unit_roundoff
+from ropespec.implementations.zoo._base import build, spec_table
+from ropespec.spec.dtypes import unit_roundoff
 
 TARGETS = ("rope.norm-per-pair",)
 DIAGNOSIS = "attention-factor"

@@ -4,7 +4,7 @@ whose splits follow the position): a shift by an odd number changes it."""
 
 import numpy as np
 
-from implementations.zoo._encodings import attend
+from ropespec.implementations.zoo._encodings import attend
 
 TARGETS = ("attention.shift-invariance",)
 DIAGNOSIS = "absolute-position"

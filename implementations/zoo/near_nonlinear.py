@@ -4,8 +4,8 @@ the rounding that linearity allows, and invisible to any probe with one nonzero 
 
 import numpy as np
 
-from implementations.zoo._base import build
-from spec.dtypes import unit_roundoff
+from ropespec.implementations.zoo._base import build
+from ropespec.spec.dtypes import unit_roundoff
 
 TARGETS = ("rope.linearity",)
 DIAGNOSIS = "not-a-rotation"

@@ -1,8 +1,8 @@
 """Near the threshold: the sinusoidal encoding times 1 + 30 u of the output dtype (a scale folded in at
 low precision), a few times the norm bound of the strict class and no more."""
 
-from implementations.zoo._encodings import pe
-from spec.dtypes import unit_roundoff
+from ropespec.implementations.zoo._encodings import pe
+from ropespec.spec.dtypes import unit_roundoff
 
 TARGETS = ("sinusoidal.norm",)
 DIAGNOSIS = "scale"

@@ -1,6 +1,6 @@
 """Returns the queries 1 + 50 u too large (float64's unit roundoff): scores 2 to 5 times over the strict float64 bound."""
 
-from implementations.zoo._biases import xpos
+from ropespec.implementations.zoo._biases import xpos
 
 TARGETS = ("xpos.conformance",)
 DIAGNOSIS = "attention-factor"

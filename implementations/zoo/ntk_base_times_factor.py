@@ -1,6 +1,6 @@
 """NTK-aware scaling with base * s instead of base * s^(r/(r-2))."""
 
-from implementations.zoo._base import build, spec_table
+from ropespec.implementations.zoo._base import build, spec_table
 
 TARGETS = ("scaling.ntk-endpoints", "rope.conformance")
 DIAGNOSIS = "scaling"

@@ -1,6 +1,6 @@
 """Position ids start at 1 instead of 0: every position is shifted by one."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.identity-at-zero", "rope.composition", "rope.conformance")
 DIAGNOSIS = "position-offset"

@@ -1,6 +1,6 @@
 """Ignores the partial rotary factor: rotates all head_dim dims."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.partial-passthrough", "rope.conformance")
 DIAGNOSIS = "rotary-dim"

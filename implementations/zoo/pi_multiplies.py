@@ -1,6 +1,6 @@
 """Position interpolation that multiplies the frequencies by the factor instead of dividing."""
 
-from implementations.zoo._base import build, spec_table
+from ropespec.implementations.zoo._base import build, spec_table
 
 TARGETS = ("scaling.bounded", "scaling.linear-positions", "rope.conformance")
 DIAGNOSIS = "scaling"

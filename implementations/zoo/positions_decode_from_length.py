@@ -1,6 +1,6 @@
 """Continues decoding at the prompt's length, dropping rope_deltas."""
 
-from implementations.zoo._positions import builder
+from ropespec.implementations.zoo._positions import builder
 
 TARGETS = ("position-ids.decode",)
 DIAGNOSIS = "decode-restart"

@@ -1,6 +1,6 @@
 """Returns a fourth row of text positions beside t, h, w."""
 
-from implementations.zoo._positions import builder
+from ropespec.implementations.zoo._positions import builder
 
 TARGETS = ("position-ids.text",)
 DIAGNOSIS = "shape"

@@ -1,6 +1,6 @@
 """A vision block's height and width positions trade places."""
 
-from implementations.zoo._positions import builder
+from ropespec.implementations.zoo._positions import builder
 
 TARGETS = ("position-ids.grid",)
 DIAGNOSIS = "axes-swapped"

@@ -1,7 +1,7 @@
 """Adds a block's start before the clock multiplies, and clocks still images too."""
 
-from implementations.zoo._positions import builder
-from spec import presets
+from ropespec.implementations.zoo._positions import builder
+from ropespec.spec import presets
 
 TARGETS = ("position-ids.time",)
 DIAGNOSIS = "image-time-scaled"

@@ -1,6 +1,6 @@
 """Every vision block after the first gets text positions."""
 
-from implementations.zoo._positions import builder
+from ropespec.implementations.zoo._positions import builder
 
 TARGETS = ("position-ids.grid",)
 DIAGNOSIS = "vision-as-text"

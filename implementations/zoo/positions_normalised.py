@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.zoo._encodings import pe
+from ropespec.implementations.zoo._encodings import pe
 
 TARGETS = ("sinusoidal.length-independent",)
 DIAGNOSIS = "length-leak"

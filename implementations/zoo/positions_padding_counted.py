@@ -1,6 +1,6 @@
 """Gives the left pads positions, so that padding moves the real tokens."""
 
-from implementations.zoo._positions import builder
+from ropespec.implementations.zoo._positions import builder
 
 TARGETS = ("position-ids.batch",)
 DIAGNOSIS = "padding-shift"

@@ -1,6 +1,6 @@
 """Resumes after a vision block at the token count, not one past the largest position."""
 
-from implementations.zoo._positions import builder
+from ropespec.implementations.zoo._positions import builder
 
 TARGETS = ("position-ids.resume",)
 DIAGNOSIS = "resume-offset"

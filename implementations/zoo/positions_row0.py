@@ -1,6 +1,6 @@
 """Gives every batch row the positions of row 0."""
 
-from implementations.zoo._positions import builder
+from ropespec.implementations.zoo._positions import builder
 
 TARGETS = ("position-ids.batch",)
 DIAGNOSIS = "layout"

@@ -1,7 +1,7 @@
 """Truncates the seconds per temporal step to an integer before the clock multiplies."""
 
-from implementations.zoo._positions import builder
-from spec import presets
+from ropespec.implementations.zoo._positions import builder
+from ropespec.spec import presets
 
 TARGETS = ("position-ids.time",)
 DIAGNOSIS = "time-collapsed"

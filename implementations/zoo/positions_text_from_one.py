@@ -1,6 +1,6 @@
 """Text starts at position 1, not 0 (an off-by-one start)."""
 
-from implementations.zoo._positions import builder
+from ropespec.implementations.zoo._positions import builder
 
 TARGETS = ("position-ids.text",)
 DIAGNOSIS = "position-offset"

@@ -1,6 +1,6 @@
 """Proportional RoPE that turns every pair: partial_rotary_factor ignored, the pairs of frequency 0 rotated."""
 
-from implementations.zoo._base import build, mistaken_table
+from ropespec.implementations.zoo._base import build, mistaken_table
 
 TARGETS = ("rope.partial-passthrough", "rope.conformance")
 DIAGNOSIS = "rotary-dim"

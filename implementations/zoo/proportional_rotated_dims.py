@@ -1,6 +1,6 @@
 """Proportional RoPE with its exponent normalised by the dims that turn (b^(-2i/2k)), not by the whole rotary width."""
 
-from implementations.zoo._base import build, mistaken_table
+from ropespec.implementations.zoo._base import build, mistaken_table
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "rotary-dim"

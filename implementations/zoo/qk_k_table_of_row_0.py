@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.numpy_qk import make as make_qk
+from ropespec.implementations.numpy_qk import make as make_qk
 
 TARGETS = ("kernel.qk",)
 DIAGNOSIS = "layout"

@@ -1,6 +1,6 @@
 """transformers' apply signature rotating the other way: rotate_half with its sign flipped."""
 
-from implementations.numpy_qk import make as make_qk
+from ropespec.implementations.numpy_qk import make as make_qk
 
 TARGETS = ("kernel.qk",)
 DIAGNOSIS = "direction"

@@ -1,6 +1,6 @@
 """Raises a BaseException subclass (not an Exception), as some frameworks' control-flow signals do."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "exception"

@@ -1,6 +1,6 @@
 """Raises KeyboardInterrupt itself (no Ctrl-C was pressed): the code under test, not the user, stopped."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "exception"

@@ -10,7 +10,7 @@ EXPECT = {"head_dim": 64, "dtype": "float32"}
 def make(expect):
     import torch
 
-    from implementations.torch_rope import make as correct
+    from ropespec.implementations.torch_rope import make as correct
 
     f = correct(expect)
     return lambda x, positions: f(x, positions).to(torch.complex64)

@@ -4,7 +4,7 @@ dtype is refused earlier, where the result crosses back (implementations/arrays.
 
 import numpy as np
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "shape"

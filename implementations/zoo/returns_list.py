@@ -1,6 +1,6 @@
 """Returns a Python list of rows instead of an array."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("contract.shape-finite",)
 DIAGNOSIS = "shape"

@@ -5,7 +5,7 @@ DIAGNOSIS = "shape"
 SOURCE = "a JSON/text bridge to another language"
 ARRAY = "list"
 
-from implementations.stdlib_rope import make as correct  # noqa: E402
+from ropespec.implementations.stdlib_rope import make as correct  # noqa: E402
 
 
 def make(expect):

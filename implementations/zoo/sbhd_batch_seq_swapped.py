@@ -1,6 +1,6 @@
 """sbhd layout, but positions (batch, seq) laid on x's (seq, batch) axes as if x were bshd: batch and seq swapped."""
 
-from implementations.numpy_layout import _batched
+from ropespec.implementations.numpy_layout import _batched
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"

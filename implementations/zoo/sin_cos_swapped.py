@@ -1,6 +1,6 @@
 """Sinusoidal encoding with cos where the layout puts sin (and sin where cos belongs)."""
 
-from implementations.zoo._encodings import pe
+from ropespec.implementations.zoo._encodings import pe
 
 TARGETS = ("sinusoidal.conformance",)
 DIAGNOSIS = "convention"

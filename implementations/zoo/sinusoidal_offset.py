@@ -1,6 +1,6 @@
 """Sinusoidal encoding plus a constant 0.1: an affine map, no longer PE(p + k) = M_k PE(p)."""
 
-from implementations.zoo._encodings import pe
+from ropespec.implementations.zoo._encodings import pe
 
 TARGETS = ("sinusoidal.shift-matrix", "sinusoidal.norm", "additive.cross-term-leakage")
 DIAGNOSIS = "bias"

@@ -1,6 +1,6 @@
 """Sinusoidal table of 256 rows indexed modulo its length: positions 256 apart collide."""
 
-from implementations.zoo._encodings import pe
+from ropespec.implementations.zoo._encodings import pe
 
 TARGETS = ("sinusoidal.distinct", "sinusoidal.relative-dot")
 DIAGNOSIS = "position-offset"

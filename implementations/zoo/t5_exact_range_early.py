@@ -1,6 +1,6 @@
 """Ends the exact buckets at a quarter of one sign's buckets: distances 4 to 7 of 32 share log-spaced buckets."""
 
-from implementations.zoo._biases import t5_bucket
+from ropespec.implementations.zoo._biases import t5_bucket
 
 TARGETS = ("t5-bias.exact-below",)
 DIAGNOSIS = "bucket-boundary"

@@ -1,6 +1,6 @@
 """Ends the exact buckets at num_buckets / 2 before halving them by sign: distances up to 15 of 32 buckets stay exact."""
 
-from implementations.zoo._biases import t5_bucket
+from ropespec.implementations.zoo._biases import t5_bucket
 
 TARGETS = ("t5-bias.conformance",)
 DIAGNOSIS = "bucket-boundary"

@@ -1,6 +1,6 @@
 """Reads the relative position as query - key: keys after the query get the buckets of keys before it."""
 
-from implementations.zoo._biases import t5_bucket
+from ropespec.implementations.zoo._biases import t5_bucket
 
 TARGETS = ("t5-bias.sign-split",)
 DIAGNOSIS = "halves-swapped"

@@ -1,7 +1,7 @@
 """A bias lookup that counts the queries from the first one: a decoding step's query, at position 40, is bucketed as
 if at 0."""
 
-from implementations.zoo._biases import t5_lookup
+from ropespec.implementations.zoo._biases import t5_lookup
 
 TARGETS = ("t5-bias.lookup",)
 DIAGNOSIS = "position-offset"

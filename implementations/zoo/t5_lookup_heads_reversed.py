@@ -1,6 +1,6 @@
 """A bias lookup whose heads take the table's columns last first: head h gets head H - 1 - h's learned bias."""
 
-from implementations.zoo._biases import t5_lookup
+from ropespec.implementations.zoo._biases import t5_lookup
 
 TARGETS = ("t5-bias.lookup",)
 DIAGNOSIS = "layout"

@@ -1,6 +1,6 @@
 """A bias lookup that buckets query - key: keys after the query read the entries of keys before it."""
 
-from implementations.zoo._biases import t5_lookup
+from ropespec.implementations.zoo._biases import t5_lookup
 
 TARGETS = ("t5-bias.lookup", "t5-bias.sign-split")
 DIAGNOSIS = "halves-swapped"

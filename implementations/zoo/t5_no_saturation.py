@@ -1,6 +1,6 @@
 """Drops the min with the last bucket: distances past max_distance run into buckets that do not exist."""
 
-from implementations.zoo._biases import t5_bucket
+from ropespec.implementations.zoo._biases import t5_bucket
 
 TARGETS = ("t5-bias.saturates",)
 DIAGNOSIS = "bucket-range"

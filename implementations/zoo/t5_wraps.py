@@ -1,6 +1,6 @@
 """Takes the log-spaced bucket modulo the buckets of one sign: far keys wrap around to near ones' buckets."""
 
-from implementations.zoo._biases import t5_bucket
+from ropespec.implementations.zoo._biases import t5_bucket
 
 TARGETS = ("t5-bias.monotone",)
 DIAGNOSIS = "position-offset"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.numpy_table import make as make_table
+from ropespec.implementations.numpy_table import make as make_table
 
 TARGETS = ("table.angles",)
 DIAGNOSIS = "layout"

@@ -1,7 +1,7 @@
 """A YaRN cos/sin cache without the attention factor (transformers multiplies it into the table)."""
 
-from implementations.numpy_table import make as make_table
-from spec.angles import theta_hi_lo
+from ropespec.implementations.numpy_table import make as make_table
+from ropespec.spec.angles import theta_hi_lo
 
 TARGETS = ("table.angles",)
 DIAGNOSIS = "attention-factor"

@@ -1,6 +1,6 @@
 """Reads cos/sin from a 4096-row table indexed modulo its length: positions wrap around."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.relative-position", "rope.conformance")
 DIAGNOSIS = "position-offset"

@@ -1,6 +1,6 @@
 """A cos/sin cache built with the default base 10000 for a model configured with another rope_theta."""
 
-from implementations.numpy_table import make as make_table
+from ropespec.implementations.numpy_table import make as make_table
 
 TARGETS = ("table.angles",)
 DIAGNOSIS = "base"

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.numpy_layout import thd
+from ropespec.implementations.numpy_layout import thd
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"

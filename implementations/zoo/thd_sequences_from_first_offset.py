@@ -3,8 +3,8 @@
 
 import numpy as np
 
-from implementations.numpy_layout import _rows
-from spec.definitions import token_positions
+from ropespec.implementations.numpy_layout import _rows
+from ropespec.spec.definitions import token_positions
 
 TARGETS = ("rope.layout", "rope.conformance", "rope.conformance:long_calls")
 DIAGNOSIS = "layout"

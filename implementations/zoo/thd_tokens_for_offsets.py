@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from implementations.numpy_layout import thd_per_token
+from ropespec.implementations.numpy_layout import thd_per_token
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"

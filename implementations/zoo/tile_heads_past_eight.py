@@ -3,7 +3,7 @@ covers the heads in one block of 8."""
 
 import numpy as np
 
-from implementations.numpy_layout import bshd
+from ropespec.implementations.numpy_layout import bshd
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "tile-boundary"

@@ -1,7 +1,7 @@
 """Right for the first 128 rows of a call and leaves the rows after them unrotated: a kernel that tiles its rows in
 blocks of 128 and masks every block past the first as if it were the last."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.conformance:long_calls",)
 DIAGNOSIS = "tile-boundary"

@@ -2,7 +2,7 @@
 directly): the output is allocated with empty_like and only its pass-through dims are copied with torch, so autograd
 records the copy and nothing of the rotation: the rotary dims' gradients come back zero."""
 
-from implementations import triton_rope
+from ropespec.implementations import triton_rope
 
 TARGETS = ("autograd.inverse-rotation",)
 DIAGNOSIS = "detached"

@@ -1,6 +1,6 @@
 """A Triton RoPE kernel whose backward branch turns the same way as the forward (its sin not negated)."""
 
-from implementations import triton_rope
+from ropespec.implementations import triton_rope
 
 TARGETS = ("autograd.inverse-rotation",)
 DIAGNOSIS = "direction"

@@ -1,6 +1,6 @@
 """A Triton kernel kernel(x, cos, sin) whose backward reads its one-value-per-pair table at the per-dim index 2i."""
 
-from implementations import triton_rope
+from ropespec.implementations import triton_rope
 
 TARGETS = ("autograd.inverse-rotation",)
 DIAGNOSIS = "layout"

@@ -1,6 +1,6 @@
 """A Triton RoPE kernel whose backward ignores partial rotary: the pass-through dims' gradients come back 0, not g."""
 
-from implementations import triton_rope
+from ropespec.implementations import triton_rope
 
 TARGETS = ("autograd.inverse-rotation",)
 DIAGNOSIS = "rotary-dim"

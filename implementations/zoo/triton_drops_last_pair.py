@@ -1,6 +1,6 @@
 """A Triton RoPE kernel launched with a block of the power of two below rotary_dim/2: the last pairs stay unrotated."""
 
-from implementations import triton_rope
+from ropespec.implementations import triton_rope
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "rotary-dim"

@@ -1,6 +1,6 @@
 """A batched Triton RoPE kernel that reads each token's table row at its batch index instead of its own (b s + t)."""
 
-from implementations import triton_rope
+from ropespec.implementations import triton_rope
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"

@@ -1,6 +1,6 @@
 """vLLM's forward(positions, query, key), but key is reshaped with the query's head count (grouped-query fails)."""
 
-from implementations.numpy_layout import vllm
+from ropespec.implementations.numpy_layout import vllm
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"

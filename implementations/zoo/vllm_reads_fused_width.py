@@ -1,7 +1,7 @@
 """vLLM's forward(positions, query, key), but a query that is a view of the fused qkv buffer is read (and
 returned) at the buffer's whole width."""
 
-from implementations.numpy_layout import vllm
+from ropespec.implementations.numpy_layout import vllm
 
 TARGETS = ("rope.layout",)
 DIAGNOSIS = "layout"

@@ -2,7 +2,7 @@
 the results belong in place: transformers' DeepSeek-V3 ``rope_interleave`` code checked as in-place
 interleaved RoPE (DeepSeek's own inference code writes in place)."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.identity-at-zero", "rope.conformance")
 DIAGNOSIS = "layout"

@@ -1,6 +1,6 @@
 """Ignores rope_theta from the config and uses 10000 (or 500000 when 10000 was asked for)."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "base"

@@ -1,6 +1,6 @@
 """Pairs dims with the other convention: interleaved where half is expected and vice versa."""
 
-from implementations.zoo._base import build
+from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.locality", "rope.conformance")
 DIAGNOSIS = "convention"

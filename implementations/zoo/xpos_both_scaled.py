@@ -1,6 +1,6 @@
 """Scales the keys by zeta^(n / scale_base) like the queries, where they take its inverse: scores grow with position."""
 
-from implementations.zoo._biases import xpos
+from ropespec.implementations.zoo._biases import xpos
 
 TARGETS = ("xpos.inverse-scale", "xpos.conformance")
 DIAGNOSIS = "xpos-scale"

@@ -1,6 +1,6 @@
 """Gives the queries zeta^(-m / scale_base) and the keys zeta^(n / scale_base): the decay runs the other way."""
 
-from implementations.zoo._biases import xpos
+from ropespec.implementations.zoo._biases import xpos
 
 TARGETS = ("xpos.conformance",)
 DIAGNOSIS = "xpos-decay"

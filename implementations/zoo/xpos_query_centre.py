@@ -1,6 +1,6 @@
 """Centres the queries' exponent at 0 and the keys' at the call's middle: the scales do not cancel and drift with it."""
 
-from implementations.zoo._biases import xpos
+from ropespec.implementations.zoo._biases import xpos
 
 TARGETS = ("xpos.inverse-scale", "xpos.relative-position")
 DIAGNOSIS = "xpos-scale"

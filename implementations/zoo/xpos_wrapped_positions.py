@@ -1,6 +1,6 @@
 """Takes the decay's exponents from positions wrapped at 1024 (a cached scale table reused modulo its length)."""
 
-from implementations.zoo._biases import xpos
+from ropespec.implementations.zoo._biases import xpos
 
 TARGETS = ("xpos.relative-position",)
 DIAGNOSIS = "absolute-position"

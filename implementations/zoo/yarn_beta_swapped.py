@@ -1,6 +1,6 @@
 """YaRN with beta_fast and beta_slow swapped: the ramp runs the wrong way."""
 
-from implementations.zoo._base import build, spec_table
+from ropespec.implementations.zoo._base import build, spec_table
 
 TARGETS = ("scaling.band-edges", "rope.conformance")
 DIAGNOSIS = "scaling"

@@ -1,6 +1,6 @@
 """YaRN's attention factor applied twice (to cos/sin and again to the output)."""
 
-from implementations.zoo._base import build, spec_table
+from ropespec.implementations.zoo._base import build, spec_table
 
 TARGETS = ("scaling.attention-factor", "rope.conformance")
 DIAGNOSIS = "attention-factor"

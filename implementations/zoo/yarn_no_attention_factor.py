@@ -1,6 +1,6 @@
 """YaRN without its attention factor (cos/sin left unscaled)."""
 
-from implementations.zoo._base import build, spec_table
+from ropespec.implementations.zoo._base import build, spec_table
 
 TARGETS = ("scaling.attention-factor", "rope.conformance")
 DIAGNOSIS = "attention-factor"

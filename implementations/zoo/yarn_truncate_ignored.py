@@ -1,6 +1,6 @@
 """YaRN that never truncates the correction range (floor/ceil skipped) where the config asks for it."""
 
-from implementations.zoo._base import build, spec_table
+from ropespec.implementations.zoo._base import build, spec_table
 
 TARGETS = ("rope.conformance",)
 DIAGNOSIS = "scaling"

@@ -8,8 +8,8 @@ shipped implementations.
 
 from pathlib import Path
 
-from reference import golden
-from spec import presets
+from ropespec.reference import golden
+from ropespec.spec import presets
 
 POSITIONS = [1, 999, 65521, 1048573, 16777213]
 

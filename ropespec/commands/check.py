@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column
 
-from implementations.contract import TargetError
-from implementations.loader import load_implementation
+from ropespec.implementations.contract import TargetError
+from ropespec.implementations.loader import load_implementation
 from ropespec import report, resume, signals
 from ropespec.cluster import Cluster, check_on_cluster
 from ropespec.commands import lab, matrix, options

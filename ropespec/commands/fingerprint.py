@@ -6,13 +6,13 @@ import argparse
 
 from rich.console import Console
 
-from implementations.contract import Failure
+from ropespec.implementations.contract import Failure
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
 from ropespec.bias_fingerprints import FINGERPRINTS
-from properties.fingerprint import describe, fingerprint, json_compact
+from ropespec.properties.fingerprint import describe, fingerprint, json_compact
 from ropespec.inputs import UsageError, load_implementations, parse_expect
-from spec import DEFAULT
+from ropespec.spec import DEFAULT
 
 NAME = "fingerprint"
 

@@ -6,11 +6,11 @@ import argparse
 
 from rich.console import Console
 
-from reference import golden
+from ropespec.reference import golden
 from ropespec.commands import options
 from ropespec.console import say
 from ropespec.inputs import UsageError, parse_expect
-from spec.expectation import MAX_POSITION_MAX
+from ropespec.spec.expectation import MAX_POSITION_MAX
 
 NAME = "golden"
 

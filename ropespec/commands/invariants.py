@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 
 from ropespec.console import say
-from spec.invariants import REGISTRY
+from ropespec.spec.invariants import REGISTRY
 
 NAME = "invariants"
 

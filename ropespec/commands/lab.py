@@ -6,7 +6,7 @@ import argparse
 
 from rich.console import Console
 
-from implementations.contract import TargetError
+from ropespec.implementations.contract import TargetError
 from ropespec import lab
 from ropespec.commands import options
 from ropespec.console import say

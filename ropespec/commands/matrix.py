@@ -14,9 +14,9 @@ from typing import Callable
 from ropespec.commands import options
 from ropespec.report import config_tag
 from ropespec.inputs import UsageError, implementation_specs, parse_expect
-from spec import presets
-from spec.expectation import DTYPES, Expect, ExpectationError
-from spec.glossary import LAYOUTS
+from ropespec.spec import presets
+from ropespec.spec.expectation import DTYPES, Expect, ExpectationError
+from ropespec.spec.glossary import LAYOUTS
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,13 @@ import argparse
 import json
 import sys
 
-from implementations import arrays
-from properties.profiles import DEFAULT_PROFILE, PROFILES
-from implementations.contract import Failure
+from ropespec.implementations import arrays
+from ropespec.properties.profiles import DEFAULT_PROFILE, PROFILES
+from ropespec.implementations.contract import Failure
 from ropespec.inputs import UsageError, call_shape
 from ropespec.outputs import input_files, plan
-from spec.expectation import DTYPES
-from spec.glossary import FAMILIES, FORMS, LAYOUTS, POSITIONS
+from ropespec.spec.expectation import DTYPES
+from ropespec.spec.glossary import FAMILIES, FORMS, LAYOUTS, POSITIONS
 
 #: what --expect takes, said once for every command that has it
 EXPECT_HELP = ("a preset name (ropespec presets lists them, e.g. llama3.1-8b), inline JSON ('{\"head_dim\": 128, "

@@ -9,15 +9,15 @@ import shlex
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from implementations.contract import Failure
-from properties import diagnose, precision
-from properties.precision import describe_position
+from ropespec.implementations.contract import Failure
+from ropespec.properties import diagnose, precision
+from ropespec.properties.precision import describe_position
 from ropespec import report
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
 from ropespec.inputs import UsageError, load_implementations, parse_expect
 from ropespec.plots import precision_plot
-from spec import DEFAULT, tolerance
+from ropespec.spec import DEFAULT, tolerance
 
 NAME = "precision"
 #: the most positions --exhaustive calls and compares
@@ -44,7 +44,7 @@ def add(sub) -> None:
     options.limits(p)
     p.add_argument("--exhaustive", action="store_true",
                    help="call TARGET on every position 0 .. N-1 (--max-position N, at most 2^27), a random vector "
-                        "each, and compare every output with reference.fast: the exact first position where each "
+                        "each, and compare every output with ropespec.reference.fast: the exact first position where each "
                         "class fails, and the worst one")
     p.add_argument("--chunk", type=int, default=8192, metavar="K",
                    help="with --exhaustive: positions per call (default 8192; memory grows with it)")
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             raise UsageError(f"--chunk: must be between 1 and 1048576, got {args.chunk}")
         if args.plot:
             raise UsageError("--plot: draws the sampled sweep; drop it with --exhaustive")
-    target = args.target or "implementations.numpy_rope:make"
+    target = args.target or "ropespec.implementations.numpy_rope:make"
     outs = options.outputs(args, **{"--json": args.json})
     if outs.to_stdout:
         console = console_for(to_stderr=True)

@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 
 from ropespec.console import say
-from spec import presets
+from ropespec.spec import presets
 
 NAME = "presets"
 

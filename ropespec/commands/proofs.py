@@ -1,5 +1,5 @@
 """``ropespec proofs``: every proof of the spec run, each proven one audited under its mutations
-(:func:`spec.proofs.audit`), and optionally recorded for ``ropespec spec`` to render."""
+(:func:`ropespec.spec.proofs.audit`), and optionally recorded for ``ropespec spec`` to render."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def add(sub) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     import sympy  # 0.15 s to import: only this command and spec need it
 
-    from spec import proofs
+    from ropespec.spec import proofs
 
     if args.record and args.no_mutants:
         raise UsageError("--record: run with the mutations (drop --no-mutants), the record states them")

@@ -1,11 +1,11 @@
 """The length-extension (scaling) methods of RoPE: one class per method, one registry.
 
 A method is everything ropespec knows about one ``rope_type``: the keys of its ``rope_scaling`` dict and their
-validation, its frequency table (in mpmath, composed of :mod:`spec.scaling`'s formulas, which :mod:`spec.proofs`
+validation, its frequency table (in mpmath, composed of :mod:`ropespec.spec.scaling`'s formulas, which :mod:`ropespec.spec.proofs`
 proves), its attention factor, whether its table depends on the length of the call, the terms its arithmetic adds
 to the tolerance, its canonical examples, the mistakes real ports made of it, the invariants of spec section
 "scaling" it promises, how strategies draw it and how a Hugging Face config.json states it. Nothing outside this
-package compares a ``rope_type`` string: code asks :attr:`spec.expectation.Expect.method` (or :func:`get`) and reads
+package compares a ``rope_type`` string: code asks :attr:`ropespec.spec.expectation.Expect.method` (or :func:`get`) and reads
 the answer.
 
 Adding a method is one module in this package holding one subclass of :class:`ScalingMethod`; the registry finds
@@ -21,8 +21,8 @@ from typing import Any, Callable, ClassVar, Iterator
 
 import mpmath
 
-from spec import scaling
-from spec.schema import FACTOR_MAX, MAX_POSITION_MAX, RANGES, ExpectationError, _is_int, _is_number, _short
+from ropespec.spec import scaling
+from ropespec.spec.schema import FACTOR_MAX, MAX_POSITION_MAX, RANGES, ExpectationError, _is_int, _is_number, _short
 
 #: name -> the method (an instance of its class), every module of this package imported
 REGISTRY: dict[str, "ScalingMethod"] = {}

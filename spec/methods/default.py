@@ -1,6 +1,6 @@
 """The unscaled ladder theta_i = b^(-2i/r) (``rope_type`` "default")."""
 
-from spec.methods import ScalingMethod
+from ropespec.spec.methods import ScalingMethod
 
 
 class Default(ScalingMethod):

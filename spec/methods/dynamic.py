@@ -4,9 +4,9 @@ seq_len <= L. transformers takes L from ``max_position_embeddings``; ropespec re
 
 import mpmath
 
-from spec import scaling
-from spec.schema import FACTOR_MAX, RANGES, ExpectationError, _is_number, _short
-from spec.methods import ScalingMethod
+from ropespec.spec import scaling
+from ropespec.spec.schema import FACTOR_MAX, RANGES, ExpectationError, _is_number, _short
+from ropespec.spec.methods import ScalingMethod
 
 
 class Dynamic(ScalingMethod):

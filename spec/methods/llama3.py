@@ -7,9 +7,9 @@ import math
 import mpmath
 import numpy as np
 
-from spec import scaling
-from spec.schema import ExpectationError
-from spec.methods import ScalingMethod
+from ropespec.spec import scaling
+from ropespec.spec.schema import ExpectationError
+from ropespec.spec.methods import ScalingMethod
 
 
 def table(th0, s, L, lo, hi, reverse=False):

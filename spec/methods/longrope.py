@@ -4,9 +4,9 @@ sqrt(1 + ln s / ln L) with s = factor (default max_position / L), 1 if s <= 1. t
 
 import mpmath
 
-from spec import scaling
-from spec.schema import FACTOR_MAX, RANGES, ExpectationError, _is_number
-from spec.methods import ScalingMethod, original_from_config
+from ropespec.spec import scaling
+from ropespec.spec.schema import FACTOR_MAX, RANGES, ExpectationError, _is_number
+from ropespec.spec.methods import ScalingMethod, original_from_config
 
 
 class LongRoPE(ScalingMethod):

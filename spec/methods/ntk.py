@@ -2,8 +2,8 @@
 
 import mpmath
 
-from spec import scaling
-from spec.methods import ScalingMethod
+from ropespec.spec import scaling
+from ropespec.spec.methods import ScalingMethod
 
 
 class NTK(ScalingMethod):

@@ -8,9 +8,9 @@ the exponent's denominator is the whole rotary width r, not the 2k dims that tur
 import mpmath
 import numpy as np
 
-from spec import scaling
-from spec.methods import ScalingMethod
-from spec.schema import RANGES, ExpectationError, _is_number, _short
+from ropespec.spec import scaling
+from ropespec.spec.methods import ScalingMethod
+from ropespec.spec.schema import RANGES, ExpectationError, _is_number, _short
 
 
 def turning(p, r: int) -> int:

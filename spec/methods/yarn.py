@@ -7,9 +7,9 @@ transformers 4.57 and is required (auto-filled) in 5.x."""
 
 import mpmath
 
-from spec import scaling
-from spec.schema import RANGES, ExpectationError
-from spec.methods import ScalingMethod, original_from_config, g
+from ropespec.spec import scaling
+from ropespec.spec.schema import RANGES, ExpectationError
+from ropespec.spec.methods import ScalingMethod, original_from_config, g
 
 
 class Yarn(ScalingMethod):

@@ -2,8 +2,8 @@
 
 import math
 
-from implementations.stdlib_lab import additive_score, pairs_within_first_turn, thetas, turns  # noqa: F401
-from implementations.zoo.lab import build
+from ropespec.implementations.stdlib_lab import additive_score, pairs_within_first_turn, thetas, turns  # noqa: F401
+from ropespec.implementations.zoo.lab import build
 
 FAULT = {"rotate_pair": "direction", "rope": "direction", "rope_score": "direction"}
 

@@ -1,7 +1,7 @@
 """thetas ignores its base argument and always uses 10000."""
 
-from implementations.stdlib_lab import additive_score, pairs_within_first_turn, rotate_pair  # noqa: F401
-from implementations.zoo.lab import build
+from ropespec.implementations.stdlib_lab import additive_score, pairs_within_first_turn, rotate_pair  # noqa: F401
+from ropespec.implementations.zoo.lab import build
 
 FAULT = {"thetas": "base", "rope": "base", "rope_score": "base"}
 

@@ -1,6 +1,6 @@
 """rope pairs dim i with dim i + d/2 (the HF layout) where the lab asks for interleaved pairs."""
 
-from implementations.stdlib_lab import additive_score, pairs_within_first_turn, rotate_pair, thetas, turns  # noqa: F401
+from ropespec.implementations.stdlib_lab import additive_score, pairs_within_first_turn, rotate_pair, thetas, turns  # noqa: F401
 
 FAULT = {"rope": "convention", "rope_score": "convention"}
 
