@@ -15,7 +15,6 @@ from ropespec.implementations.contract import (
 )
 from ropespec.implementations.families import Bound, Form, form_of
 from ropespec.implementations.shape import CallShape
-from ropespec.spec import presets
 from ropespec.spec.expectation import Expect
 
 
@@ -154,22 +153,19 @@ class Implementation:
         """The expectation as a replay states it: the fields its family reads (all of them for RoPE's)."""
         if self.expect is None:
             return None
-        d, fields = self.expect.to_dict(), form_of(self.shape).expect_fields
+        d, fields = self.expect.to_dict(), form_of(self.shape).of.fields
         return d if fields is None else {k: d[k] for k in fields if k in d}
 
     def expect_words(self, d: dict) -> str | None:
         """A counterexample's expectation (its dict) in the words of a family whose expectation is not a RoPE's (its
         rules, or its own description: ALiBi's slopes and form, T5's buckets); None for RoPE's, whose dict is them."""
-        form = form_of(self.shape)
-        say = form.describe_rules or form.describe_expect
-        return say(Expect.from_dict(d)) if say else None
+        family, e = form_of(self.shape).of, Expect.from_dict(d)
+        words = family.rules(e) or family.describe(e)
+        return None if words == e.describe() else words
 
     def describe(self) -> str:
-        form = form_of(self.shape)
-        rules = form.describe_rules
-        what = (rules(self.expect) if rules and self.expect is not None else
-                (form.describe_expect or Expect.describe)(self.expect) if self.expect is not None else
-                f"the position rules of {', '.join(presets.position_rules())} that it takes" if rules else
-                f"drawn expectations, {self.dtype}")
+        family = form_of(self.shape).of
+        what = ((family.rules(self.expect) or family.describe(self.expect)) if self.expect is not None else
+                family.drawn(self.dtype))
         where_ = self.name if self.name == self.target else f"{self.name} = {self.target}"
         return f"{where_} ({self.mode}, {self.array} arrays{self.shape.describe()}): {what}"

@@ -22,7 +22,7 @@ from ropespec.implementations.host import InProcessHost, installed_target
 from ropespec.implementations.implementation import Implementation
 from ropespec.implementations.isolation import WorkerHost
 from ropespec.implementations.shape import CallShape
-from ropespec.spec import presets
+from ropespec.spec import families
 from ropespec.spec.expectation import DEFAULT, Expect
 
 
@@ -118,8 +118,9 @@ def load_implementation(
     host, label, isolation = _host_for(target, shape, array, device, timeout, warmup_timeout, memory_limit, isolate)
     info, load_fault = _loaded(host, label, dtype)
     mode = info["mode"]
-    if shape.family == "position-ids":
-        _check_position_rules(label, mode, expect)
+    problem = families.get(shape.family).load_problem(mode, expect)
+    if problem:
+        raise TargetError(f"{label}: {problem}")
     if expect is None and mode == "plain":
         expect = DEFAULT
     changes = {"dtype": dtype}
@@ -154,9 +155,8 @@ def load_implementation(
     if impl.skip_reason is None and load_fault is None and mode == "factory":
         # A factory that declines the implementation's dtype outright is skipped as a whole; binding once
         # also tells a factory of decoders (prefill/step objects) from one of functions: the mode is fixed here.
-        probes = ([expect] if expect is not None else
-                  [presets.get(n) for n in presets.position_rules()] if shape.family == "position-ids" else [DEFAULT])
-        for probe in probes:  # a factory of one model's position rules declines the others'
+        probes = [expect] if expect is not None else families.get(shape.family).first_bound()
+        for probe in probes:  # each until one is taken (a factory of one model's position rules declines the others')
             try:
                 bound = impl.bind(probe.replace(dtype=dtype))
                 impl.skip_reason = None
@@ -191,17 +191,6 @@ def _check_warmup(impl: Implementation, bound, label: str) -> None:
     if said:
         impl.close()
         raise TargetError(f"{label}: {said}")
-
-
-def _check_position_rules(label: str, mode: str, expect: Expect | None) -> None:
-    """A position-id builder is checked against a model's rules (``video_time``): a plain one needs them named."""
-    if expect is not None and expect.video_time is None:
-        raise TargetError(f"{label}: --expect has no video_time, and a position-id builder is checked against a "
-                          f"model's rules: a preset ({', '.join(presets.position_rules())}) or an expectation with video_time "
-                          f"(grid, seconds or frames)")
-    if expect is None and mode == "plain":
-        raise TargetError(f"{label}: a plain position-id builder computes one model's rules: name them with --expect "
-                          f"({', '.join(presets.position_rules())}, or an expectation with video_time)")
 
 
 def _host_for(target, shape: CallShape, array: str, device: str, timeout, warmup_timeout, memory_limit, isolate):

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ropespec.implementations.families import forms_in_layout
-from ropespec.spec.glossary import FAMILIES, FORMS, LAYOUTS, POSITIONS
+from ropespec.implementations.families import forms_called, forms_in_layout, forms_of, forms_writing_in_place
+from ropespec.spec import families
+from ropespec.spec.glossary import FORMS, LAYOUTS, POSITIONS
 
 
 class ShapeError(ValueError):
@@ -33,16 +34,19 @@ class CallShape:
     positions: str = "per-sequence"
 
     def __post_init__(self) -> None:
-        if self.family not in FAMILIES:
-            raise ShapeError(f"--family: one of {', '.join(FAMILIES)}, got {self.family!r}")
+        if self.family not in families.REGISTRY:
+            raise ShapeError(f"--family: one of {', '.join(families.REGISTRY)}, got {self.family!r}")
         if self.form not in FORMS:
             raise ShapeError(f"--form: one of {', '.join(FORMS)}, got {self.form!r}")
         if self.layout not in LAYOUTS:
             raise ShapeError(f"--layout: one of {', '.join(LAYOUTS)}, got {self.layout!r}")
-        if self.form != "apply" and self.family != "rope":
-            raise ShapeError(f"--form {self.form}: a form of RoPE code; drop it with --family {self.family}")
-        if self.inplace and self.family != "rope":
-            raise ShapeError(f"--inplace: a layout of RoPE apply functions; drop it with --family {self.family}")
+        own = forms_of(self.family)
+        if self.form not in own:
+            said = " and ".join(f"{f.of.means.split(':')[0]} (--family {f.family})" for f in forms_called(self.form))
+            raise ShapeError(f"--form {self.form}: a form of {said}; drop it with --family {self.family}")
+        if self.inplace and not any(f.writes_in_place for f in own.values()):
+            said = " and ".join(f"{f.layouts_of} (--family {f.family})" for f in forms_writing_in_place() if f.layouts_of)
+            raise ShapeError(f"--inplace: a layout of {said}; drop it with --family {self.family}")
         if self.layout != "nd":
             owners = forms_in_layout(self.layout)
             if self.family in {f.family for f in owners} and self.form != "apply":
@@ -50,15 +54,16 @@ class CallShape:
             if (self.family, self.form) not in {f.key for f in owners}:
                 said = " and ".join(f"{f.layouts_of} (--family {f.family})" for f in owners)
                 raise ShapeError(f"--layout {self.layout}: a layout of {said}; drop it with --family {self.family}")
-        if self.inplace and self.form not in ("apply", "vllm"):
-            raise ShapeError(f"--inplace: an apply function or vLLM's forward writes in place; drop it with --form "
-                             f"{self.form}")
+        if self.inplace and not own[self.form].writes_in_place:
+            said = " or ".join(f.says_itself for f in own.values() if f.writes_in_place)
+            raise ShapeError(f"--inplace: {said} writes in place; drop it with --form {self.form}")
         if self.positions not in POSITIONS:
             raise ShapeError(f"--positions: one of {', '.join(POSITIONS)}, got {self.positions!r}")
         if self.positions != "per-sequence" and self.layout != "thd":
             raise ShapeError(f"--positions {self.positions}: the positions of a packed call, with --layout thd")
-        if self.table is not None and self.form not in ("kernel", "qk"):
-            raise ShapeError(f"--table: the table of an apply kernel, with --form kernel or qk (not --form {self.form})")
+        if self.table is not None and not own[self.form].handed_a_table:
+            kernels = " or ".join(n for n, f in own.items() if f.handed_a_table)
+            raise ShapeError(f"--table: the table of an apply kernel, with --form {kernels} (not --form {self.form})")
         if self.table is not None and self.table_label is None:
             label = self.table if isinstance(self.table, str) else getattr(self.table, "__qualname__", None)
             object.__setattr__(self, "table_label", label or repr(self.table))
@@ -75,7 +80,7 @@ class CallShape:
 
     def flags(self) -> list[str]:
         """The command-line options that make ``ropespec check`` call TARGET this way."""
-        out = [] if self.family == "rope" else ["--family", self.family]
+        out = [] if self.family == _DEFAULT.family else ["--family", self.family]
         if self.form != "apply":
             out += ["--form", self.form]
         if self.table is not None:
@@ -107,3 +112,6 @@ class CallShape:
         if self.table is not None:
             out += f", --form {self.form} with --table {self.table_label}"
         return out + ", in place" * self.inplace
+
+
+_DEFAULT = CallShape()

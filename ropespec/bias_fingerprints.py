@@ -338,4 +338,3 @@ def _xpos_frequencies(scores, e: Expect) -> np.ndarray | None:
     return theta if np.all(np.isfinite(theta)) else None
 
 
-FINGERPRINTS = {"alibi": fingerprint_alibi, "t5-bias": fingerprint_t5, "xpos": fingerprint_xpos}

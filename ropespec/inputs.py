@@ -13,7 +13,7 @@ from ropespec.implementations.contract import TargetError
 from ropespec.implementations.host import installed_target
 from ropespec.implementations.implementation import Implementation
 from ropespec.implementations.shape import CallShape, ShapeError
-from ropespec.spec import hfconfig, presets
+from ropespec.spec import families, hfconfig, presets
 from ropespec.spec.expectation import DEFAULT, DTYPES, Expect, ExpectationError, load_json
 
 
@@ -26,8 +26,8 @@ def shipped(*, expect: Expect | None = None, dtype: str | None = None, notes: li
     ``dtype`` when given, and none whose array package is not installed (``notes`` says which)."""
     out = []
     for s in SHIPPED:
-        if expect is not None and s.shape.family != "rope":
-            continue  # an expectation given on the command line describes RoPE
+        if expect is not None and not families.get(s.shape.family).described_by_presets:
+            continue  # an expectation given on the command line describes a model's RoPE
         if dtype and dtype not in s.dtypes:
             continue
         missing = unavailable(s.array)

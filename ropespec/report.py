@@ -133,9 +133,9 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
     for rep in reports:
         s = rep.impl
         line = s.describe()
-        form = form_of(s.shape)
-        if s.expect is not None and form.describe_rules is None:
-            line += f"; tolerance: {(form.class_name or tolerance.class_name)(s.expect)}"
+        family = form_of(s.shape).of
+        if s.expect is not None and family.rules(s.expect) is None:
+            line += f"; tolerance: {family.class_name(s.expect)}"
         line += f"; runs {s.isolation}" if s.isolation.startswith("in-process") else f"; runs in a {s.isolation}"
         if s.warmup_seconds is not None:
             line += f", warm-up {s.warmup_seconds:.2g} s"

@@ -22,12 +22,12 @@ import re
 from pathlib import Path
 
 from ropespec.implementations import loader, triton_mode
-from ropespec.implementations.families import base
+from ropespec.implementations.families import base, forms_of
 from ropespec.properties import precision
 from ropespec.properties.facts import gather
 from ropespec.reference.facts import FACTS, SEEDS
 from ropespec import __version__
-from ropespec.spec import formulas, proofs, tolerance
+from ropespec.spec import families, formulas, proofs, tolerance
 from ropespec.spec.expectation import Expect
 from ropespec.spec.invariants import REGISTRY, SECTIONS
 
@@ -157,6 +157,11 @@ def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> l
     if impl:
         out.append(("p", f"Numeric verdicts for: `{impl}`."))
     out += [("h", 2, "proof kinds"), ("ul", KINDS_LEGEND)]
+    out += [("h", 2, "families"),
+            ("p", "What an implementation computes: one class each (`spec/families/`), with the forms it is called in "
+                  "(`implementations/families/`) and the invariants of its sections below."),
+            ("table", ["family", "what it computes", "forms"],
+             [[f"`{f.name}`", f.means, ", ".join(forms_of(f.name))] for f in families.REGISTRY.values()])]
 
     out += [("h", 2, "definitions"), ("p", "Each formula below is printed from the function that defines it, evaluated "
                                            "on symbols; the proofs run on the same functions.")]

@@ -1,7 +1,8 @@
 """The words ropespec uses, each for one concept, in its code, on its command line and in README.
 
 * **implementation**: the code under test, at one array library and dtype (a ``TARGET`` names where it is).
-* **family**: what an implementation computes (:data:`FAMILIES`).
+* **family**: what an implementation computes (one class each, :mod:`ropespec.spec.families`; its word and meaning are
+  :func:`ropespec.spec.families.words`).
 * **form**: which function of a family it is, and so how it is called (:data:`FORMS`).
 * **layout**: how an apply function takes its rows: the axes of a batched call (:data:`LAYOUTS`).
 * **mode**: what TARGET is: the function itself, a factory of functions, or a factory of decoders (:data:`MODES`).
@@ -17,21 +18,6 @@ Scripts depend on these strings: a word is added, never renamed.
 """
 
 from __future__ import annotations
-
-#: what an implementation computes (``--family``)
-FAMILIES: dict[str, str] = {
-    "rope": "rotary position embedding: each pair of the rotary dims turned by p theta_i",
-    "sinusoidal": "the additive sinusoidal encoding PE(p) of Vaswani et al.",
-    "learned": "a learned table of position embeddings, max_position rows",
-    "attention": "attention whose scores use RoPE'd q and k (grouped-query heads)",
-    "position-ids": "a multimodal position-id builder: position_ids(segments) -> (n, 3) t, h, w positions of text, "
-                    "image and video tokens (Qwen2-VL's get_rope_index)",
-    "alibi": "ALiBi: a bias -m_h (i - j) on the attention scores, one slope m_h per head: alibi(n_heads, q_positions, "
-             "k_positions) -> (n_heads, n_q, n_k), or slopes(n_heads) -> (n_heads,)",
-    "t5-bias": "T5's relative-position buckets: bucket(relative_position, bidirectional, num_buckets, max_distance)",
-    "xpos": "xPos: RoPE with a per-pair decay, xpos(q, k, q_positions, k_positions) -> (q', k'), queries scaled by "
-            "zeta_i^(m / scale_base) and keys by its inverse",
-}
 
 #: which function of the rope family an implementation is (``--form``); every other family has one form, apply
 FORMS: dict[str, str] = {

@@ -82,7 +82,7 @@ def test_an_inplace_function_not_declared_is_named(cli, tmp_path):
 
 @pytest.mark.parametrize("argv, says", [
     (["--layout", "bshd", "--form", "kernel"], "--layout bshd: a layout of the apply form; drop it with --form kernel"),
-    (["--inplace", "--family", "sinusoidal"], "--inplace: a layout of RoPE apply functions; drop it with --family"),
+    (["--inplace", "--family", "sinusoidal"], "--inplace: a layout of RoPE apply functions (--family rope); drop it with --family"),
     (["--inplace", "--form", "table"], "--inplace: an apply function or vLLM's forward writes in place"),
     (["--layout", "bhsd", "--form", "vllm"], "--layout bhsd: a layout of the apply form; drop it with --form vllm"),
 ])

@@ -1,10 +1,17 @@
-"""The families ropespec checks, each a module that registers its forms (:mod:`ropespec.implementations.families.base`):
-``rope`` (apply, vllm, table, kernel, qk, and decoders), ``sinusoidal``, ``learned``, ``attention``, ``position-ids``
-(the module ``positions``), ``alibi``, ``t5-bias`` (the module ``t5_bias``), ``xpos``. A new family is one more module here, listed
-below."""
+"""The forms of each family (:mod:`ropespec.spec.families`): one module per family here registers its forms
+(:mod:`ropespec.implementations.families.base`), found as the zoo's members are: every module of this package but
+``base``, imported in name order. ``rope``'s are apply, vllm, table, kernel, qk, and decoders; every other family has
+one form, apply."""
 
-# each registers its forms
-from ropespec.implementations.families import alibi, attention, learned, positions, rope, sinusoidal, t5_bias, xpos  # noqa: F401
-from ropespec.implementations.families.base import REGISTRY, Bound, Form, Op, form_of, forms_answering, forms_in_layout
+import importlib
+import pkgutil
 
-__all__ = ["REGISTRY", "Bound", "Form", "Op", "form_of", "forms_answering", "forms_in_layout"]
+from ropespec.implementations.families.base import (REGISTRY, Bound, Form, Op, form_of, forms_answering, forms_called,
+                                                    forms_in_layout, forms_of, forms_writing_in_place)
+
+for _info in pkgutil.iter_modules(__path__):
+    if _info.name != "base":
+        importlib.import_module(f"{__name__}.{_info.name}")
+
+__all__ = ["REGISTRY", "Bound", "Form", "Op", "form_of", "forms_answering", "forms_called", "forms_in_layout", "forms_of",
+           "forms_writing_in_place"]

@@ -16,7 +16,6 @@ import numpy as np
 from ropespec.implementations import arrays
 from ropespec.implementations.contract import CONTRACT_SHAPE, Fault, Unsupported
 from ropespec.implementations.families.base import Bound, Form, Op, i64, register
-from ropespec.spec.tolerance import bias_class_name
 
 
 def _params(fn) -> list:
@@ -179,18 +178,12 @@ def _queries_and_keys(shape, n_heads, q, k):
     return [q, k]
 
 
-def _describe(e) -> str:
-    form = "symmetric -m_h |i - j|" if e.bias_symmetric else "causal -m_h (i - j)"
-    return f"ALiBi {form}, slopes of bias max {e.alibi_bias_max:g}, {e.dtype}, positions below {e.max_position}"
-
-
 ALIBI = Form("alibi", "apply", ((1, 2, 3), "(n_heads, q_positions, k_positions), (n_heads), (attention_mask, "
                                           "num_heads, dtype) or (n_heads, sequence_length)"), ("alibi.*",),
              {"bias": Op(op_bias, "alibi(n_heads, q_positions, k_positions)", _queries_and_keys),
               "batch": Op(op_batch, "alibi(n_heads, q_positions, k_positions), batched", _queries_and_keys),
               "slopes": Op(op_slopes, "its slopes"),
               "kind": Op(op_kind, "what it computes")},
-             lambda host, fn, e: op_slopes(host, fn, e, 2), AlibiBound, plain_if=_plain, describe_expect=_describe,
-             class_name=bias_class_name, layouts=("nd", "bhqk"), layouts_of="ALiBi bias functions",
-             expect_fields=("dtype", "max_position", "angle_dtype", "inv_freq_dtype", "alibi_bias_max", "bias_symmetric"))
+             lambda host, fn, e: op_slopes(host, fn, e, 2), AlibiBound, plain_if=_plain,
+             layouts=("nd", "bhqk"), layouts_of="ALiBi bias functions")
 register(ALIBI)

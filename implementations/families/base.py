@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ropespec.spec import families
 from ropespec.spec.expectation import Expect
 
 
@@ -105,22 +106,27 @@ class Form:
     decoder_bound: type | None = None
     #: a one-argument function that is plain, not a factory (a table builder whose argument is named positions)
     plain_if: Callable[[Callable], bool] | None = None
-    #: what it computes is integers, judged exactly: no precision class, and the expectation read for its rules only
-    #: (``describe_rules(expect)``: how the report's header says them)
-    describe_rules: Callable[[Expect], str] | None = None
-    #: how the report's header says the expectation and its tolerance class, for a family whose expectation is not a
-    #: RoPE's (None: Expect.describe and ropespec.spec.tolerance.class_name)
-    describe_expect: Callable[[Expect], str] | None = None
-    class_name: Callable[[Expect], str] | None = None
-    #: the expectation's fields the family reads, where it reads only some (a replay's --expect says just these);
-    #: None: all of them
-    expect_fields: tuple[str, ...] | None = None
+    #: it is handed a cos/sin table as arguments (a kernel): ``--table`` names the library's own table builder, and
+    #: without one it is handed ropespec's
+    handed_a_table: bool = False
+    #: it may write its result into its input (``--inplace``)
+    writes_in_place: bool = False
+    #: how a message names a function of this form ("vLLM's forward")
+    says_itself: str = ""
     #: the layouts it is called in (ropespec.spec.glossary.LAYOUTS): the first is the default, one call of unbatched rows
     layouts: tuple[str, ...] = ("nd",)
     #: how its layouts read in an option's message ("RoPE apply functions")
     layouts_of: str = ""
     #: the plain signature in a layout whose calls take other arguments (thd's cu_seqlens)
     layout_signatures: dict[str, tuple[tuple[int, ...], str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        families.get(self.family)  # a form belongs to a registered family
+
+    @property
+    def of(self) -> families.Family:
+        """Its family: what the spec knows of it (its expectation's fields, how a report says it)."""
+        return families.get(self.family)
 
     def signature_in(self, layout: str) -> tuple[tuple[int, ...], str] | None:
         return self.layout_signatures.get(layout, self.signature)
@@ -162,6 +168,20 @@ def form_of(shape) -> Form:
         return REGISTRY[shape.checked_as]
     except KeyError:
         raise ValueError(f"no form {shape.checked_as[1]} of the {shape.checked_as[0]} family") from None
+
+
+def forms_of(family: str) -> dict[str, Form]:
+    """A family's forms, by name."""
+    return {f.name: f for f in REGISTRY.values() if f.family == family}
+
+
+def forms_called(name: str) -> list[Form]:
+    """The forms of that name, one per family that has one."""
+    return [f for f in REGISTRY.values() if f.name == name]
+
+
+def forms_writing_in_place() -> list[Form]:
+    return [f for f in REGISTRY.values() if f.writes_in_place]
 
 
 def forms_in_layout(layout: str) -> list[Form]:

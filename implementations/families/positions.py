@@ -129,15 +129,8 @@ def _plain(obj) -> bool:
     return first.lower() in ("segments", "rows", "sequence", "batch")
 
 
-def _rules(e) -> str:
-    return (f"the position rules of video time {e.video_time}"
-            + (f" at {e.tokens_per_second:g} tokens per second" if e.tokens_per_second else "")
-            + ", judged exactly")
-
-
 POSITION_IDS = Form("position-ids", "apply", ((1,), "(segments)"), ("position-ids.*",),
                     {"build": Op(op_build, "position_ids(segments)"), "batch": Op(op_batch, "position_ids(rows)"),
                      "batched": Op(op_batched, "whether it takes a batch")},
-                    lambda host, fn, e: op_build(host, fn, e, [("text", 2)]), PositionsBound, plain_if=_plain,
-                    describe_rules=_rules)
+                    lambda host, fn, e: op_build(host, fn, e, [("text", 2)]), PositionsBound, plain_if=_plain)
 register(POSITION_IDS)

@@ -559,9 +559,10 @@ APPLY = Form("rope", "apply", ((2,), "(x, positions)"), _APPLY_INVARIANTS, _ROPE
              as_rope=lambda f: f, diagnosed=True, decoder_invariants=("decode.consistency",),
              decoder_ops=_DECODER_OPS, decoder_bound=DecoderBound,
              layout_signatures={"thd": ((2, 3), "(x, positions, cu_seqlens)")},
-             layouts=("nd", "bshd", "bhsd", "sbhd", "thd"), layouts_of="RoPE apply functions")
+             layouts=("nd", "bshd", "bhsd", "sbhd", "thd"), layouts_of="RoPE apply functions", writes_in_place=True,
+             says_itself="an apply function")
 VLLM = Form("rope", "vllm", ((3,), "(positions, query, key)"), _APPLY_INVARIANTS, _ROPE_OPS, _warm_apply, RopeBound,
-            as_rope=lambda f: f, diagnosed=True)
+            as_rope=lambda f: f, diagnosed=True, writes_in_place=True, says_itself="vLLM's forward")
 TABLE = Form("rope", "table", ((1,), "(positions)"), ("table.angles",),
              {"table": Op(op_table, "table(positions)", lambda shape, positions: [positions])},
              lambda host, fn, e: op_table(host, fn, e, _two_rows(e)), TableBound,
@@ -569,8 +570,8 @@ TABLE = Form("rope", "table", ((1,), "(positions)"), ("table.angles",),
 KERNEL = Form("rope", "kernel", ((3,), "(x, cos, sin)"), ("kernel.rotation", "autograd.*"),
               {"kernel": Op(op_kernel, "kernel(x, cos, sin)"),
                "kernel_grad": Op(op_kernel_grad, "kernel(x, cos, sin) with autograd")}, _warm_kernel, KernelBound,
-              as_rope=lambda f: f.rotate_by_kernel)
+              as_rope=lambda f: f.rotate_by_kernel, handed_a_table=True)
 QK = Form("rope", "qk", ((4,), "(q, k, cos, sin)"), ("kernel.qk", "autograd.*"),
           {"qk": Op(op_qk, "apply(q, k, cos, sin)"), "qk_grad": Op(op_qk_grad, "apply(q, k, cos, sin) with autograd")},
-          _warm_qk, KernelBound, as_rope=lambda f: f.rotate_by_kernel)
+          _warm_qk, KernelBound, as_rope=lambda f: f.rotate_by_kernel, handed_a_table=True)
 register(APPLY, VLLM, TABLE, KERNEL, QK)

@@ -88,10 +88,6 @@ def _plain(obj) -> bool:
     return first.startswith("relative") or first in LOOKUP_NAMES
 
 
-def _rules(e) -> str:
-    return "T5's buckets, judged exactly"
-
-
 T5_BIAS = Form("t5-bias", "apply", ((1, 2, 3, 4, 5), "(relative_position, bidirectional, num_buckets, max_distance) "
                                                      "or (table, q_positions, k_positions, bidirectional, max_distance)"),
                ("t5-bias.*",), {"buckets": Op(op_buckets, "bucket(relative_position, bidirectional, num_buckets, "
@@ -101,5 +97,5 @@ T5_BIAS = Form("t5-bias", "apply", ((1, 2, 3, 4, 5), "(relative_position, bidire
                                 "lookup": Op(op_lookup, LOOKUP, lambda shape, table, q, k, *rest: [q, k]),
                                 "kind": Op(op_kind, "what it computes")},
                lambda host, fn, e: op_buckets(host, fn, e, np.array([-1, 0, 1]), True, 32, 128), T5Bound,
-               plain_if=_plain, describe_rules=_rules, expect_fields=("dtype", "max_position"))
+               plain_if=_plain)
 register(T5_BIAS)

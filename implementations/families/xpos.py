@@ -29,12 +29,8 @@ class XposBound(Bound):
         return self._op("xpos", f64(q), f64(k), i64(q_positions), i64(k_positions))
 
 
-def _describe(e) -> str:
-    return f"xPos over {e.describe()}, scale_base {e.xpos_scale_base:g}"
-
-
 XPOS = Form("xpos", "apply", ((4,), "(q, k, q_positions, k_positions)"), ("xpos.*",),
             {"xpos": Op(op_xpos, "xpos(q, k, q_positions, k_positions)", lambda shape, q, k, qp, kp: [qp, kp])},
             lambda host, fn, e: op_xpos(host, fn, e, np.zeros((1, e.head_dim)), np.zeros((1, e.head_dim)),
-                                        np.array([1]), np.array([0])), XposBound, describe_expect=_describe)
+                                        np.array([1]), np.array([0])), XposBound)
 register(XPOS)

@@ -9,7 +9,9 @@ from rich.console import Console
 from ropespec.implementations.contract import Failure
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
-from ropespec.bias_fingerprints import FINGERPRINTS
+from ropespec.bias_fingerprints import fingerprint_alibi, fingerprint_t5, fingerprint_xpos
+from ropespec.implementations.host import resolve
+from ropespec.spec import families
 from ropespec.properties.fingerprint import describe, fingerprint, json_compact
 from ropespec.inputs import UsageError, load_implementations, parse_expect
 from ropespec.spec import DEFAULT
@@ -43,34 +45,57 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if outs.to_stdout:
         console = console_for(to_stderr=True)
     outs.clear()
-    family = getattr(args, "family", "rope")
-    if family not in ("rope", *FINGERPRINTS):
-        raise UsageError(f"--family: ropespec fingerprint probes rope, {', '.join(FINGERPRINTS)}; got {family!r}")
+    probe = handler(getattr(args, "family", "rope"))
     [impl] = load_implementations([args.target], expect=expect, **options.loading(args))
     try:
-        if family != "rope":
-            return _bias(args, console, impl, family, outs)
-        fp = fingerprint(options.function_of(impl, args.target), impl.expect)
+        return probe(args, console, impl, outs)
     except Failure as ex:
         return options.failed_to_run(console, args.target, ex)
     finally:
         impl.close()
+
+
+def handler(family: str):
+    """What fingerprints an implementation of the family: its class's ``fingerprint``, a function
+    ``(args, console, impl, outs) -> exit code``; UsageError for a family that has none."""
+    fam = families.get(family)
+    if not fam.fingerprint:
+        raise UsageError(f"--family: ropespec fingerprint probes {', '.join(f.name for f in families.fingerprinted())}; "
+                         f"got {fam.name!r}")
+    return resolve({"target": fam.fingerprint})
+
+
+def rope(args, console, impl, outs) -> int:
+    """RoPE's fingerprint (ropespec.properties.fingerprint), from the implementation as f(x, positions)."""
+    fp = fingerprint(options.function_of(impl, args.target), impl.expect)
     say(console, f"ropespec fingerprint: {args.target} (head_dim {fp.head_dim}, {impl.dtype}, probed to "
                  f"p = {impl.expect.max_position - 1})")
     for line in describe(fp):
         say(console, f"  {line}")
-    if impl.shape.form in ("kernel", "qk") and impl.shape.table is None:
+    if impl.shape.table is None and impl.form.handed_a_table:
         say(console, f"  (--form {impl.shape.form}: the kernel was handed ropespec's table for the expectation, so "
                      f"the frequencies, base, curve and presets are that table's; convention, rotary dim, direction "
                      f"and precision are the kernel's)")
     return options.written(outs, "--json", options.json_text(fp.to_json()))
 
 
-def _bias(args, console, impl, family: str, outs) -> int:
+def _bias(probe):
     """A bias family's fingerprint (ropespec.bias_fingerprints), from the implementation bound to its expectation."""
-    fp = FINGERPRINTS[family](options.function_of(impl, args.target, bound=True), impl.expect)
-    head = f"ropespec fingerprint: {args.target} ({family}, {impl.dtype}, probed to p = {impl.expect.max_position - 1})"
-    tail = [f"reproduced by --expect '{json_compact(fp.expect)}'"] if fp.expect else []
-    for i, line in enumerate([head, *fp.lines, *tail]):  # on a terminal rich wraps at words; piped, lines stay whole
-        console.print(line if i == 0 else f"  {line}", highlight=False, markup=False, soft_wrap=not console.is_terminal)
-    return options.written(outs, "--json", options.json_text(fp.to_json()))
+
+    def handler(args, console, impl, outs) -> int:
+        fp = probe(options.function_of(impl, args.target, bound=True), impl.expect)
+        family = impl.shape.family
+        head = (f"ropespec fingerprint: {args.target} ({family}, {impl.dtype}, probed to "
+                f"p = {impl.expect.max_position - 1})")
+        tail = [f"reproduced by --expect '{json_compact(fp.expect)}'"] if fp.expect else []
+        for i, line in enumerate([head, *fp.lines, *tail]):  # on a terminal rich wraps at words; piped, lines stay whole
+            console.print(line if i == 0 else f"  {line}", highlight=False, markup=False,
+                          soft_wrap=not console.is_terminal)
+        return options.written(outs, "--json", options.json_text(fp.to_json()))
+
+    return handler
+
+
+alibi = _bias(fingerprint_alibi)
+t5 = _bias(fingerprint_t5)
+xpos = _bias(fingerprint_xpos)

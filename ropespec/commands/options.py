@@ -12,7 +12,8 @@ from ropespec.implementations.contract import Failure
 from ropespec.inputs import UsageError, call_shape
 from ropespec.outputs import input_files, plan
 from ropespec.spec.expectation import DTYPES
-from ropespec.spec.glossary import FAMILIES, FORMS, LAYOUTS, POSITIONS
+from ropespec.spec import families
+from ropespec.spec.glossary import FORMS, LAYOUTS, POSITIONS
 
 #: what --expect takes, said once for every command that has it
 EXPECT_HELP = ("a preset name (ropespec presets lists them, e.g. llama3.1-8b), inline JSON ('{\"head_dim\": 128, "
@@ -72,8 +73,8 @@ _FORM_HELP = "; ".join(f"{name}: {what}" for name, what in FORMS.items())
 def shape(p: argparse.ArgumentParser, *, family: bool = False, form_note: str = "", matrix: bool = False) -> None:
     """How TARGET is called: its family (check only), form, layout, table and whether it writes in place."""
     if family:
-        p.add_argument("--family", choices=list(FAMILIES), default="rope",
-                       help="what TARGET computes: " + "; ".join(f"{n}: {w}" for n, w in FAMILIES.items())
+        p.add_argument("--family", choices=families.names(), default="rope",
+                       help="what TARGET computes: " + "; ".join(f"{n}: {w}" for n, w in families.words().items())
                             + " (default: rope)")
     p.add_argument("--form", choices=list(FORMS), default="apply",
                    help=f"which function of the rope family TARGET is: {_FORM_HELP} (default: apply; a kernel's "

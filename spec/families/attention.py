@@ -1,0 +1,7 @@
+from ropespec.spec.families import Family
+
+
+class Attention(Family):
+    name = "attention"
+    means = "attention whose scores use RoPE'd q and k (grouped-query heads)"
+    order = 30

@@ -1,0 +1,128 @@
+"""Families: one class each (ropespec.spec.families), one registry that everything else reads.
+
+A family registered by a module of its own (here a temporary one) is in the command line's choices, the glossary's
+family words, the rendered spec and the fingerprint's dispatch, with nothing else edited; and no code compares a
+family by its string outside the registries.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from ropespec import specdoc
+from ropespec.cli import parser
+from ropespec.commands import fingerprint
+from ropespec.implementations.families import base
+from ropespec.inputs import UsageError
+from ropespec.spec import families
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TOY = '''
+import numpy as np
+
+from ropespec.implementations.families.base import Bound, Form, Op, register
+from ropespec.spec.families import Family
+
+
+class ToyBias(Family):
+    name = "toy-bias"
+    means = "a toy bias registered by a test: b(i, j) = j - i"
+    fingerprint = "toy_family:probe"
+
+
+def probe(args, console, impl, outs):
+    console.print(f"toy fingerprint of {args.target}")
+    return 0
+
+
+register(Form("toy-bias", "apply", ((2,), "(q_positions, k_positions)"), ("toy-bias.*",),
+              {"bias": Op(lambda host, fn, e, q, k: np.asarray(fn(q, k), float), "toy(q, k)")},
+              lambda host, fn, e: None, Bound))
+'''
+
+
+@pytest.fixture
+def toy_family(tmp_path, monkeypatch):
+    (tmp_path / "toy_family.py").write_text(TOY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import toy_family  # noqa: F401  (registers the family and its form)
+
+    yield families.get("toy-bias")
+    del families.REGISTRY["toy-bias"], base.REGISTRY[("toy-bias", "apply")], sys.modules["toy_family"]
+
+
+def _choices(command: str, option: str) -> list[str]:
+    sub = next(a for a in parser()._actions if a.dest == "command").choices[command]
+    return list(next(a for a in sub._actions if option in a.option_strings).choices)
+
+
+def test_a_family_in_a_module_of_its_own_is_everywhere_a_family_is_listed(toy_family):
+    assert toy_family.name in _choices("check", "--family")
+    assert toy_family.name in _choices("fingerprint", "--family")
+    assert families.words()["toy-bias"] == toy_family.means  # the glossary's family words
+    document = specdoc.markdown()
+    assert f"| `toy-bias` | {toy_family.means} | apply |" in document
+    assert fingerprint.handler("toy-bias").__name__ == "probe"
+    assert fingerprint.handler("alibi") is fingerprint.alibi
+    with pytest.raises(UsageError, match="probes rope, alibi, t5-bias, xpos, toy-bias; got 'sinusoidal'"):
+        fingerprint.handler("sinusoidal")
+
+
+def test_without_the_module_the_family_is_nowhere(toy_family):
+    del families.REGISTRY["toy-bias"]
+    try:
+        assert "toy-bias" not in _choices("check", "--family")
+        assert "toy-bias" not in specdoc.markdown()
+    finally:
+        families.REGISTRY["toy-bias"] = toy_family
+
+
+def test_a_form_of_an_unknown_family_is_refused():
+    with pytest.raises(ValueError, match="--family: one of rope, sinusoidal"):
+        base.Form("nope", "apply", None, (), {}, lambda host, fn, e: None)
+
+
+#: the words of the registries, and where each may be compared
+FAMILY_WORDS = set(families.REGISTRY)
+CODE = ("spec", "reference", "properties", "implementations", "ropespec", "benchmarks", "conftest.py")
+
+
+def family_comparisons(paths) -> list[str]:
+    """Every comparison of something called ``family`` (an attribute, a name, a key) with a family's word."""
+    hits = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            named = any(isinstance(s, ast.Attribute) and s.attr == "family" or isinstance(s, ast.Name) and s.id == "family"
+                        or isinstance(s, ast.Subscript) and isinstance(s.slice, ast.Constant) and s.slice.value == "family"
+                        for s in sides)
+            words = {e.value for s in sides for e in ([s] + list(getattr(s, "elts", [])))
+                     if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            if named and words & FAMILY_WORDS:
+                hits.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{node.lineno}")
+    return hits
+
+
+def _code() -> list[Path]:
+    out = []
+    for name in CODE:
+        p = ROOT / name
+        out += sorted(p.rglob("*.py")) if p.is_dir() else [p]
+    return [p for p in out if p.parent.name != "families"]  # spec/families and implementations/families are the registries
+
+
+def test_no_code_outside_the_registries_compares_a_family():
+    assert family_comparisons(_code()) == []
+
+
+def test_the_count_sees_a_comparison(tmp_path):
+    f = tmp_path / "stray.py"
+    f.write_text("def f(shape, family):\n    return shape.family == 'rope' or family in ('alibi', 'xpos')\n")
+    assert family_comparisons([f]) == ["stray.py:2", "stray.py:2"]
