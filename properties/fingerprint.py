@@ -31,6 +31,8 @@ class Fingerprint:
     pairs: list[tuple[int, int]]
     rotary_dim: int
     problem: str | None = None
+    #: how many of the rotary_dim / 2 pairs turn, where the others stay still among them (proportional RoPE)
+    turning: int | None = None
     direction: str = "forward"
     offset: float = 0.0
     attention_factor: float = 1.0
@@ -91,6 +93,15 @@ def _candidates(base, head_dim, r, conv, measured, max_position):
                 yield m.name, plain.replace(rope_scaling=scaling)
 
 
+def _still_candidates(base, head_dim, r, conv, turning, max_position):
+    """The expectations of each method that turns the first ``turning`` pairs of r / 2 and leaves the rest still."""
+    plain = Expect(head_dim=head_dim, rotary_dim=r, rope_theta=base, convention=conv, max_position=max_position)
+    for m in methods.REGISTRY.values():
+        scaling = m.fit_still(turning, r)
+        if scaling is not None:
+            yield m.name, plain.replace(rope_scaling=scaling)
+
+
 def _switches(curve: str) -> bool:
     """Whether a curve names a method whose factors switch with the length (LongRoPE's short and long)."""
     return curve in methods.REGISTRY and methods.get(curve).switches_at_length
@@ -114,8 +125,12 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
     if pr.problem or not pr.pairs:
         return fp
     conv = pr.convention(d, r) or "explicit"
+    widened = pr.widened(d) if conv == "explicit" else None
+    if widened is not None:  # the first pairs of a wider rotary width turn, the others stay still
+        conv, r = widened
+        fp.rotary_dim, fp.turning = r, len(pr.pairs)
     fp.convention = conv
-    pairs = _ordered(pr, conv, d, r)
+    pairs = _ordered(pr, conv, d, r)[:len(pr.pairs)]
     # every call pinned to one sequence length, so that a table that depends on it stays put
     fr = probe.frequencies(f, d, pairs, max_position=top, seq_len=top)
     short = probe.frequencies(f, d, pairs, max_position=top, seq_len=min(64, top))
@@ -144,15 +159,19 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
         return fp
     fits = max(tol, 1e-6)
     best = None
-    for curve, cand in _candidates(fp.base, d, r, conv, table, top):
-        err = float(np.max(np.abs(reference.thetas(cand) - table) / table))
+    found = (_candidates(fp.base, d, r, conv, table, top) if fp.turning is None else
+             _still_candidates(fp.base, d, r, conv, fp.turning, top))
+    for curve, cand in found:
+        err = float(np.max(np.abs(reference.thetas(cand)[:len(table)] - table) / table))
         if best is None or err < best[0] - 1e-12:
             best = (err, curve, cand)
         if err <= fits:  # the simplest curve that fits (candidates come simplest first): default before a
             best = (err, curve, cand)  # yarn of factor 1.000001 that fits the float32 rounding a little closer
             break
     err, curve, cand = best
-    if err > fits and not fp.length_dependent:  # a known mistake of a method (ramp reversed, bands swapped, betas
+    if best is None:  # no method leaves these pairs still
+        return fp
+    if err > fits and not fp.length_dependent and fp.turning is None:  # a known mistake of a method (ramp reversed, bands swapped, betas
         for curve_, cand_ in _candidates(fp.base, d, r, conv, table, top):  # swapped): the diagnosis's own list
             if not cand_.method.scales:
                 continue
@@ -211,8 +230,12 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
     if pr.problem or not pr.pairs:
         return fp
     conv = pr.convention(d, r) or "explicit"
+    widened = pr.widened(d) if conv == "explicit" else None
+    if widened is not None:  # the first pairs of a wider rotary width turn, the others stay still
+        conv, r = widened
+        fp.rotary_dim, fp.turning = r, len(pr.pairs)
     fp.convention = conv
-    pairs = _ordered(pr, conv, d, r)
+    pairs = _ordered(pr, conv, d, r)[:len(pr.pairs)]
     rows = []
     for a in range(A):
         def along(x, p, a=a):
@@ -367,7 +390,9 @@ def describe(fp: Fingerprint) -> list[str]:
         out.append(f"axes: {ax['n_axes']}, {ax['kind']}" + (f" {sizes}" if sizes else "")
                    + f"; pairs per axis {ax['pairs_per_axis']} (pair j's axis: {_axis_runs(ax['pair_axes'])})")
     out.append(f"convention: {fp.convention}" + (f" {fp.pairs[:4]}..." if fp.convention == "explicit" else "")
-               + f"; rotary dim {fp.rotary_dim} of {fp.head_dim}" + (f" ({pass_through} dims pass through)" if pass_through else ""))
+               + f"; rotary dim {fp.rotary_dim} of {fp.head_dim}" + (f" ({pass_through} dims pass through)" if pass_through else "")
+               + (f"; {fp.turning} of its {fp.rotary_dim // 2} pairs turn, {fp.rotary_dim // 2 - fp.turning} stay still"
+                  if fp.turning is not None else ""))
     out.append(f"direction: {fp.direction}; position offset: {fp.offset:.3g}; attention factor: {fp.attention_factor:.9g}")
     th = fp.thetas
     if th:

@@ -63,6 +63,19 @@ class Pairing:
                 return c
         return None
 
+    def widened(self, head_dim: int) -> tuple[str, int] | None:
+        """(convention, rotary_dim) whose first pairs these are, the others staying still (a pair of frequency 0
+        passes through, which a probe cannot tell from a dim beyond the rotary ones): proportional RoPE turns the
+        first k pairs of the half convention over the whole head. None where no wider rotary width lays them out."""
+        k = len(self.pairs)
+        for rotary_dim in range(2 * k + 2, head_dim + 1, 2):
+            for c in CONVENTIONS:
+                ec = Expect(head_dim=head_dim, rotary_dim=rotary_dim, convention=c)
+                first = list(zip(ec.pairs(), ec.out_pairs()))[:k]
+                if sorted(self.pairs) == sorted(p for p, _ in first) and all(self.out[p] == o for p, o in first):
+                    return c, rotary_dim
+        return None
+
     def laid_out(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:
         """((a, b), (oa, ob)) for every pair, in order of a."""
         return [(p, self.out[p]) for p in sorted(self.pairs)]

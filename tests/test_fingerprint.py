@@ -45,6 +45,23 @@ def test_fingerprint_of_zoo_members(tmp_path, member, key, value):
     assert fp[key] == pytest.approx(value) if isinstance(value, float) else fp[key] == value
 
 
+@pytest.mark.parametrize("head_dim, p, convention", [(128, 0.25, "half"), (256, 0.5, "half"), (64, 0.25, "rope_interleave")])
+def test_proportional_rope_reads_as_its_still_pairs_not_as_a_narrow_rotary_dim(tmp_path, capsys, head_dim, p, convention):
+    """Proportional RoPE turns the first pairs of the whole head and leaves the rest still: its turning pairs are
+    no convention over 2k dims, and its ladder is over the whole head (base 10000, not 10000^(2k/d))."""
+    e = {"head_dim": head_dim, "convention": convention,
+         "rope_scaling": {"rope_type": "proportional", "partial_rotary_factor": p}}
+    out = tmp_path / "fp.json"
+    assert main(["fingerprint", "ropespec.implementations.numpy_rope:make", "--expect", json.dumps(e), "--dtype",
+                 "float64", "--json", str(out)]) == 0
+    fp = json.loads(out.read_text())
+    k = int(p * head_dim // 2)
+    assert (fp["convention"], fp["rotary_dim"], fp["turning"]) == (convention, head_dim, k)
+    assert fp["base"] == 10000.0 and fp["curve"] == "proportional"
+    assert fp["scaling"] == {"rope_type": "proportional", "partial_rotary_factor": p, "factor": 1.0}
+    assert f"{k} of its {head_dim // 2} pairs turn" in capsys.readouterr().out
+
+
 def test_fingerprint_of_a_dynamic_table(tmp_path):
     out = tmp_path / "fp.json"
     e = '{"head_dim": 64, "dtype": "float64", "max_position": 16384, "rope_scaling": {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 2048}}'

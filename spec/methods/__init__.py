@@ -138,6 +138,12 @@ class ScalingMethod:
         scaling), those of no original length at ``original`` None, then those of each original length tried."""
         return iter(())
 
+    def fit_still(self, turning: int, rotary_dim: int) -> dict | None:
+        """The fingerprint's candidate of this method for a table whose first ``turning`` of the rotary_dim / 2 pairs
+        turn and the rest stay still (pairs of frequency 0 among the turning ones' halves): its rope_scaling dict, or
+        None where the method leaves no pair still."""
+        return None
+
     def mistakes(self, e, seq_len: int | None, thetas: Callable, th0) -> Iterator[tuple[str, str, Any]]:
         """The tables a mistaken port of the method produces: (tag, what, table). ``thetas(expect, seq)`` is the
         reference's table, ``th0`` the unscaled one. The diagnosis, the fingerprint and the perturbation grid read

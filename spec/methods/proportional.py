@@ -45,6 +45,13 @@ class Proportional(ScalingMethod):
         k, f = turning(s["partial_rotary_factor"], expect.rotary_dim), mpmath.mpf(s["factor"])
         return [scaling.linear(t, f) if i < k else mpmath.mpf(0) for i, t in enumerate(theta)]
 
+    def fit_still(self, turning_pairs, rotary_dim):
+        for digits in (4, 8, 17):  # the shortest factor that turns exactly these pairs
+            p = float(f"{2 * turning_pairs / rotary_dim:.{digits}g}")
+            if turning(p, rotary_dim) == turning_pairs:
+                return {"rope_type": self.name, "partial_rotary_factor": p, "factor": 1.0}
+        return None
+
     def examples(self, n_pairs, original):
         return {"proportional": {"rope_type": "proportional", "partial_rotary_factor": 0.25}}
 
