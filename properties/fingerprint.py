@@ -230,12 +230,8 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
     if pr.problem or not pr.pairs:
         return fp
     conv = pr.convention(d, r) or "explicit"
-    widened = pr.widened(d) if conv == "explicit" else None
-    if widened is not None:  # the first pairs of a wider rotary width turn, the others stay still
-        conv, r = widened
-        fp.rotary_dim, fp.turning = r, len(pr.pairs)
     fp.convention = conv
-    pairs = _ordered(pr, conv, d, r)[:len(pr.pairs)]
+    pairs = _ordered(pr, conv, d, r)
     rows = []
     for a in range(A):
         def along(x, p, a=a):
