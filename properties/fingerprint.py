@@ -82,24 +82,22 @@ def _fit_base(theta: np.ndarray, r: int, *, prefix: bool = False):
     return (math.exp(-slope * r / 2), resid, k) if prefix else (math.exp(-slope * r / 2), resid)
 
 
-def _candidates(base, head_dim, r, conv, measured, max_position):
-    """Scaled expectations worth comparing with the measured table."""
+def _candidates(base, head_dim, r, conv, measured, max_position, turning=None):
+    """Scaled expectations worth comparing with the measured table; where only the first ``turning`` of the r / 2
+    pairs turn, each method's that leaves the rest still."""
     plain = Expect(head_dim=head_dim, rotary_dim=r, rope_theta=base, convention=conv, max_position=max_position)
+    if turning is not None:
+        for m in methods.REGISTRY.values():
+            scaling = m.fit_still(turning, r)
+            if scaling is not None:
+                yield m.name, plain.replace(rope_scaling=scaling)
+        return
     th0 = reference.thetas(plain)
     s_first, s_last = th0[0] / measured[0], th0[-1] / measured[-1]
     for L in (None,) + _LENGTHS:  # the length-free methods first, then each original length's
         for m in methods.REGISTRY.values():
             for scaling in m.fit(s_first, s_last, L):
                 yield m.name, plain.replace(rope_scaling=scaling)
-
-
-def _still_candidates(base, head_dim, r, conv, turning, max_position):
-    """The expectations of each method that turns the first ``turning`` pairs of r / 2 and leaves the rest still."""
-    plain = Expect(head_dim=head_dim, rotary_dim=r, rope_theta=base, convention=conv, max_position=max_position)
-    for m in methods.REGISTRY.values():
-        scaling = m.fit_still(turning, r)
-        if scaling is not None:
-            yield m.name, plain.replace(rope_scaling=scaling)
 
 
 def _switches(curve: str) -> bool:
@@ -159,9 +157,7 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
         return fp
     fits = max(tol, 1e-6)
     best = None
-    found = (_candidates(fp.base, d, r, conv, table, top) if fp.turning is None else
-             _still_candidates(fp.base, d, r, conv, fp.turning, top))
-    for curve, cand in found:
+    for curve, cand in _candidates(fp.base, d, r, conv, table, top, fp.turning):
         err = float(np.max(np.abs(reference.thetas(cand)[:len(table)] - table) / table))
         if best is None or err < best[0] - 1e-12:
             best = (err, curve, cand)
