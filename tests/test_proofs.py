@@ -1,5 +1,5 @@
 """The proofs prove: each runs on the project's own definitions, has an honest kind, and fails when
-what it is about is broken (spec/proofs.py MUTATIONS, and edits of spec/scaling.py's source)."""
+what it is about is broken (spec/proofs/mutations.py, and edits of spec/scaling.py's source)."""
 
 import importlib.util
 from pathlib import Path
@@ -81,9 +81,9 @@ def _load_mutated_scaling(old: str, new: str):
 def test_an_edit_of_scaling_py_fails_its_proof(monkeypatch, old, new, proof_id):
     """The proofs read spec/scaling.py's code: the file edited (not a function patched) fails them,
     and the same file unedited passes (the control)."""
-    monkeypatch.setattr(proofs, "scaling", _load_mutated_scaling(old, old))
+    monkeypatch.setattr(proofs.scaling_methods, "scaling", _load_mutated_scaling(old, old))
     proofs.ALL[proof_id].fn()
-    monkeypatch.setattr(proofs, "scaling", _load_mutated_scaling(old, new))
+    monkeypatch.setattr(proofs.scaling_methods, "scaling", _load_mutated_scaling(old, new))
     with pytest.raises(proofs.ProofError):
         proofs.ALL[proof_id].fn()
 

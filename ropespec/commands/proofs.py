@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def add(sub) -> None:
     p = sub.add_parser(NAME, help="run every proof of the spec: kind, result, time, mutations it fails under",
-                       description="Run every proof in spec/proofs.py on the code's own definitions, and each proven one "
+                       description="Run every proof in spec/proofs/ on the code's own definitions, and each proven one "
                                    "under the mutations of what it is about (it must fail under every one). Prints "
                                    "invariant, kind, result, seconds and mutations failed; exit 0 when every proof "
                                    "verifies and fails under all its mutations, 1 otherwise.")
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         raise UsageError("--record: run with the mutations (drop --no-mutants), the record states them")
     unknown = [i for i in args.ids if i not in proofs.ALL]
     if unknown:
-        raise UsageError(f"INVARIANT: {unknown[0]!r} has no entry in spec/proofs.py (ropespec invariants lists the ids)")
+        raise UsageError(f"INVARIANT: {unknown[0]!r} has no entry in spec/proofs/ (ropespec invariants lists the ids)")
     if args.record and args.ids:
         raise UsageError("--record: the record states every proof; drop the INVARIANT ids")
     t0 = time.perf_counter()
