@@ -8,7 +8,7 @@ import sys
 import textwrap
 
 from ropespec.implementations.zoo import members
-from ropespec.properties.diagnose import _rotary_dim_evidence
+from ropespec.properties.diagnose.structure import _rotary_dim_evidence
 from ropespec.properties.framework import all_properties, run_property
 
 ZOO = {m.name: m for m in members()}

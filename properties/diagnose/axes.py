@@ -1,0 +1,165 @@
+"""Multi-axis RoPE: which axis each pair turns with, measured pair by pair, against the sections, the interleaving
+and the per-axis ladders."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ropespec import reference
+from ropespec.properties import probe
+from ropespec.spec.expectation import Expect
+from ropespec.properties.diagnose.findings import _close, _with
+from ropespec.properties.diagnose.frequencies import _other_base
+
+
+# -- multi-axis RoPE: which axis each pair turns with ---------------------------------------------------------------
+def _along(f, e: Expect, axis: int):
+    """f with every row at 0 but on ``axis``, as 1-D RoPE of that axis's positions."""
+    def one(x, positions):
+        p = np.asarray(positions, dtype=np.int64)
+        rows = np.zeros((len(p), e.n_axes), dtype=np.int64)
+        rows[:, axis] = p
+        return f(x, rows)
+    return one
+
+
+def axes_map(f, e: Expect) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per axis and pair (read along e's pairs): the frequency the pair turns at per unit of that axis (A, pairs),
+    the angle at the zero vector divided by the owning axis's frequency (a position offset per pair), and how
+    precisely each frequency was read (A, pairs)."""
+    pairs = list(zip(e.pairs(), e.out_pairs()))
+    rows = [probe.frequencies(_along(f, e, a), e.head_dim, pairs, max_position=e.max_position) for a in range(e.n_axes)]
+    omega = np.array([fr.thetas for fr in rows])
+    owner = np.argmax(np.abs(omega), axis=0)
+    offset = np.array([rows[a].offset[j] for j, a in enumerate(owner)])
+    return omega, offset, np.array([fr.precision for fr in rows])
+
+
+def _runs(axes, names) -> str:
+    """Pair axes as runs: 't 0-15, h 16-39, w 40-63' (at most 8 runs shown)."""
+    out, start = [], 0
+    for j in range(1, len(axes) + 1):
+        if j == len(axes) or axes[j] != axes[start]:
+            out.append(f"{names[axes[start]]} {start}" + (f"-{j - 1}" if j - 1 > start else ""))
+            start = j
+    return ", ".join(out[:8]) + (", ..." if len(out) > 8 else "")
+
+
+def axes_fault(f, e: Expect) -> tuple[str, str] | None:
+    """(word, evidence) when a multi-axis RoPE deals its pairs to other axes than e's, reads an axis at an offset, or
+    runs another kind of ladder; None when each pair turns with its own axis at e's frequency (to the precision they
+    are read to) or no model fits."""
+    names = e.axes
+    omega, offset, precision = axes_map(f, e)
+    offset = offset - e.pair_offsets()  # measured against the axes' own offsets (axes_offset)
+    A, k = omega.shape
+    size = np.abs(omega)
+    top = size.max(axis=0)
+    got = tuple(int(a) for a in np.argmax(size, axis=0))
+    want = e.pair_axes()
+    th = reference.thetas(e)
+    moving = top > 0
+    # a pair turning with several axes at once is no axial RoPE (a mixed scheme): no word of the vocabulary names it
+    if A > 1 and np.any(np.sort(size, axis=0)[-2] > 1e-6 * top):
+        return None
+    if got != want and moving.all():
+        return _assignment(e, got, want, omega, names)
+    # the offsets and the frequencies are measured apart: an offset found wrong is the word, and a frequency found
+    # wrong too is said after it
+    shifted = None
+    c_all = offset[moving]
+    c0 = float(np.median(c_all)) if c_all.size else 0.0
+    if A > 1 and abs(c0) >= 0.5 and np.all(np.abs(c_all - c0) <= 1e-3 * max(1.0, abs(c0))):
+        said = f" beyond the axes' offsets {list(e.axes_offset)}" if e.axes_offset else ""
+        shifted = "position-offset", (f"at the zero vector every axis's pairs are already turned by {c0:.6g} times "
+                                      f"their frequency{said}: positions on every axis are shifted by {round(c0)}")
+    for a in range(A):
+        mine = np.array([j for j in range(k) if want[j] == a])
+        if shifted or not mine.size:
+            continue
+        c = float(np.median(offset[mine]))
+        same = np.all(np.abs(offset[mine] - c) <= 1e-3 * max(1.0, abs(c)))
+        if abs(c) >= 0.5 and same and not np.all(np.abs(c_all - c) <= 1e-3 * max(1.0, abs(c))):
+            shifted = "axis-offset", (f"at the zero vector axis {names[a]}'s pairs are already turned by {c:.6g} times "
+                                      f"their frequency: positions on {names[a]} are shifted by {round(c)}, the other "
+                                      f"axes' are not")
+    found = _axes_frequencies(e, omega, precision, got, th)
+    return _with(shifted, found) if shifted else found
+
+
+def _axes_frequencies(e: Expect, omega, precision, got, th) -> tuple[str, str] | None:
+    """Each pair's frequency on the axis it turns with against e's ladder: another base or another kind of ladder."""
+    freq = np.array([omega[a, j] for j, a in enumerate(got)])
+    tol = np.maximum(1e-6, 100 * np.nan_to_num(np.array([precision[a, j] for j, a in enumerate(got)]), nan=1.0))
+    if _close(freq, th, tol):
+        return None
+    other = _other_base(freq, e, tol, None) if np.all(freq > 0) else None
+    if other:
+        return other
+    for word, other, what in _other_ladders(e):
+        if _close(freq, reference.thetas(other), tol):
+            return word, (f"the frequencies match {what} (pair {int(np.argmax(np.abs(th - freq)))} turns at "
+                          f"{freq[int(np.argmax(np.abs(th - freq)))]:.6g} per unit, {e.axes_kind()} expects "
+                          f"{th[int(np.argmax(np.abs(th - freq)))]:.6g})")
+    return None
+
+
+def _other_ladders(e: Expect):
+    """The other kind of ladder over e's axes: (word, an expectation of it, how it reads)."""
+    sizes = [e.pair_axes().count(a) for a in range(e.n_axes)]
+    plain = {"mrope_section": None, "mrope_interleaved": False, "axes_dims_rope": None, "axes_parity": False}
+    if e.shared_ladder():
+        if e.axes_kind() == "chunked":
+            yield "ladder-per-axis", e.replace(**{**plain, "axes_dims_rope": [2 * v for v in sizes]}), (
+                f"a ladder per axis, theta^(-2k/d_a) with d_a = {[2 * v for v in sizes]}, where one ladder "
+                f"theta^(-2j/{e.rotary_dim}) runs over the pairs")
+    else:
+        if e.axes_kind() == "per-axis":
+            yield "ladder-shared", e.replace(**{**plain, "mrope_section": sizes}), (
+                f"one ladder theta^(-2j/{e.rotary_dim}) over every pair, where each axis has its own "
+                f"theta^(-2k/d_a), d_a = {list(e.axes_dims_rope)}")
+        else:
+            yield "ladder-shared", e.replace(**{**plain, "mrope_section": sizes}), (
+                f"one ladder theta^(-2j/{e.rotary_dim}) in the pairs' order, where Pixtral's split gives axis 0 the "
+                f"even and axis 1 the odd frequency indices")
+
+
+def _assignment(e: Expect, got, want, omega, names) -> tuple[str, str]:
+    """The word for pairs dealt to other axes than e's, and the evidence."""
+    A = e.n_axes
+    j = next(i for i in range(len(want)) if got[i] != want[i])
+    seen = (f"pair {j} turns with {names[got[j]]} ({abs(omega[got[j], j]):.4g} rad per unit of {names[got[j]]}, "
+            f"{abs(omega[want[j], j]):.3g} per unit of {names[want[j]]}), expected {names[want[j]]}")
+    idle = [a for a in range(A) if a not in got and a in want]
+    if idle:
+        a = idle[0]
+        readers = sorted({names[got[i]] for i in range(len(want)) if want[i] == a})
+        return "axis-ignored", (f"no pair turns with axis {names[a]}: its {want.count(a)} pairs turn with "
+                                f"{' and '.join(readers)} ({seen}): {names[a]}'s positions are ignored or another "
+                                f"axis's are read in their place")
+    for a in range(A):
+        for b in range(a + 1, A):
+            swap = {a: b, b: a}
+            if tuple(swap.get(w, w) for w in want) == got:
+                return "axes-swapped", (f"the pairs of {names[a]} turn with {names[b]} and those of {names[b]} with "
+                                        f"{names[a]} ({seen}): the two axes' positions are read in each other's place")
+    if e.mrope_section is not None:
+        chunked = e.replace(mrope_interleaved=False).pair_axes()
+        interleaved = interleaved_axes(e.mrope_section, e.n_pairs)
+        if e.mrope_interleaved and got == chunked:
+            return "axes-chunked", (f"the pairs turn with the axes in chunks ({_runs(got, names)}) of the sections "
+                                    f"{list(e.mrope_section)}, where mrope_interleaved deals them in turn "
+                                    f"(pair j on axis j mod {A} below {A} x its section) ({seen})")
+        if not e.mrope_interleaved and interleaved is not None and got == interleaved:
+            return "axes-interleaved", (f"the pairs turn with the axes in turn (pair j on axis j mod {A}), where the "
+                                        f"sections {list(e.mrope_section)} are chunks ({seen})")
+    counts = [got.count(a) for a in range(A)]
+    return "axes-sections", (f"the pairs turn with the axes as {_runs(got, names)} ({counts} pairs per axis), expected "
+                             f"{_runs(want, names)} ({seen})")
+
+
+def interleaved_axes(sections, n_pairs: int) -> tuple[int, ...]:
+    """Qwen3-VL's rule applied to any sections, as its code does (pair j on axis a = j mod A when a > 0 and
+    j < A sections[a], else on axis 0), even where they are no valid interleaved sections."""
+    A = len(sections)
+    return tuple(j % A if j % A and j < A * sections[j % A] else 0 for j in range(n_pairs))
