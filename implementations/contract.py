@@ -11,7 +11,7 @@ Two modes, told apart by the signature of the object TARGET names:
 
 TARGET is ``path/to/file.py:name`` or ``package.module:name``. ``x`` arrives as a numpy array in
 the expectation's dtype, a torch tensor (``array="torch"``) or nested lists (``array="list"``).
-The implementation runs in a worker process that ropespec owns (:mod:`ropespec.implementations.isolation`);
+The implementation runs in a worker process that ropespec owns (:mod:`ropespec.implementations.boundary.workers`);
 the properties hold :class:`Bound` proxies whose calls cross that boundary with float64 arrays, and
 everything the implementation does wrong as a program (raises, exits, crashes, hangs, returns the
 wrong kind, dtype or shape) comes back as a :class:`Fault` that carries its word.

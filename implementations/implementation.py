@@ -138,7 +138,7 @@ class Implementation:
         return getattr(self.host, "warmup_seconds", None) if self.host is not None else self.__dict__.get("_warmup")
 
     def output(self):
-        """What the implementation printed (a :class:`~ropespec.implementations.isolation.Captured`), or None."""
+        """What the implementation printed (a :class:`~ropespec.implementations.boundary.processes.Captured`), or None."""
         return getattr(self.host, "output", None) if self.host is not None else self.__dict__.get("_output")
 
     def close(self) -> None:

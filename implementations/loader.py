@@ -18,9 +18,10 @@ from ropespec.implementations.contract import (
     Unsupported,
     machine_memory,
 )
-from ropespec.implementations.host import InProcessHost, installed_target
+from ropespec.implementations.boundary.client import InProcessHost
+from ropespec.implementations.boundary.targets import installed_target
 from ropespec.implementations.implementation import Implementation
-from ropespec.implementations.isolation import WorkerHost
+from ropespec.implementations.boundary.workers import WorkerHost
 from ropespec.implementations.shape import CallShape
 from ropespec.spec import families
 from ropespec.spec.expectation import DEFAULT, Expect
@@ -86,7 +87,7 @@ def load_implementation(
     configuration: dict | None = None,
 ) -> Implementation:
     """A Implementation for TARGET (a target string or the callable itself), loaded in its own worker process
-    (see :mod:`ropespec.implementations.isolation`). Raises TargetError when TARGET cannot be loaded.
+    (see :mod:`ropespec.implementations.boundary.workers`). Raises TargetError when TARGET cannot be loaded.
 
     A callable that no other process can load (``isolate`` None: decided by :func:`reference_of`), or
     any callable with ``isolate=False``, runs in-process; the implementation's ``isolation`` says which.

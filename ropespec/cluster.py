@@ -27,7 +27,7 @@ import tempfile
 import threading
 from typing import Callable, Iterator
 
-from ropespec.implementations.messages import Job
+from ropespec.implementations.boundary.messages import Job
 from ropespec.properties.results import Result
 from ropespec.inputs import UsageError
 from ropespec.results import ImplementationReport

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ropespec.implementations import SHIPPED, arrays, load_implementation, unavailable
 from ropespec.implementations.contract import TargetError
-from ropespec.implementations.host import installed_target
+from ropespec.implementations.boundary.targets import installed_target
 from ropespec.implementations.implementation import Implementation
 from ropespec.implementations.shape import CallShape, ShapeError
 from ropespec.spec import families, hfconfig, presets
@@ -203,7 +203,7 @@ def implementation_specs(
 
 
 def _installed(target, what: str, notes: list[str] | None):
-    """A TARGET under its installed name (:func:`ropespec.implementations.host.installed_target`), the run's notes
+    """A TARGET under its installed name (:func:`ropespec.implementations.boundary.targets.installed_target`), the run's notes
     saying the new name where it changed."""
     new = installed_target(target)
     if new != target and notes is not None:

@@ -15,7 +15,7 @@ import numpy as np
 from ropespec import reference
 from ropespec.reference.encodings import sinusoidal_fast
 from ropespec.implementations.contract import Failure, TargetError
-from ropespec.implementations.isolation import WorkerHost
+from ropespec.implementations.boundary.workers import WorkerHost
 from ropespec.implementations.shape import CallShape
 from ropespec.properties.diagnose import diagnose
 from ropespec.properties.numerics import output_bound
@@ -166,7 +166,7 @@ CHECKS = {
 
 def grade(path: str, *, seed: int = 0, timeout: float | None = 10.0, warmup_timeout: float | None = 300.0) -> list[Result]:
     """One Result per lab function: pass, fail (with its diagnosis) or missing. The module runs in a
-    worker process of its own (:mod:`ropespec.implementations.isolation`), each call under ``timeout``. ``path``
+    worker process of its own (:mod:`ropespec.implementations.boundary.workers`), each call under ``timeout``. ``path``
     must be a path to a .py file (TargetError otherwise: a bare name is never imported)."""
     if not (path.endswith(".py") or "/" in path or "\\" in path):
         raise TargetError(f"{path}: expected a path to the lab's .py file (a bare name is not imported)")

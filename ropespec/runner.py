@@ -5,7 +5,7 @@ implementation at a time: it builds the implementation (whose worker process is 
 properties, and streams every result back as it finishes, so an interrupted run still reports what finished. A
 runner lives in its own session and ends when the main process dies.
 
-Messages are :mod:`ropespec.implementations.messages`' records: a :class:`Job` in, then :class:`Loaded`, one
+Messages are :mod:`ropespec.implementations.boundary.messages`' records: a :class:`Job` in, then :class:`Loaded`, one
 :class:`Finished` per property, :class:`Progress` (how far a long property has got) and :class:`Done` back, or
 :class:`JobFailed`.
 """
@@ -19,8 +19,8 @@ from typing import Callable, Iterator
 
 from ropespec.implementations.contract import TargetError
 from ropespec.implementations.loader import load_implementation
-from ropespec.implementations.messages import Done, Finished, Job, JobFailed, Loaded, Progress
-from ropespec.implementations.worker import watch_parent
+from ropespec.implementations.boundary.messages import Done, Finished, Job, JobFailed, Loaded, Progress
+from ropespec.implementations.boundary.worker import watch_parent
 from ropespec.properties.framework import run_property
 from ropespec.engine import select_properties
 

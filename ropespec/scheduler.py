@@ -1,5 +1,5 @@
 """The -j scheduler: implementations spread over runner processes (:mod:`ropespec.runner`), one at a time each, the
-results streaming back as typed messages (:mod:`ropespec.implementations.messages`)."""
+results streaming back as typed messages (:mod:`ropespec.implementations.boundary.messages`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Callable
 
 from ropespec.implementations.contract import TargetError
 from ropespec.implementations.implementation import Implementation
-from ropespec.implementations.isolation import Child, crash_words
-from ropespec.implementations.messages import Done, Finished, Job, JobFailed, Loaded, Progress
+from ropespec.implementations.boundary.processes import Child, crash_words
+from ropespec.implementations.boundary.messages import Done, Finished, Job, JobFailed, Loaded, Progress
 from ropespec.properties.results import Result
 from ropespec.results import ImplementationReport
 from ropespec.signals import raise_if_signalled

@@ -315,7 +315,7 @@ def test_a_target_named_by_its_folder_is_read_by_its_installed_name(cli, tmp_pat
     (tmp_path / "implementations" / "mine.py").write_text(
         "import numpy as np\n\ndef make(expect):\n    raise NotImplementedError('not this one')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    from ropespec.implementations.host import installed_target
+    from ropespec.implementations.boundary.targets import installed_target
 
     assert installed_target("implementations.mine:make") == "implementations.mine:make"
     assert installed_target("implementations/numpy_rope.py:make") == "implementations/numpy_rope.py:make"

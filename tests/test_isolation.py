@@ -348,7 +348,7 @@ def test_the_transformers_adapter_without_transformers_checks_nothing(tmp_path):
 @pytest.fixture
 def fresh_fork_server():
     """A fork server of this test's own: a test that kills it must not leave the next tests without one."""
-    from ropespec.implementations import isolation
+    from ropespec.implementations.boundary import processes as isolation
 
     isolation._SERVER.clear()
     yield
@@ -359,7 +359,7 @@ def fresh_fork_server():
 def test_the_fork_server_takes_preloads_beside_numpys_thread_pool(fresh_fork_server):
     """numpy's OpenBLAS starts threads at import; the fork server counted them as its own and refused every
     preload, and the refusal then killed it."""
-    from ropespec.implementations import isolation
+    from ropespec.implementations.boundary import processes as isolation
 
     server = isolation.fork_server()
     assert server is not None
@@ -372,7 +372,7 @@ def test_a_worker_outlives_the_fork_server_it_came_from(tmp_path, fresh_fork_ser
     """A worker forked by the fork server watches ropespec, not the server: when the server goes away (it
     grew a thread, or timed out) the workers it forked go on answering. Before, a plain function that
     imports transformers died with 'ended the worker process: it ended'."""
-    from ropespec.implementations import isolation
+    from ropespec.implementations.boundary import processes as isolation
     from ropespec.properties.framework import all_properties, PROPERTIES, run_property
     from ropespec.inputs import load_implementations
 
@@ -403,7 +403,7 @@ def make(expect):
 def test_libraries_a_factory_imports_when_called_are_preloaded(tmp_path, fresh_fork_server):
     """Only the TARGET's import was reported, so transformers' modeling code (imported inside the hf
     adapter's factories) was imported afresh by every worker: 2 s an implementation instead of 0.03 s."""
-    from ropespec.implementations import isolation
+    from ropespec.implementations.boundary import processes as isolation
     from ropespec.inputs import load_implementations
     from ropespec.spec import Expect
 

@@ -2,7 +2,7 @@
 
 A :class:`Form` says what a plain function of it takes, the warm-up call made before the first timed one, the
 operations it offers across the process boundary (each run in the implementation's process by the host, with the
-conversions and checks of :class:`ropespec.implementations.host.Host`), the :class:`Bound` the properties hold, how a property
+conversions and checks of :class:`ropespec.implementations.boundary.host.Host`), the :class:`Bound` the properties hold, how a property
 reads it as a RoPE f(x, positions) where diagnoses, the fingerprint and the precision sweep need that, and which
 invariants it answers. Each family's module registers its forms; :func:`form_of` finds one for a call shape.
 """

@@ -10,7 +10,7 @@ from ropespec.implementations.contract import Failure
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
 from ropespec.bias_fingerprints import fingerprint_alibi, fingerprint_t5, fingerprint_xpos
-from ropespec.implementations.host import resolve
+from ropespec.implementations.boundary.targets import resolve
 from ropespec.spec import families
 from ropespec.properties.fingerprint import describe, fingerprint, json_compact
 from ropespec.inputs import UsageError, load_implementations, parse_expect

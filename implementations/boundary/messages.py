@@ -1,10 +1,10 @@
 """The messages that cross ropespec's process boundaries, as typed records both ends share.
 
-* parent -> worker (``ropespec.implementations.worker``): :class:`Load`, :class:`Bind`, :class:`Warmup`, :class:`Operate`,
+* parent -> worker (``ropespec.implementations.boundary.worker``): :class:`Load`, :class:`Bind`, :class:`Warmup`, :class:`Operate`,
   :class:`CallModule`, :class:`Drop`, :class:`Stop`; the worker answers each with a reply (:class:`Ok`,
   :class:`Faulted`, :class:`Declined`, :class:`NotLoadable`, :class:`NotImplementedHere`), which :func:`unwrap`
   turns back into the value or the exception on the parent's side.
-* parent -> fork server (``ropespec.implementations.zygote``): :class:`Preload`, :class:`Fork`, :class:`Wait`,
+* parent -> fork server (``ropespec.implementations.boundary.zygote``): :class:`Preload`, :class:`Fork`, :class:`Wait`,
   :class:`Collect`; it answers :class:`Ok` or :class:`Refused`.
 * main process <-> ``-j`` runner (``ropespec.runner``): :class:`Job` one way; :class:`Loaded`, :class:`Finished`,
   :class:`Progress`, :class:`Done`, :class:`JobFailed` back.

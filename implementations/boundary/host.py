@@ -7,7 +7,7 @@ implementation's arrays, every check of what it returned (kind, dtype, shape) an
 dealt with here, so the parent only ever sees plain arrays or a :class:`~ropespec.implementations.contract.Fault` that names
 the fault.
 
-The same loader and Host run in a worker process (``ropespec.implementations.worker``, the default) or, for a callable
+The same loader and Host run in a worker process (``ropespec.implementations.boundary.worker``, the default) or, for a callable
 another process cannot load (a lambda, a function defined in ``__main__``), in the caller's own process
 (:class:`InProcessHost`).
 """
@@ -15,19 +15,17 @@ another process cannot load (a lambda, a function defined in ``__main__``), in t
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import inspect
 import queue
 import re
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from ropespec.implementations import arrays, triton_mode
+from ropespec.implementations.boundary.targets import describe_loaded, resolve
 from ropespec.implementations.contract import (
     CONTRACT_SHAPE,
     OUT_OF_MEMORY,
@@ -38,150 +36,12 @@ from ropespec.implementations.contract import (
     format_bytes,
     is_decoder,
     is_out_of_memory,
-    mode_of,
-    timeout_scale,
     where,
 )
 from ropespec.implementations.families import Form, form_of
 from ropespec.implementations.families.rope import pipeline
 from ropespec.implementations.shape import CallShape
-from ropespec.spec.expectation import AXES_KINDS, Expect
-
-
-# -- loading ---------------------------------------------------------------------------------------
-def _import_file(path: Path):
-    name = f"_ropespec_target_{abs(hash(str(path.resolve())))}"
-    folder = str(path.resolve().parent)
-    if folder not in sys.path:  # a TARGET file imports its sibling modules
-        sys.path.insert(0, folder)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as e:
-        del sys.modules[name]
-        raise TargetError(f"{path}: import failed: {_import_error(e)}") from None
-    return module
-
-
-def _import_error(e: Exception) -> str:
-    """What an import raised, pointing at the user's line: a SyntaxError's own file and line (its traceback ends
-    in importlib's machinery), else the innermost frame of the user's code."""
-    if isinstance(e, SyntaxError) and e.filename:
-        return f"{type(e).__name__}: {e.msg} at {Path(e.filename).name}:{e.lineno}"
-    return f"{type(e).__name__}: {e}{where(e)}"
-
-
-#: the repository's folders, installed as subpackages of ropespec: a TARGET may still name a module by its folder
-FOLDERS = ("spec", "reference", "properties", "implementations")
-
-
-def installed_target(target):
-    """The TARGET ropespec loads for ``target``: ``implementations.numpy_rope:make`` names the shipped code by its
-    folder, which installs as ``ropespec.implementations``, so it reads as ``ropespec.implementations.numpy_rope:make``
-    unless a package of that top-level name is importable here (a user's own ``implementations``). Anything else is
-    returned as it is."""
-    if not isinstance(target, str):
-        return target
-    mod, sep, _ = target.rpartition(":")
-    first = mod.split(".")[0]
-    if (not sep or first not in FOLDERS or "/" in mod or "\\" in mod or mod.endswith(".py")
-            or importlib.util.find_spec(first) is not None):
-        return target
-    return f"ropespec.{target}"
-
-
-def load_module(mod: str):
-    """Import ``path/to/file.py`` or ``package.module``; one-line TargetError when impossible."""
-    if mod.endswith(".py") or "/" in mod or "\\" in mod or Path(mod).is_file():
-        path = Path(mod)
-        if not path.is_file():
-            raise TargetError(f"{mod}: no such file")
-        if path.suffix != ".py":
-            raise TargetError(f"{mod}: not a Python file (a TARGET is path/to/file.py:name or package.module:name)")
-        return _import_file(path)
-    try:
-        return importlib.import_module(mod)
-    except ModuleNotFoundError as e:
-        if e.name and mod.startswith(e.name):
-            raise TargetError(f"{mod}: no such module") from None
-        raise TargetError(f"{mod}: import failed: ModuleNotFoundError: {e}") from None
-    except Exception as e:
-        raise TargetError(f"{mod}: import failed: {_import_error(e)}") from None
-
-
-def _attribute(module, spec: str, mod: str, name: str):
-    obj = module
-    for part in name.split("."):
-        if not hasattr(obj, part):
-            raise TargetError(f"{spec}: {mod} has no attribute {part!r}")
-        obj = getattr(obj, part)
-    return obj
-
-
-def resolve(ref: dict) -> Callable:
-    """The callable a reference names: ``{"target": "file.py:name" | "module:name"}``, or a function
-    object's ``{"module", "file", "qualname"}`` (imported by module name, else from its file)."""
-    if "target" in ref:
-        spec = ref["target"]
-        mod, sep, name = spec.rpartition(":")
-        if not sep or not mod or not name:
-            raise TargetError(f"{spec}: expected path/to/file.py:name or package.module:name")
-        first, _, rest = spec.partition(":")
-        if ":" in rest and Path(first).is_file():  # good.py:apply:extra
-            raise TargetError(f"{spec}: a TARGET has one colon, {first}:name (a dotted name reaches an attribute: "
-                              f"{first}:{rest.replace(':', '.')})")
-        obj = _attribute(load_module(mod), spec, mod, name)
-        if not callable(obj):
-            raise TargetError(f"{spec}: {name} is a {type(obj).__name__}, not callable")
-        return obj
-    module = None
-    if ref.get("module") and ref["module"] != "__main__":
-        try:
-            module = importlib.import_module(ref["module"])
-        except Exception:
-            module = None
-    if module is None:
-        if not ref.get("file"):
-            raise TargetError(f"{ref['qualname']}: its module {ref.get('module')!r} cannot be imported")
-        module = _import_file(Path(ref["file"]))
-    return _attribute(module, f"{ref.get('file') or ref['module']}:{ref['qualname']}", ref.get("module") or "", ref["qualname"])
-
-
-def describe_loaded(obj: Callable, form: Form, label: str, layout: str = "nd") -> dict:
-    """What the parent needs to know of a loaded TARGET: its mode, declared failures, the precision class a factory
-    promises, and a one-line error when its signature fits no contract of its form."""
-    info = {"mode": None, "expected_failures": {}, "error": None}
-    try:
-        info["mode"] = mode_of(obj)
-    except TargetError as e:
-        info["error"] = f"{label}: {e}"
-        return info
-    if info["mode"] == "factory" and form.plain_if is not None and form.plain_if(obj):
-        info["mode"] = "plain"
-    ef = getattr(obj, "expected_failures", {})
-    info["expected_failures"] = {str(k): str(v) for k, v in dict(ef).items()} if isinstance(ef, dict) else {}
-    promise = getattr(obj, "promise", None)  # the precision class a factory promises: angle/inv_freq dtypes
-    if isinstance(promise, dict):
-        info["promise"] = {k: str(v) for k, v in promise.items() if k in ("angle_dtype", "inv_freq_dtype")}
-    axes = getattr(obj, "axes", None)  # the multi-axis kinds a factory computes: drawn expectations include them
-    if isinstance(axes, (tuple, list)):
-        info["axes"] = [str(k) for k in axes if k in AXES_KINDS]
-    if info["mode"] == "plain":
-        want = form.signature_in(layout)
-        if want is None:
-            info["error"] = f"{label}: a {form.label} TARGET is a factory make(expect)"
-            return info
-        try:
-            sig = inspect.signature(obj)
-        except (TypeError, ValueError):
-            return info
-        n = sum(1 for p in sig.parameters.values()
-                if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-        if n not in want[0]:
-            info["error"] = f"{label}: must take {want[1]} or (expect); its signature is {sig}"
-    return info
+from ropespec.spec.expectation import Expect
 
 
 def load_target(target, shape: CallShape, label: str, array: str, dtype: str, device: str,
@@ -455,72 +315,3 @@ class Watchdog:
         if "error" in box:
             raise box["error"]
         return box["value"]
-
-
-class HostClient:
-    """What an implementation's :class:`~ropespec.implementations.contract.Implementation` holds: the one interface of
-    both hosts (the worker process's, :class:`ropespec.implementations.isolation.WorkerHost`, and :class:`InProcessHost`):
-    ``load(dtype)``, ``bind(hid, expect, fresh)``, ``op(hid, name, *args)``, ``close()``, and what they learned:
-    ``warmup_seconds``, ``output``, ``left_behind``."""
-
-    def __init__(self, target, label: str, *, shape: CallShape, array: str, device: str, timeout: float | None,
-                 warmup_timeout: float | None, memory_limit: int | None = None):
-        self.target = target
-        self.label = label
-        self.shape = shape
-        self.array = array
-        self.device = device
-        self.timeout = timeout
-        self.warmup_timeout = warmup_timeout
-        self.memory_limit = memory_limit  # bytes of data the worker may hold (None: no limit)
-        self.warmup_seconds: float | None = None
-        self.output = None
-        self.left_behind: list[str] = []  # processes the code under test left running, stopped with its worker
-
-    def says(self, op: str) -> str:
-        """How an operation's call reads in a message."""
-        return form_of(self.shape).says(op)
-
-
-class InProcessHost(HostClient):
-    """A Host in the caller's own process (for callables no other process can load); its timeouts are a daemon
-    thread's, and no memory limit applies."""
-
-    def __init__(self, obj: Callable, label: str, *, why: str, **kwargs):
-        super().__init__(obj, label, **kwargs)
-        self.why = why
-        self.watchdog = Watchdog(self.timeout)
-        self.host: Host | None = None
-
-    def load(self, dtype: str) -> dict:
-        self.host, info = load_target(self.target, self.shape, self.label, self.array, dtype, self.device,
-                                      in_worker=False)
-        return info
-
-    def bind(self, hid: int, expect: Expect, fresh: bool = False) -> dict:
-        budget = self.warmup_timeout if self.warmup_seconds is None else self.watchdog.timeout
-        return self._run("factory", lambda: self.host.bind(hid, expect), budget)
-
-    def warmup_verdict(self, hid: int) -> str | None:
-        """The warm-up call, once, on its own budget: what it says of TARGET as a whole (Host.warmup), or None."""
-        if self.warmup_seconds is not None:
-            return None
-        t0 = time.perf_counter()
-        said = self._run("the warm-up call", lambda: self.host.warmup(hid), self.warmup_timeout)
-        self.warmup_seconds = time.perf_counter() - t0
-        return said
-
-    def op(self, hid: int, name: str, *args):
-        self.warmup_verdict(hid)
-        budget = self.watchdog.timeout and self.watchdog.timeout * timeout_scale(args)  # a long call: its rows' time
-        return self._run(self.says(name), lambda: self.host.op(hid, name, args), budget)
-
-    def _run(self, what: str, fn, budget: float | None):
-        saved, self.watchdog.timeout = self.watchdog.timeout, budget
-        try:
-            return self.watchdog.run(what, fn)
-        finally:
-            self.watchdog.timeout = saved
-
-    def close(self) -> None:
-        pass

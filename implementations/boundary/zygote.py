@@ -1,4 +1,4 @@
-"""The fork server: ``python -m ropespec.implementations.zygote FD PARENT_PID``.
+"""The fork server: ``python -m ropespec.implementations.boundary.zygote FD PARENT_PID``.
 
 A fresh worker per implementation would pay for its imports every time (torch about 1.3 s,
 transformers about 4 s). The zygote is a clean, single-threaded process that has imported the
@@ -6,7 +6,7 @@ installed libraries earlier workers needed (never a TARGET's own module, never a
 code under test) and forks a new worker on request: each worker starts from that clean template, in
 its own session, with nothing of any other implementation in it.
 
-Messages (parent -> zygote) are :mod:`ropespec.implementations.messages`' records, answered with ``Ok(value)`` or
+Messages (parent -> zygote) are :mod:`ropespec.implementations.boundary.messages`' records, answered with ``Ok(value)`` or
 ``Refused(message)``: ``Preload(names)`` imports them (failures ignored; refused once the zygote has a thread
 beyond numpy's OpenBLAS pool, since forking a threaded process is unsafe); ``Fork()`` followed by two file
 descriptors (the worker's channel and its output pipe) forks a worker and answers its pid; ``Wait(pid, seconds)``
@@ -23,8 +23,8 @@ import sys
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import recv_handle
 
-from ropespec.implementations.messages import Collect, Fork, Ok, Preload, Refused, Wait
-from ropespec.implementations.worker import become_subreaper, reap, serve  # the worker's code, ready in every fork
+from ropespec.implementations.boundary.messages import Collect, Fork, Ok, Preload, Refused, Wait
+from ropespec.implementations.boundary.worker import become_subreaper, reap, serve  # the worker's code, ready in every fork
 
 
 def _threads() -> int:

@@ -1,14 +1,14 @@
-"""The worker process: ``python -m ropespec.implementations.worker FD``.
+"""The worker process: ``python -m ropespec.implementations.boundary.worker FD``.
 
 It loads the TARGET itself, builds factories, and answers operations from its parent over the
-channel on file descriptor FD (see :mod:`ropespec.implementations.isolation`). It runs in its own session, so
+channel on file descriptor FD (see :mod:`ropespec.implementations.boundary.workers`). It runs in its own session, so
 the terminal's Ctrl-C never reaches it; it ends when its parent dies (PR_SET_PDEATHSIG on Linux,
 and a thread that watches the parent's pid everywhere). Its standard output and error go to a pipe
 its parent reads (what the target prints is captured, with faulthandler's report of a crash).
 
-Messages are the typed records of :mod:`ropespec.implementations.messages`: the parent sends :class:`Load`, :class:`Bind`,
+Messages are the typed records of :mod:`ropespec.implementations.boundary.messages`: the parent sends :class:`Load`, :class:`Bind`,
 :class:`Warmup`, :class:`Operate`, :class:`CallModule`, :class:`Drop` and :class:`Stop`, and every request is
-answered with its reply (:func:`ropespec.implementations.messages.reply_to`).
+answered with its reply (:func:`ropespec.implementations.boundary.messages.reply_to`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ import sys
 import threading
 import time
 
-from ropespec.implementations.host import guarded, limit_memory, load_module, load_target, plain
-from ropespec.implementations.messages import (
+from ropespec.implementations.boundary.host import guarded, limit_memory, load_target, plain
+from ropespec.implementations.boundary.targets import load_module
+from ropespec.implementations.boundary.messages import (
     Bind,
     CallModule,
     Drop,
@@ -202,7 +203,7 @@ def _libraries(names: set[str]) -> list[str]:
 
 
 class _Server:
-    """The worker's side: one handler per request type (ropespec.implementations.messages)."""
+    """The worker's side: one handler per request type (ropespec.implementations.boundary.messages)."""
 
     def __init__(self):
         self.host = None
