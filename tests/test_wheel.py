@@ -95,3 +95,25 @@ def test_the_installed_command_checks_a_shipped_target_by_its_old_name(installed
     said = done.stdout + done.stderr
     assert "implementations.numpy_rope:make is ropespec.implementations.numpy_rope:make" in said
     assert "ropespec.implementations.numpy_rope:make" in done.stdout
+
+
+def test_a_target_imports_the_other_project_s_package_in_its_worker(installed, tmp_path):
+    """The worker that loads a TARGET puts only the folder holding ropespec on its path, never ropespec's own folder:
+    a user's code that imports another project's ``spec`` gets that project's package there too."""
+    target, _ = installed
+    deps = sysconfig.get_paths()["purelib"]
+    (tmp_path / "mine.py").write_text(
+        "import spec\n"
+        "assert spec.OWNER == 'another project named spec', spec.__file__\n"
+        "import numpy as np\n\n\n"
+        "def apply(x, positions):\n"
+        "    d = x.shape[1]\n"
+        "    ang = np.asarray(positions, dtype=np.float64)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)\n"
+        "    x1, x2 = x[:, : d // 2].astype(np.float64), x[:, d // 2 :].astype(np.float64)\n"
+        "    c, s = np.cos(ang), np.sin(ang)\n"
+        "    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=1).astype(x.dtype)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": f"{target}{os.pathsep}{deps}"}
+    done = subprocess.run([sys.executable, "-S", "-m", "ropespec", "check", "mine.py:apply", "--invariant",
+                           "rope.conformance", "--profile", "ci", "--seed", "1"],
+                          capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
