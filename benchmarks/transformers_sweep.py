@@ -56,13 +56,13 @@ def main() -> None:
 
     found = hf_models.discover(tuple(args.only.split(",")) if args.only else None)
     checkable = [f for f in found if f.checkable]
-    specs = []  # one TARGET per model type, in the matrix of its own expectation and the two dtypes
+    requests = []  # one TARGET per model type, in the matrix of its own expectation and the two dtypes
     for f in checkable:
         expect = hf_models.expectation_of(f)
         configs = [matrix.Configuration(f.model_type, expect, dtype, "nd") for dtype in DTYPES]
         configs.append(matrix.Configuration(f"{f.model_type}-strict", strict(expect), "float32", "nd"))
-        specs += matrix.specs_for([f"ropespec.implementations.adapters.hf_models:{f.model_type}"], configs,
-                                  lambda c: dict(array="torch", dtype=c.dtype))
+        requests += matrix.requests_for([f"ropespec.implementations.adapters.hf_models:{f.model_type}"], configs,
+                                     lambda c: dict(array="torch", dtype=c.dtype))
     t0 = time.perf_counter()
     seconds: dict[str, float] = {}  # its warm-up, then from its first result to its last (what the runner reports)
     first: dict[str, float] = {}
@@ -77,9 +77,9 @@ def main() -> None:
     shown = dict(on_result=result, on_implementation=finished)
     if args.cluster:
         with Cluster(args.cluster) as cluster:
-            reports = check_on_cluster(cluster, specs, None, profile=args.profile, seed=args.seed, replay=None, **shown)
+            reports = check_on_cluster(cluster, requests, None, profile=args.profile, seed=args.seed, replay=None, **shown)
     else:
-        reports = check_in_processes(specs, None, profile=args.profile, seed=args.seed, replay=None, jobs=args.j,
+        reports = check_in_processes(requests, None, profile=args.profile, seed=args.seed, replay=None, jobs=args.j,
                                      **shown)
     took = time.perf_counter() - t0
     if args.json:
@@ -90,7 +90,7 @@ def main() -> None:
         by_type.setdefault(rep.impl.configuration["expect"], {})[rep.impl.configuration["dtype"]] = rep
     print(f"`python benchmarks/transformers_sweep.py -j {args.j} --profile {args.profile}`, transformers "
           f"{transformers.__version__}, {date.today()}, {machine()}: {len(found)} model types with a rotary embedding "
-          f"class of their own, {len(checkable)} checked ({len(specs)} implementations, {took:.0f} s)\n")
+          f"class of their own, {len(checkable)} checked ({len(requests)} implementations, {took:.0f} s)\n")
     print(f"| model type | expectation | float32 | bfloat16 | failed (word) | strict, to 2^{LONG.bit_length() - 1} "
           f"| s (warm-up, then first to last result, all three) |")
     print("|---|---|---|---|---|---|---|")

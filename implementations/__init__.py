@@ -20,12 +20,14 @@ from ropespec.implementations.contract import (
 )
 from ropespec.implementations.families import Bound
 from ropespec.implementations.implementation import Implementation
-from ropespec.implementations.loader import default_memory_limit, load_implementation, reference_of, unavailable
+from ropespec.implementations.loader import (LoadRequest, default_memory_limit, load_implementation, reference_of,
+                                             unavailable)
 from ropespec.implementations.shape import CallShape
 from ropespec.implementations.shipped import SHIPPED, Shipped
 
 __all__ = [
     "SHIPPED",
+    "LoadRequest",
     "arrays",
     "Bound",
     "Call",

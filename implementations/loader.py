@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 
 from ropespec.implementations.contract import (
@@ -68,6 +68,43 @@ def _loadable_label(ref: dict) -> str:
         rel = os.path.relpath(path)
         return f"{rel if not rel.startswith('..') else path}:{ref['qualname']}"
     return f"{ref['module']}:{ref['qualname']}"
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    """What to load, before it is loaded: one implementation (a TARGET, or the callable itself) in one configuration.
+    The one record of it, whoever asks: the shipped implementations and TARGETs of a run (:func:`ropespec.inputs.load_requests`),
+    each cell of a configuration matrix, the zoo's members, a ``-j`` runner's job and a cluster's task. Its fields are
+    :func:`load_implementation`'s arguments; :meth:`load` loads it."""
+
+    target: str | Callable
+    name: str | None = None
+    array: str = "numpy"
+    dtype: str | None = None
+    expect: Expect | None = None
+    max_position: int | None = None
+    device: str = "cpu"
+    timeout: float | None = None
+    warmup_timeout: float | None = None
+    shape: CallShape = CallShape()
+    isolate: bool | None = None
+    memory_limit: int | None = None
+    #: its place in a configuration matrix, as the report says it; None outside a matrix
+    configuration: dict | None = field(default=None, hash=False)
+
+    def load(self) -> Implementation:
+        """The implementation, loaded in its worker process (or in-process: :func:`load_implementation`)."""
+        return load_implementation(**{f.name: getattr(self, f.name) for f in fields(self)})
+
+    @property
+    def on_gpu(self) -> bool:
+        """Whether it runs on a CUDA device (a cluster gives its task a GPU)."""
+        return str(self.device or "cpu").startswith("cuda")
+
+    def placeholder(self) -> Implementation:
+        """An Implementation standing for it where it never loaded (its runner died): what a report names."""
+        return Implementation(name=self.name, target=str(self.target), mode="unknown", array=self.array,
+                              dtype=self.dtype or "float32", max_position=self.max_position or 0)
 
 
 def load_implementation(

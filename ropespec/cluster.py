@@ -28,6 +28,7 @@ import threading
 from typing import Callable, Iterator
 
 from ropespec.implementations.boundary.messages import Job
+from ropespec.implementations.loader import LoadRequest
 from ropespec.properties.results import Result
 from ropespec.inputs import UsageError
 from ropespec.results import ImplementationReport
@@ -180,13 +181,9 @@ def _task(job: Job, cwd: str, path: list[str]) -> Iterator:
         yield message
 
 
-def _needs_gpu(spec: dict) -> bool:
-    return str(spec.get("device") or "cpu").startswith("cuda")
-
-
 def check_on_cluster(
     cluster: Cluster,
-    specs: list[dict],
+    requests: list[LoadRequest],
     invariant_ids: list[str] | None,
     *,
     profile: str,
@@ -202,22 +199,22 @@ def check_on_cluster(
     back as they finish; ``on_forget`` gets the results of an attempt that was lost (dropped before its retry). On Ctrl-C or SIGTERM every task still running is
     cancelled and ``into`` holds what finished. Raises TargetError when a TARGET does not load."""
     ray = cluster.ray
-    if any(_needs_gpu(s) for s in specs) and not ray.cluster_resources().get("GPU"):  # its tasks would wait forever
+    if any(r.on_gpu for r in requests) and not ray.cluster_resources().get("GPU"):  # its tasks would wait forever
         raise UsageError("--device cuda: the Ray cluster has no GPU for its tasks (ray status lists its resources)")
-    collector = Collector(specs, on_result=on_result, on_implementation=on_implementation, on_progress=on_progress,
+    collector = Collector(requests, on_result=on_result, on_implementation=on_implementation, on_progress=on_progress,
                           into=into)
     remote = ray.remote(_task)
     cwd, path = os.getcwd(), list(sys.path)
     pending: dict = {}
 
     def submit(i: int, attempt: int) -> None:
-        job = Job(i, specs[i], invariant_ids, profile, seed, replay)
-        task = remote.options(num_cpus=1, num_gpus=1 if _needs_gpu(specs[i]) else 0, max_retries=0,
-                              name=f"ropespec:{specs[i]['name'] or i}")
+        job = Job(i, requests[i], invariant_ids, profile, seed, replay)
+        task = remote.options(num_cpus=1, num_gpus=1 if requests[i].on_gpu else 0, max_retries=0,
+                              name=f"ropespec:{requests[i].name or i}")
         pending[task.remote(job, cwd, path)] = (i, attempt)
 
     try:
-        for i in range(len(specs)):
+        for i in range(len(requests)):
             submit(i, 0)
         while pending:
             _rearm()

@@ -8,7 +8,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from ropespec.implementations import SHIPPED, arrays, load_implementation, unavailable
+from ropespec.implementations import SHIPPED, LoadRequest, arrays, unavailable
 from ropespec.implementations.contract import TargetError
 from ropespec.implementations.boundary.targets import installed_target
 from ropespec.implementations.implementation import Implementation
@@ -161,7 +161,7 @@ def call_shape(*, family: str = "rope", form: str = "apply", layout: str = "nd",
         raise UsageError(str(e)) from None
 
 
-def implementation_specs(
+def load_requests(
     targets: list | None,
     *,
     expect: Expect | None = None,
@@ -175,9 +175,9 @@ def implementation_specs(
     isolate: bool | None = None,
     notes: list[str] | None = None,
     memory_limit=None,
-) -> list[dict]:
-    """The :func:`implementations.load_implementation` arguments of each implementation to check (the shipped
-    ones when there are no TARGETs), validated; nothing is loaded yet. UsageError on bad input."""
+) -> list[LoadRequest]:
+    """What to load of each implementation to check (the shipped ones when there are no TARGETs), validated;
+    nothing is loaded yet. UsageError on bad input."""
     if array is not None and array not in arrays.ARRAYS:
         raise UsageError(f"--array: unknown {array!r} (known: {', '.join(arrays.ARRAYS)})")
     if dtype is not None and dtype not in DTYPES:
@@ -196,10 +196,10 @@ def implementation_specs(
     shape = replace(shape, table=_installed(shape.table, "--table", notes))
     targets = [_installed(t, "TARGET", notes) for t in targets or ()]
     if not targets:
-        return [dict(common, target=s.target, array=s.array, dtype=d, name=f"{s.name}-{d}", shape=s.shape)
+        return [LoadRequest(s.target, name=f"{s.name}-{d}", array=s.array, dtype=d, shape=s.shape, **common)
                 for s in shipped(expect=expect, dtype=dtype, notes=notes) for d in ((dtype,) if dtype else s.dtypes)]
-    return [dict(common, target=t, array=array or "numpy", dtype=dtype, name=t if isinstance(t, str) else None,
-                 shape=shape, isolate=isolate) for t in targets]
+    return [LoadRequest(t, name=t if isinstance(t, str) else None, array=array or "numpy", dtype=dtype, shape=shape,
+                        isolate=isolate, **common) for t in targets]
 
 
 def _installed(target, what: str, notes: list[str] | None):
@@ -213,16 +213,16 @@ def _installed(target, what: str, notes: list[str] | None):
 
 def load_implementations(targets: list | None, **kwargs) -> list[Implementation]:
     """Implementations for TARGETs (or the shipped implementations when none), each loaded in its worker
-    process; arguments as :func:`implementation_specs`. UsageError on bad input or a TARGET that does not load."""
-    return load_specs(implementation_specs(targets, **kwargs))
+    process; arguments as :func:`load_requests`. UsageError on bad input or a TARGET that does not load."""
+    return load_all(load_requests(targets, **kwargs))
 
 
-def load_specs(specs: list[dict]) -> list[Implementation]:
-    """:func:`implementations.load_implementation` of each spec; UsageError when a TARGET does not load."""
+def load_all(requests: list[LoadRequest]) -> list[Implementation]:
+    """Each request loaded; UsageError when a TARGET does not load."""
     out = []
     try:
-        for spec in specs:
-            out.append(load_implementation(**spec))
+        for request in requests:
+            out.append(request.load())
     except TargetError as e:
         for s in out:
             s.close()

@@ -111,7 +111,7 @@ def _configurations(config: pytest.Config) -> list:
 def _implementations(config: pytest.Config) -> list:
     if _KEY not in config.stash:
         from ropespec.commands import matrix
-        from ropespec.inputs import call_shape, load_specs
+        from ropespec.inputs import call_shape, load_all
 
         targets = list(config.getoption("rope_impl"))
         if not targets and os.environ.get("ROPESPEC_IMPL"):
@@ -123,7 +123,7 @@ def _implementations(config: pytest.Config) -> list:
             shape=call_shape(form=config.getoption("rope_form"), layout=c.layout,
                              positions=config.getoption("rope_positions"), inplace=config.getoption("rope_inplace")))
         with _usage_errors():
-            config.stash[_KEY] = load_specs(matrix.specs_for(targets, _configurations(config), loading))
+            config.stash[_KEY] = load_all(matrix.requests_for(targets, _configurations(config), loading))
     return config.stash[_KEY]
 
 

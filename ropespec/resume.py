@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass
 
 from ropespec.implementations.implementation import Implementation
+from ropespec.implementations.loader import LoadRequest
 from ropespec.properties.framework import Property
 from ropespec.properties.results import Result
 from ropespec.inputs import UsageError
@@ -28,18 +29,18 @@ class Resumed:
     profile: str
     entries: list[dict]
 
-    def held(self, specs: list[dict], props: list[Property]) -> dict[int, ImplementationReport]:
-        """The implementations (by their index in ``specs``) the report holds whole, as reports."""
+    def held(self, requests: list[LoadRequest], props: list[Property]) -> dict[int, ImplementationReport]:
+        """The implementations (by their index in ``requests``) the report holds whole, as reports."""
         wanted = sorted((p.invariant, p.name) for p in props)
         unclaimed = list(self.entries)
         out: dict[int, ImplementationReport] = {}
-        for i, spec in enumerate(specs):
-            entry = next((e for e in unclaimed if e.get("name") == spec["name"]), None)
+        for i, request in enumerate(requests):
+            entry = next((e for e in unclaimed if e.get("name") == request.name), None)
             if entry is None:
                 continue
             unclaimed.remove(entry)
             if sorted((r["invariant"], r["property"]) for r in entry["results"]) == wanted:
-                out[i] = _report(entry, spec, self.seed, self.profile)
+                out[i] = _report(entry, request, self.seed, self.profile)
         if unclaimed:
             raise UsageError(f"--resume: {self.path} holds {unclaimed[0].get('name')!r}, which this command does not "
                              f"check: resume with the command that wrote it")
@@ -68,13 +69,13 @@ def read(path: str, seed: int | None, profile: str) -> Resumed:
     return Resumed(path, data["seed"], profile, data["implementations"])
 
 
-def _report(entry: dict, spec: dict, seed: int, profile: str) -> ImplementationReport:
-    """A held implementation as the report renders it: rebuilt from its entry and this command's spec of it (its
+def _report(entry: dict, request: LoadRequest, seed: int, profile: str) -> ImplementationReport:
+    """A held implementation as the report renders it: rebuilt from its entry and this command's request of it (its
     call shape); its JSON is the entry as written."""
     impl = Implementation(name=entry["name"], target=entry["target"], mode=entry["mode"], array=entry["array"],
-                          dtype=entry["dtype"], max_position=entry.get("max_position") or spec.get("max_position") or 0,
+                          dtype=entry["dtype"], max_position=entry.get("max_position") or request.max_position or 0,
                           expect=Expect.from_dict(entry["expect"]) if entry.get("expect") else None,
-                          device=entry.get("device") or spec.get("device") or "cpu", shape=spec["shape"],
+                          device=entry.get("device") or request.device or "cpu", shape=request.shape,
                           notes=list(entry.get("notes") or []), configuration=entry.get("configuration"),
                           isolation=entry.get("isolation") or "worker process",
                           left_behind=list(entry.get("left_behind") or []))

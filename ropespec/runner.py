@@ -18,7 +18,6 @@ from multiprocessing.connection import Connection
 from typing import Callable, Iterator
 
 from ropespec.implementations.contract import TargetError
-from ropespec.implementations.loader import load_implementation
 from ropespec.implementations.boundary.messages import Done, Finished, Job, JobFailed, Loaded, Progress
 from ropespec.implementations.boundary.worker import watch_parent
 from ropespec.properties.framework import run_property
@@ -31,7 +30,7 @@ def run_job(job: Job, tell: Callable[[Progress], None]) -> Iterator:
     :class:`JobFailed`. ``tell`` gets each :class:`Progress` of a long property while it runs. The -j runner sends
     them down its pipe; a cluster task (:mod:`ropespec.cluster`) yields them."""
     try:
-        impl = load_implementation(**job.spec)
+        impl = job.request.load()
     except TargetError as e:
         yield JobFailed(job.index, str(e), target_error=True)
         return

@@ -8,7 +8,7 @@ from multiprocessing.connection import wait
 from typing import Callable
 
 from ropespec.implementations.contract import TargetError
-from ropespec.implementations.implementation import Implementation
+from ropespec.implementations.loader import LoadRequest
 from ropespec.implementations.boundary.processes import Child, crash_words
 from ropespec.implementations.boundary.messages import Done, Finished, Job, JobFailed, Loaded, Progress
 from ropespec.properties.results import Result
@@ -18,12 +18,12 @@ from ropespec.signals import raise_if_signalled
 
 class Collector:
     """The reports of implementations checked elsewhere (a -j runner, a cluster task), built from the messages as they
-    arrive and kept in the order of ``specs`` whatever the order they finish in. ``into`` holds what finished at every
+    arrive and kept in the order of ``requests`` whatever the order they finish in. ``into`` holds what finished at every
     moment, so an interrupted run reports it."""
 
-    def __init__(self, specs: list[dict], *, on_result=None, on_implementation=None, on_progress=None,
+    def __init__(self, requests: list[LoadRequest], *, on_result=None, on_implementation=None, on_progress=None,
                  into: list[ImplementationReport] | None = None):
-        self.specs = specs
+        self.requests = requests
         self.on_result, self.on_implementation, self.on_progress = on_result, on_implementation, on_progress
         self.reports = into if into is not None else []
         self.slots: dict[int, ImplementationReport] = {}
@@ -58,12 +58,12 @@ class Collector:
         elif isinstance(msg, JobFailed) and msg.target_error:
             raise TargetError(msg.message)
         else:
-            raise RuntimeError(f"ropespec error while loading {self.specs[i]['name']}: {getattr(msg, 'message', msg)}")
+            raise RuntimeError(f"ropespec error while loading {self.requests[i].name}: {getattr(msg, 'message', msg)}")
         return False
 
     def lost(self, i: int, message: str) -> None:
         """Implementation ``i``'s job ended without a word (its process died): ropespec's failure, said as an error."""
-        rep = self.slots.setdefault(i, ImplementationReport(_placeholder(self.specs[i])))
+        rep = self.slots.setdefault(i, ImplementationReport(self.requests[i].placeholder()))
         rep.results.append(Result(rep.impl.name, "runner", "contract.shape-finite", "error",
                                   message=f"ropespec error: {message}"))
         self._publish()
@@ -80,7 +80,7 @@ class Collector:
 
 
 def check_in_processes(
-    specs: list[dict],
+    requests: list[LoadRequest],
     invariant_ids: list[str] | None,
     *,
     profile: str,
@@ -93,24 +93,24 @@ def check_in_processes(
     into: list[ImplementationReport] | None = None,
 ) -> list[ImplementationReport]:
     """check_implementations spread over ``jobs`` runner processes (:mod:`ropespec.runner`), one implementation
-    at a time each. ``specs`` are :func:`implementations.load_implementation` keyword arguments; each runner loads
-    its implementation itself (in its own worker process). Results stream back as they finish; on
+    at a time each, each runner loading its implementation (a :class:`~ropespec.implementations.loader.LoadRequest`)
+    itself (in its own worker process). Results stream back as they finish; on
     Ctrl-C or SIGTERM (KeyboardInterrupt here) every runner is killed at once and ``into`` holds what
     finished. Raises TargetError when a TARGET does not load."""
-    collector = Collector(specs, on_result=on_result, on_implementation=on_implementation, on_progress=on_progress,
+    collector = Collector(requests, on_result=on_result, on_implementation=on_implementation, on_progress=on_progress,
                           into=into)
-    queue = deque(range(len(specs)))
+    queue = deque(range(len(requests)))
     runners: list[Child] = []
     busy: dict = {}
 
     def assign(r: Child) -> None:
         if queue:
             i = queue.popleft()
-            r.send(Job(i, specs[i], invariant_ids, profile, seed, replay))
+            r.send(Job(i, requests[i], invariant_ids, profile, seed, replay))
             busy[r.conn] = (r, i)
 
     try:
-        runners = [Child("ropespec.runner") for _ in range(max(1, min(jobs, len(specs))))]
+        runners = [Child("ropespec.runner") for _ in range(max(1, min(jobs, len(requests))))]
         for r in runners:
             assign(r)
         while busy:
@@ -131,7 +131,3 @@ def check_in_processes(
             r.kill()
     return collector.reports
 
-
-def _placeholder(spec: dict) -> Implementation:
-    return Implementation(name=spec["name"], target=str(spec["target"]), mode="unknown", array=spec.get("array", "numpy"),
-                   dtype=spec.get("dtype") or "float32", max_position=spec.get("max_position") or 0)

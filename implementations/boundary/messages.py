@@ -164,7 +164,7 @@ class Refused:
 @dataclass(frozen=True)
 class Job:
     index: int
-    spec: dict  # implementations.load_implementation's keyword arguments
+    request: Any  # what to load: a ropespec.implementations.loader.LoadRequest
     invariants: list | None
     profile: str
     seed: int

@@ -16,7 +16,7 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 
-from ropespec.implementations.loader import load_implementation
+from ropespec.implementations.loader import LoadRequest
 from ropespec.implementations.shape import CallShape
 from ropespec.spec.expectation import Expect
 
@@ -39,15 +39,17 @@ class Member:
     requires: tuple[str, ...] = ()  # optional libraries it needs (REQUIRES): without them it is not checked
 
 
+    def request(self, dtype: str | None = None) -> LoadRequest:
+        """What this member is checked as: under ``EXPECT`` when it has one (in its dtype unless ``dtype`` is given),
+        else on drawn expectations (float64 unless ``dtype`` is given)."""
+        e = Expect.from_dict(self.expect) if self.expect is not None else None
+        return LoadRequest(self.target, name=self.name, array=self.array, expect=e,
+                           dtype=dtype or (e.dtype if e is not None else "float64"), timeout=self.timeout,
+                           warmup_timeout=self.warmup_timeout, shape=self.shape)
+
     def impl(self, dtype: str | None = None):
-        """The Implementation this member is checked as: under ``EXPECT`` when it has one (in its dtype unless
-        ``dtype`` is given), else on drawn expectations (float64 unless ``dtype`` is given)."""
-        limits = {"timeout": self.timeout, "warmup_timeout": self.warmup_timeout, "shape": self.shape}
-        if self.expect is not None:
-            e = Expect.from_dict(self.expect)
-            return load_implementation(self.target, expect=e, dtype=dtype or e.dtype, name=self.name, array=self.array,
-                                **limits)
-        return load_implementation(self.target, dtype=dtype or "float64", name=self.name, array=self.array, **limits)
+        """The member loaded (:meth:`request`)."""
+        return self.request(dtype).load()
 
 
 def members() -> list[Member]:

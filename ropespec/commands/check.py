@@ -15,7 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column
 
 from ropespec.implementations.contract import TargetError
-from ropespec.implementations.loader import load_implementation
+from ropespec.implementations.loader import LoadRequest
 from ropespec import report, resume, signals
 from ropespec.cluster import Cluster, check_on_cluster
 from ropespec.commands import lab, matrix, options
@@ -100,11 +100,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"-j: must be >= 1, got {args.jobs}")
     resumed = resume.read(args.resume, args.seed, args.profile) if args.resume else None
     notes: list[str] = []
-    specs = matrix.specs(args, configurations, notes)
-    held = resumed.held(specs, props) if resumed else {}
-    todo = [s for i, s in enumerate(specs) if i not in held]
+    requests = matrix.requests(args, configurations, notes)
+    held = resumed.held(requests, props) if resumed else {}
+    todo = [s for i, s in enumerate(requests) if i not in held]
     if resumed:
-        notes.append(f"resumed from {args.resume}: {len(held)} of {len(specs)} implementations held there, "
+        notes.append(f"resumed from {args.resume}: {len(held)} of {len(requests)} implementations held there, "
                      f"{len(todo)} checked now (seed {resumed.seed})")
     jobs = args.jobs if args.force_jobs else max(1, min(args.jobs, len(todo), os.cpu_count() or 1))
     if jobs < args.jobs and not args.cluster:
@@ -120,30 +120,30 @@ def run(args: argparse.Namespace, console: Console) -> int:
         outs.clear()  # from here on a report path holds this run's report or nothing
         result = _run(args, todo, props, seed, replay, jobs, console, cluster)
     if resumed:
-        result.reports, result.resumed_from = _merged(specs, held, result.reports), args.resume
+        result.reports, result.resumed_from = _merged(requests, held, result.reports), args.resume
     return _finish(args, result, outs, notes, console)
 
 
-def _merged(specs: list[dict], held: dict, checked: list) -> list:
+def _merged(requests: list[LoadRequest], held: dict, checked: list) -> list:
     """A resumed run's reports in the command's order: those the earlier report held, and those checked now (matched
     by name, in order: a TARGET given twice has two)."""
     fresh: dict = {}
     for rep in checked:
         fresh.setdefault(rep.impl.name, []).append(rep)
     out = []
-    for i, spec in enumerate(specs):
+    for i, request in enumerate(requests):
         if i in held:
             out.append(held[i])
-        elif fresh.get(spec["name"]):
-            out.append(fresh[spec["name"]].pop(0))
+        elif fresh.get(request.name):
+            out.append(fresh[request.name].pop(0))
     return out
 
 
-def _run(args, specs, props, seed, replay, jobs, console: Console, cluster=None) -> CheckResult:
+def _run(args, requests, props, seed, replay, jobs, console: Console, cluster=None) -> CheckResult:
     """Check every implementation, with a progress display; what finished, however the run ended."""
     reports: list = []
     interrupted = error = None
-    with _Display(console, total=len(specs) * len(props), implementations=len(specs),
+    with _Display(console, total=len(requests) * len(props), implementations=len(requests),
                   parallel=cluster is not None or jobs > 1) as display:
         shown = dict(on_result=display.advance, on_implementation=display.finished, on_progress=display.running_now,
                      into=reports)
@@ -151,11 +151,11 @@ def _run(args, specs, props, seed, replay, jobs, console: Console, cluster=None)
                          replay=replay, **shown)  # each implementation checked in a process of its own making
         try:
             if cluster is not None:
-                check_on_cluster(cluster, specs, on_forget=display.forget, **elsewhere)
+                check_on_cluster(cluster, requests, on_forget=display.forget, **elsewhere)
             elif jobs > 1:
-                check_in_processes(specs, jobs=jobs, **elsewhere)
+                check_in_processes(requests, jobs=jobs, **elsewhere)
             else:  # each implementation is loaded just before it is checked, and stopped after
-                check_implementations(_loaded(specs, args.allow_skip), props, profile=args.profile, seed=seed,
+                check_implementations(_loaded(requests, args.allow_skip), props, profile=args.profile, seed=seed,
                                       replay=replay, **shown)
         except TargetError as e:
             error = f"TARGET {e}"
@@ -284,13 +284,13 @@ class _Display:
                   file=sys.stderr, flush=True)
 
 
-def _loaded(specs: list[dict], allow_skip: bool):
+def _loaded(requests: list[LoadRequest], allow_skip: bool):
     """The implementations, loaded one at a time. One that cannot run here at all (numpy asked for bfloat16, no
     CUDA, a factory declining the expectation) is bad usage before it runs (exit 2); in a configuration matrix a
     combination it declines is a skip with its reason (the run's verdict asks only that each TARGET be checked in
     some combination)."""
-    for spec in specs:
-        s = load_implementation(**spec)
+    for request in requests:
+        s = request.load()
         if s.skip_reason and not allow_skip and s.configuration is None:
             raise UsageError(f"nothing can be checked on {s.name}: {s.skip_reason} (--allow-skip accepts this)")
         yield s

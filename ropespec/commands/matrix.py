@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from ropespec.commands import options
+from ropespec.implementations import LoadRequest
 from ropespec.report import config_tag
-from ropespec.inputs import UsageError, implementation_specs, parse_expect
+from ropespec.inputs import UsageError, load_requests, parse_expect
 from ropespec.spec import presets
 from ropespec.spec.expectation import DTYPES, Expect, ExpectationError
 from ropespec.spec.glossary import LAYOUTS
@@ -88,28 +89,28 @@ def configurations(expects: list[str] | None, dtypes: str | None, layouts: str |
     return [Configuration(label, e, d, layout) for label, e in exp for d in ds for layout in ls]
 
 
-def specs(args: argparse.Namespace, configs: list[Configuration], notes: list[str]) -> list[dict]:
-    """ropespec check's implementations to load: :func:`specs_for` its TARGETs with its options."""
-    return specs_for(args.targets, configs, lambda c: options.loading(
+def requests(args: argparse.Namespace, configs: list[Configuration], notes: list[str]) -> list[LoadRequest]:
+    """ropespec check's implementations to load: :func:`requests_for` its TARGETs with its options."""
+    return requests_for(args.targets, configs, lambda c: options.loading(
         argparse.Namespace(**{**vars(args), "dtype": c.dtype, "layout": c.layout})), notes)
 
 
-def specs_for(targets: list | None, configs: list[Configuration], loading: Callable[[Configuration], dict],
-              notes: list[str] | None = None) -> list[dict]:
+def requests_for(targets: list | None, configs: list[Configuration], loading: Callable[[Configuration], dict],
+                 notes: list[str] | None = None) -> list[LoadRequest]:
     """One implementation per TARGET (or shipped implementation) and combination, each named by its combination when
     there is more than one (``TARGET[llama3.1-8b-bfloat16-bshd]``); ``loading(configuration)`` gives the other
-    :func:`ropespec.inputs.implementation_specs` arguments."""
+    :func:`ropespec.inputs.load_requests` arguments."""
     out = []
     many = len(configs) > 1
     for c in configs:
-        for spec in implementation_specs(targets, expect=c.expect, notes=notes if not out else [], **loading(c)):
+        for request in load_requests(targets, expect=c.expect, notes=notes if not out else [], **loading(c)):
             if many:
-                configuration = {**c.says(), "dtype": spec.get("dtype") or c.says()["dtype"] or "float32"}
-                base = spec["name"] or (spec["target"] if isinstance(spec["target"], str) else None)
-                spec = dict(spec, name=f"{base}[{config_tag(configuration)}]" if base else None,
-                            configuration=configuration)
-            out.append(spec)
+                configuration = {**c.says(), "dtype": request.dtype or c.says()["dtype"] or "float32"}
+                base = request.name or (request.target if isinstance(request.target, str) else None)
+                request = replace(request, name=f"{base}[{config_tag(configuration)}]" if base else None,
+                                  configuration=configuration)
+            out.append(request)
     return out
 
 
-__all__ = ["Configuration", "configurations", "specs", "specs_for"]
+__all__ = ["Configuration", "configurations", "requests", "requests_for"]
