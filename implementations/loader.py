@@ -73,9 +73,9 @@ def _loadable_label(ref: dict) -> str:
 @dataclass(frozen=True)
 class LoadRequest:
     """What to load, before it is loaded: one implementation (a TARGET, or the callable itself) in one configuration.
-    The one record of it, whoever asks: the shipped implementations and TARGETs of a run (:func:`ropespec.inputs.load_requests`),
-    each cell of a configuration matrix, the zoo's members, a ``-j`` runner's job and a cluster's task. Its fields are
-    :func:`load_implementation`'s arguments; :meth:`load` loads it."""
+    The one record of it, whoever asks: the shipped implementations and TARGETs of a run
+    (:func:`ropespec.inputs.load_requests`), each cell of a configuration matrix, the zoo's members, a ``-j`` runner's
+    job and a cluster's task. Its fields are :func:`load_implementation`'s arguments; :meth:`load` loads it."""
 
     target: str | Callable
     name: str | None = None
