@@ -314,7 +314,10 @@ def test_a_target_named_by_its_folder_is_read_by_its_installed_name(cli, tmp_pat
     (tmp_path / "implementations" / "__init__.py").write_text("")
     (tmp_path / "implementations" / "mine.py").write_text(
         "import numpy as np\n\ndef make(expect):\n    raise NotImplementedError('not this one')\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    # syspath_prepend would save this patched path and write it back into the restored list at teardown, leaving the
+    # repository off the path for every later test of the process
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    importlib.invalidate_caches()
     from ropespec.implementations.boundary.targets import installed_target
 
     assert installed_target("implementations.mine:make") == "implementations.mine:make"
