@@ -10,6 +10,7 @@ names (built here, so that the test needs no index), and both are imported from 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -39,13 +40,26 @@ def _other_project(root: Path, name: str) -> Path:
     return project
 
 
+def _source_copy(dest: Path) -> Path:
+    """The working tree's files (tracked, and untracked but not ignored) copied to ``dest``: setuptools builds in the
+    source's own build/ folder, which two xdist workers building at once (the fixture is per worker) would share."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout.split("\0")
+    for name in filter(None, listed):
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> tuple[Path, Path]:
     """(the folder both are installed into, ropespec's wheel)."""
     root = tmp_path_factory.mktemp("wheel")
     wheels, target = root / "wheels", root / "site"
     pip = (sys.executable, "-m", "pip")
-    _run(*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT))
+    _run(*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(_source_copy(root / "source")))
     for name in OTHERS:
         _run(*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(_other_project(root, name)))
     _run(*pip, "install", "--no-deps", "-q", "--target", str(target), *map(str, sorted(wheels.glob("*.whl"))))
