@@ -39,8 +39,8 @@ from ropespec.spec.proofs.lemmas import LEMMAS
 from ropespec.spec.proofs.mutations import MUTATIONS, mutated
 
 __all__ = ["ALL", "BOUNDED", "BOUNDED_N", "DEFINITION", "KINDS", "LEMMAS", "MAX_D", "MUTATIONS", "Outcome", "PROOFS",
-           "PROVEN_KINDS", "Proof", "ProofError", "R", "SECTIONS", "SYM", "SYMBOLIC", "TESTED", "a", "audit", "b_",
-           "holds_under", "mutated", "run_all", "s", "verify"]
+           "PROVEN_KINDS", "Proof", "ProofError", "R", "SECTIONS", "SYM", "SYMBOLIC", "TESTED", "_sign", "_zero", "a",
+           "audit", "b_", "holds_under", "mutated", "run_all", "s", "verify"]
 
 ALL: dict[str, Proof] = {**{i: PROOFS[i] for i in REGISTRY}, **LEMMAS}  # in the registry's order
 
