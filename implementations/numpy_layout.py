@@ -1,5 +1,5 @@
 """numpy RoPE in the batched layouts (``ropespec check --layout``, ``--form vllm``): one factory per layout, each
-returning the function of that layout's signature (ropespec.spec.glossary.LAYOUTS), built on the numpy apply
+returning the function of that layout's signature (ropespec.spec.layouts), built on the numpy apply
 function (:mod:`ropespec.implementations.numpy_rope`): every row of every head is rotated by its own position, read
 through whatever strides x has; ``*_inplace`` write the result into x (and return it).
 """

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ropespec.implementations.families import forms_called, forms_in_layout, forms_of, forms_writing_in_place
-from ropespec.spec import families
+from ropespec.implementations.families.base import DEFAULT_FORM, Form
+from ropespec.spec import families, layouts
 from ropespec.spec.glossary import FORMS, LAYOUTS, POSITIONS
+from ropespec.spec.layouts import Layout
 
 
 class ShapeError(ValueError):
@@ -47,10 +49,11 @@ class CallShape:
         if self.inplace and not any(f.writes_in_place for f in own.values()):
             said = " and ".join(f"{f.layouts_of} (--family {f.family})" for f in forms_writing_in_place() if f.layouts_of)
             raise ShapeError(f"--inplace: a layout of {said}; drop it with --family {self.family}")
-        if self.layout != "nd":
+        if not layouts.get(self.layout).plain:
             owners = forms_in_layout(self.layout)
-            if self.family in {f.family for f in owners} and self.form != "apply":
-                raise ShapeError(f"--layout {self.layout}: a layout of the apply form; drop it with --form {self.form}")
+            if self.family in {f.family for f in owners} and self.layout not in own[self.form].layouts:
+                said = " or ".join(f.name for f in owners if f.family == self.family)
+                raise ShapeError(f"--layout {self.layout}: a layout of the {said} form; drop it with --form {self.form}")
             if (self.family, self.form) not in {f.key for f in owners}:
                 said = " and ".join(f"{f.layouts_of} (--family {f.family})" for f in owners)
                 raise ShapeError(f"--layout {self.layout}: a layout of {said}; drop it with --family {self.family}")
@@ -59,7 +62,7 @@ class CallShape:
             raise ShapeError(f"--inplace: {said} writes in place; drop it with --form {self.form}")
         if self.positions not in POSITIONS:
             raise ShapeError(f"--positions: one of {', '.join(POSITIONS)}, got {self.positions!r}")
-        if self.positions != "per-sequence" and self.layout != "thd":
+        if self.positions != "per-sequence" and not layouts.get(self.layout).packed:
             raise ShapeError(f"--positions {self.positions}: the positions of a packed call, with --layout thd")
         if self.table is not None and not own[self.form].handed_a_table:
             kernels = " or ".join(n for n, f in own.items() if f.handed_a_table)
@@ -71,21 +74,36 @@ class CallShape:
     @property
     def checked_as(self) -> tuple[str, str]:
         """(family, form) of the function the properties call: a kernel with its table is one apply function."""
-        return (self.family, "apply") if self.table is not None else (self.family, self.form)
+        return (self.family, DEFAULT_FORM) if self.table is not None else (self.family, self.form)
+
+    @property
+    def declared(self) -> Form:
+        """The form it is called as (a kernel handed its library's table is still a kernel here)."""
+        return forms_of(self.family)[self.form]
 
     @property
     def rows(self) -> str:
-        """How one call lays out its rows: a layout, or vLLM's flattened heads ("vllm")."""
-        return "vllm" if self.form == "vllm" else self.layout
+        """How one call lays out its rows: the layout, or the one its form's calls have (vLLM's flattened heads)."""
+        return self.declared.rows or self.layout
+
+    @property
+    def laid_out(self) -> Layout:
+        """The layout object of :attr:`rows`: what a property asks of how a call lays out its rows."""
+        return layouts.get(self.rows)
+
+    @property
+    def plain(self) -> bool:
+        """The family's own apply function on unbatched rows: f(x, positions), nothing else about the call."""
+        return self.declared.applies and self.laid_out.plain
 
     def flags(self) -> list[str]:
         """The command-line options that make ``ropespec check`` call TARGET this way."""
         out = [] if self.family == _DEFAULT.family else ["--family", self.family]
-        if self.form != "apply":
+        if self.form != _DEFAULT.form:
             out += ["--form", self.form]
         if self.table is not None:
             out += ["--table", self.table_label]
-        if self.layout != "nd":
+        if self.layout != _DEFAULT.layout:
             out += ["--layout", self.layout]
         if self.positions != "per-sequence":
             out += ["--positions", self.positions]
@@ -104,11 +122,11 @@ class CallShape:
 
     def describe(self) -> str:
         """', bshd layout', ", vLLM's forward", ', --form kernel with --table T', ', in place' (empty for f(x, p))."""
-        out = "" if self.layout == "nd" else f", {self.layout} layout"
+        out = "" if layouts.get(self.layout).plain else f", {self.layout} layout"
         if self.positions == "per-token":
             out += ", one position per token"
-        if self.form == "vllm":
-            out += ", vLLM's forward"
+        if self.declared.rows:
+            out += f", {self.declared.says_itself}"
         if self.table is not None:
             out += f", --form {self.form} with --table {self.table_label}"
         return out + ", in place" * self.inplace

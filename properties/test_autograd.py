@@ -13,7 +13,7 @@ from hypothesis import reject
 from hypothesis import strategies as st
 
 from ropespec import reference
-from ropespec.implementations.families.rope import AXES
+from ropespec.implementations.families import forms_of
 from ropespec.implementations.contract import Failure
 from ropespec.properties.assertions import assert_close
 from ropespec.properties.cases import decoding_case, expect_strategy, pinned_expects
@@ -23,6 +23,7 @@ from ropespec.properties.numerics import output_bound, pair_norms, per_dim, to_i
 from ropespec.properties.strategies import make_vectors, pinned_rows, position_rows, positions, vectors
 from ropespec.reference.table import rotated
 from ropespec.spec import tolerance
+from ropespec.spec import layouts
 from ropespec.spec.angles import rounded_table
 from ropespec.spec.definitions import token_positions
 
@@ -30,27 +31,27 @@ from ropespec.spec.definitions import token_positions
 def _skip(impl):
     if impl.array not in ("torch", "jax"):
         return "autograd is checked for torch implementations (--array torch) and jax ones (--array jax)"
-    if impl.array == "jax" and (impl.shape.rows != "nd" or impl.shape.form != "apply"):
+    if impl.array == "jax" and not impl.shape.plain:
         return "the backward was not checked: a jax implementation's is checked in the nd layout (jax.vjp)"
-    if impl.expect is not None and impl.expect.method.length_dependent and impl.shape.form == "apply":
+    if impl.expect is not None and impl.expect.method.length_dependent and impl.shape.declared.applies:
         return "the frequencies depend on the call's length"
     return None
 
 
 def _cases(impl):
-    form, rows = impl.shape.form, impl.shape.rows
+    (form, rows), declared = (impl.shape.form, impl.shape.rows), impl.shape.declared
 
     @st.composite
     def build(draw):
         e = draw(expect_strategy(impl), label="expect")
         top = e.max_position
-        if rows == "thd" and e.multi_axis:
+        if layouts.get(rows).packed and e.multi_axis:
             reject()  # packed sequences carry 1-D offsets
-        if form in ("kernel", "qk"):  # the table of drawn positions, handed over as op_kernel / op_qk hand it
-            b, s_ = (draw(st.integers(1, 2), label="batch"), draw(st.integers(1, 3), label="seq")) if form == "qk" else (1, 0)
-            n = b * s_ if form == "qk" else draw(st.integers(1, 6), label="n")
+        if declared.handed_a_table:  # the table of drawn positions, handed over as op_kernel / op_qk hand it
+            b, s_ = (draw(st.integers(1, 2), label="batch"), draw(st.integers(1, 3), label="seq")) if declared.q_and_k else (1, 0)
+            n = b * s_ if declared.q_and_k else draw(st.integers(1, 6), label="n")
             case = {"expect": e, "form": form, "positions": draw(position_rows(e, n, max_value=top), label="positions")}
-            if form == "qk":
+            if declared.q_and_k:
                 kv = draw(st.integers(1, 2), label="h_kv")
                 hq = kv * draw(st.integers(1, 2), label="group")
                 case.update(q=draw(vectors(e, b * hq * s_), label="q").reshape(b, hq, s_, e.head_dim),
@@ -62,11 +63,11 @@ def _cases(impl):
                 case.update(x=draw(vectors(e, n), label="x"), g=draw(vectors(e, n), label="upstream gradient"))
             return case
         case = {"expect": e, "form": form, "layout": rows}
-        if rows == "nd":
+        if layouts.get(rows).plain:
             n = draw(st.integers(1, 6), label="n")
             shape = (n,)
             case["positions"] = draw(position_rows(e, n, max_value=top), label="positions")
-        elif rows == "thd":
+        elif layouts.get(rows).packed:
             lengths = draw(st.lists(st.integers(1, 3), min_size=1, max_size=2), label="sequence lengths")
             offsets = draw(st.lists(positions(max_value=top - 3), min_size=len(lengths), max_size=len(lengths)),
                            label="offsets")
@@ -75,7 +76,7 @@ def _cases(impl):
             if impl.shape.positions == "per-token":  # each token's own position, as the call shape says
                 case.update(positions=token_positions(case["positions"], cu), per_token=True)
             shape = (sum(lengths), draw(st.integers(1, 2), label="heads"))
-        elif rows == "vllm":
+        elif layouts.get(rows).keys_apart:
             t, kv = draw(st.integers(1, 3), label="tokens"), draw(st.integers(1, 2), label="h_kv")
             shape = (t, kv * draw(st.integers(1, 2), label="group"))
             case["positions"] = draw(position_rows(e, t, max_value=top), label="positions")
@@ -94,11 +95,11 @@ def _cases(impl):
 
 
 def _pinned(impl):
-    form, rows = impl.shape.form, impl.shape.rows
+    (form, rows), declared = (impl.shape.form, impl.shape.rows), impl.shape.declared
     out = []
     for e in pinned_expects(impl):
         pos = pinned_rows(e, [0, 1, 7])
-        if form == "qk":
+        if declared.q_and_k:
             q = make_vectors(e, 6).reshape(1, 2, 3, e.head_dim)
             k = make_vectors(e, 3, seed=2).reshape(1, 1, 3, e.head_dim)
             out.append({"expect": e, "form": form, "positions": pos.reshape((1, 3) + pos.shape[1:]), "q": q, "k": k,
@@ -107,10 +108,10 @@ def _pinned(impl):
             dec.update(gq=make_vectors(e, dec["q"].size // e.head_dim, seed=5).reshape(dec["q"].shape),
                        gk=make_vectors(e, dec["k"].size // e.head_dim, seed=6).reshape(dec["k"].shape))
             out.append(dec)
-        elif form == "kernel" or rows == "nd":
+        elif declared.handed_a_table or layouts.get(rows).plain:
             case = {"expect": e, "form": form, "positions": pos, "x": make_vectors(e, 3), "g": make_vectors(e, 3, seed=1)}
-            out.append(case if form == "kernel" else dict(case, layout="nd"))
-        elif rows in AXES:  # two batch rows at their own positions (left padding), two heads
+            out.append(case if declared.handed_a_table else dict(case, layout="nd"))
+        elif layouts.get(rows).batched:  # two batch rows at their own positions (left padding), two heads
             p4 = pinned_rows(e, [3, 4, 7, 8])
             out.append({"expect": e, "form": form, "layout": rows, "positions": p4.reshape((2, 2) + p4.shape[1:]),
                         "x": make_vectors(e, 8).reshape(2, 2, 2, e.head_dim),
@@ -166,7 +167,7 @@ def _apply_backward(bind, case):
     except Failure as err:
         _named(err, e, got, want, bound, rows, to_input_dims(e, reference.apply(e, h, pos)))
         pos_b = case["positions"]
-        if case["layout"] in ("bshd", "bhsd", "sbhd") and len(pos_b) > 1:
+        if layouts.get(case["layout"]).batched and len(pos_b) > 1:
             tail = (e.n_axes,) if e.multi_axis else ()
             row0 = np.broadcast_to(pos_b[:1, :, None], case["x"].shape[:-1] + tail).reshape((-1,) + tail)
             if np.all(np.abs(got - to_input_dims(e, reference.apply(e, h, -row0 - 2 * np.asarray(e.axes_offset or 0)))) <= bound):
@@ -315,4 +316,4 @@ def _per_dim_misread(e, g, c, s):
                      "kernel's and qk's: strict_bound (K_ROT u_out of g's pair norm), the table being given exactly"),
                cases=_cases, skip_if=_skip, pinned=_pinned)
 def test_inverse_rotation(bind, case):
-    return (_kernel_backward if case["form"] in ("kernel", "qk") else _apply_backward)(bind, case)
+    return (_kernel_backward if forms_of("rope")[case["form"]].handed_a_table else _apply_backward)(bind, case)

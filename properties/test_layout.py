@@ -22,11 +22,12 @@ from ropespec.properties.cases import (TILE_HEADS, TILE_KV_HEADS, expect_strateg
                               pinned_expects)
 from ropespec.properties.framework import rope_property
 from ropespec.properties.strategies import make_vectors, pinned_rows, position_rows, position_vectors, positions, vectors
+from ropespec.spec import layouts
 from ropespec.spec.definitions import token_positions
 
 
 def _about(impl):
-    if impl.shape.rows == "nd":
+    if impl.shape.laid_out.plain:
         return "an invariant of the batched layouts (--layout bshd, bhsd, sbhd, thd or --form vllm)"
     return None
 
@@ -34,7 +35,7 @@ def _about(impl):
 def _applies(impl):
     if not arrays.STORAGES.get(impl.array):
         return f"the batched layouts take numpy arrays, torch or jax tensors, not {impl.array}"
-    if impl.shape.rows == "thd" and impl.multi_axis == "fixed":
+    if impl.shape.laid_out.packed and impl.multi_axis == "fixed":
         return "the thd layout packs sequences of 1-D positions (one offset each); a multi-axis RoPE is not packed so"
     return None
 
@@ -53,9 +54,9 @@ def _cases(impl):
         e = draw(expect_strategy(impl), label="expect")
         top = e.max_position
         case = {"expect": e, "layout": layout, "storage": draw(st.sampled_from(storages), label="storage")}
-        if layout == "thd" and e.multi_axis:
+        if layouts.get(layout).packed and e.multi_axis:
             reject()  # packed sequences carry 1-D offsets
-        if layout == "thd":
+        if layouts.get(layout).packed:
             most = min(4, top)
             lengths = draw(st.lists(st.integers(1, most), min_size=1, max_size=3), label="sequence lengths")
             offsets = draw(st.lists(positions(max_value=top - most + 1), min_size=len(lengths), max_size=len(lengths)),
@@ -70,7 +71,7 @@ def _cases(impl):
             else:
                 case["offsets"] = np.array(offsets, dtype=np.int64)
             shape = (sum(lengths), draw(st.integers(1, 3), label="heads"))
-        elif layout == "vllm":
+        elif layouts.get(layout).keys_apart:
             t, kv = draw(st.integers(1, 6), label="tokens"), draw(st.integers(1, 2), label="h_kv")
             shape = (t, kv * draw(st.integers(1, 3), label="group"))
             case["positions"] = draw(position_rows(e, t, max_value=top), label="positions")
@@ -103,7 +104,7 @@ def _storages(impl) -> tuple[str, ...]:
     repeat a head by strides."""
     layout = impl.shape.rows
     return tuple(s for s in arrays.STORAGES.get(impl.array, ("contiguous",))
-                 if not (s == "broadcast" and (impl.shape.inplace or layout == "vllm")))
+                 if not (s == "broadcast" and (impl.shape.inplace or layouts.get(layout).keys_apart)))
 
 
 def _pinned(impl):
@@ -111,19 +112,19 @@ def _pinned(impl):
     max_position - 1, two heads, so that every storage is tried whatever the draws."""
     layout, out = impl.shape.rows, []
     for e in pinned_expects(impl):
-        if layout == "thd" and e.multi_axis:
+        if layouts.get(layout).packed and e.multi_axis:
             continue
         top = e.max_position - 1
         for storage in _storages(impl):
             case = {"expect": e, "layout": layout, "storage": storage}
-            if layout == "thd":
+            if layouts.get(layout).packed:
                 case["cu_seqlens"] = np.array([0, 2, 3])
                 if impl.shape.positions == "per-token":
                     case["token_positions"] = np.array([5, 1, max(0, top - 1)], dtype=np.int64)
                 else:
                     case["offsets"] = np.array([0, max(0, top - 1)], dtype=np.int64)
                 shape = (3, 2)
-            elif layout == "vllm":
+            elif layouts.get(layout).keys_apart:
                 case["positions"] = pinned_rows(e, [0, 1, top])
                 case["key"] = make_vectors(e, 3, seed=2).reshape(3, 1, e.head_dim)
                 shape = (3, 2)
@@ -143,11 +144,11 @@ def _long_pinned(impl):
     4097 rows.)"""
     layout, out = impl.shape.rows, []
     for e in long_expects(impl):
-        if layout == "thd" and e.multi_axis:
+        if layouts.get(layout).packed and e.multi_axis:
             continue
         m = e.max_position
         case = {"expect": e, "layout": layout, "storage": "contiguous"}
-        if layout == "thd":
+        if layouts.get(layout).packed:
             lengths = [min(n, m) for n in (127, 130)]  # a packed sequence's positions run on from its offset
             case["cu_seqlens"] = np.cumsum([0, *lengths])
             offsets = np.array([0, m - lengths[1]], dtype=np.int64)
@@ -156,7 +157,7 @@ def _long_pinned(impl):
             else:
                 case["offsets"] = offsets
             shape = (sum(lengths), TILE_HEADS)
-        elif layout == "vllm":
+        elif layouts.get(layout).keys_apart:
             case["positions"] = long_positions(e, 257)
             case["key"] = make_vectors(e, 257 * TILE_KV_HEADS, seed=3).reshape(257, TILE_KV_HEADS, e.head_dim)
             shape = (257, TILE_HEADS)
@@ -172,11 +173,11 @@ def _per_element(case: dict) -> np.ndarray:
     """The position of every row of every head: canonical x's shape without the last axis (and a multi-axis RoPE's
     position vectors along a last one)."""
     x, tail = case["x"], _tail(case["expect"])
-    if case["layout"] == "thd":
+    if layouts.get(case["layout"]).packed:
         per_token = case["token_positions"] if "token_positions" in case else \
             token_positions(case["offsets"], case["cu_seqlens"])
         return np.broadcast_to(per_token[:, None], x.shape[:-1])
-    if case["layout"] == "vllm":
+    if layouts.get(case["layout"]).keys_apart:
         return np.broadcast_to(case["positions"][:, None], x.shape[:-1] + tail)
     return np.broadcast_to(case["positions"][:, :, None], x.shape[:-1] + tail)
 
@@ -231,10 +232,10 @@ def test_layout(bind, case):
         raise Failure(f"{got['mutated']} after the call differs from {got['mutated']} before it: the function wrote "
                       f"into its argument{hint} [{where}]{_when_mutated(f, e, case)}", "input-mutated")
     out, ref, bound = _compare(e, case, got, _per_element(case))
-    order = "token, head" if layout in ("thd", "vllm") else "batch, seq, head"
+    order = "token, head" if layouts.get(layout).by_token else "batch, seq, head"
     try:
         return assert_close("f(x, p)", out, ref, bound, call=where, dtype=e.dtype,
-                            index_names=(f"row ({order}{'; keys after queries' * (layout == 'vllm')})", "dim"))
+                            index_names=(f"row ({order}{'; keys after queries' * (layouts.get(layout).keys_apart)})", "dim"))
     except Failure as err:
         word, evidence = _name(f, e, case, got, err)
         raise (err.named(word, evidence) if word else err) from None
@@ -249,7 +250,7 @@ def _when_mutated(f, e, case: dict) -> str:
     """Which call shapes wrote into their argument, where only some did: unsloth's kernel writes Q in place exactly
     when Q.transpose(1, 2) is already contiguous (one head, or one token); '' when all or none did."""
     layout = case["layout"]
-    if layout in ("thd", "vllm") or e.multi_axis:
+    if layouts.get(layout).by_token or e.multi_axis:
         return ""
     wrote, kept = [], []
     for b, s_, h in _SHAPES:
@@ -270,10 +271,10 @@ def _when_mutated(f, e, case: dict) -> str:
 def _where(case: dict) -> str:
     layout = case["layout"]
     shape = "x" + str(tuple(case["x"].shape))
-    if layout == "thd":
+    if layouts.get(layout).packed:
         what = (f"positions={listed(case['token_positions'])} (one per token)" if "token_positions" in case else
                 f"offsets={listed(case['offsets'])}") + f", cu_seqlens={listed(case['cu_seqlens'])}"
-    elif layout == "vllm":
+    elif layouts.get(layout).keys_apart:
         what = f"positions={listed(case['positions'])}, key{tuple(case['key'].shape)} (tokens, h_kv, dim)"
     else:
         what = f"positions={listed(case['positions'])}"
@@ -304,24 +305,24 @@ def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None,
                               f"assumes contiguous memory (reads x by its shape, not its strides){width}")
     if got is not None:
         pos = case.get("positions")
-        if layout in ("bshd", "bhsd", "sbhd") and len(pos) > 1 and \
+        if layouts.get(layout).batched and len(pos) > 1 and \
                 _fits(e, case, got, np.broadcast_to(pos[:1, :, None], case["x"].shape[:-1] + _tail(e))):
             return "layout", ("every batch row is rotated by batch row 0's positions: the positions of the other rows "
                               "(left padding, other offsets) are ignored")
-        if layout in ("bshd", "bhsd", "sbhd") and len(pos) > 1:
+        if layouts.get(layout).batched and len(pos) > 1:
             flat = pos.reshape((-1,) + _tail(e))
             at_b = flat[np.arange(pos.shape[0])]  # table row b, the batch index read as the token's
             if _fits(e, case, got, np.broadcast_to(at_b[:, None, None], case["x"].shape[:-1] + _tail(e))):
                 return "layout", ("every token of batch row b is rotated by the position of flattened row b: the table "
                                   "row is read at the batch index instead of the token's (b * seq + t)")
-        if layout == "thd" and "token_positions" in case:
+        if layouts.get(layout).packed and "token_positions" in case:
             cu = case["cu_seqlens"]
             as_offsets = token_positions(case["token_positions"][: len(cu) - 1], cu)
             if _fits(e, case, got, np.broadcast_to(as_offsets[:, None], case["x"].shape[:-1])):
                 return "layout", ("the first positions are read as one offset per sequence: given one position per "
                                   "token (--positions per-token), it reads them per sequence (check it without "
                                   "--positions per-token if that is its contract)")
-    if layout == "thd" and "offsets" in case and len(case["offsets"]) < len(case["x"]):
+    if layouts.get(layout).packed and "offsets" in case and len(case["offsets"]) < len(case["x"]):
         per_token = dict(case, token_positions=token_positions(case["offsets"], case["cu_seqlens"]))
         per_token.pop("offsets")
         try:
@@ -332,9 +333,9 @@ def _name(f, e, case: dict, got: dict | None, err: Failure) -> tuple[str | None,
         if right:
             return "layout", ("it reads one position per token: handed each token's position instead of one offset per "
                               "sequence it is right (check it with --positions per-token if that is its contract)")
-    if layout in ("bshd", "bhsd", "sbhd") and e.max_position >= 8:
+    if layouts.get(layout).batched and e.max_position >= 8:
         return _head_axis(f, e, layout)
-    if layout == "vllm" and case["key"].shape[1] != case["x"].shape[1]:
+    if layouts.get(layout).keys_apart and case["key"].shape[1] != case["x"].shape[1]:
         same = dict(case, key=case["x"].copy(), storage="contiguous")  # k with q's head count
         try:
             again = _call(f, same)
@@ -352,7 +353,7 @@ def _misread(e, case: dict, got: dict) -> str | None:
     exactly: running on across the sequence boundaries from the first offset, every sequence from sequence 0's
     offset (Megatron's and TransformerEngine's packed-sequence bug), or every sequence restarting at 0. Before the
     tile rule: such a call is right alone and wrong past its first sequence, as a tile's fault is."""
-    if case["layout"] != "thd" or "offsets" not in case or len(case["offsets"]) < 2:
+    if not layouts.get(case["layout"]).packed or "offsets" not in case or len(case["offsets"]) < 2:
         return None
     offsets, cu, shape = case["offsets"], case["cu_seqlens"], case["x"].shape[:-1]
     models = {"run on across the sequence boundaries, from the first offset: cu_seqlens (and the other sequences' "
@@ -376,11 +377,11 @@ def _alone(case: dict, i: int) -> dict:
     one = {k: v for k, v in case.items() if k not in ("x", "positions", "offsets", "token_positions", "cu_seqlens",
                                                       "key")}
     one["x"] = x[at][(None,) * (x.ndim - 1)].copy()
-    if layout == "thd":
+    if layouts.get(layout).packed:
         p = _per_element(case)[at]
         one["cu_seqlens"] = np.array([0, 1])
         one["token_positions" if "token_positions" in case else "offsets"] = np.array([p], dtype=np.int64)
-    elif layout == "vllm":
+    elif layouts.get(layout).keys_apart:
         t, h = at
         group = x.shape[1] // case["key"].shape[1]
         one["positions"] = case["positions"][t:t + 1]
@@ -413,7 +414,7 @@ def _tile(f, e, case: dict, got: dict) -> str | None:
         if again["outside"] or again["mutated"] or not _fits(e, one, again, _per_element(one)):
             return None
     where = np.array(np.unravel_index(bad, x.shape[:-1]))  # each bad row's index on each canonical axis
-    axes = ("token", "head") if case["layout"] in ("thd", "vllm") else ("batch row", "token", "head")
+    axes = ("token", "head") if layouts.get(case["layout"]).by_token else ("batch row", "token", "head")
     said = [f"every {name} from {int(where[k].min())} on" for k, name in enumerate(axes)
             if where[k].min() > 0 and name != "batch row"]
     return (f"{bad.size} of {n} rows are wrong, the first at {dict(zip(axes, where[:, 0].tolist()))}, and each of the "

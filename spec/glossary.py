@@ -19,6 +19,8 @@ Scripts depend on these strings: a word is added, never renamed.
 
 from __future__ import annotations
 
+from ropespec.spec import layouts
+
 #: which function of the rope family an implementation is (``--form``); every other family has one form, apply
 FORMS: dict[str, str] = {
     "apply": "the encoding applied: f(x, positions), or the family's own signature",
@@ -28,16 +30,8 @@ FORMS: dict[str, str] = {
     "vllm": "vLLM's forward(positions, query, key) -> (query, key), heads flattened",
 }
 
-#: how an apply function takes its rows (``--layout``)
-LAYOUTS: dict[str, str] = {
-    "nd": "f(x (n, head_dim), positions (n,)), or (n, A) position vectors for multi-axis RoPE",
-    "bshd": "x (batch, seq, heads, head_dim), positions (batch, seq) (or (batch, seq, A))",
-    "bhsd": "x (batch, heads, seq, head_dim), positions (batch, seq) (or (batch, seq, A))",
-    "sbhd": "x (seq, batch, heads, head_dim), positions (batch, seq) (or (batch, seq, A))",
-    "thd": "packed x (tokens, heads, head_dim), cu_seqlens, and one offset per sequence or one position per token",
-    "bhqk": "ALiBi's batched bias: alibi(n_heads, q_positions (batch, n_q), k_positions (batch, n_k)) -> (batch, "
-            "n_heads, n_q, n_k)",
-}
+#: how an apply function takes its rows (``--layout``): the layouts' registry (ropespec.spec.layouts) says them
+LAYOUTS: dict[str, str] = {n: layouts.REGISTRY[n].means for n in layouts.chosen()}
 
 #: what the positions of a packed (thd) call are (``--positions``)
 POSITIONS: dict[str, str] = {

@@ -61,7 +61,7 @@ def op_bias(host, fn, e, n_heads, q, k):
         raise Unsupported(SLOPES_ONLY)
     if kind == "length":  # one sequence in any layout
         return _by_length(host, fn, e, n_heads, q, k)
-    if host.shape.layout == "bhqk" or kind == "mask":
+    if host.shape.laid_out.bias or kind == "mask":
         return op_batch(host, fn, e, n_heads, q[None], k[None], batched=False)[0]
     out = host.call(CALLS["bias"], fn, int(n_heads), host.native_positions(q, e), host.native_positions(k, e))
     return host.rows(out, e, (int(n_heads), len(q), len(k)))
@@ -72,7 +72,7 @@ def op_batch(host, fn, e, n_heads, q, k, batched: bool = True):
     kind = kind_of(fn)
     if kind == "slopes":
         raise Unsupported(SLOPES_ONLY)
-    if batched and host.shape.layout != "bhqk":
+    if batched and not host.shape.laid_out.bias:
         raise Unsupported("a batched bias is the bhqk layout's call (--layout bhqk); this one takes one sequence")
     if kind == "mask":
         return _by_mask(host, fn, e, n_heads, q, k)

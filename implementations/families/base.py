@@ -15,8 +15,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ropespec.spec import families
+from ropespec.spec import families, layouts
 from ropespec.spec.expectation import Expect
+from ropespec.spec.glossary import FORMS
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,10 @@ def i64(v) -> np.ndarray:
     return np.asarray(v, dtype=np.int64)
 
 
+#: the default form, every family's own apply function (the first of ropespec.spec.glossary.FORMS)
+DEFAULT_FORM = next(iter(FORMS))
+
+
 @dataclass(frozen=True)
 class Form:
     family: str
@@ -113,8 +118,13 @@ class Form:
     writes_in_place: bool = False
     #: how a message names a function of this form ("vLLM's forward")
     says_itself: str = ""
-    #: the layouts it is called in (ropespec.spec.glossary.LAYOUTS): the first is the default, one call of unbatched rows
+    #: the layouts it is called in (ropespec.spec.layouts): the first is the default, one call of unbatched rows
     layouts: tuple[str, ...] = ("nd",)
+    #: the layout its calls lay out their rows in whatever ``--layout`` says (vLLM's forward: "vllm"), or None
+    rows: str | None = None
+    #: it is called on q and k together, each (batch, heads, seq, head_dim), with their table (transformers'
+    #: apply(q, k, cos, sin)), not on one x
+    q_and_k: bool = False
     #: how its layouts read in an option's message ("RoPE apply functions")
     layouts_of: str = ""
     #: the plain signature in a layout whose calls take other arguments (thd's cu_seqlens)
@@ -122,6 +132,13 @@ class Form:
 
     def __post_init__(self) -> None:
         families.get(self.family)  # a form belongs to a registered family
+        for name in self.layouts + ((self.rows,) if self.rows else ()):
+            layouts.get(name)
+
+    @property
+    def applies(self) -> bool:
+        """The family's own apply function (the default form), not a table, a kernel or another library's call."""
+        return self.name == DEFAULT_FORM
 
     @property
     def of(self) -> families.Family:
@@ -137,7 +154,7 @@ class Form:
 
     @property
     def label(self) -> str:
-        return self.family if self.name == "apply" else f"{self.family} {self.name}"
+        return self.family if self.applies else f"{self.family} {self.name}"
 
     def answers(self, invariant: str, mode: str) -> bool:
         """Whether the invariant is about an implementation of this form in this mode."""
@@ -185,7 +202,7 @@ def forms_writing_in_place() -> list[Form]:
 
 
 def forms_in_layout(layout: str) -> list[Form]:
-    """The forms called in a layout (ropespec.spec.glossary.LAYOUTS)."""
+    """The forms called in a layout (ropespec.spec.layouts)."""
     return [f for f in REGISTRY.values() if layout in f.layouts]
 
 

@@ -26,9 +26,6 @@ from ropespec.spec.definitions import rotate, token_positions
 from ropespec.spec.expectation import Expect
 from ropespec.spec.tables import table_variant
 
-#: the canonical axes (batch, seq, head, dim) of the batched layouts in the order each puts them
-AXES = {"bshd": (0, 1, 2, 3), "bhsd": (0, 2, 1, 3), "sbhd": (1, 0, 2, 3)}
-
 #: how a kernel takes its table (``kernel.table``, default "dim"): one cos and one sin per pair, shape
 #: (n, rotary_dim/2), or per dim, shape (n, rotary_dim), both dims of pair i holding its value, in the
 #: layout the convention writes (transformers' cat([freqs, freqs]) for "half")
@@ -40,16 +37,16 @@ def op_call(host, fn, e: Expect, x, positions):
     """f(x, positions): (float64 result, the dtype returned, which argument it wrote into). In another layout the rows
     are one sequence of one head (thd: n sequences of one token, at offsets ``positions``); an in-place function's
     result is x after the call."""
-    rows = host.shape.rows
-    if rows != "nd":
+    layout = host.shape.laid_out
+    if not layout.plain:
         n, d = np.shape(x)
         x = f64(x)
-        if rows == "thd":
+        if layout.packed:
             if e.multi_axis:
                 raise Unsupported("the thd layout packs sequences of 1-D positions (offsets); a multi-axis RoPE is "
                                   "checked in the nd and batched layouts")
             got = op_layout(host, fn, e, x.reshape(n, 1, d), positions, np.arange(n + 1))
-        elif rows == "vllm":
+        elif layout.keys_apart:
             got = op_layout(host, fn, e, x.reshape(n, 1, d), positions, key=x.reshape(n, 1, d))
         else:
             got = op_layout(host, fn, e, x.reshape(1, n, 1, d), np.reshape(positions, (1,) + np.shape(positions)))
@@ -109,18 +106,18 @@ def op_layout(host, fn, e: Expect, x, positions, cu_seqlens=None, storage: str =
     Returns {"out", "key" (vllm), "dtype", "mutated", "outside"}: the results in canonical axes as float64 (an
     in-place function's are its arguments after the call), which argument an out-of-place function wrote into, and
     what an in-place one wrote outside its views."""
-    rows, inplace = host.shape.rows, host.shape.inplace
+    layout, inplace = host.shape.laid_out, host.shape.inplace
     if host.array == "list":
         raise Unsupported("the batched layouts take numpy arrays, torch or jax tensors, not nested lists")
     if inplace and host.array == "jax":
         raise Unsupported("jax arrays are immutable: nothing can be computed in place")
-    perm = AXES.get(rows, (0, 1, 2))
+    perm = layout.axes or (0, 1, 2)
     values = [f64(x).transpose(perm)]
     names = ["x"]
-    if rows == "vllm":  # heads flattened: (tokens, heads * dim)
+    if layout.keys_apart:  # heads flattened: (tokens, heads * dim)
         values = [values[0].reshape(len(x), -1), f64(key).reshape(len(key), -1)]
         names = ["query", "key"]
-    axis = perm.index(2) if rows in AXES else 1
+    axis = perm.index(2) if layout.batched else 1
     try:
         views, buffer, regions = arrays.stored(values, host.array, e.dtype, host.device, storage, axis)
     except ValueError as err:
@@ -130,12 +127,12 @@ def op_layout(host, fn, e: Expect, x, positions, cu_seqlens=None, storage: str =
     pos = host.native_positions(positions, e)
     cu = None if cu_seqlens is None else host.native_positions(cu_seqlens, e)
     ints = [(n, v, arrays.snapshot(v, host.array)) for n, v in (("positions", pos), ("cu_seqlens", cu)) if v is not None]
-    if rows == "vllm":
+    if layout.keys_apart:
         out = host.call("forward(positions, query, key)", fn, pos, *views)
-    elif rows == "thd":
+    elif layout.packed:
         out = host.call("f(x, positions, cu_seqlens=...)", lambda: fn(views[0], pos, cu_seqlens=cu))
     else:
-        out = host.call(f"f(x, positions) ({rows})", fn, views[0], pos)
+        out = host.call(f"f(x, positions) ({layout.name})", fn, views[0], pos)
     got = {"mutated": None, "outside": None}
     if inplace:
         outs = views
@@ -144,7 +141,7 @@ def op_layout(host, fn, e: Expect, x, positions, cu_seqlens=None, storage: str =
                               f"{'fused buffer' if storage == 'fused' else 'memory'} around "
                               f"{' and '.join(names)} ({storage} storage)")
     else:
-        if rows == "vllm":
+        if layout.keys_apart:
             if not isinstance(out, (tuple, list)) or len(out) != 2:
                 raise Fault(f"returned {type(out).__name__}, expected a pair (query, key)", "shape")
             outs = list(out)
@@ -155,7 +152,7 @@ def op_layout(host, fn, e: Expect, x, positions, cu_seqlens=None, storage: str =
     got["mutated"] = got["mutated"] or next((n for n, v, k in ints if not arrays.same(v, k, host.array)), None)
     inverse = np.argsort(perm)
     res = [host.rows(o, e, v.shape).reshape(v.shape) for o, v in zip(outs, values)]
-    if rows == "vllm":
+    if layout.keys_apart:
         got["out"], got["key"] = (r.reshape(len(r), -1, e.head_dim) for r in res)
     else:
         got["out"] = res[0].transpose(inverse)
@@ -202,34 +199,34 @@ def op_grad(host, fn, e: Expect, x, positions, g, cu_seqlens=None, key=None, g_k
     axes, (n, d) for nd, (batch, seq, head, dim) for the batched layouts, (tokens, head, dim) for thd and vllm (whose
     key and g_key are k and its upstream gradient). Returns [dx] (and dk for vllm) in canonical axes, float64;
     NotImplementedError where the implementation has no autograd."""
-    rows = host.shape.rows
+    layout = host.shape.laid_out
     if host.array == "jax":
         return [_jax_grad(host, fn, e, x, positions, g)]
     torch = _autograd(host)
-    perm = AXES.get(rows)
+    perm = layout.axes
 
     def there(v):  # canonical -> the layout's own axes
         v = np.asarray(v, dtype=np.float64)
         if perm is not None:
             v = v.transpose(perm)
-        return v.reshape(len(v), -1) if rows == "vllm" else v
+        return v.reshape(len(v), -1) if layout.keys_apart else v
 
     def back(v, like):  # the layout's axes -> canonical
         v = v.reshape(like.shape if perm is None else tuple(like.shape[i] for i in perm))
         return v.transpose(np.argsort(perm)) if perm is not None else v
 
-    xs = [x] + ([key] if rows == "vllm" else [])
-    gs = [g] + ([g_key] if rows == "vllm" else [])
+    xs = [x] + ([key] if layout.keys_apart else [])
+    gs = [g] + ([g_key] if layout.keys_apart else [])
     leaves, inputs = _leaves(torch, host, e, [there(v) for v in xs])
     pos = torch.tensor(np.asarray(positions), device=host.device)
-    if rows == "vllm":
+    if layout.keys_apart:
         out = host.call("forward(positions, query, key)", fn, pos, *inputs)
-    elif rows == "thd":
+    elif layout.packed:
         cu = torch.tensor(np.asarray(cu_seqlens), device=host.device)
         out = host.call("f(x, positions, cu_seqlens=...)", lambda: fn(inputs[0], pos, cu_seqlens=cu))
     else:
         out = host.call("f(x, positions)", fn, inputs[0], pos)
-    returned = list(out) if rows == "vllm" and isinstance(out, (tuple, list)) else [out]
+    returned = list(out) if layout.keys_apart and isinstance(out, (tuple, list)) else [out]
     if host.shape.inplace and not all(isinstance(o, torch.Tensor) and o.requires_grad for o in returned):
         returned = inputs  # an in-place function that returns nothing: autograd recorded its writes into the copies
     outs = returned
@@ -243,7 +240,7 @@ def op_grad(host, fn, e: Expect, x, positions, g, cu_seqlens=None, key=None, g_k
 def _jax_grad(host, fn, e: Expect, x, positions, g):
     """jax.vjp of f(x, p) at x, applied to g (the nd layout, out of place)."""
     jax = arrays.jax_module()
-    if jax is None or host.shape.rows != "nd" or host.shape.inplace:
+    if jax is None or not host.shape.laid_out.plain or host.shape.inplace:
         raise NotImplementedError("autograd of jax implementations is checked in the nd layout (jax.vjp)")
     n = np.shape(x)[0]
     x, positions, g, _ = _padded(host, e, x, positions, g)
@@ -496,7 +493,7 @@ class KernelBound(Bound):
         one head, one batch row (what the fingerprint probes: the convention, direction and rotary dims are the
         kernel's, the frequencies the table's)."""
         c, s = rounded_table(self.expect, positions)
-        if self.host.shape.form == "qk":
+        if self.host.shape.declared.q_and_k:
             x4 = f64(x)[None, None]
             return self.qk(x4, x4, c[None], s[None])[0].reshape(np.shape(x))
         return self.kernel(x, c, s).out
@@ -512,7 +509,7 @@ def _warm_qk(host, fn, e: Expect) -> None:
     op_qk(host, fn, e, x, x, half, half)
 
 
-def pipeline(kernel: Callable, table: Callable, form: str, kernel_info: dict, table_info: dict) -> Callable:
+def pipeline(kernel: Callable, table: Callable, form: Form, kernel_info: dict, table_info: dict) -> Callable:
     """A library's table builder and apply kernel (``--form kernel|qk --table TARGET``) as one apply function: a
     factory ``make(expect)`` building both (each a factory or a plain function, as ``*_info["mode"]`` says) and
     returning ``f(x, positions) = kernel(x, *table(positions))``, or for the qk form ``apply(x, x, cos, sin)[0]``
@@ -524,7 +521,7 @@ def pipeline(kernel: Callable, table: Callable, form: str, kernel_info: dict, ta
 
     def make(expect: Expect):
         k, t = ((obj(expect) if mode == "factory" else obj) for obj, mode in zip((kernel, table), modes))
-        if form == "qk":
+        if form.q_and_k:
             def apply(x, positions):
                 cos, sin = t(positions)
                 return k(x[None, None], x[None, None], cos[None], sin[None])[0].reshape(x.shape)
@@ -538,7 +535,7 @@ def pipeline(kernel: Callable, table: Callable, form: str, kernel_info: dict, ta
 def _positions(shape, x, positions, *rest):
     """What f(x, positions, ...) hands over: the positions, or in the packed layout with one offset per sequence every
     token's (offset + its index in its sequence; cu_seqlens follows x and positions in layout and grad calls)."""
-    cu = rest[0] if shape.rows == "thd" and rest else None
+    cu = rest[0] if shape.laid_out.packed and rest else None
     if cu is not None and shape.positions == "per-sequence":
         return [token_positions(positions, cu)]
     return [positions]
@@ -562,7 +559,7 @@ APPLY = Form("rope", "apply", ((2,), "(x, positions)"), _APPLY_INVARIANTS, _ROPE
              layouts=("nd", "bshd", "bhsd", "sbhd", "thd"), layouts_of="RoPE apply functions", writes_in_place=True,
              says_itself="an apply function")
 VLLM = Form("rope", "vllm", ((3,), "(positions, query, key)"), _APPLY_INVARIANTS, _ROPE_OPS, _warm_apply, RopeBound,
-            as_rope=lambda f: f, diagnosed=True, writes_in_place=True, says_itself="vLLM's forward")
+            as_rope=lambda f: f, diagnosed=True, writes_in_place=True, says_itself="vLLM's forward", rows="vllm")
 TABLE = Form("rope", "table", ((1,), "(positions)"), ("table.angles",),
              {"table": Op(op_table, "table(positions)", lambda shape, positions: [positions])},
              lambda host, fn, e: op_table(host, fn, e, _two_rows(e)), TableBound,
@@ -573,5 +570,5 @@ KERNEL = Form("rope", "kernel", ((3,), "(x, cos, sin)"), ("kernel.rotation", "au
               as_rope=lambda f: f.rotate_by_kernel, handed_a_table=True)
 QK = Form("rope", "qk", ((4,), "(q, k, cos, sin)"), ("kernel.qk", "autograd.*"),
           {"qk": Op(op_qk, "apply(q, k, cos, sin)"), "qk_grad": Op(op_qk_grad, "apply(q, k, cos, sin) with autograd")},
-          _warm_qk, KernelBound, as_rope=lambda f: f.rotate_by_kernel, handed_a_table=True)
+          _warm_qk, KernelBound, as_rope=lambda f: f.rotate_by_kernel, handed_a_table=True, q_and_k=True)
 register(APPLY, VLLM, TABLE, KERNEL, QK)
