@@ -39,7 +39,7 @@ from ropespec.implementations.contract import (
     where,
 )
 from ropespec.implementations.families import Form, form_of
-from ropespec.implementations.families.rope import pipeline
+from ropespec.implementations.families.rope.kernel import pipeline
 from ropespec.implementations.shape import CallShape
 from ropespec.spec.expectation import Expect
 
