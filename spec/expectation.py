@@ -10,6 +10,7 @@ every problem raises one :class:`ExpectationError` that names the offending fiel
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ropespec.spec import methods
+from ropespec.spec.geometry import PairGeometry
 from ropespec.spec.positions import TIME_RULES
 from ropespec.spec.schema import (  # noqa: F401 (the vocabulary, importable from here as before)
     _is_int, _is_number, _short, ANGLE_DTYPES, AXES_KINDS, AXES_MAX, AXES_MIN, CONVENTIONS, DEFAULT_AXIS_NAMES, DTYPES, ExpectationError, FACTOR_MAX, HEAD_DIM_MAX, MAX_POSITION_MAX, RANGES,
@@ -37,6 +39,20 @@ def _thaw(v: Any) -> Any:
     if isinstance(v, tuple):
         return [_thaw(x) for x in v]
     return v
+
+
+def _of_geometry(name: str, prop: bool = False):
+    """Expect's answer to a question of its pair geometry: the geometry's, looked up at each call (so that a patched
+    PairGeometry, as the proofs' mutations patch it, answers for every expectation)."""
+    doc = getattr(PairGeometry, name).__doc__
+    if prop:
+        return property(lambda self: getattr(self.geometry, name), doc=doc)
+
+    def ask(self, *args, **kwargs):
+        return getattr(self.geometry, name)(*args, **kwargs)
+
+    ask.__name__, ask.__qualname__, ask.__doc__ = name, f"Expect.{name}", doc
+    return ask
 
 
 @dataclass(frozen=True)
@@ -135,6 +151,8 @@ class Expect:
         object.__setattr__(self, "xpos_scale_base", float(self.xpos_scale_base))
         if not isinstance(self.bias_symmetric, bool):
             raise ExpectationError("bias_symmetric", f"must be {RANGES['bias_symmetric']}, got {_short(self.bias_symmetric)}")
+        # the geometry asked while validating was read off fields validation then normalised: it is read again
+        self.__dict__.pop("geometry", None)
 
     def _validate_video_time(self) -> None:
         """A position-id builder's rules: a time rule of :data:`ropespec.spec.positions.TIME_RULES` for a three-axis shared
@@ -266,108 +284,29 @@ class Expect:
             raise ExpectationError("rotary_dim", f"must be even (dims rotate in pairs), got {rd}")
         object.__setattr__(self, "rotary_dim", rd)
 
-    # -- derived -------------------------------------------------------------------------------
-    @property
-    def n_pairs(self) -> int:
-        """Number of rotated pairs, rotary_dim / 2."""
-        return self.rotary_dim // 2
+    # -- the pair geometry (ropespec.spec.geometry), asked here as of the expectation ---------------------------------
+    @functools.cached_property
+    def geometry(self) -> PairGeometry:
+        """Which dims turn together, with which axis, at which frequency index, and where their results go."""
+        return PairGeometry.of(self)
 
-    # -- multi-axis RoPE: which axis each pair turns with, and at which frequency -----------------------------------
-    @property
-    def multi_axis(self) -> bool:
-        """Whether positions are vectors (n, A), one integer per axis (mrope_section, axes_dims_rope or
-        axes_parity), rather than one integer per row."""
-        return self.mrope_section is not None or self.axes_dims_rope is not None or self.axes_parity
-
-    @property
-    def n_axes(self) -> int:
-        """A, the number of position axes (1 for 1-D RoPE)."""
-        sizes = self.mrope_section or self.axes_dims_rope
-        return len(sizes) if sizes else (2 if self.axes_parity else 1)
-
-    @property
-    def axes(self) -> tuple[str, ...]:
-        """The axes' names, in the order of the position columns."""
-        return self.axis_names or DEFAULT_AXIS_NAMES[self.n_axes]
-
-    def axes_kind(self) -> str | None:
-        """How pairs are dealt to axes (:data:`AXES_KINDS`), None for 1-D RoPE: a shared ladder in chunks
-        (``mrope_section``) or interleaved (``mrope_interleaved``), a ladder per axis (``axes_dims_rope``), or
-        Pixtral's parity split of a shared ladder (``axes_parity``)."""
-        if self.mrope_section is not None:
-            return "interleaved" if self.mrope_interleaved else "chunked"
-        if self.axes_dims_rope is not None:
-            return "per-axis"
-        return "parity" if self.axes_parity else None
-
-    def shared_ladder(self) -> bool:
-        """Whether every pair's frequency is the 1-D ladder's, theta^(-2j/r) (so equal axes give 1-D RoPE)."""
-        return self.axes_kind() in (None, "chunked", "interleaved")
-
-    def pair_axes(self) -> tuple[int, ...]:
-        """The axis each pair turns with (0 for every pair of a 1-D RoPE). Chunked: axis a owns the next
-        section[a] pairs; interleaved (Qwen3-VL): pair j is on axis a = j mod A when a > 0 and j < A section[a],
-        else on axis 0; per-axis: axis a owns the next axes_dims_rope[a] / 2 pairs; parity: the first half of the
-        pairs on axis 0, the second on axis 1."""
-        k, kind = self.n_pairs, self.axes_kind()
-        if kind == "interleaved":
-            A, sec = self.n_axes, self.mrope_section
-            return tuple(j % A if j % A and j < A * sec[j % A] else 0 for j in range(k))
-        if kind is None:
-            return (0,) * k
-        if kind == "parity":
-            sizes = (k // 2, k // 2)
-        elif kind == "per-axis":
-            sizes = tuple(d // 2 for d in self.axes_dims_rope)
-        else:
-            sizes = self.mrope_section
-        return tuple(a for a, size in enumerate(sizes) for _ in range(size))
-
-    def ladder(self) -> tuple[tuple[int, int], ...]:
-        """Each pair's frequency as (i, R): theta_j = rope_theta^(-2 i / R). 1-D and shared ladders: (j, r);
-        per-axis ladders: (k, d_a), k the pair's index within its axis's d_a dims; parity: (2k, r) on axis 0,
-        (2k + 1, r) on axis 1, k the index within the axis."""
-        r, kind = self.rotary_dim, self.axes_kind()
-        if kind in (None, "chunked", "interleaved"):
-            return tuple((j, r) for j in range(self.n_pairs))
-        out, seen = [], [0] * self.n_axes
-        for a in self.pair_axes():
-            i = seen[a]
-            seen[a] += 1
-            out.append((i, self.axes_dims_rope[a]) if kind == "per-axis" else (2 * i + a, r))
-        return tuple(out)
-
-    def pair_offsets(self) -> np.ndarray:
-        """Each pair's axis's offset (``axes_offset``), float64 (n_pairs,): zeros where there is none."""
-        if self.axes_offset is None:
-            return np.zeros(self.n_pairs)
-        return np.array(self.axes_offset, dtype=np.float64)[list(self.pair_axes())]
-
-    def pair_positions(self, positions) -> np.ndarray:
-        """The position each pair turns with, float64: rows' positions (n, A) of a multi-axis RoPE give (n, n_pairs),
-        column j read from axis :meth:`pair_axes` ``[j]``; positions (n,) give (n, 1), one for every pair (broadcast):
-        of a 1-D RoPE, or of a multi-axis RoPE's text tokens, at one position on every axis; plus each pair's axis's
-        offset (:meth:`pair_offsets`, (n, n_pairs) then)."""
-        p = np.asarray(positions, dtype=np.float64)
-        if not self.multi_axis or p.ndim < 2:
-            p = p[..., None]
-        else:
-            p = p[..., list(self.pair_axes())]
-        return p if self.axes_offset is None else p + self.pair_offsets()
-
-    def accepts_positions(self, shape: tuple[int, ...], n: int) -> bool:
-        """Whether an oracle takes positions of this shape for n rows: (n,), or (n, A) for a multi-axis RoPE (whose
-        (n,) are text tokens, every axis at that position)."""
-        return tuple(shape) == (n,) or (self.multi_axis and tuple(shape) == (n, self.n_axes))
-
-    def rows_at(self, values) -> np.ndarray:
-        """Rows at the given positions: (n,) for 1-D RoPE; for a multi-axis RoPE row i puts values[(i + a) mod n] on
-        axis a, so that every axis sees every value and no row (of more than one value) has one on every axis."""
-        v = np.asarray(values, dtype=np.int64).reshape(-1)
-        if not self.multi_axis:
-            return v
-        n = len(v)
-        return np.array([[v[(i + a) % n] for a in range(self.n_axes)] for i in range(n)], dtype=np.int64)
+    n_pairs = _of_geometry("n_pairs", prop=True)
+    multi_axis = _of_geometry("multi_axis", prop=True)
+    n_axes = _of_geometry("n_axes", prop=True)
+    axes = _of_geometry("axes", prop=True)
+    axes_kind = _of_geometry("axes_kind")
+    shared_ladder = _of_geometry("shared_ladder")
+    pair_axes = _of_geometry("pair_axes")
+    ladder = _of_geometry("ladder")
+    pair_offsets = _of_geometry("pair_offsets")
+    pair_positions = _of_geometry("pair_positions")
+    accepts_positions = _of_geometry("accepts_positions")
+    rows_at = _of_geometry("rows_at")
+    position_shape = _of_geometry("position_shape")
+    pairs = _of_geometry("pairs")
+    out_pairs = _of_geometry("out_pairs")
+    pair_index = _of_geometry("pair_index")
+    output_dims = _of_geometry("output_dims")
 
     def outside_domain(self, positions) -> str | None:
         """The domain rule: every position handed to an implementation lies in [0, max_position) on every axis, in
@@ -387,10 +326,6 @@ class Expect:
         axis = f" on axis {self.axes[at[-1]]}" if self.multi_axis and p.ndim >= 2 and p.shape[-1] == self.n_axes else ""
         return f"position {value}{axis}, outside [0, {self.max_position})"
 
-    def position_shape(self, n: int) -> tuple[int, ...]:
-        """The shape of n rows' positions: (n,), or (n, A) for a multi-axis RoPE."""
-        return (n, self.n_axes) if self.multi_axis else (n,)
-
     @property
     def rope_type(self) -> str:
         """The scaling method's name ("default" without a scaling dict); what it is is :attr:`method`."""
@@ -400,40 +335,6 @@ class Expect:
     def method(self):
         """The scaling method (:mod:`ropespec.spec.methods`): everything that depends on the rope_type asks it."""
         return methods.get(self.rope_scaling["rope_type"] if self.rope_scaling else "default")
-
-    def pairs(self) -> list[tuple[int, int]]:
-        """Index pairs (a, b) of the input rotated together, pair i turning at theta_i."""
-        r = self.rotary_dim
-        if self.convention in ("interleaved", "rope_interleave"):
-            return [(2 * i, 2 * i + 1) for i in range(r // 2)]
-        return [(i, i + r // 2) for i in range(r // 2)]
-
-    def out_pairs(self) -> list[tuple[int, int]]:
-        """Where pair i's two results are written: (a, b) of :meth:`pairs` (in place) but for
-        ``rope_interleave``, which writes them to (i, i + r/2), the half layout."""
-        if self.convention == "rope_interleave":
-            return self.replace(convention="half").pairs()
-        return self.pairs()
-
-    def pair_index(self) -> tuple[slice | np.ndarray, ...]:
-        """(a, b, out_a, out_b): :meth:`pairs` and :meth:`out_pairs` as numpy indices of the head dim, each a
-        slice (every convention's are strided ranges: a view, no gather) or, for a single pair, an array."""
-        def index(ix):
-            if len(ix) > 1 and len({q - p for p, q in zip(ix, ix[1:])}) == 1 and ix[1] > ix[0]:
-                return slice(ix[0], ix[-1] + 1, ix[1] - ix[0])
-            return np.array(ix)
-
-        a, b = zip(*self.pairs())
-        oa, ob = zip(*self.out_pairs())
-        return tuple(index(list(ix)) for ix in (a, b, oa, ob))
-
-    def output_dims(self) -> list[int]:
-        """Where each input dim's result is written: ``output_dims()[j]`` is the output dim of input dim j
-        (the identity but for ``rope_interleave``)."""
-        perm = list(range(self.head_dim))
-        for (a, b), (oa, ob) in zip(self.pairs(), self.out_pairs()):
-            perm[a], perm[b] = oa, ob
-        return perm
 
     def replace(self, **changes: Any) -> "Expect":
         """A copy with fields changed (validated again). Changing head_dim re-derives rotary_dim

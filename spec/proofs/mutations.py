@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 
 from ropespec.spec import definitions, scaling
-from ropespec.spec.expectation import Expect
+from ropespec.spec.geometry import PairGeometry
 
 
 def _pairs_swapped(self):
@@ -27,18 +27,18 @@ def _encode_gain_twice(expect, x, angles, cos, sin, gain=1, _orig=definitions.en
     return _orig(expect, x, angles, cos, sin, gain * gain) if gain != 1 else _orig(expect, x, angles, cos, sin, gain)
 
 
-_ORIGINAL_PAIR_AXES, _ORIGINAL_LADDER = Expect.pair_axes, Expect.ladder
+_ORIGINAL_PAIR_AXES, _ORIGINAL_LADDER = PairGeometry.pair_axes, PairGeometry.ladder
 
 
 def _axes_chunked(self):
-    """Expect.pair_axes with mrope_interleaved read as chunked sections."""
+    """PairGeometry.pair_axes with mrope_interleaved read as chunked sections."""
     if self.mrope_interleaved:
         return tuple(a for a, size in enumerate(self.mrope_section) for _ in range(size))
     return _ORIGINAL_PAIR_AXES(self)
 
 
 def _ladder_per_axis(self):
-    """Expect.ladder with every axis restarting its own ladder, normalised by its own dims (2 x its pairs)."""
+    """PairGeometry.ladder with every axis restarting its own ladder, normalised by its own dims (2 x its pairs)."""
     if not self.multi_axis:
         return _ORIGINAL_LADDER(self)
     axes = self.pair_axes()
@@ -57,8 +57,8 @@ MUTATIONS: dict[str, tuple[object, str, object]] = {
     "R: shear": (definitions, "rotate", lambda xa, xb, c_, s_: (xa + xb * s_, xb)),
     "R: transposed": (definitions, "rotate", lambda xa, xb, c_, s_: (xa * c_ + xb * s_, -xa * s_ + xb * c_)),
     "R: plus a bias": (definitions, "rotate", lambda xa, xb, c_, s_: (xa * c_ - xb * s_ + s_, xa * s_ + xb * c_)),
-    "convention: swapped": (Expect, "pairs", _pairs_swapped),
-    "convention: over head_dim": (Expect, "pairs", _pairs_head_dim),
+    "convention: swapped": (PairGeometry, "pairs", _pairs_swapped),
+    "convention: over head_dim": (PairGeometry, "pairs", _pairs_head_dim),
     "factor: applied twice": (definitions, "encode", _encode_gain_twice),
     "ladder: b^(-i/r)": (scaling, "ladder", lambda b, i, r: b ** (-i / r)),
     "linear: theta * s": (scaling, "linear", lambda theta, s_: theta * s_),
@@ -74,9 +74,9 @@ MUTATIONS: dict[str, tuple[object, str, object]] = {
     "PE: sin twice": (definitions, "pe_pair", lambda phi, cos, sin: (sin(phi), sin(phi))),
     "axes: neighbour's position added": (definitions, "axis_angles", lambda axes, pos, th: [
         (pos[a_] + pos[(a_ + 1) % len(pos)]) * t for a_, t in zip(axes, th)]),
-    "axes: interleaving ignored": (Expect, "pair_axes", _axes_chunked),
-    "ladder: per axis": (Expect, "ladder", _ladder_per_axis),
-    "ladder: shared": (Expect, "ladder", lambda self: tuple((j, self.rotary_dim) for j in range(self.n_pairs))),
+    "axes: interleaving ignored": (PairGeometry, "pair_axes", _axes_chunked),
+    "ladder: per axis": (PairGeometry, "ladder", _ladder_per_axis),
+    "ladder: shared": (PairGeometry, "ladder", lambda self: tuple((j, self.rotary_dim) for j in range(self.n_pairs))),
     "ALiBi: sign flipped": (definitions, "alibi_bias", lambda m_, i_, j_, symmetric=False: m_ * (i_ - j_)),
     "ALiBi: product of positions": (definitions, "alibi_bias", lambda m_, i_, j_, symmetric=False: -m_ * i_ * j_),
     "T5: log ratio inverted": (definitions, "t5_log_bucket", lambda x_, n_, md, log_ratio: log_ratio(n_ // 2, x_)

@@ -1,0 +1,181 @@
+"""The pair geometry of a RoPE: which dims turn together, with which position axis, at which frequency index, and
+where each pair's results are written, in one object that the reference, the properties, the implementations'
+adapters, the diagnoses and the fingerprint ask.
+
+A :class:`PairGeometry` is read off an expectation (:attr:`ropespec.spec.expectation.Expect.geometry`, which answers
+the same questions by asking it): the convention pairs dims (i, i + r/2) (half) or (2i, 2i + 1) (interleaved,
+rope_interleave, the latter writing its results in the half layout); the first ``rotary_dim`` dims turn and the rest
+pass through; a multi-axis RoPE deals its pairs to position axes (chunked or interleaved sections of one ladder, a
+ladder per axis, or Pixtral's parity split) and may offset an axis. The proofs' mutations patch this class's methods,
+so that a proof about the geometry fails when the geometry is broken.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ropespec.spec.schema import DEFAULT_AXIS_NAMES
+
+
+@dataclass(frozen=True)
+class PairGeometry:
+    """Which dims of a head turn together, on which axis and at which frequency index (the expectation's fields of
+    the same names, validated there)."""
+
+    head_dim: int
+    rotary_dim: int
+    convention: str = "half"
+    mrope_section: tuple[int, ...] | None = None
+    mrope_interleaved: bool = False
+    axes_dims_rope: tuple[int, ...] | None = None
+    axes_parity: bool = False
+    axis_names: tuple[str, ...] | None = None
+    axes_offset: tuple[int, ...] | None = None
+
+    @classmethod
+    def of(cls, expect) -> "PairGeometry":
+        """The geometry an expectation states (its fields of these names)."""
+        return cls(**{f.name: getattr(expect, f.name) for f in dataclasses.fields(cls)})
+
+    @property
+    def n_pairs(self) -> int:
+        """Number of rotated pairs, rotary_dim / 2."""
+        return self.rotary_dim // 2
+
+    # -- multi-axis RoPE: which axis each pair turns with, and at which frequency -----------------------------------
+    @property
+    def multi_axis(self) -> bool:
+        """Whether positions are vectors (n, A), one integer per axis (mrope_section, axes_dims_rope or
+        axes_parity), rather than one integer per row."""
+        return self.mrope_section is not None or self.axes_dims_rope is not None or self.axes_parity
+
+    @property
+    def n_axes(self) -> int:
+        """A, the number of position axes (1 for 1-D RoPE)."""
+        sizes = self.mrope_section or self.axes_dims_rope
+        return len(sizes) if sizes else (2 if self.axes_parity else 1)
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        """The axes' names, in the order of the position columns."""
+        return self.axis_names or DEFAULT_AXIS_NAMES[self.n_axes]
+
+    def axes_kind(self) -> str | None:
+        """How pairs are dealt to axes (:data:`AXES_KINDS`), None for 1-D RoPE: a shared ladder in chunks
+        (``mrope_section``) or interleaved (``mrope_interleaved``), a ladder per axis (``axes_dims_rope``), or
+        Pixtral's parity split of a shared ladder (``axes_parity``)."""
+        if self.mrope_section is not None:
+            return "interleaved" if self.mrope_interleaved else "chunked"
+        if self.axes_dims_rope is not None:
+            return "per-axis"
+        return "parity" if self.axes_parity else None
+
+    def shared_ladder(self) -> bool:
+        """Whether every pair's frequency is the 1-D ladder's, theta^(-2j/r) (so equal axes give 1-D RoPE)."""
+        return self.axes_kind() in (None, "chunked", "interleaved")
+
+    def pair_axes(self) -> tuple[int, ...]:
+        """The axis each pair turns with (0 for every pair of a 1-D RoPE). Chunked: axis a owns the next
+        section[a] pairs; interleaved (Qwen3-VL): pair j is on axis a = j mod A when a > 0 and j < A section[a],
+        else on axis 0; per-axis: axis a owns the next axes_dims_rope[a] / 2 pairs; parity: the first half of the
+        pairs on axis 0, the second on axis 1."""
+        k, kind = self.n_pairs, self.axes_kind()
+        if kind == "interleaved":
+            A, sec = self.n_axes, self.mrope_section
+            return tuple(j % A if j % A and j < A * sec[j % A] else 0 for j in range(k))
+        if kind is None:
+            return (0,) * k
+        if kind == "parity":
+            sizes = (k // 2, k // 2)
+        elif kind == "per-axis":
+            sizes = tuple(d // 2 for d in self.axes_dims_rope)
+        else:
+            sizes = self.mrope_section
+        return tuple(a for a, size in enumerate(sizes) for _ in range(size))
+
+    def ladder(self) -> tuple[tuple[int, int], ...]:
+        """Each pair's frequency as (i, R): theta_j = rope_theta^(-2 i / R). 1-D and shared ladders: (j, r);
+        per-axis ladders: (k, d_a), k the pair's index within its axis's d_a dims; parity: (2k, r) on axis 0,
+        (2k + 1, r) on axis 1, k the index within the axis."""
+        r, kind = self.rotary_dim, self.axes_kind()
+        if kind in (None, "chunked", "interleaved"):
+            return tuple((j, r) for j in range(self.n_pairs))
+        out, seen = [], [0] * self.n_axes
+        for a in self.pair_axes():
+            i = seen[a]
+            seen[a] += 1
+            out.append((i, self.axes_dims_rope[a]) if kind == "per-axis" else (2 * i + a, r))
+        return tuple(out)
+
+    def pair_offsets(self) -> np.ndarray:
+        """Each pair's axis's offset (``axes_offset``), float64 (n_pairs,): zeros where there is none."""
+        if self.axes_offset is None:
+            return np.zeros(self.n_pairs)
+        return np.array(self.axes_offset, dtype=np.float64)[list(self.pair_axes())]
+
+    def pair_positions(self, positions) -> np.ndarray:
+        """The position each pair turns with, float64: rows' positions (n, A) of a multi-axis RoPE give (n, n_pairs),
+        column j read from axis :meth:`pair_axes` ``[j]``; positions (n,) give (n, 1), one for every pair (broadcast):
+        of a 1-D RoPE, or of a multi-axis RoPE's text tokens, at one position on every axis; plus each pair's axis's
+        offset (:meth:`pair_offsets`, (n, n_pairs) then)."""
+        p = np.asarray(positions, dtype=np.float64)
+        if not self.multi_axis or p.ndim < 2:
+            p = p[..., None]
+        else:
+            p = p[..., list(self.pair_axes())]
+        return p if self.axes_offset is None else p + self.pair_offsets()
+
+    def accepts_positions(self, shape: tuple[int, ...], n: int) -> bool:
+        """Whether an oracle takes positions of this shape for n rows: (n,), or (n, A) for a multi-axis RoPE (whose
+        (n,) are text tokens, every axis at that position)."""
+        return tuple(shape) == (n,) or (self.multi_axis and tuple(shape) == (n, self.n_axes))
+
+    def rows_at(self, values) -> np.ndarray:
+        """Rows at the given positions: (n,) for 1-D RoPE; for a multi-axis RoPE row i puts values[(i + a) mod n] on
+        axis a, so that every axis sees every value and no row (of more than one value) has one on every axis."""
+        v = np.asarray(values, dtype=np.int64).reshape(-1)
+        if not self.multi_axis:
+            return v
+        n = len(v)
+        return np.array([[v[(i + a) % n] for a in range(self.n_axes)] for i in range(n)], dtype=np.int64)
+
+    def position_shape(self, n: int) -> tuple[int, ...]:
+        """The shape of n rows' positions: (n,), or (n, A) for a multi-axis RoPE."""
+        return (n, self.n_axes) if self.multi_axis else (n,)
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """Index pairs (a, b) of the input rotated together, pair i turning at theta_i."""
+        r = self.rotary_dim
+        if self.convention in ("interleaved", "rope_interleave"):
+            return [(2 * i, 2 * i + 1) for i in range(r // 2)]
+        return [(i, i + r // 2) for i in range(r // 2)]
+
+    def out_pairs(self) -> list[tuple[int, int]]:
+        """Where pair i's two results are written: (a, b) of :meth:`pairs` (in place) but for
+        ``rope_interleave``, which writes them to (i, i + r/2), the half layout."""
+        if self.convention == "rope_interleave":
+            return dataclasses.replace(self, convention="half").pairs()
+        return self.pairs()
+
+    def pair_index(self) -> tuple[slice | np.ndarray, ...]:
+        """(a, b, out_a, out_b): :meth:`pairs` and :meth:`out_pairs` as numpy indices of the head dim, each a
+        slice (every convention's are strided ranges: a view, no gather) or, for a single pair, an array."""
+        def index(ix):
+            if len(ix) > 1 and len({q - p for p, q in zip(ix, ix[1:])}) == 1 and ix[1] > ix[0]:
+                return slice(ix[0], ix[-1] + 1, ix[1] - ix[0])
+            return np.array(ix)
+
+        a, b = zip(*self.pairs())
+        oa, ob = zip(*self.out_pairs())
+        return tuple(index(list(ix)) for ix in (a, b, oa, ob))
+
+    def output_dims(self) -> list[int]:
+        """Where each input dim's result is written: ``output_dims()[j]`` is the output dim of input dim j
+        (the identity but for ``rope_interleave``)."""
+        perm = list(range(self.head_dim))
+        for (a, b), (oa, ob) in zip(self.pairs(), self.out_pairs()):
+            perm[a], perm[b] = oa, ob
+        return perm
