@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -217,7 +218,7 @@ def test_nothing_checked_is_exit_2_with_the_reason(cli, nasty, args, why):
 
 def test_a_replayed_timeout_is_a_timeout(ropespec_process, tmp_path):
     report = tmp_path / "r.json"
-    proc = ropespec_process("check", "ropespec.implementations.zoo.hangs:make", "--timeout", "0.5", "--invariant",
+    proc = ropespec_process("check", "ropespec.implementations.zoo.rope.hangs:make", "--timeout", "0.5", "--invariant",
                             "contract.shape-finite", "--seed", "2", "--json", str(report), cwd=ROOT)
     assert proc.returncode == 1
     [result] = json.loads(report.read_text())["implementations"][0]["results"]
@@ -501,8 +502,8 @@ def test_a_run_of_several_implementations_holds_one_worker_at_a_time_and_leaves_
     import uuid
 
     marker = f"ROPESPEC_COUNT_{uuid.uuid4().hex}"
-    targets = ["ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.wrong_base:make",
-               "ropespec.implementations.numpy_layout:thd", "ropespec.implementations.zoo.off_by_one:make"]
+    targets = ["ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.rope.wrong_base:make",
+               "ropespec.implementations.numpy_layout:thd", "ropespec.implementations.zoo.rope.off_by_one:make"]
     proc = subprocess.Popen([sys.executable, "-m", "ropespec", "check", *targets, "--seed", "1", "--invariant",
                              "rope.conformance", "--invariant", "rope.composition"], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, marker: "1"})
@@ -517,3 +518,33 @@ def test_a_run_of_several_implementations_holds_one_worker_at_a_time_and_leaves_
     while _marked(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _marked(marker) == [], _marked(marker)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server runs on Linux only")
+def test_a_worker_dropped_while_the_fork_server_answers_does_not_hang_the_run(fresh_fork_server):
+    """A dropped host's worker is killed by a finalizer, which the garbage collector runs wherever it runs: once it
+    ran inside the fork server's own exchange (polling for a fork's answer) and waited for the server's lock that
+    exchange held, and a whole pytest run sat idle. The kill must not wait on the server from inside its exchange;
+    the server reaps the worker after its next message."""
+    from ropespec.implementations.boundary import processes as isolation
+
+    server = isolation.fork_server()
+    victim = isolation.Child("ropespec.implementations.boundary.worker", fork=True)
+    receive = server.child.receive
+
+    def receive_and_collect(budget):  # the finalizer, run mid-exchange as the collector ran it
+        victim.kill()
+        return receive(budget)
+
+    server.child.receive = receive_and_collect
+    done: list = []
+    t = threading.Thread(target=lambda: done.append(isolation.Child("ropespec.implementations.boundary.worker",
+                                                                    fork=True)), daemon=True)
+    t.start()
+    t.join(30)
+    server.child.receive = receive
+    assert done, "forking a worker hung: the finalizer waited on the fork server inside its own exchange"
+    done[0].kill()
+    assert victim.returncode is None or victim.returncode < 0
+    server.collect()  # the server has reaped the killed worker by now: nothing of it is left running
+    assert victim.pid not in {pid for pid, _ in isolation.descendants(server.child.pid)}

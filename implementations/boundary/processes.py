@@ -5,6 +5,7 @@ with its process group, ending when its parent dies) and the fork server that st
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import re
 import signal
@@ -208,7 +209,7 @@ class Child:
                 try:
                     reaped = self.server.wait(self._pid, seconds)
                 except (Died, TimedOut, RuntimeError, OSError):
-                    reaped = None  # the fork server is gone: init reaps the worker
+                    reaped = None  # the fork server is gone (init reaps the worker) or mid-exchange (it reaps it)
                 if reaped is not None:
                     self.returncode, self.peak_rss = reaped
         return self.returncode
@@ -258,8 +259,17 @@ class Child:
             self._stream = None
 
 
+class Reentered(RuntimeError):
+    """A request to the fork server from the thread that is in the middle of an exchange with it."""
+
+
 class ForkServer:
-    """The parent's side of :mod:`ropespec.implementations.boundary.zygote`."""
+    """The parent's side of :mod:`ropespec.implementations.boundary.zygote`: one request and its answer at a time.
+
+    A request from the thread already in an exchange is refused (:class:`Reentered`), never waited for: the garbage
+    collector runs a dropped worker's finalizer wherever the thread is, also while it polls for the server's answer,
+    and a kill that then waited for the lock that exchange holds would wait forever. The server reaps such a worker
+    itself after its next message."""
 
     def __init__(self):
         # the workers it forks run on the CPU (a GPU worker is started afresh): their Triton kernels, preloaded here
@@ -267,22 +277,34 @@ class ForkServer:
         self.child = Child("ropespec.implementations.boundary.zygote", env=triton_mode.environment(dict(os.environ), "cpu"))
         self.preloaded: set[str] = set()
         self.lock = threading.Lock()
+        self._in_exchange: int | None = None  # the thread holding the lock
+
+    @contextlib.contextmanager
+    def _exchange(self):
+        if self._in_exchange == threading.get_ident():
+            raise Reentered("the fork server is answering this thread's request")
+        with self.lock:
+            self._in_exchange = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._in_exchange = None
 
     def fork(self, channel: int, output: int) -> int:
-        with self.lock:
+        with self._exchange():
             self.child.send(Fork())
             send_handle(self.child.conn, channel, self.child.pid)
             send_handle(self.child.conn, output, self.child.pid)
             return self._answer(10.0)
 
     def wait(self, pid: int, seconds: float) -> int | None:
-        with self.lock:
+        with self._exchange():
             self.child.send(Wait(pid, seconds))
             return self._answer(seconds + 10.0)
 
     def collect(self) -> None:
         """Let the fork server reap what ended below it (the processes a stopped worker left are its to reap)."""
-        with self.lock:
+        with self._exchange():
             self.child.send(Collect())
             self._answer(5.0)
 
@@ -290,7 +312,7 @@ class ForkServer:
         new = [n for n in names if n not in self.preloaded]
         if not new:
             return
-        with self.lock:
+        with self._exchange():
             self.child.send(Preload(tuple(new)))
             self._answer(budget)
         self.preloaded.update(new)
