@@ -23,7 +23,7 @@ from datetime import date
 
 from verdict_time import machine  # benchmarks/: one way to name the machine
 
-TARGETS = ["ropespec.implementations.numpy_rope:make", "ropespec.implementations.stdlib_rope:make", "ropespec.implementations.zoo.wrong_base:make"]
+TARGETS = ["ropespec.implementations.numpy_rope:make", "ropespec.implementations.stdlib_rope:make", "ropespec.implementations.zoo.rope.wrong_base:make"]
 PRESETS = ["llama3.1-8b", "mistral-7b-v0.1", "gpt-j-6b", "qwen2.5-7b"]
 WAYS = {"serial": [], "-j 2": ["-j", "2"], "--cluster local": ["--cluster", "local"]}
 

@@ -29,8 +29,8 @@ LAZY = {
                                      "of it pays nothing for it",
     ("ropespec.commands.spec", "ropespec.specdoc"): "sympy takes 0.15 s to import; only spec and proofs need it",
     ("ropespec.commands.proofs", "ropespec.spec.proofs"): "sympy, as above",
-    ("ropespec.implementations.zoo.autograd_sign", "ropespec.implementations.torch_rope"): "torch is optional",
-    ("ropespec.implementations.zoo.returns_complex", "ropespec.implementations.torch_rope"): "torch is optional",
+    ("ropespec.implementations.zoo.rope.autograd_sign", "ropespec.implementations.torch_rope"): "torch is optional",
+    ("ropespec.implementations.zoo.rope.returns_complex", "ropespec.implementations.torch_rope"): "torch is optional",
     ("ropespec.implementations.triton_rope", "ropespec.implementations.triton_kernels"): "triton is optional, and its kernels must be "
                                                                        "defined after a CPU worker switched Triton's "
                                                                        "interpreter on",

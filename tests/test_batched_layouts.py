@@ -50,7 +50,7 @@ def test_every_storage_holds_the_values_it_was_given(array):
 
 
 def test_a_layout_failure_replays_from_its_command(cli):
-    code, out, _ = cli("check", "ropespec.implementations.zoo.layout_row0_positions:make", "--layout", "bshd",
+    code, out, _ = cli("check", "ropespec.implementations.zoo.rope.layout_row0_positions:make", "--layout", "bshd",
                        "--dtype", "float32", "--invariant", "rope.layout", "--seed", "3")
     assert code == 1 and "fail [layout]" in out, out
     replay = next(ln.split("replay: ", 1)[1] for ln in out.splitlines() if "replay: " in ln)
@@ -109,7 +109,7 @@ def test_the_python_api_takes_the_layout_and_the_table():
 
 
 @pytest.mark.parametrize("target, code", [("ropespec.implementations.numpy_layout:thd", 0),
-                                          ("ropespec.implementations.zoo.thd_cu_seqlens_ignored:make", 1)])
+                                          ("ropespec.implementations.zoo.rope.thd_cu_seqlens_ignored:make", 1)])
 def test_precision_sweeps_a_layouts_function(cli, target, code):
     """Each row its own packed sequence of one token: the sampled sweep's positions are not consecutive, so a
     function that runs the positions on across sequences shows (an exhaustive sweep's consecutive ones would not)."""

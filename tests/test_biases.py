@@ -132,7 +132,7 @@ def test_a_lookup_is_told_from_a_bucket_function_by_its_first_parameter():
 def test_a_lookup_that_drops_the_decoding_offset_is_named_so_by_every_property():
     """Its buckets can only be read with a query past 0, where it is wrong: the bucket properties name the offset
     from the lookup's own evidence (query at 0 against query at P), not a bucket boundary."""
-    r = check("ropespec.implementations.zoo.t5_lookup_from_first_query:make", family="t5-bias", profile="ci", seed=1)
+    r = check("ropespec.implementations.zoo.t5_bias.t5_lookup_from_first_query:make", family="t5-bias", profile="ci", seed=1)
     words = {x.invariant: x.diagnosis for x in r.results if x.applicable}
     assert len(words) == 6 and set(words.values()) == {"position-offset"}, words
 

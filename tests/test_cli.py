@@ -32,7 +32,7 @@ def test_plain_function_from_a_file(cli, good_file):
 
 def test_zoo_member_fails_with_counterexample_and_replay(cli, tmp_path):
     report = tmp_path / "r.json"
-    code, out, _ = cli("check", "ropespec.implementations.zoo.off_by_one:make", "--seed", "5", "--json", str(report))
+    code, out, _ = cli("check", "ropespec.implementations.zoo.rope.off_by_one:make", "--seed", "5", "--json", str(report))
     assert code == 1
     data = json.loads(report.read_text())
     assert data["passed"] is False
@@ -40,7 +40,7 @@ def test_zoo_member_fails_with_counterexample_and_replay(cli, tmp_path):
     for inv in ("rope.identity-at-zero", "rope.composition", "rope.conformance"):
         assert results[inv]["status"] == "fail"
         assert results[inv]["counterexample"]["expect"]["head_dim"] % 2 == 0
-        assert results[inv]["replay"].startswith("ropespec check ropespec.implementations.zoo.off_by_one:make")
+        assert results[inv]["replay"].startswith("ropespec check ropespec.implementations.zoo.rope.off_by_one:make")
     assert results["contract.deterministic"]["status"] == "pass"
     assert results["contract.deterministic"]["replay"] is None
     assert "replay: ropespec check" in out
@@ -177,10 +177,10 @@ def test_junit_report(cli, tmp_path):
     import xml.etree.ElementTree as ET
 
     out = tmp_path / "junit.xml"
-    code, _, _ = cli("check", "ropespec.implementations.zoo.backwards:make", "--junit", str(out), "--seed", "0",
+    code, _, _ = cli("check", "ropespec.implementations.zoo.rope.backwards:make", "--junit", str(out), "--seed", "0",
                      "--invariant", "rope.conformance", "--invariant", "rope.norm-per-pair")
     suite = ET.parse(out).getroot().find("testsuite")
-    assert code == 1 and suite.get("name") == "ropespec.implementations.zoo.backwards:make"
+    assert code == 1 and suite.get("name") == "ropespec.implementations.zoo.rope.backwards:make"
     failures = suite.findall("testcase/failure")
     assert failures and int(suite.get("failures")) == len(failures)
     assert any("rope.conformance" in c.get("name") for c in suite.findall("testcase") if c.find("failure") is not None)
@@ -201,7 +201,7 @@ def test_cuda_device_is_a_clean_skip_without_a_gpu(cli):
 
 def test_jobs_spread_implementations_over_processes(cli, tmp_path):
     report = tmp_path / "r.json"
-    code, out, _ = cli("check", "ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.backwards:make",
+    code, out, _ = cli("check", "ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.rope.backwards:make",
                        "-j", "2", "--invariant", "rope.conformance", "--seed", "3", "--json", str(report))
     data = json.loads(report.read_text())
     assert code == 1

@@ -134,7 +134,7 @@ def _verdicts(report: Path) -> dict:
 def test_a_matrix_on_a_local_cluster_gives_the_j_verdicts_and_survives_a_lost_worker(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _targets(tmp_path)
-    targets = ["ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.wrong_base:make", "cluster_targets.py:crash",
+    targets = ["ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.rope.wrong_base:make", "cluster_targets.py:crash",
                "cluster_targets.py:killed_once"]
     before = _ray_processes()
     # a process of its own, as a user's shell starts it: Ray's runtime (its threads, its signal handlers) stays out of
@@ -153,7 +153,7 @@ def test_a_matrix_on_a_local_cluster_gives_the_j_verdicts_and_survives_a_lost_wo
     assert on_cluster == local
     assert len(on_cluster) == 8 and all(len(v) == 3 for v in on_cluster.values()), on_cluster  # none lost or twice
     statuses = {name.split("[")[0]: {s for _, _, s, _ in v} for name, v in on_cluster.items()}
-    assert statuses == {"ropespec.implementations.numpy_rope:make": {"pass"}, "ropespec.implementations.zoo.wrong_base:make": {"fail"},
+    assert statuses == {"ropespec.implementations.numpy_rope:make": {"pass"}, "ropespec.implementations.zoo.rope.wrong_base:make": {"fail"},
                         "cluster_targets.py:crash": {"fail"}, "cluster_targets.py:killed_once": {"pass"}}, statuses
     assert {d for v in on_cluster.values() for _, _, _, d in v} >= {"crash"}
     retried = [i for i in json.loads((tmp_path / "cluster.json").read_text())["implementations"]

@@ -100,12 +100,12 @@ def test_another_pairing_is_convention_and_nothing_else(tmp_path, convention):
 
 
 def test_the_report_leads_with_the_root_cause(capsys):
-    code = main(["check", "ropespec.implementations.zoo.writes_half_layout:make", "--expect",
+    code = main(["check", "ropespec.implementations.zoo.rope.writes_half_layout:make", "--expect",
                  '{"head_dim": 64, "convention": "interleaved", "max_position": 8192}', "--seed", "0"])
     out = capsys.readouterr().out
     assert code == 1
     listing = out[out.index("failing:"):]
-    assert "ropespec.implementations.zoo.writes_half_layout:make: root cause layout" in listing.splitlines()[1]
+    assert "ropespec.implementations.zoo.rope.writes_half_layout:make: root cause layout" in listing.splitlines()[1]
 
 
 def test_stale_cache_evidence_names_a_row_whose_rotation_changed():
@@ -147,7 +147,7 @@ def test_a_real_scaling_bug_stays_scaling_under_the_strict_class():
 
 def test_names_are_printed_as_they_are_not_as_emoji(tmp_path, capsys):
     """rich turned 'hf:llama: root cause' into 'hf🦙 root cause'."""
-    (tmp_path / "mod.py").write_text("from ropespec.implementations.zoo.writes_half_layout import make as llama\n")
+    (tmp_path / "mod.py").write_text("from ropespec.implementations.zoo.rope.writes_half_layout import make as llama\n")
     target = f"{tmp_path / 'mod.py'}:llama"
     code = main(["check", target, "--expect", '{"head_dim": 64, "convention": "interleaved", "max_position": 8192}',
                  "--invariant", "rope.identity-at-zero", "--seed", "0"])
@@ -182,7 +182,7 @@ def test_the_terminal_table_prints_bracketed_text_as_text():
 
     from ropespec import report
 
-    result = check("ropespec.implementations.zoo.writes_half_layout:make", invariants=["rope.identity-at-zero"], seed=0,
+    result = check("ropespec.implementations.zoo.rope.writes_half_layout:make", invariants=["rope.identity-at-zero"], seed=0,
                    expect={"head_dim": 64, "convention": "interleaved", "max_position": 8192})
     buf = io.StringIO()
     report.render(result.reports, Console(file=buf, force_terminal=True, width=250, emoji=False, color_system=None),

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def wrong_base():
     """A RoPE that ignores the configured base: rope.conformance fails and the diagnosis names the base."""
-    return check("ropespec.implementations.zoo.wrong_base:make", {"head_dim": 16, "rope_theta": 10000.0}, seed=0,
+    return check("ropespec.implementations.zoo.rope.wrong_base:make", {"head_dim": 16, "rope_theta": 10000.0}, seed=0,
                  invariants=["rope.conformance:conformance"])
 
 
@@ -116,7 +116,7 @@ def test_the_measured_model_is_computed_once_per_implementation(monkeypatch):
     runs = []
     real = naming.run_diagnosis
     monkeypatch.setattr(naming, "run_diagnosis", lambda f, e: runs.append(e) or real(f, e))
-    result = check("ropespec.implementations.zoo.wrong_base:make", {"head_dim": 16, "rope_theta": 10000.0}, seed=0,
+    result = check("ropespec.implementations.zoo.rope.wrong_base:make", {"head_dim": 16, "rope_theta": 10000.0}, seed=0,
                    invariants=["rope.conformance", "rope.composition", "rope.relative-position"])
     failed = [r for r in result.results if r.status == "fail"]
     assert len(failed) >= 3 and {r.diagnosis for r in failed} == {"base"}, [(r.invariant, r.diagnosis) for r in failed]

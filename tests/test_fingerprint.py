@@ -38,7 +38,7 @@ def test_fingerprint_recovers_every_preset_from_the_numpy_implementation(tmp_pat
 ])
 def test_fingerprint_of_zoo_members(tmp_path, member, key, value):
     out = tmp_path / "fp.json"
-    assert main(["fingerprint", f"ropespec.implementations.zoo.{member}:make", "--expect",
+    assert main(["fingerprint", f"ropespec.implementations.zoo.rope.{member}:make", "--expect",
                  '{"head_dim": 64, "rotary_dim": 48, "dtype": "float64"}' if member == "partial_ignored"
                  else '{"head_dim": 64, "dtype": "float64"}', "--json", str(out)]) == 0
     fp = json.loads(out.read_text())

@@ -90,7 +90,7 @@ def test_a_table_builder_taking_positions_passes_per_dim_or_per_pair(capsys, ker
 
 
 def test_the_fingerprint_reads_a_table_builder(capsys):
-    code = main(["fingerprint", "ropespec.implementations.zoo.table_wrong_base:make", "--form", "table", "--expect",
+    code = main(["fingerprint", "ropespec.implementations.zoo.rope.table_wrong_base:make", "--form", "table", "--expect",
                  '{"head_dim": 64}', "--max-position", "4096"])
     out = capsys.readouterr().out
     assert code == 0 and "base: 10000" in out and "convention: half" in out, out
@@ -100,14 +100,14 @@ def test_the_qk_form_checks_every_head_and_batch_row(capsys):
     """transformers' signature in numpy passes; the member whose keys take batch row 0's table is named layout."""
     assert main(["check", "ropespec.implementations.numpy_qk:make", "--form", "qk", "--seed", "1"]) == 0, capsys.readouterr().out
     capsys.readouterr()
-    code = main(["check", "ropespec.implementations.zoo.qk_k_table_of_row_0:make", "--form", "qk", "--seed", "1", "--expect",
+    code = main(["check", "ropespec.implementations.zoo.rope.qk_k_table_of_row_0:make", "--form", "qk", "--seed", "1", "--expect",
                  '{"head_dim": 64, "n_heads": 4, "n_kv_heads": 2}'])
     out = capsys.readouterr().out
     assert code == 1 and "[layout]" in out and "batch row 0's table" in out, out
 
 
 @pytest.mark.parametrize("target, direction", [("ropespec.implementations.numpy_qk:make", "forward"),
-                                               ("ropespec.implementations.zoo.qk_sin_negated:make", "backwards")])
+                                               ("ropespec.implementations.zoo.rope.qk_sin_negated:make", "backwards")])
 def test_the_fingerprint_reads_an_apply_function_of_the_qk_form(capsys, target, direction):
     code = main(["fingerprint", target, "--form", "qk", "--expect", '{"head_dim": 64}', "--max-position", "4096"])
     out = capsys.readouterr().out
@@ -117,7 +117,7 @@ def test_the_fingerprint_reads_an_apply_function_of_the_qk_form(capsys, target, 
 
 def test_a_form_failure_replays_in_its_form(capsys):
     """The replay command of a kernel failure says --form kernel (without it the kernel was called as f(x, p))."""
-    code = main(["check", "ropespec.implementations.zoo.kernel_sin_negated:make", "--form", "kernel", "--seed", "2"])
+    code = main(["check", "ropespec.implementations.zoo.rope.kernel_sin_negated:make", "--form", "kernel", "--seed", "2"])
     out = capsys.readouterr().out
     replay = next(ln.split("replay: ", 1)[1] for ln in out.splitlines() if "replay: " in ln)
     assert code == 1 and " --form kernel " in f"{replay} ", replay
@@ -132,12 +132,12 @@ def test_a_kernel_and_its_librarys_table_are_checked_together(capsys):
     code = main([*base, "--table", "ropespec.implementations.numpy_table:make", "--invariant", "rope.conformance"])
     out = capsys.readouterr().out
     assert code == 0 and "--form kernel with --table ropespec.implementations.numpy_table:make" in out, out
-    code = main([*base, "--table", "ropespec.implementations.zoo.table_wrong_base:make", "--expect",
+    code = main([*base, "--table", "ropespec.implementations.zoo.rope.table_wrong_base:make", "--expect",
                  '{"head_dim": 64, "rope_theta": 1e6}', "--invariant", "rope.conformance:conformance"])
     out = capsys.readouterr().out
     assert code == 1 and "[base]" in out and "fit base 10000" in out, out
     replay = next(ln.split("replay: ", 1)[1] for ln in out.splitlines() if "replay: " in ln)
-    assert "--form kernel --table ropespec.implementations.zoo.table_wrong_base:make" in replay, replay
+    assert "--form kernel --table ropespec.implementations.zoo.rope.table_wrong_base:make" in replay, replay
 
 
 def test_a_table_without_a_kernel_is_one_line_exit_2(capsys):
@@ -149,7 +149,7 @@ def test_a_table_without_a_kernel_is_one_line_exit_2(capsys):
 def test_a_familys_failure_replays_in_its_family(capsys):
     """The replay of a sinusoidal failure says --family sinusoidal (without it the invariant was not applicable to
     the rope function the target was loaded as: nothing ran)."""
-    code = main(["check", "ropespec.implementations.zoo.sinusoidal_scaled:make", "--family", "sinusoidal", "--invariant",
+    code = main(["check", "ropespec.implementations.zoo.sinusoidal.sinusoidal_scaled:make", "--family", "sinusoidal", "--invariant",
                  "sinusoidal.norm", "--seed", "1"])
     out = capsys.readouterr().out
     replay = next(ln.split("replay: ", 1)[1] for ln in out.splitlines() if "replay: " in ln)
@@ -198,7 +198,7 @@ def test_a_plain_function_refused_another_expectation_names_the_field():
     from ropespec.implementations import load_implementation
     from ropespec.spec import Expect
 
-    s = load_implementation("ropespec.implementations.zoo.off_by_one:make", expect=Expect(head_dim=8), isolate=False)
+    s = load_implementation("ropespec.implementations.zoo.rope.off_by_one:make", expect=Expect(head_dim=8), isolate=False)
     s.mode = "plain"  # as a plain function computing head_dim 8 would be
     try:
         s.bind(Expect(head_dim=8, n_heads=4, n_kv_heads=2))

@@ -23,7 +23,7 @@ def test_a_matrix_of_targets_expectations_and_dtypes(jobs, tmp_path, capsys):
     (declined: skipped, not exit 2), the correct factory holds in every checked configuration, the zoo's wrong base
     fails [base] in the one it computes (it declines llama3 scaling)."""
     report = tmp_path / "r.json"
-    code = main(["check", "ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.wrong_base:make",
+    code = main(["check", "ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.rope.wrong_base:make",
                  "--expect", "llama3.1-8b", "--expect", "mistral-7b-v0.1", "--dtype", "float32,bfloat16",
                  "--profile", "ci", "--seed", "0", "--invariant", "rope.conformance", "--json", str(report), "-j", jobs,
                  "--junit", str(tmp_path / "r.xml")])
@@ -89,7 +89,7 @@ def test_a_report_never_overwrites_a_config_the_glob_reads(tmp_path, capsys):
     assert (tmp_path / "m" / "config.json").read_text() == before
 
 
-RESUMED = ["check", "ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.wrong_base:make", "--expect", "llama3.1-8b",
+RESUMED = ["check", "ropespec.implementations.numpy_rope:make", "ropespec.implementations.zoo.rope.wrong_base:make", "--expect", "llama3.1-8b",
            "--expect", "mistral-7b-v0.1", "--profile", "ci", "--invariant", "rope.conformance"]
 
 

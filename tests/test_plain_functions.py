@@ -108,7 +108,7 @@ def test_worst_is_the_ratio_to_the_bound_checked():
     assert all(r.worst is not None and r.worst <= 1.0 for r in result.results if r.status == "pass"), \
         [(r.invariant, r.worst) for r in result.results]
     # a table other than the expected one but within [theta/s, theta] passes, and says how close it came
-    swapped = check("ropespec.implementations.zoo.yarn_beta_swapped:make", seed=1, invariants=["scaling.bounded"],
+    swapped = check("ropespec.implementations.zoo.rope.yarn_beta_swapped:make", seed=1, invariants=["scaling.bounded"],
                     expect={"head_dim": 64, "max_position": 16384, "rope_scaling": {
                         "rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048}})
     [r] = swapped.results

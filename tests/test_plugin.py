@@ -18,13 +18,13 @@ def pytest_run(*args, env=None):
 
 def test_rope_impl_option_runs_properties_on_a_zoo_member():
     proc = pytest_run("properties/test_structure.py", "-k", "locality",
-                      "--rope-impl", "ropespec.implementations.zoo.wrong_pairing:make")
+                      "--rope-impl", "ropespec.implementations.zoo.rope.wrong_pairing:make")
     assert proc.returncode == 1, proc.stdout
-    assert "ropespec.implementations.zoo.wrong_pairing:make (factory, numpy arrays)" in proc.stdout  # header
-    assert "test_locality[ropespec.implementations.zoo.wrong_pairing:make]" in proc.stdout
+    assert "ropespec.implementations.zoo.rope.wrong_pairing:make (factory, numpy arrays)" in proc.stdout  # header
+    assert "test_locality[ropespec.implementations.zoo.rope.wrong_pairing:make]" in proc.stdout
     assert "f(e_j, p)" in proc.stdout and "counterexample" in proc.stdout
     # the failure in pytest prints the command that replays it, and says where the full values are
-    assert "replay: ropespec check ropespec.implementations.zoo.wrong_pairing:make " in proc.stdout
+    assert "replay: ropespec check ropespec.implementations.zoo.rope.wrong_pairing:make " in proc.stdout
     assert "--invariant rope.locality" in proc.stdout and "--json PATH" in proc.stdout
 
 
@@ -41,7 +41,7 @@ def test_an_unrelated_project_lists_nothing_under_test(tmp_path):
 def test_env_variable_and_expectation():
     proc = pytest_run("properties/test_rotation.py", "-k", "identity",
                       "--rope-expect", '{"head_dim": 16, "convention": "interleaved"}',
-                      env={"ROPESPEC_IMPL": "ropespec.implementations.zoo.off_by_one:make"})
+                      env={"ROPESPEC_IMPL": "ropespec.implementations.zoo.rope.off_by_one:make"})
     assert proc.returncode == 1, proc.stdout
     assert "head_dim 16, theta 10000, interleaved, float32" in proc.stdout
     assert "1 failed" in proc.stdout
@@ -56,7 +56,7 @@ def test_bad_expectation_is_a_usage_error():
 
 def test_rope_timeout_option_reaches_the_worker():
     proc = pytest_run("properties/test_contract.py", "-k", "shape_finite",
-                      "--rope-impl", "ropespec.implementations.zoo.hangs:make", "--rope-timeout", "0.5")
+                      "--rope-impl", "ropespec.implementations.zoo.rope.hangs:make", "--rope-timeout", "0.5")
     assert proc.returncode == 1, proc.stdout
     assert "did not return within 0.5 s (--timeout)" in proc.stdout
 

@@ -82,7 +82,7 @@ def test_shipped_implementations_hold_the_strict_class_to_2_31(tmp_path, capsys,
 def test_precision_reports_the_crossing_and_draws_the_plot(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     png, js = tmp_path / "p.png", tmp_path / "p.json"
-    code = main(["precision", "ropespec.implementations.zoo.fp16_positions:make", "--expect", '{"max_position": 32768}',
+    code = main(["precision", "ropespec.implementations.zoo.rope.fp16_positions:make", "--expect", '{"max_position": 32768}',
                  "--max-position", "32768", "--plot", str(png), "--json", str(js)])
     text = capsys.readouterr().out
     assert code == 1  # the declared class fails: exit 0 means it held
@@ -161,7 +161,7 @@ def test_exhaustive_names_the_exact_first_failing_position(tmp_path, capsys):
     """fp16_positions rounds positions to float16, exact up to 2048: position 2049 is the first one off
     (it becomes 2048), and the exhaustive sweep says exactly that, not a sampled estimate."""
     js = tmp_path / "ex.json"
-    code = main(["precision", "ropespec.implementations.zoo.fp16_positions:make", "--exhaustive", "--max-position", "4096",
+    code = main(["precision", "ropespec.implementations.zoo.rope.fp16_positions:make", "--exhaustive", "--max-position", "4096",
                  "--chunk", "1000", "--expect", '{"max_position": 4096}', "--json", str(js)])
     text = capsys.readouterr().out
     assert code == 1, text
@@ -188,7 +188,7 @@ def test_exhaustive_bad_usage_is_one_line(capsys, args, field):
 def _partial_fp16_positions(x, p):
     """A partial-rotary float32 RoPE with float16 positions (exact to 2048) that also nudges a pass-through
     dim from p = 3000 on: a class failure, then a pass-through failure, at known positions."""
-    from ropespec.implementations.zoo.fp16_positions import make
+    from ropespec.implementations.zoo.rope.fp16_positions import make
 
     e = Expect(head_dim=64, rotary_dim=48, dtype="float32", max_position=4096)
     y = np.asarray(make(e.replace(head_dim=48, rotary_dim=48))(x[:, :48].astype(np.float32), p), dtype=np.float64)
@@ -244,7 +244,7 @@ def test_a_wrong_frequency_table_is_said_to_be_no_rounding_and_check_names_it(tm
 
 def test_rounding_gets_no_such_sentence(capsys):
     """A float32-angle implementation failing the strict class is rounding: nothing more is said."""
-    code = main(["precision", "ropespec.implementations.zoo.float32_angles:make", "--max-position", "65536",
+    code = main(["precision", "ropespec.implementations.zoo.rope.float32_angles:make", "--max-position", "65536",
                  "--expect", '{"head_dim": 64, "angle_dtype": "exact", "inv_freq_dtype": "exact"}'])
     out = capsys.readouterr().out
     assert code == 1 and "not rounding" not in out, out[-800:]
@@ -262,7 +262,7 @@ def test_the_plot_keeps_its_legend_off_the_curves_and_says_what_the_text_says():
     e = Expect(head_dim=64, max_position=1 << 16)
     from ropespec.implementations import load_implementation
 
-    impl = load_implementation("ropespec.implementations.zoo.float32_angles:make", expect=e)
+    impl = load_implementation("ropespec.implementations.zoo.rope.float32_angles:make", expect=e)
     try:
         sw = precision.measure(impl.as_rope(e), e, precision.sweep_positions(e.max_position, per_octave=1), vectors=2)
     finally:

@@ -137,7 +137,7 @@ def test_piped_lines_are_cut_only_where_they_say_so():
 
     from ropespec import check, report
 
-    result = check("ropespec.implementations.zoo.off_by_one:make", invariants=["rope.identity-at-zero"], seed=0,
+    result = check("ropespec.implementations.zoo.rope.off_by_one:make", invariants=["rope.identity-at-zero"], seed=0,
                    expect={"head_dim": 64, "max_position": 8192})
     buf = io.StringIO()
     report.render(result.reports, Console(file=buf, force_terminal=False, width=80, emoji=False), seed=0, profile="dev")

@@ -105,7 +105,7 @@ def test_formulas_print_as_written():
 
 def test_spec_with_an_implementation_shows_verdicts(tmp_path):
     out = tmp_path / "spec.md"
-    assert main(["spec", "--impl", "ropespec.implementations.zoo.backwards:make", "--expect", "llama2-7b", "--out", str(out)]) == 0
+    assert main(["spec", "--impl", "ropespec.implementations.zoo.rope.backwards:make", "--expect", "llama2-7b", "--out", str(out)]) == 0
     text = out.read_text()
     assert "verdict: **fail (direction)**" in text
     assert "verdict: **pass**" in text

@@ -15,7 +15,7 @@ import pytest
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="no tmux on PATH (Debian: apt-get install tmux)")
 INVARIANTS = ("rope.conformance", "rope.identity-at-zero", "rope.norm-per-pair", "scaling.bounded")
-TARGET = "ropespec.implementations.zoo.off_by_one:make"
+TARGET = "ropespec.implementations.zoo.rope.off_by_one:make"
 #: a shell started under pytest exports COLUMNS=80 and LINES=24 (measured here), which rich would take over the
 #: pane's real size: unset, as in a terminal a person opens, so that the width is the pane's
 UNSET = "unset COLUMNS LINES; "
@@ -87,7 +87,7 @@ def test_every_row_shows_invariant_status_word_and_ratio(screens, width):
         assert status == "fail" and rest[0] == "position-offset" and float(rest[1]) > 1, (inv, rest)
     assert rows["rope.norm-per-pair"][0] == "pass" and float(rows["rope.norm-per-pair"][1][0]) < 1
     assert rows["scaling.bounded"][0] == "skip"
-    assert ("A = ropespec.implementations.zoo.off_by_one:make" in screen) == (width == 80)
+    assert ("A = ropespec.implementations.zoo.rope.off_by_one:make" in screen) == (width == 80)
     assert "[position-offset]" in screen  # the failures below keep their brackets: text, not markup
     if width == 200:  # room for a note column beside the full names: the skip's reason is in its row
         row = next(ln for ln in screen.splitlines() if re.match(rf"\s*{name}\s+scaling\.bounded\s+skip", ln))

@@ -59,6 +59,21 @@ def test_zoo_metadata():
         assert all(target_property(t) for t in m.targets), m.name
 
 
+def test_each_member_sits_in_its_family_s_folder():
+    for m in MEMBERS:
+        module = m.target.partition(":")[0]
+        assert module == f"ropespec.implementations.zoo.{m.shape.family.replace('-', '_')}.{m.name}", m.name
+
+
+def test_a_member_named_without_its_family_s_folder_is_read_by_its_folder():
+    from ropespec.implementations.boundary.targets import installed_target
+
+    for m in MEMBERS[:3] + [m for m in MEMBERS if m.shape.family != "rope"][:3]:
+        assert installed_target(f"ropespec.implementations.zoo.{m.name}:make") == m.target
+    assert installed_target("ropespec.implementations.zoo.no_such_member:make") == \
+        "ropespec.implementations.zoo.no_such_member:make"
+
+
 def test_near_threshold_members_exist_for_the_main_bounds():
     near = {t for m in MEMBERS if m.near for t in m.targets}
     assert {"rope.conformance", "rope.norm-per-pair", "rope.linearity", "scaling.band-edges", "sinusoidal.norm",

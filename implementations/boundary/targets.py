@@ -1,5 +1,5 @@
 """Loading a TARGET: a file's or a module's attribute (``path.py:name``, ``package.module:name``), the old folder
-names read as ropespec's installed ones, and what a loaded callable says of itself."""
+names read as ropespec's installed ones (a zoo member by its name as its family's folder holds it), and what a loaded callable says of itself."""
 
 from __future__ import annotations
 
@@ -55,8 +55,25 @@ def installed_target(target):
     first = mod.split(".")[0]
     if (not sep or first not in FOLDERS or "/" in mod or "\\" in mod or mod.endswith(".py")
             or importlib.util.find_spec(first) is not None):
+        return _zoo_member(target)
+    return _zoo_member(f"ropespec.{target}")
+
+
+_ZOO = "ropespec.implementations.zoo"
+
+
+def _zoo_member(target: str) -> str:
+    """A zoo member named as the zoo held it before its family's folder (``ropespec.implementations.zoo.NAME:make``)
+    reads as the module in that folder (``ropespec.implementations.zoo.rope.NAME:make``); anything else as it is."""
+    mod, _, name = target.rpartition(":")
+    package, _, member = mod.rpartition(".")
+    if package != _ZOO or member.startswith("_"):
         return target
-    return f"ropespec.{target}"
+    zoo = Path(importlib.util.find_spec(_ZOO).origin).parent
+    if (zoo / f"{member}.py").is_file() or (zoo / member).is_dir():
+        return target
+    found = sorted(zoo.glob(f"*/{member}.py"))
+    return f"{_ZOO}.{found[0].parent.name}.{member}:{name}" if len(found) == 1 else target
 
 
 def load_module(mod: str):

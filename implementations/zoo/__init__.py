@@ -1,6 +1,6 @@
 """The zoo: known-buggy implementations, each modelled on a real bug.
 
-Each member is a module here with a factory ``make(expect)``, ``TARGETS`` (the invariant ids it
+Each member is a module in its family's folder here (``rope/``, ``alibi/``, ``t5_bias/``, ...) with a factory ``make(expect)``, ``TARGETS`` (the invariant ids it
 must fail), its call shape where it is not f(x, positions) (``FAMILY``, ``FORM``, ``LAYOUT``, ``INPLACE``, ``POSITIONS``), ``DIAGNOSIS`` (the word a correct diagnosis names) and ``SOURCE`` (where the bug was
 seen). Its docstring's first line says what it does wrong. A member may carry ``EXPECT``, a dict of
 expectation fields it is checked under (the precision class it claims, say); otherwise the suite draws
@@ -52,17 +52,32 @@ class Member:
         return self.request(dtype).load()
 
 
+#: the folder of the lab module's variants, which are no members
+LAB = "lab"
+
+
+def _modules() -> list[tuple[str, str]]:
+    """(member name, module) of every member: each family's members in a folder of its own (``rope/``,
+    ``alibi/``, ...; the family's name with ``_`` for ``-``), a member's name being its module's."""
+    out = []
+    for folder in pkgutil.iter_modules(__path__):
+        if not folder.ispkg or folder.name == LAB:
+            continue
+        package = importlib.import_module(f"{__name__}.{folder.name}")
+        out += [(info.name, f"{package.__name__}.{info.name}") for info in pkgutil.iter_modules(package.__path__)
+                if not info.name.startswith("_")]
+    return sorted(out)
+
+
 def members() -> list[Member]:
     """Every zoo member, by name."""
     out = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.ispkg:  # lab/ holds the lab module's variants
-            continue
-        mod = importlib.import_module(f"{__name__}.{info.name}")
+    for name, module in _modules():
+        mod = importlib.import_module(module)
         out.append(
             Member(
-                name=info.name,
-                target=f"{__name__}.{info.name}:make",
+                name=name,
+                target=f"{module}:make",
                 description=(mod.__doc__ or "").strip().splitlines()[0],
                 targets=tuple(mod.TARGETS),
                 diagnosis=mod.DIAGNOSIS,

@@ -1,7 +1,7 @@
 """Near the threshold: float32 angles where the strict class was promised, at positions below 32 only, so
 that its error is a few times the strict bound (K_ROT ulp of the pair) and no more."""
 
-from ropespec.implementations.zoo.float32_angles import _angle
+from ropespec.implementations.zoo.rope.float32_angles import _angle
 from ropespec.implementations.zoo._base import build
 
 TARGETS = ("rope.conformance",)

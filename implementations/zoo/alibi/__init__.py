@@ -1,0 +1,1 @@
+"""Zoo members of the alibi family: ALiBi."""

@@ -1,0 +1,1 @@
+"""Zoo members of the learned family: learned absolute position tables."""

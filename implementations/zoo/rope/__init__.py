@@ -1,0 +1,1 @@
+"""Zoo members of the rope family: rotary position embedding (every form and layout)."""

@@ -1,0 +1,1 @@
+"""Zoo members of the sinusoidal family: the Transformer's sinusoidal encoding."""
