@@ -19,7 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ropespec.spec import methods
-from ropespec.spec.geometry import PairGeometry
+from ropespec.spec.geometry import PairGeometry, validate_axes
 from ropespec.spec.positions import TIME_RULES
 from ropespec.spec.schema import (  # noqa: F401 (the vocabulary, importable from here as before)
     _is_int, _is_number, _short, ANGLE_DTYPES, AXES_KINDS, AXES_MAX, AXES_MIN, CONVENTIONS, DEFAULT_AXIS_NAMES, DTYPES, ExpectationError, FACTOR_MAX, HEAD_DIM_MAX, MAX_POSITION_MAX, RANGES,
@@ -140,7 +140,7 @@ class Expect:
             if scaling is not None:
                 scaling = _freeze(methods.validated(scaling, self.rotary_dim, self.max_position))
             object.__setattr__(self, "rope_scaling", scaling)
-        self._validate_axes()
+        validate_axes(self)
         self._validate_video_time()
         if not _is_number(self.alibi_bias_max) or self.alibi_bias_max <= 0:
             raise ExpectationError("alibi_bias_max", f"must be {RANGES['alibi_bias_max']}, got {_short(self.alibi_bias_max)}")
@@ -190,70 +190,6 @@ class Expect:
         if kind == "mrope" or (lifted and not methods.scales(kind) and not set(s) - {"rope_type", "type"}):
             return None
         return s
-
-    def _validate_axes(self) -> None:
-        """The multi-axis fields: one way of dealing pairs to axes at most, sizes that add up, no length scaling."""
-        given = [k for k in ("mrope_section", "axes_dims_rope") if getattr(self, k) is not None]
-        if self.axes_parity:
-            given.append("axes_parity")
-        for key in ("mrope_interleaved", "axes_parity"):
-            if not isinstance(getattr(self, key), bool):
-                raise ExpectationError(key, f"must be true or false, got {_short(getattr(self, key))}")
-        if len(given) > 1:
-            raise ExpectationError(given[1], f"cannot be given with {given[0]}: one way of dealing pairs to axes")
-        if self.mrope_interleaved and self.mrope_section is None:
-            raise ExpectationError("mrope_interleaved", "needs mrope_section (the pairs of each axis)")
-        if not given:
-            for key in ("axis_names", "axes_offset"):
-                if getattr(self, key) is not None:
-                    raise ExpectationError(key, "needs a multi-axis expectation (mrope_section, axes_dims_rope or "
-                                                "axes_parity)")
-            return
-        k = self.n_pairs
-        if self.mrope_section is not None or self.axes_dims_rope is not None:
-            key = given[0]
-            sizes = getattr(self, key)
-            if (not isinstance(sizes, (list, tuple)) or not AXES_MIN <= len(sizes) <= AXES_MAX
-                    or not all(_is_int(v) for v in sizes)):
-                raise ExpectationError(key, f"must be {RANGES[key]}, got {_short(sizes)}")
-            sizes = tuple(sizes)
-            object.__setattr__(self, key, sizes)
-            if key == "mrope_section":
-                if min(sizes) < 1 or sum(sizes) != k:
-                    raise ExpectationError(key, f"must be {RANGES[key]} = {k} (rotary_dim {self.rotary_dim}), got "
-                                                f"{list(sizes)} (sum {sum(sizes)})")
-                if self.mrope_interleaved:  # Qwen3-VL's and Qwen3.5's strided slice a:A*s_a:A takes s_a pairs
-                    A = len(sizes)
-                    for a, size in enumerate(sizes[1:], start=1):
-                        if a + A * (size - 1) >= k:
-                            raise ExpectationError(key, f"with mrope_interleaved, axis {a}'s {size} pairs sit at j = "
-                                                        f"{a}, {a + A}, ..., {a + A * (size - 1)}, so its last pair "
-                                                        f"{a} + {A} x {size - 1} must be < rotary_dim/2 = {k}, got "
-                                                        f"{list(sizes)}")
-            else:
-                if min(sizes) < 2 or any(v % 2 for v in sizes) or sum(sizes) != self.rotary_dim:
-                    raise ExpectationError(key, f"must be {RANGES[key]} = {self.rotary_dim}, got {list(sizes)} "
-                                                f"(sum {sum(sizes)})")
-        elif k % 2:
-            raise ExpectationError("axes_parity", f"needs an even number of rotary pairs (two axes of "
-                                                  f"rotary_dim/4 each), got rotary_dim {self.rotary_dim}")
-        if self.rope_scaling is not None:
-            raise ExpectationError("rope_scaling", f"a multi-axis RoPE takes no length scaling here (rope_type "
-                                                   f"default), got {self.rope_type!r}")
-        offset = self.axes_offset
-        if offset is not None:
-            if (not isinstance(offset, (list, tuple)) or len(offset) != self.n_axes
-                    or not all(_is_int(v) and abs(v) < self.max_position for v in offset)):
-                raise ExpectationError("axes_offset", f"must be {self.n_axes} integers, one per axis, each below "
-                                                      f"max_position {self.max_position} in size, got {_short(offset)}")
-            object.__setattr__(self, "axes_offset", None if not any(offset) else tuple(int(v) for v in offset))
-        names = self.axis_names
-        if names is not None:
-            if (not isinstance(names, (list, tuple)) or len(names) != self.n_axes
-                    or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names)):
-                raise ExpectationError("axis_names", f"must be {self.n_axes} distinct non-empty names, one per axis, "
-                                                     f"got {_short(names)}")
-            object.__setattr__(self, "axis_names", tuple(names))
 
     def __reduce__(self):
         """Pickled with its scaling dict thawed (a mappingproxy does not pickle): an expectation crosses

@@ -7,7 +7,8 @@ the same questions by asking it): the convention pairs dims (i, i + r/2) (half) 
 rope_interleave, the latter writing its results in the half layout); the first ``rotary_dim`` dims turn and the rest
 pass through; a multi-axis RoPE deals its pairs to position axes (chunked or interleaved sections of one ladder, a
 ladder per axis, or Pixtral's parity split) and may offset an axis. The proofs' mutations patch this class's methods,
-so that a proof about the geometry fails when the geometry is broken.
+so that a proof about the geometry fails when the geometry is broken. :func:`validate_axes` is the rule an
+expectation's multi-axis fields are held to.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ropespec.spec.schema import DEFAULT_AXIS_NAMES
+from ropespec.spec.schema import _is_int, _short, AXES_MAX, AXES_MIN, DEFAULT_AXIS_NAMES, ExpectationError, RANGES
 
 
 @dataclass(frozen=True)
@@ -179,3 +180,70 @@ class PairGeometry:
         for (a, b), (oa, ob) in zip(self.pairs(), self.out_pairs()):
             perm[a], perm[b] = oa, ob
         return perm
+
+
+def validate_axes(e) -> None:
+    """An expectation's multi-axis fields, validated and normalised in place (set through object.__setattr__, as the
+    frozen expectation sets its own): one way of dealing pairs to axes at most, sizes that add up, offsets inside
+    the domain, one name per axis, no length scaling. ``e`` is the expectation being built."""
+    given = [k for k in ("mrope_section", "axes_dims_rope") if getattr(e, k) is not None]
+    if e.axes_parity:
+        given.append("axes_parity")
+    for key in ("mrope_interleaved", "axes_parity"):
+        if not isinstance(getattr(e, key), bool):
+            raise ExpectationError(key, f"must be true or false, got {_short(getattr(e, key))}")
+    if len(given) > 1:
+        raise ExpectationError(given[1], f"cannot be given with {given[0]}: one way of dealing pairs to axes")
+    if e.mrope_interleaved and e.mrope_section is None:
+        raise ExpectationError("mrope_interleaved", "needs mrope_section (the pairs of each axis)")
+    if not given:
+        for key in ("axis_names", "axes_offset"):
+            if getattr(e, key) is not None:
+                raise ExpectationError(key, "needs a multi-axis expectation (mrope_section, axes_dims_rope or "
+                                            "axes_parity)")
+        return
+    k = e.n_pairs
+    if e.mrope_section is not None or e.axes_dims_rope is not None:
+        key = given[0]
+        sizes = getattr(e, key)
+        if (not isinstance(sizes, (list, tuple)) or not AXES_MIN <= len(sizes) <= AXES_MAX
+                or not all(_is_int(v) for v in sizes)):
+            raise ExpectationError(key, f"must be {RANGES[key]}, got {_short(sizes)}")
+        sizes = tuple(sizes)
+        object.__setattr__(e, key, sizes)
+        if key == "mrope_section":
+            if min(sizes) < 1 or sum(sizes) != k:
+                raise ExpectationError(key, f"must be {RANGES[key]} = {k} (rotary_dim {e.rotary_dim}), got "
+                                            f"{list(sizes)} (sum {sum(sizes)})")
+            if e.mrope_interleaved:  # Qwen3-VL's and Qwen3.5's strided slice a:A*s_a:A takes s_a pairs
+                A = len(sizes)
+                for a, size in enumerate(sizes[1:], start=1):
+                    if a + A * (size - 1) >= k:
+                        raise ExpectationError(key, f"with mrope_interleaved, axis {a}'s {size} pairs sit at j = "
+                                                    f"{a}, {a + A}, ..., {a + A * (size - 1)}, so its last pair "
+                                                    f"{a} + {A} x {size - 1} must be < rotary_dim/2 = {k}, got "
+                                                    f"{list(sizes)}")
+        else:
+            if min(sizes) < 2 or any(v % 2 for v in sizes) or sum(sizes) != e.rotary_dim:
+                raise ExpectationError(key, f"must be {RANGES[key]} = {e.rotary_dim}, got {list(sizes)} "
+                                            f"(sum {sum(sizes)})")
+    elif k % 2:
+        raise ExpectationError("axes_parity", f"needs an even number of rotary pairs (two axes of "
+                                              f"rotary_dim/4 each), got rotary_dim {e.rotary_dim}")
+    if e.rope_scaling is not None:
+        raise ExpectationError("rope_scaling", f"a multi-axis RoPE takes no length scaling here (rope_type "
+                                               f"default), got {e.rope_type!r}")
+    offset = e.axes_offset
+    if offset is not None:
+        if (not isinstance(offset, (list, tuple)) or len(offset) != e.n_axes
+                or not all(_is_int(v) and abs(v) < e.max_position for v in offset)):
+            raise ExpectationError("axes_offset", f"must be {e.n_axes} integers, one per axis, each below "
+                                                  f"max_position {e.max_position} in size, got {_short(offset)}")
+        object.__setattr__(e, "axes_offset", None if not any(offset) else tuple(int(v) for v in offset))
+    names = e.axis_names
+    if names is not None:
+        if (not isinstance(names, (list, tuple)) or len(names) != e.n_axes
+                or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names)):
+            raise ExpectationError("axis_names", f"must be {e.n_axes} distinct non-empty names, one per axis, "
+                                                 f"got {_short(names)}")
+        object.__setattr__(e, "axis_names", tuple(names))
