@@ -9,6 +9,7 @@ import pytest
 
 from ropespec.implementations.zoo import members
 from ropespec.properties import precision
+from ropespec.properties.exhaustive import exhaustive
 from ropespec.properties.framework import all_properties, PROPERTIES, run_property
 from ropespec.cli import main
 from ropespec.spec import Expect
@@ -204,8 +205,8 @@ def test_the_exhaustive_comparison_in_torch_is_the_numpy_one():
     its position, largest error), on a function whose classes fail at different positions."""
     pytest.importorskip("torch")
     e = Expect(head_dim=64, rotary_dim=48, dtype="float32", max_position=4096)
-    on_numpy = precision.exhaustive(_partial_fp16_positions, e, 4096, chunk=1500).to_json()
-    on_torch = precision.exhaustive(_partial_fp16_positions, e, 4096, chunk=1500, device="cpu").to_json()
+    on_numpy = exhaustive(_partial_fp16_positions, e, 4096, chunk=1500).to_json()
+    on_torch = exhaustive(_partial_fp16_positions, e, 4096, chunk=1500, device="cpu").to_json()
     assert on_numpy["first_failure"]["float32"] == 2049 and on_numpy["first_failure"]["float16"] == 3000
     assert on_torch["first_failure"] == on_numpy["first_failure"]
     for c, w in on_numpy["worst"].items():

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ropespec.implementations.contract import Failure
 from ropespec.properties import diagnose, precision
+from ropespec.properties.exhaustive import exhaustive
 from ropespec.properties.precision import describe_position
 from ropespec import report
 from ropespec.commands import options
@@ -110,7 +111,7 @@ def _sweep(f, e, target: str, args, console: Console, outs) -> int:
 def _exhaustive(f, e, target: str, args, console: Console, outs) -> int:
     # on a GPU the outputs are compared there (double-double reference and bounds in torch); else in numpy
     device = args.device if args.array == "torch" and args.device != "cpu" else None
-    ex = _with_progress(console, target, "every position", e.max_position, lambda progress: precision.exhaustive(
+    ex = _with_progress(console, target, "every position", e.max_position, lambda progress: exhaustive(
         f, e, e.max_position, chunk=args.chunk, seed=args.seed, progress=progress, device=device))
     if ex is None:
         return 1
