@@ -23,7 +23,7 @@ from datetime import date
 from verdict_time import machine  # benchmarks/: one way to name the machine
 
 from ropespec.implementations.adapters import hf_models
-from ropespec import report
+from ropespec import formats, report
 from ropespec.cluster import Cluster, check_on_cluster
 from ropespec.commands import matrix
 from ropespec.results import CheckResult
@@ -84,7 +84,7 @@ def main() -> None:
     took = time.perf_counter() - t0
     if args.json:
         with open(args.json, "w") as out:
-            out.write(report.json_text(CheckResult(reports, args.seed, args.profile)))
+            out.write(formats.json_text(CheckResult(reports, args.seed, args.profile)))
     by_type: dict[str, dict[str, object]] = {}
     for rep in reports:
         by_type.setdefault(rep.impl.configuration["expect"], {})[rep.impl.configuration["dtype"]] = rep

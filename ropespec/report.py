@@ -1,21 +1,15 @@
-"""Reports: a rich table on a terminal, plain text when piped, and JSON."""
+"""Reports: a rich table on a terminal, plain text when piped (the --json and --junit documents are
+:mod:`ropespec.formats`')."""
 
 from __future__ import annotations
 
-import json
-import math
-import re
+import os
 import textwrap
-from pathlib import Path
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
-
-import os
-import xml.etree.ElementTree as ET
-
-from rich import box
 
 from ropespec.implementations.contract import clean
 from ropespec.implementations.families import form_of
@@ -31,12 +25,12 @@ def _worst(r) -> str:
     return f"{_ratio(r)} of bound" if r.worst is not None and r.worst != float("inf") else _ratio(r)
 
 
-def _shown(rep):
+def shown_results(rep):
     """The results worth a row: not those of properties made for the other mode (rope vs decode)."""
     return [r for r in rep.results if r.applicable]
 
 
-def _label(r) -> str:
+def result_label(r) -> str:
     """The invariant id, with the property's name when it is not the invariant's own."""
     own = r.invariant.split(".", 1)[1].replace("-", "_")
     full = r.invariant.replace(".", "_").replace("-", "_")
@@ -94,14 +88,14 @@ def _table(reports, console: Console) -> None:
         table.add_column("note", overflow="fold", ratio=1)
     notes = []
     for rep in reports:
-        for r in _shown(rep):
+        for r in shown_results(rep):
             note = r.message if r.status not in ("fail", "error") and r.message else ""  # failures: under 'N failing'
             # Text, not markup: '[scaling]' and '[row 1, dim 5]' in a message are text, not styles
-            cells = [Text(names[id(rep)]), Text(_label(r)), Text(r.status, style=_STYLE[r.status]),
+            cells = [Text(names[id(rep)]), Text(result_label(r)), Text(r.status, style=_STYLE[r.status]),
                      Text(r.diagnosis or ""), Text(_ratio(r))]
             table.add_row(*cells, *([Text(note)] if inline else []))
             if note and not inline:
-                notes.append(Text(f"{names[id(rep)]} {_label(r)}: {r.status}: {note}"))
+                notes.append(Text(f"{names[id(rep)]} {result_label(r)}: {r.status}: {note}"))
     console.print(table)
     if notes:
         console.print(Text("notes:"))
@@ -111,9 +105,9 @@ def _table(reports, console: Console) -> None:
 
 def _fits(reports, width: int) -> bool:
     """The table with every implementation's full name fits ``width`` columns, no column folded."""
-    rows = [r for rep in reports for r in _shown(rep)] or [None]
+    rows = [r for rep in reports for r in shown_results(rep)] or [None]
     name = max(len(rep.impl.name) for rep in reports) if reports else 0
-    invariant = max([len(_label(r)) for r in rows if r is not None] + [9])
+    invariant = max([len(result_label(r)) for r in rows if r is not None] + [9])
     word = max([len(r.diagnosis or "") for r in rows if r is not None] + [4])
     return name + invariant + 6 + word + 11 + 8 <= width  # status 6, worst/bound 11, the gaps between columns 8
 
@@ -147,14 +141,14 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
         _table(reports, console)
     else:
         w_name = max([len(rep.impl.name) for rep in reports] + [14])
-        w_inv = max([len(_label(r)) for rep in reports for r in _shown(rep)] + [9])
+        w_inv = max([len(result_label(r)) for rep in reports for r in shown_results(rep)] + [9])
         for rep in reports:
-            for r in _shown(rep):
+            for r in shown_results(rep):
                 detail = _detail(r)
                 if r.status in ("fail", "error") and len(detail) > _PIPED_DETAIL:  # said in full below
                     detail = detail[:_PIPED_DETAIL] + f" [... cut: in full under '{failing} failing' below]"
                 console.print(
-                    f"{rep.impl.name:<{w_name}}  {_label(r):<{w_inv}}  {r.status:<5}  {_worst(r):<14}  {detail}".rstrip(),
+                    f"{rep.impl.name:<{w_name}}  {result_label(r):<{w_inv}}  {r.status:<5}  {_worst(r):<14}  {detail}".rstrip(),
                     highlight=False, markup=False, soft_wrap=True,
                 )
     for rep in reports:
@@ -184,7 +178,7 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
             _explained(console, r.explain(replay_text(rep.impl, r), values, rep.impl.expect_words))
     for line in matrix_summary(reports):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
-    n = sum(len(_shown(rep)) for rep in reports)
+    n = sum(len(shown_results(rep)) for rep in reports)
     console.print(f"{counts_text([r for rep in reports for r in rep.results], errors=True)} "
                   f"({_count(n, 'check')} on {_count(len(reports), 'implementation')})", highlight=False)
 
@@ -346,75 +340,3 @@ def render_exhaustive(ex, console: Console, target: str) -> None:
                 f"(an error of the pair norm or more)")
         else:
             say(f"{name}{mark}: first fails at p = {first}; worst {ratio:.3g} times the bound, at p = {at}")
-
-
-def strict(v):
-    """JSON without Infinity/NaN tokens: a non-finite number is written as the string "Infinity",
-    "-Infinity" or "NaN"."""
-    if isinstance(v, float) and not math.isfinite(v):
-        return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
-    if isinstance(v, dict):
-        return {k: strict(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [strict(x) for x in v]
-    return v
-
-
-def to_json(result) -> dict:
-    """The --json document of a :class:`ropespec.api.CheckResult`."""
-    return {
-        "passed": result.passed,
-        "interrupted": result.interrupted,
-        "error": result.error,
-        "checks_finished": result.finished,
-        "seed": result.seed,
-        "profile": result.profile,
-        "resumed_from": result.resumed_from,
-        "implementations": [rep.to_json() for rep in result.reports],
-    }
-
-
-def json_text(result) -> str:
-    """The --json file's text: strict JSON (non-finite numbers as strings)."""
-    return json.dumps(strict(to_json(result)), indent=2, allow_nan=False) + "\n"
-
-
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def _xml(text: str) -> str:
-    """Text XML 1.0 can hold: characters it forbids (control characters, lone surrogates) as \\xNN."""
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def junit_text(result) -> str:
-    """JUnit XML: a testsuite per implementation (in a configuration matrix, named by its configuration and carrying
-    it as properties), a testcase per property (skips and failures marked); an
-    interrupted or stopped run says so on the root (``interrupted``, ``error``). Whatever the implementation's
-    messages hold, the text is valid XML."""
-    root = ET.Element("testsuites", name="ropespec", passed=str(result.passed).lower())
-    if result.interrupted:
-        root.set("interrupted", result.interrupted)
-    if result.error:
-        root.set("error", _xml(result.error))
-    for rep in result.reports:
-        shown = _shown(rep)
-        suite = ET.SubElement(root, "testsuite", name=rep.impl.name, tests=str(len(shown)),
-                              failures=str(sum(r.status == "fail" for r in shown)),
-                              errors=str(sum(r.status == "error" for r in shown)),
-                              skipped=str(sum(r.status == "skip" for r in shown)))
-        if rep.impl.configuration:  # its place in a configuration matrix, as JUnit readers show a suite's properties
-            props = ET.SubElement(suite, "properties")
-            for key, value in rep.impl.configuration.items():
-                ET.SubElement(props, "property", name=key, value=_xml(str(value)))
-        for r in shown:
-            case = ET.SubElement(suite, "testcase", classname=rep.impl.name, name=_label(r))
-            if r.status == "fail":
-                el = ET.SubElement(case, "failure", message=_xml((f"[{r.diagnosis}] " if r.diagnosis else "")
-                                                                 + r.message[:500]), type=r.diagnosis or "fail")
-                el.text = _xml(r.explain(replay_text(rep.impl, r), expect_words=rep.impl.expect_words))
-            elif r.status == "error":
-                ET.SubElement(case, "error", message=_xml(r.message[:500])).text = _xml(r.message)
-            elif r.status == "skip":
-                ET.SubElement(case, "skipped", message=_xml(r.message[:500]))
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from ropespec.implementations.implementation import Implementation
 from ropespec.properties.results import Result
-from ropespec import report
+from ropespec import formats, report
 from ropespec.replay import replay_command
 
 
@@ -171,6 +171,6 @@ class CheckResult:
             raise AssertionError(self.report())
 
     def to_json(self) -> dict:
-        return report.to_json(self)
+        return formats.to_json(self)
 
 

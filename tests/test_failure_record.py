@@ -18,7 +18,7 @@ from ropespec.implementations.contract import FAILURE_FIELDS, Failure, Fault, re
 from ropespec.properties.assertions import assert_close, assert_equal
 from ropespec.properties.results import Result
 from ropespec.api import check
-from ropespec.report import json_text, junit_text
+from ropespec.formats import json_text, junit_text
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,7 +16,7 @@ from rich.table import Column
 
 from ropespec.implementations.contract import TargetError
 from ropespec.implementations.loader import LoadRequest
-from ropespec import report, resume, signals
+from ropespec import formats, report, resume, signals
 from ropespec.cluster import Cluster, check_on_cluster
 from ropespec.commands import lab, matrix, options
 from ropespec.console import console as console_for, say
@@ -173,7 +173,7 @@ def _finish(args, result: CheckResult, outs, notes: list[str], console: Console)
     run that stopped before anything was checked (the first TARGET does not load) leaves none. Then the text, and
     the exit code."""
     unwritten = [] if result.error is not None and not result.reports else [
-        w for w in (outs.write("--json", report.json_text(result)), outs.write("--junit", report.junit_text(result)))
+        w for w in (outs.write("--json", formats.json_text(result)), outs.write("--junit", formats.junit_text(result)))
         if w]
     for note in notes:
         say(console, note)
