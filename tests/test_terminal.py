@@ -15,13 +15,16 @@ import pytest
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="no tmux on PATH (Debian: apt-get install tmux)")
 INVARIANTS = ("rope.conformance", "rope.identity-at-zero", "rope.norm-per-pair", "scaling.bounded")
-TARGET = "ropespec.implementations.zoo.rope.off_by_one:make"
+#: a user's module wrapping the zoo's off-by-one RoPE, under a name of a typical length: too long for the table at 80
+#: columns (a letter stands for it), short enough at 120 (the zoo's own path is 50 characters, which would not be)
+TARGET = "llama_rope_offset:make"
+MEMBER = "from ropespec.implementations.zoo.rope.off_by_one import make  # noqa: F401\n"
 #: a shell started under pytest exports COLUMNS=80 and LINES=24 (measured here), which rich would take over the
 #: pane's real size: unset, as in a terminal a person opens, so that the width is the pane's
 UNSET = "unset COLUMNS LINES; "
 
 
-def _run_in_tmux(width: int, socket: str, env: dict | None = None, name: str | None = None) -> str:
+def _run_in_tmux(width: int, socket: str, env: dict | None = None, name: str | None = None, cwd: str = ".") -> str:
     cmd = [sys.executable, "-m", "ropespec", "check", TARGET, "--expect", "llama2-7b", "--seed", "1"]
     for inv in INVARIANTS:
         cmd += ["--invariant", inv]
@@ -30,7 +33,7 @@ def _run_in_tmux(width: int, socket: str, env: dict | None = None, name: str | N
     shell = UNSET + " ".join(shlex.quote(c) for c in cmd) + f"; echo {done}=$?"
     envs = " ".join(f"-e {k}={v}" for k, v in (env or {}).items())
     subprocess.run(f"{TMUX} -L {socket} new-session -d -s {name} -x {width} -y 200 {envs} "
-                   f"{shlex.quote('cd ' + shlex.quote(os.getcwd()) + ' && ' + shell + '; sleep 60')}",
+                   f"{shlex.quote('cd ' + shlex.quote(os.path.abspath(cwd)) + ' && ' + shell + '; sleep 60')}",
                    shell=True, check=True)
     return done
 
@@ -51,8 +54,10 @@ def _raw(name: str, socket: str) -> str:
 def screens(tmp_path_factory):
     socket = f"ropespec-{uuid.uuid4().hex[:8]}"
     sessions = {"w80": (80, None), "w120": (120, None), "w200": (200, None), "nocolor": (120, {"NO_COLOR": "1"})}
+    home = tmp_path_factory.mktemp("user")
+    (home / f"{TARGET.partition(':')[0]}.py").write_text(MEMBER)
     try:
-        dones = {n: _run_in_tmux(w, socket, env, n) for n, (w, env) in sessions.items()}
+        dones = {n: _run_in_tmux(w, socket, env, n, cwd=str(home)) for n, (w, env) in sessions.items()}
         out, deadline = {}, time.monotonic() + 240
         while not all(n in out for n in sessions) and time.monotonic() < deadline:
             time.sleep(1)
@@ -87,7 +92,7 @@ def test_every_row_shows_invariant_status_word_and_ratio(screens, width):
         assert status == "fail" and rest[0] == "position-offset" and float(rest[1]) > 1, (inv, rest)
     assert rows["rope.norm-per-pair"][0] == "pass" and float(rows["rope.norm-per-pair"][1][0]) < 1
     assert rows["scaling.bounded"][0] == "skip"
-    assert ("A = ropespec.implementations.zoo.rope.off_by_one:make" in screen) == (width == 80)
+    assert (f"A = {TARGET}" in screen) == (width == 80)
     assert "[position-offset]" in screen  # the failures below keep their brackets: text, not markup
     if width == 200:  # room for a note column beside the full names: the skip's reason is in its row
         row = next(ln for ln in screen.splitlines() if re.match(rf"\s*{name}\s+scaling\.bounded\s+skip", ln))
