@@ -7,7 +7,6 @@ family by its string outside the registries.
 
 from __future__ import annotations
 
-import ast
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from ropespec.commands import fingerprint
 from ropespec.implementations.families import base
 from ropespec.inputs import UsageError
 from ropespec.spec import families
+from tests.code_scan import code_files, comparisons, named
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -89,33 +89,17 @@ def test_a_form_of_an_unknown_family_is_refused():
 
 #: the words of the registries, and where each may be compared
 FAMILY_WORDS = set(families.REGISTRY)
-CODE = ("spec", "reference", "properties", "implementations", "ropespec", "benchmarks", "conftest.py")
 
 
 def family_comparisons(paths) -> list[str]:
     """Every comparison of something called ``family`` (an attribute, a name, a key) with a family's word."""
-    hits = []
-    for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.Compare):
-                continue
-            sides = [node.left, *node.comparators]
-            named = any(isinstance(s, ast.Attribute) and s.attr == "family" or isinstance(s, ast.Name) and s.id == "family"
-                        or isinstance(s, ast.Subscript) and isinstance(s.slice, ast.Constant) and s.slice.value == "family"
-                        for s in sides)
-            words = {e.value for s in sides for e in ([s] + list(getattr(s, "elts", [])))
-                     if isinstance(e, ast.Constant) and isinstance(e.value, str)}
-            if named and words & FAMILY_WORDS:
-                hits.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{node.lineno}")
-    return hits
+    return [f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{node.lineno}"
+            for path in paths for node in comparisons(path, FAMILY_WORDS, named(("family",), exact=True))]
 
 
 def _code() -> list[Path]:
-    out = []
-    for name in CODE:
-        p = ROOT / name
-        out += sorted(p.rglob("*.py")) if p.is_dir() else [p]
-    return [p for p in out if p.parent.name != "families"]  # spec/families and implementations/families are the registries
+    # spec/families and implementations/families are the registries
+    return [p for p in code_files() if p.parent.name != "families"]
 
 
 def test_no_code_outside_the_registries_compares_a_family():

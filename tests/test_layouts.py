@@ -13,46 +13,24 @@ from ropespec.implementations.families import REGISTRY as FORMS_REGISTERED
 from ropespec.implementations.shape import CallShape, ShapeError
 from ropespec.spec import layouts
 from ropespec.spec.glossary import FORMS, LAYOUTS
+from tests.code_scan import ROOT, code_files, comparisons, named
 
-ROOT = Path(__file__).resolve().parents[1]
-CODE = ("spec", "reference", "properties", "implementations", "ropespec", "benchmarks", "conftest.py")
 #: a name is about a form or a layout when it says so (``shape.form``, ``case["layout"]``, ``rows``)
-_ABOUT = {"form": ("form",), "layout": ("layout", "rows")}
-
-
-def _named(node, words) -> bool:
-    if isinstance(node, ast.Attribute):
-        return any(w in node.attr for w in words)
-    if isinstance(node, ast.Name):
-        return any(w in node.id for w in words)
-    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value in words
+_ABOUT = {"form": named(("form",)), "layout": named(("layout", "rows"))}
 
 
 def name_comparisons(paths: list[Path]) -> list[str]:
     """Every comparison of something named a form (a layout, rows) with a form's (a layout's) name, outside the
     registries: the question its object answers instead."""
     vocab = {"form": {f.name for f in FORMS_REGISTERED.values()} | set(FORMS), "layout": set(layouts.REGISTRY)}
-    hits = []
-    for path in paths:
-        for node in ast.walk(ast.parse(path.read_text())):
-            if not isinstance(node, ast.Compare):
-                continue
-            sides = [node.left, *node.comparators]
-            words = {e.value for s in sides for e in ([s] + list(getattr(s, "elts", [])))
-                     if isinstance(e, ast.Constant) and isinstance(e.value, str)}
-            for what, names in vocab.items():
-                if words & names and any(_named(s, _ABOUT[what]) for s in sides):
-                    hits.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
-    return hits
+    return [f"{path.name}:{node.lineno}: {ast.unparse(node)}"
+            for path in paths for what, names in vocab.items() for node in comparisons(path, names, _ABOUT[what])]
 
 
 def _code() -> list[Path]:
-    out = []
-    for name in CODE:
-        p = ROOT / name
-        out += sorted(p.rglob("*.py")) if p.is_dir() else [p]
     # the registries: the forms' base and spec/layouts.py compare their own names
-    return [p for p in out if p != ROOT / "implementations" / "families" / "base.py" and p != ROOT / "spec" / "layouts.py"]
+    registries = {ROOT / "implementations" / "families" / "base.py", ROOT / "spec" / "layouts.py"}
+    return [p for p in code_files() if p not in registries]
 
 
 def test_no_code_outside_the_registries_compares_a_form_or_a_layout():
