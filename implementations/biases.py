@@ -19,10 +19,10 @@ def alibi(expect):
     def bias(n_heads, q_positions, k_positions):
         """(n_heads, n_q, n_k) for positions (n,); (batch, n_heads, n_q, n_k) for positions (batch, n) (bhqk)."""
         m = np.array(definitions.alibi_slopes(int(n_heads), lambda e: 2.0**e, lambda a, b: a / b,
-                                              expect.alibi_bias_max))[:, None, None]
+                                              expect.params("alibi").alibi_bias_max))[:, None, None]
         i = np.asarray(q_positions, dtype=np.float64)[..., None, :, None]
         j = np.asarray(k_positions, dtype=np.float64)[..., None, None, :]
-        return definitions.alibi_bias(m, i, j, expect.bias_symmetric)
+        return definitions.alibi_bias(m, i, j, expect.params("alibi").bias_symmetric)
 
     return bias
 
@@ -58,7 +58,7 @@ def xpos(expect):
         x = np.asarray(x, dtype=np.float64)
         out = x.copy()
         p = np.asarray(positions, dtype=np.float64)[:, None]
-        scale = zeta[None] ** (sign * p / expect.xpos_scale_base)
+        scale = zeta[None] ** (sign * p / expect.params("xpos").xpos_scale_base)
         for i, ((a, b), (oa, ob)) in enumerate(pairs):
             ya, yb = definitions.rotate(x[:, a], x[:, b], np.cos(p[:, 0] * theta[i]), np.sin(p[:, 0] * theta[i]))
             out[:, oa], out[:, ob] = ya * scale[:, i], yb * scale[:, i]

@@ -19,12 +19,11 @@ wrong kind, dtype or shape) comes back as a :class:`Fault` that carries its word
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import json
 import re
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -316,8 +315,7 @@ JUDGED_BY = ("max_position", "angle_dtype", "inv_freq_dtype")
 def function_differences(a: Expect, b: Expect) -> list[str]:
     """The fields (beyond :data:`JUDGED_BY`) in which ``a`` asks for another function than ``b``, each as
     'field: a's value, not b's'; empty when both describe one and the same function."""
-    da, db = ({f.name: getattr(e, f.name) for f in dataclasses.fields(e)} | {"rope_scaling": e.to_dict()["rope_scaling"]}
-              for e in (a, b))
+    da, db = (e.fields() | {"rope_scaling": e.to_dict()["rope_scaling"]} for e in (a, b))
     return [f"{k} {json.dumps(da[k])}, not {json.dumps(db[k])}" for k in da
             if k not in JUDGED_BY and k != "partial_rotary_factor" and da[k] != db[k]]
 

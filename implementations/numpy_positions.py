@@ -34,9 +34,9 @@ def _row(segments, rule, tps) -> np.ndarray:
 
 
 def make(expect):
-    if expect.video_time is None:
+    if expect.params("position-ids").video_time is None:
         raise NotImplementedError("a position-id builder follows a model's rules: an expectation with video_time")
-    rule, tps = expect.video_time, expect.tokens_per_second
+    rule, tps = expect.params("position-ids").video_time, expect.params("position-ids").tokens_per_second
 
     def position_ids(rows):
         n = sum(s[1] if s[0] in ("text", "pad") else int(np.prod(s[1])) for s in rows[0])

@@ -36,7 +36,7 @@ def _expects(impl) -> list[Expect]:
 
 def _allowed(e: Expect, q: np.ndarray, k: np.ndarray) -> np.ndarray:
     """(n_q, n_k): the keys each query's softmax runs over (j <= i causal; every key symmetric)."""
-    return np.ones((len(q), len(k)), bool) if e.bias_symmetric else k[None, :] <= q[:, None]
+    return np.ones((len(q), len(k)), bool) if e.params("alibi").bias_symmetric else k[None, :] <= q[:, None]
 
 
 def _rows_within(d: np.ndarray, tau: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,19 +87,19 @@ def _explain(got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarray, t
     def fits(model: np.ndarray) -> bool:
         return bool(np.all(_rows_within(got - model, tau, allowed)[0]))
 
-    ref = alibi_bias(h, q, k, e.alibi_bias_max, e.bias_symmetric)
+    ref = alibi_bias(h, q, k, e.params("alibi").alibi_bias_max, e.params("alibi").bias_symmetric)
     if fits(-ref):
         return "bias-sign", "the bias is +m_h (i - j): it grows with the distance instead of falling"
-    if e.bias_symmetric and fits(alibi_bias(h, q, k, e.alibi_bias_max, False)):
+    if e.params("alibi").bias_symmetric and fits(alibi_bias(h, q, k, e.params("alibi").alibi_bias_max, False)):
         return "one-sided", "keys after the query get +m_h (j - i): the causal -m_h (i - j) where -m_h |i - j| was meant"
-    slopes = alibi_slopes(h, e.alibi_bias_max)
+    slopes = alibi_slopes(h, e.params("alibi").alibi_bias_max)
     i, j = q[:, None].astype(np.float64), k[None, :].astype(np.float64)
-    unit = definitions.alibi_bias(1.0, i, j, e.bias_symmetric)
+    unit = definitions.alibi_bias(1.0, i, j, e.params("alibi").bias_symmetric)
     if h > 1 and fits(slopes[::-1, None, None] * unit[None]):
         return "slope-order", f"the slopes run the other way across heads (head 0 has {slopes[-1]:.6g}, expected {slopes[0]:.6g})"
-    geometric = 2.0 ** (-e.alibi_bias_max * (np.arange(h) + 1) / h)
+    geometric = 2.0 ** (-e.params("alibi").alibi_bias_max * (np.arange(h) + 1) / h)
     if not np.allclose(geometric, slopes) and fits(geometric[:, None, None] * unit[None]):
-        return "slopes", (f"the slopes are 2^(-{e.alibi_bias_max:g} (h + 1) / {h}), the rule of a power of two, but {h} "
+        return "slopes", (f"the slopes are 2^(-{e.params('alibi').alibi_bias_max:g} (h + 1) / {h}), the rule of a power of two, but {h} "
                           f"heads is none (the rule takes the slopes of {1 << (h.bit_length() - 1)} heads, then every "
                           f"other of {2 << (h.bit_length() - 1)}'s)")
     fitted = _fit_slopes(got, unit, allowed)
@@ -130,11 +130,11 @@ def _coarse_form(got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarra
     """Whether ``got`` is a bias formed in a coarse precision, in words: the distance form -m (i - j), BLOOM's m j from
     the sequence's start or MPT's m (j - L + 1) from its end, each element rounded to bfloat16 or float16 (with the
     slopes, and the positions, rounded there too or not), up to a row constant; None if none of them fits."""
-    slopes = alibi_slopes(h, e.alibi_bias_max)
+    slopes = alibi_slopes(h, e.params("alibi").alibi_bias_max)
     allowed = _allowed(e, q, k)
     last = int(max(np.max(q), np.max(k)))
     i, j = q[None, :, None].astype(np.float64), k[None, None, :].astype(np.float64)
-    forms = (("the distance form -m (i - j)", lambda m, ii, jj: definitions.alibi_bias(m, ii, jj, e.bias_symmetric)),
+    forms = (("the distance form -m (i - j)", lambda m, ii, jj: definitions.alibi_bias(m, ii, jj, e.params("alibi").bias_symmetric)),
              ("BLOOM's m j", lambda m, ii, jj: m * jj + 0 * ii),
              ("MPT's m (j - L + 1)", lambda m, ii, jj: m * (jj - last) + 0 * ii))
     for words, form in forms:
@@ -166,8 +166,8 @@ def _named(err: Failure, got, e, h, q, k, tau) -> Failure:
 
 def _check_rows(what: str, got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarray, call: str) -> float:
     """Each row of ``got`` within bias_bound of the reference up to a row constant; raises a named Failure."""
-    ref = alibi_bias(h, q, k, e.alibi_bias_max, e.bias_symmetric)
-    tau = tolerance.bias_bound(e, alibi_slopes(h, e.alibi_bias_max), q, k)
+    ref = alibi_bias(h, q, k, e.params("alibi").alibi_bias_max, e.params("alibi").bias_symmetric)
+    tau = tolerance.bias_bound(e, alibi_slopes(h, e.params("alibi").alibi_bias_max), q, k)
     _finite(got, _allowed(e, q, k), call)
     ok, ratio, keys = _rows_within(got - ref, tau, _allowed(e, q, k))
     if ok.all():
@@ -203,7 +203,7 @@ def _head_pinned(impl):
 def test_alibi_slopes(bind, case):
     e, h = case["expect"], case["n_heads"]
     f = bind(e)
-    got, ref = f.slopes(h), alibi_slopes(h, e.alibi_bias_max)
+    got, ref = f.slopes(h), alibi_slopes(h, e.params("alibi").alibi_bias_max)
     bound = tolerance.slope_bound(e, ref) * (1 if f.kind() == "slopes" else 2)
     err = np.abs(got - ref)
     if np.all(err <= bound):
@@ -211,7 +211,7 @@ def test_alibi_slopes(bind, case):
     bad = int(np.argmax(np.where(np.isfinite(err), err / bound, np.inf)))
     message = (f"slope of head {bad} of {h} = {got[bad]:.9g}, expected {ref[bad]:.9g} (|error| {err[bad]:.3g} > "
                f"bound {bound[bad]:.3g}); {int(np.sum(err > bound))} of {h} heads [{f.kind()} of n_heads={h}]")
-    geometric = 2.0 ** (-e.alibi_bias_max * (np.arange(h) + 1) / h)
+    geometric = 2.0 ** (-e.params("alibi").alibi_bias_max * (np.arange(h) + 1) / h)
     coarse = _rounded_like(got, ref)
     if coarse is not None:
         word, why = "bias-precision", (f"the rule's slopes rounded to {coarse[0]} ({MANTISSA_BITS[coarse[1]]} "
@@ -221,7 +221,7 @@ def test_alibi_slopes(bind, case):
     elif h > 1 and np.all(np.abs(got - ref[::-1]) <= bound):
         word, why = "slope-order", "the rule's slopes in reverse order across heads"
     elif np.all(np.abs(got - geometric) <= bound * 2):
-        word, why = "slopes", (f"2^(-{e.alibi_bias_max:g} (h + 1) / {h}) for every head: the rule of a power of two, "
+        word, why = "slopes", (f"2^(-{e.params('alibi').alibi_bias_max:g} (h + 1) / {h}) for every head: the rule of a power of two, "
                                f"and {h} is none")
     else:
         ratio = got[got > 0][:1] / ref[got > 0][:1] if np.any(got > 0) else np.array([np.nan])
@@ -293,7 +293,7 @@ def _skip_no_shift(impl) -> str | None:
 def test_alibi_relative_position(bind, case):
     e, h, q, k, c = case["expect"], case["n_heads"], case["q"], case["k"], case["shift"]
     near, far = _bias_of(bind, e, h, q, k), _bias_of(bind, e, h, q + c, k + c)
-    slopes = alibi_slopes(h, e.alibi_bias_max)
+    slopes = alibi_slopes(h, e.params("alibi").alibi_bias_max)
     tau = tolerance.bias_bound(e, slopes, q, k) + tolerance.bias_bound(e, slopes, q + c, k + c)
     allowed = _allowed(e, q, k)
     _finite(far, allowed, f"alibi({h}, q_positions + {c}, k_positions + {c})")
@@ -371,8 +371,8 @@ def _batch_fault(got: np.ndarray, e: Expect, h: int, q: np.ndarray, k: np.ndarra
     every row given row 0's positions."""
     def holds(bias: np.ndarray, rows_q: np.ndarray, rows_k: np.ndarray) -> bool:
         for r in range(len(q)):
-            tau = tolerance.bias_bound(e, alibi_slopes(h, e.alibi_bias_max), rows_q[r], rows_k[r])
-            ref = alibi_bias(h, rows_q[r], rows_k[r], e.alibi_bias_max, e.bias_symmetric)
+            tau = tolerance.bias_bound(e, alibi_slopes(h, e.params("alibi").alibi_bias_max), rows_q[r], rows_k[r])
+            ref = alibi_bias(h, rows_q[r], rows_k[r], e.params("alibi").alibi_bias_max, e.params("alibi").bias_symmetric)
             if not np.all(_rows_within(bias[r] - ref, tau, _allowed(e, q[r], k[r]))[0]):
                 return False
         return True

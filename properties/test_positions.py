@@ -48,7 +48,7 @@ def _vision(draw, e):
     of 1 to 4 cells per side."""
     h, w = draw(st.integers(1, 4), label="h"), draw(st.integers(1, 4), label="w")
     if draw(st.booleans(), label="video"):
-        t = 1 if e.video_time == "frames" else draw(st.integers(2, 5), label="t")
+        t = 1 if e.params("position-ids").video_time == "frames" else draw(st.integers(2, 5), label="t")
         return ("video", (t, h, w), draw(st.sampled_from(SECONDS), label="seconds"))
     return ("image", (1, h, w))
 
@@ -71,7 +71,7 @@ def _pinned_sequences(e) -> list[list[tuple]]:
     """Two images of unequal sides after text; a video whose temporal extent passes its spatial one, then text; a
     clock of fractional seconds (frames: one frame per block after its timestamp)."""
     images = [("text", 3), ("image", (1, 2, 3)), ("text", 2), ("image", (1, 3, 2)), ("text", 2)]
-    if e.video_time == "frames":
+    if e.params("position-ids").video_time == "frames":
         return [images, [("text", 2), ("video", (1, 2, 3), 1.0), ("text", 1), ("video", (1, 3, 2), 1.0), ("text", 2)]]
     return [images, [("text", 2), ("video", (4, 2, 2), 1.0), ("text", 3)],
             [("text", 1), ("video", (4, 2, 3), 0.75), ("text", 1)]]
@@ -207,29 +207,29 @@ def test_video_time(bind, case):
         s = int(blk[:, 1].min())
         times = blk.reshape(t, h * w, 3)[:, :, 0] - s
         says = f"the {_say(seg)} at tokens {a}-{b - 1} (starting at {s})"
-        if seg[0] == "image" or e.video_time == "frames":
+        if seg[0] == "image" or e.params("position-ids").video_time == "frames":
             if np.all(times == 0):
                 continue
             kind = "still image" if seg[0] == "image" else "frame"
             raise Failure(f"{says}: its temporal position is {int(blk[0, 0])}, not its start {s}: a {kind} is not "
-                          f"scaled by the clock ({rule.TIME_RULES[e.video_time]})",
+                          f"scaled by the clock ({rule.TIME_RULES[e.params('position-ids').video_time]})",
                           "image-time-scaled" if int(blk[0, 0]) != s else "unknown")
         if not np.all(times == times[:, :1]):
             raise Failure(f"{says}: the tokens of one temporal step have different temporal positions "
                           f"{times.tolist()}", "unknown")
         steps = times[:, 0]
-        ok = [int(v) in rule.time_options(k, seg[2], e.video_time, e.tokens_per_second) for k, v in enumerate(steps)]
+        ok = [int(v) in rule.time_options(k, seg[2], e.params("position-ids").video_time, e.params("position-ids").tokens_per_second) for k, v in enumerate(steps)]
         if all(ok):
             continue
-        want = [rule.time_index(k, seg[2], e.video_time, e.tokens_per_second) for k in range(t)]
+        want = [rule.time_index(k, seg[2], e.params("position-ids").video_time, e.params("position-ids").tokens_per_second) for k in range(t)]
         if np.all(steps == 0) and any(want):
             raise Failure(f"{says}: every temporal step is at t = {s}, expected offsets {want} "
-                          f"({rule.TIME_RULES[e.video_time]}): the time axis is collapsed", "time-collapsed")
-        truncated = [rule.time_index(k, int(seg[2]), e.video_time, e.tokens_per_second) for k in range(t)]
+                          f"({rule.TIME_RULES[e.params('position-ids').video_time]}): the time axis is collapsed", "time-collapsed")
+        truncated = [rule.time_index(k, int(seg[2]), e.params("position-ids").video_time, e.params("position-ids").tokens_per_second) for k in range(t)]
         if steps.tolist() == truncated:
             raise Failure(f"{says}: temporal offsets {steps.tolist()}, expected {want}: the seconds per step were "
-                          f"truncated to {int(seg[2])} first ({rule.TIME_RULES[e.video_time]})", "time-collapsed")
-        raise Failure(f"{says}: temporal offsets {steps.tolist()}, expected {want} ({rule.TIME_RULES[e.video_time]})",
+                          f"truncated to {int(seg[2])} first ({rule.TIME_RULES[e.params('position-ids').video_time]})", "time-collapsed")
+        raise Failure(f"{says}: temporal offsets {steps.tolist()}, expected {want} ({rule.TIME_RULES[e.params('position-ids').video_time]})",
                       "unknown")
     return 0.0
 

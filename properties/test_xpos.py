@@ -117,16 +117,16 @@ def _explain(e, s, m, ks, q, k) -> tuple[str, str] | None:
         return None
     per_key = np.nanmedian(x[rows], axis=1)  # one exponent per key when the decay is zeta^x at all
     delta = (m - np.asarray(ks))[rows].astype(np.float64)
-    if np.allclose(per_key, -delta / e.xpos_scale_base, rtol=1e-3, atol=1e-6) and delta.any():
+    if np.allclose(per_key, -delta / e.params("xpos").xpos_scale_base, rtol=1e-3, atol=1e-6) and delta.any():
         return "xpos-decay", "the decay runs the other way: zeta^((n - m) / scale_base)"
     if delta.any() and np.all(np.abs(delta) > 0) and np.ptp(per_key / np.where(delta == 0, 1, delta)) < 1e-6:
         base = float(np.median(delta / per_key))
-        return "xpos-decay", f"the decay is zeta^((m - n) / {base:.6g}), not scale_base {e.xpos_scale_base:g}"
+        return "xpos-decay", f"the decay is zeta^((m - n) / {base:.6g}), not scale_base {e.params('xpos').xpos_scale_base:g}"
     if np.any(np.abs(per_key[delta == 0]) > 1e-6) if (delta == 0).any() else False:
         x0 = float(per_key[delta == 0][0])
-        return "xpos-scale", (f"at equal positions the scores still carry zeta^{x0:.6g} = zeta^({x0 * e.xpos_scale_base:.4g} "
+        return "xpos-scale", (f"at equal positions the scores still carry zeta^{x0:.6g} = zeta^({x0 * e.params('xpos').xpos_scale_base:.4g} "
                               f"/ scale_base): the query's and key's scales do not cancel (the keys scaled like the "
-                              f"queries, or the two exponents centred {x0 * e.xpos_scale_base:.4g} positions apart)")
+                              f"queries, or the two exponents centred {x0 * e.params('xpos').xpos_scale_base:.4g} positions apart)")
     return None
 
 
@@ -142,7 +142,7 @@ def _fail(what: str, s, ref, bound, e, m, ks, q, k, default: str | None = None) 
     ratio, r, i = _worst(err, bound)
     msg = (f"{what}[key {ks[r]}, pair {i}] = {s[r, i]:.9g}, expected {ref[r, i]:.9g} (|error| {err[r, i]:.3g} > bound "
            f"{bound[r, i]:.3g}); {int((ratio > 1).sum())} of {ratio.size} scores [xpos(q, k, q_positions=[{m}], "
-           f"k_positions={listed(ks)}), scale_base {e.xpos_scale_base:g}]")
+           f"k_positions={listed(ks)}), scale_base {e.params('xpos').xpos_scale_base:g}]")
     found = _explain(e, s, m, ks, q, k)
     if found is None:
         return Failure(msg, default or "unknown", float(ratio[r, i]))

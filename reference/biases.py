@@ -100,7 +100,7 @@ def xpos_pair_scores(expect, q, k, m: int, k_positions) -> np.ndarray:
     zetas = _zetas_mpf(plain.rotary_dim)
     with mp.workprec(PREC):
         for r, n in enumerate(kp.tolist()):
-            out[r] = [float(definitions.xpos_pair_score(z, m, n, mp.mpf(expect.xpos_scale_base), mp.mpf(1))) for z in zetas]
+            out[r] = [float(definitions.xpos_pair_score(z, m, n, mp.mpf(expect.params("xpos").xpos_scale_base), mp.mpf(1))) for z in zetas]
     return out * dots
 
 

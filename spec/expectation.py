@@ -18,9 +18,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ropespec.spec import methods
+from ropespec.spec import methods, params
 from ropespec.spec.geometry import PairGeometry, validate_axes
-from ropespec.spec.positions import TIME_RULES
 from ropespec.spec.schema import (  # noqa: F401 (the vocabulary, importable from here as before)
     _is_int, _is_number, _short, ANGLE_DTYPES, AXES_KINDS, AXES_MAX, AXES_MIN, CONVENTIONS, DEFAULT_AXIS_NAMES, DTYPES, ExpectationError, FACTOR_MAX, HEAD_DIM_MAX, MAX_POSITION_MAX, RANGES,
 )
@@ -94,15 +93,9 @@ class Expect:
     #: each axis's offset: its pairs turn by (p_a + axes_offset[a]) theta (Llama 4 vision's patches counted from 1);
     #: the positions handed over stay in [0, max_position)
     axes_offset: tuple[int, ...] | None = None
-    #: the position-id builder's rules (``ropespec.spec.positions``): how a video's temporal positions grow, and the clock
-    video_time: str | None = None
-    tokens_per_second: float | None = None
-    #: ALiBi's rule (the alibi family): the bias max of its slopes (MPT's alibi_bias_max), and whether the bias is
-    #: symmetric in the distance (an encoder's) rather than causal
-    alibi_bias_max: float = 8.0
-    bias_symmetric: bool = False
-    #: xPos's decay scale (the xpos family): zeta_i^((m - n) / xpos_scale_base)
-    xpos_scale_base: float = 512.0
+    #: each family's own parameters (:mod:`ropespec.spec.params`), by family name: only the blocks given (any
+    #: other family's are its defaults, :meth:`params`); a file, a preset and ``--expect`` write their keys flat
+    family_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         hd = self.head_dim
@@ -141,37 +134,26 @@ class Expect:
                 scaling = _freeze(methods.validated(scaling, self.rotary_dim, self.max_position))
             object.__setattr__(self, "rope_scaling", scaling)
         validate_axes(self)
-        self._validate_video_time()
-        if not _is_number(self.alibi_bias_max) or self.alibi_bias_max <= 0:
-            raise ExpectationError("alibi_bias_max", f"must be {RANGES['alibi_bias_max']}, got {_short(self.alibi_bias_max)}")
-        object.__setattr__(self, "alibi_bias_max", float(self.alibi_bias_max))
-        if not _is_number(self.xpos_scale_base) or self.xpos_scale_base <= 0:
-            raise ExpectationError("xpos_scale_base",
-                                   f"must be {RANGES['xpos_scale_base']}, got {_short(self.xpos_scale_base)}")
-        object.__setattr__(self, "xpos_scale_base", float(self.xpos_scale_base))
-        if not isinstance(self.bias_symmetric, bool):
-            raise ExpectationError("bias_symmetric", f"must be {RANGES['bias_symmetric']}, got {_short(self.bias_symmetric)}")
+        self._validate_params()
         # the geometry asked while validating was read off fields validation then normalised: it is read again
         self.__dict__.pop("geometry", None)
 
-    def _validate_video_time(self) -> None:
-        """A position-id builder's rules: a time rule of :data:`ropespec.spec.positions.TIME_RULES` for a three-axis shared
-        ladder (t, h, w), and the clock that the seconds rule needs."""
-        vt, tps = self.video_time, self.tokens_per_second
-        if vt is not None:
-            if vt not in TIME_RULES:
-                raise ExpectationError("video_time", f"must be {RANGES['video_time']}, got {_short(vt)}")
-            if self.mrope_section is None or self.n_axes != 3:
-                raise ExpectationError("video_time", "needs a 3-axis mrope_section (t, h, w): the positions it rules "
-                                                     "feed an M-RoPE")
-        if tps is not None:
-            if not _is_number(tps) or tps <= 0:
-                raise ExpectationError("tokens_per_second", f"must be {RANGES['tokens_per_second']}, got {_short(tps)}")
-            if vt != "seconds":
-                raise ExpectationError("tokens_per_second", "only with video_time seconds (the clock it scales)")
-            object.__setattr__(self, "tokens_per_second", float(tps))
-        elif vt == "seconds":
-            raise ExpectationError("tokens_per_second", "required with video_time seconds")
+    def _validate_params(self) -> None:
+        """Each family's block is one of its registered class, validated against the core fields."""
+        given = self.family_params
+        if not isinstance(given, Mapping):
+            raise ExpectationError("family_params", f"must map family names to their parameters, got {_short(given)}")
+        blocks = params.blocks() if given else {}  # (the default expectation, built as this module loads, has none)
+        for family, block in given.items():
+            if family not in blocks or not isinstance(block, blocks[family]):
+                raise ExpectationError("family_params", f"{family!r}: a {', '.join(blocks)} parameter block, got "
+                                                        f"{_short(block)}")
+            block.validate(self)
+        object.__setattr__(self, "family_params", types.MappingProxyType(dict(given)))
+
+    def params(self, family: str) -> params.Params:
+        """The family's parameter block: the one given, or its defaults."""
+        return self.family_params.get(family) or params.default(family)
 
     def _lift_mrope(self, s: dict) -> dict | None:
         """HF configs carry M-RoPE inside rope_scaling / rope_parameters (``{"type": "mrope", "mrope_section": [...]}``,
@@ -196,6 +178,7 @@ class Expect:
         process boundaries (the -j runners, the workers) and is rebuilt, validated, on the other side."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         fields["rope_scaling"] = _thaw(self.rope_scaling)
+        fields["family_params"] = dict(self.family_params)
         return (_rebuild, (fields,))
 
     def _resolve_rotary_dim(self) -> None:
@@ -280,16 +263,21 @@ class Expect:
                 and self.partial_rotary_factor is None and self.rotary_dim == self.head_dim):
             d.pop("rotary_dim")
         d.update(changes)
-        if "video_time" not in changes and d.get("video_time") is not None:
-            sections = d.get("mrope_section")
-            if sections is None or len(sections) != 3:  # no longer an M-RoPE of t, h, w: no position rules either
-                d.pop("video_time")
-                d.pop("tokens_per_second", None)
+        for block in params.blocks().values():
+            block.follow(d, changes)
         return Expect.from_dict(d)
 
     # -- (de)serialisation ----------------------------------------------------------------------
+    def fields(self) -> dict[str, Any]:
+        """Every field as a file names it, each family's block flat at its values (its defaults too)."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "family_params"}
+        for family in params.blocks():
+            block = self.params(family)
+            d.update((f.name, getattr(block, f.name)) for f in dataclasses.fields(block))
+        return d
+
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "family_params"}
         d["rope_scaling"] = _thaw(self.rope_scaling) if self.rope_scaling is not None else None
         if d["partial_rotary_factor"] is None:
             d.pop("partial_rotary_factor")
@@ -304,15 +292,8 @@ class Expect:
         for key in ("mrope_interleaved", "axes_parity"):
             if not d[key]:
                 d.pop(key)
-        for key in ("video_time", "tokens_per_second"):
-            if d[key] is None:
-                d.pop(key)
-        if d["alibi_bias_max"] == 8.0:  # a RoPE expectation: keep the JSON as it was
-            d.pop("alibi_bias_max")
-        if not d["bias_symmetric"]:
-            d.pop("bias_symmetric")
-        if d["xpos_scale_base"] == 512.0:
-            d.pop("xpos_scale_base")
+        for block in self.family_params.values():  # a family's block: the keys that differ from its defaults
+            d.update(block.changed())
         return d
 
     def to_json(self) -> str:
@@ -323,11 +304,19 @@ class Expect:
     def from_dict(cls, d: Mapping[str, Any]) -> "Expect":
         if not isinstance(d, Mapping):
             raise ExpectationError("expect", f"must be a JSON object, got {type(d).__name__}")
-        known = {f.name for f in dataclasses.fields(cls)}
+        owners = params.owners()
+        known = {f.name for f in dataclasses.fields(cls) if f.name != "family_params"} | set(owners)
         for k in d:
             if k not in known:
                 raise ExpectationError(str(k), f"unknown field (known: {', '.join(sorted(known))})")
-        return cls(**dict(d))
+        core, given = {}, {}
+        for k, v in d.items():
+            if k in owners:
+                given.setdefault(owners[k], {})[k] = v
+            else:
+                core[k] = v
+        blocks = params.blocks()
+        return cls(**core, family_params={fam: blocks[fam](**kw) for fam, kw in given.items()})
 
     @classmethod
     def from_json(cls, text: str) -> "Expect":
@@ -359,9 +348,7 @@ class Expect:
                      "per-axis": self.axes_dims_rope}.get(kind)
             parts.append(f"{kind} axes {'/'.join(self.axes)}" + (f" {list(sizes)}" if sizes else "")
                          + (f" offset {list(self.axes_offset)}" if self.axes_offset else ""))
-        if self.video_time is not None:
-            parts.append(f"video time {self.video_time}"
-                         + (f" at {self.tokens_per_second:g} tokens per second" if self.tokens_per_second else ""))
+        parts.extend(filter(None, (block.says() for block in self.family_params.values())))
         parts.append(self.dtype)
         return ", ".join(parts)
 

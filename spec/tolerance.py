@@ -294,7 +294,7 @@ def xpos_score_bound(expect: Expect, largest: int, thetas, zetas, q_norms, k_nor
     |q'| |k'| (sqrt2 r_q + sqrt2 r_k + 2 r_q r_k)."""
     z = np.asarray(zetas, dtype=np.float64)
     dphi = angle_error(expect, np.array([largest]), np.asarray(thetas, dtype=np.float64))[0].clip(max=2.0)
-    scale = _u(expect.angle_dtype) * (2 + 2 * np.abs(np.log(z)) * largest / expect.xpos_scale_base)
+    scale = _u(expect.angle_dtype) * (2 + 2 * np.abs(np.log(z)) * largest / expect.params("xpos").xpos_scale_base)
     rel = rotation_rtol(expect) + dphi + scale
     qn, kn = np.asarray(q_norms, dtype=np.float64)[None, :], np.asarray(k_norms, dtype=np.float64)
     return atol(expect) + qn * kn * (2 * np.sqrt(2) * rel + 2 * rel * rel) + 4 * unit_roundoff("float64") * qn * kn

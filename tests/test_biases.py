@@ -49,10 +49,10 @@ def test_the_strict_bound_is_the_distance_s_and_the_default_adds_the_call_s_reac
 
 def test_an_expectation_s_bias_fields_are_validated():
     with pytest.raises(ExpectationError, match="alibi_bias_max"):
-        Expect(alibi_bias_max=0)
+        Expect.from_dict({"alibi_bias_max": 0})
     with pytest.raises(ExpectationError, match="bias_symmetric"):
         Expect.from_dict({"bias_symmetric": "yes"})
-    assert "alibi_bias_max" not in Expect().to_dict() and Expect(bias_symmetric=True).to_dict()["bias_symmetric"]
+    assert "alibi_bias_max" not in Expect().to_dict() and Expect.from_dict({"bias_symmetric": True}).to_dict()["bias_symmetric"]
 
 
 def test_a_bad_bias_field_on_the_command_line_is_one_line(capsys):
@@ -73,7 +73,7 @@ def causal(n_heads, q_positions, k_positions):
 
 
 def test_an_encoder_s_symmetric_bias_passes_and_a_decoder_s_is_one_sided_there():
-    e = Expect(dtype="float64", bias_symmetric=True)
+    e = Expect.from_dict({"dtype": "float64", "bias_symmetric": True})
     assert check(symmetric, e, family="alibi", profile="ci", seed=1).passed
     r = check(causal, e, family="alibi", profile="ci", seed=1, invariants=["alibi.softmax-rows"])
     assert not r.passed and {x.diagnosis for x in r.results if x.status == "fail"} == {"one-sided"}, r.report()
@@ -198,7 +198,7 @@ def test_falcon_rounds_its_slopes_to_bfloat16_in_float32(transformers_here):
 
 
 def test_the_adapters_decline_a_symmetric_bias(transformers_here):
-    r = check("ropespec.implementations.adapters.hf_biases:bloom", Expect(bias_symmetric=True), array="torch", family="alibi",
+    r = check("ropespec.implementations.adapters.hf_biases:bloom", Expect.from_dict({"bias_symmetric": True}), array="torch", family="alibi",
               profile="ci", seed=1, allow_skip=True)
     assert r.unchecked and "causal" in r.nothing_checked()[0]
 

@@ -7,6 +7,7 @@ family by its string outside the registries.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -17,20 +18,31 @@ from ropespec.cli import parser
 from ropespec.commands import fingerprint
 from ropespec.implementations.families import base
 from ropespec.inputs import UsageError
-from ropespec.spec import families
+from ropespec.spec import families, params
+from ropespec.spec.expectation import DEFAULT, Expect, ExpectationError
 from tests.code_scan import code_files, comparisons, named
 
 ROOT = Path(__file__).resolve().parents[1]
 
 TOY = '''
+from dataclasses import dataclass
+
 import numpy as np
 
 from ropespec.implementations.families.base import Bound, Form, Op, register
 from ropespec.spec.families import Family
+from ropespec.spec.params import Params
+
+
+@dataclass(frozen=True)
+class ToyParams(Params):
+    family = "toy-bias"
+    toy_slope: float = 1.0
 
 
 class ToyBias(Family):
     name = "toy-bias"
+    params = ToyParams
     means = "a toy bias registered by a test: b(i, j) = j - i"
     fingerprint = "toy_family:probe"
 
@@ -54,6 +66,7 @@ def toy_family(tmp_path, monkeypatch):
 
     yield families.get("toy-bias")
     del families.REGISTRY["toy-bias"], base.REGISTRY[("toy-bias", "apply")], sys.modules["toy_family"]
+    del params.REGISTRY["toy-bias"]
 
 
 def _choices(command: str, option: str) -> list[str]:
@@ -80,6 +93,35 @@ def test_without_the_module_the_family_is_nowhere(toy_family):
         assert "toy-bias" not in specdoc.markdown()
     finally:
         families.REGISTRY["toy-bias"] = toy_family
+
+
+def test_a_family_s_parameter_block_is_the_expectation_s_keys_flat(toy_family):
+    """The toy family's block is read from a file's flat keys, written back flat, and kept apart from the core."""
+    e = Expect.from_dict({"toy_slope": 2.5, "head_dim": 64})
+    assert e.params("toy-bias").toy_slope == 2.5 and e.params("alibi") == params.default("alibi")
+    assert e.to_dict()["toy_slope"] == 2.5 and "toy_slope" not in DEFAULT.to_dict()
+    assert Expect.from_json(e.to_json()) == e and e != DEFAULT.replace(head_dim=64)
+    assert DEFAULT.replace(toy_slope=2.5, head_dim=64) == e
+
+
+def test_every_parameter_block_is_its_family_s():
+    """Each registered block belongs to a registered family that names it, and no key is two families' or the
+    core's: the expectation's own fields are the core alone."""
+    core = {f for f in Expect.__dataclass_fields__ if f != "family_params"}
+    owners = params.owners()
+    assert set(params.REGISTRY) <= set(families.REGISTRY)
+    for name, block in params.REGISTRY.items():
+        assert families.get(name).params is block
+    assert not core & set(owners)
+    keys = [f.name for block in params.REGISTRY.values() for f in dataclasses.fields(block)]
+    assert len(keys) == len(set(keys))
+    assert {"alibi_bias_max", "bias_symmetric", "xpos_scale_base", "video_time", "tokens_per_second"} <= set(owners)
+
+
+def test_a_block_of_another_family_is_refused():
+    from ropespec.spec.params.alibi import AlibiParams
+    with pytest.raises(ExpectationError, match="family_params"):
+        Expect(family_params={"xpos": AlibiParams()})
 
 
 def test_a_form_of_an_unknown_family_is_refused():

@@ -171,7 +171,7 @@ def test_multi_axis_configs_read_as_their_presets(fixture, preset):
     assert (got.head_dim, got.rotary_dim, got.rope_theta, got.convention) == \
         (want.head_dim, want.rotary_dim, want.rope_theta, want.convention)
     # and the position-id builder's rule, by model type (the clock from vision_config)
-    assert (got.video_time, got.tokens_per_second) == (want.video_time, want.tokens_per_second)
+    assert (got.params("position-ids").video_time, got.params("position-ids").tokens_per_second) == (want.params("position-ids").video_time, want.params("position-ids").tokens_per_second)
 
 
 def test_a_multi_axis_config_whose_sections_do_not_add_up_is_one_line():

@@ -39,7 +39,7 @@ def test_the_rule_on_worked_examples():
                                              "tokens_per_second": -1}, "tokens_per_second")])
 def test_bad_rules_name_their_field(fields, field):
     with pytest.raises(ExpectationError) as err:
-        Expect(**fields)
+        Expect.from_dict(fields)
     assert err.value.field == field and "\n" not in str(err.value)
 
 

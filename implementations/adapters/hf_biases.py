@@ -22,7 +22,7 @@ ARRAY = "torch"
 
 def _causal(expect) -> None:
     """Declines what transformers' ALiBi does not compute: a symmetric bias, or any without torch."""
-    if expect.bias_symmetric:
+    if expect.params("alibi").bias_symmetric:
         raise NotImplementedError("transformers' ALiBi is causal (a decoder's): no symmetric bias")
     if importlib.util.find_spec("torch") is None:
         raise NotImplementedError("torch is not installed (pip install -e '.[hf]')")

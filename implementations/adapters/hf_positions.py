@@ -67,7 +67,7 @@ def _instance(m: Model, expect):
         raise NotImplementedError(f"needs transformers and torch (pip install -e '.[hf]'): {e}") from None
     config = getattr(cfg_mod, m.config)()
     if m.seconds:
-        tps = expect.tokens_per_second
+        tps = expect.params("position-ids").tokens_per_second
         if tps != int(tps):
             raise NotImplementedError(f"transformers' {m.config} takes an integer tokens_per_second, not {tps:g}")
         config.vision_config.tokens_per_second = int(tps)
@@ -130,9 +130,9 @@ def _factory(name: str):
     m = MODELS[name]
 
     def make(expect):
-        if expect.video_time != m.video_time:
+        if expect.params("position-ids").video_time != m.video_time:
             raise NotImplementedError(f"transformers' {name} builds positions by the {m.video_time!r} rule, not "
-                                      f"{expect.video_time!r}")
+                                      f"{expect.params('position-ids').video_time!r}")
         model, torch = _instance(m, expect)
         if name == "glm4v" and not _takes(model.get_rope_index, "mm_token_type_ids"):
             raise NotImplementedError("transformers 4's GLM-4.1V wraps each video frame in video_start/video_end "

@@ -34,7 +34,7 @@ def _module(expect):
 def _rotary(expect):
     torch, ret = _module(expect)
     rot = ret.RotaryEmbedding(dim=expect.rotary_dim, theta=expect.rope_theta, use_xpos=True,
-                              xpos_scale_base=expect.xpos_scale_base, cache_if_possible=False)
+                              xpos_scale_base=expect.params("xpos").xpos_scale_base, cache_if_possible=False)
     return torch, rot.to(getattr(torch, expect.dtype))
 
 

@@ -125,7 +125,7 @@ def _by_length(host, fn, e, n_heads, q, k):
     the end), with the expectation's alibi_bias_max where the function takes one; (n_heads, 1, L) or (1, n_heads,
     1, L) as MPT's and llm-foundry's return, every query handed the keys' entries."""
     h, length = int(n_heads), int(max(q.max(), k.max())) + 1
-    keywords = {"alibi_bias_max": e.alibi_bias_max} if any(p.name == "alibi_bias_max" for p in _params(fn)) else {}
+    keywords = {"alibi_bias_max": e.params("alibi").alibi_bias_max} if any(p.name == "alibi_bias_max" for p in _params(fn)) else {}
     out = host.call(CALLS["length"], lambda: fn(h, length, **keywords))
     shape = tuple(getattr(out, "shape", np.shape(out)))
     if shape not in ((h, 1, length), (1, h, 1, length)):

@@ -23,12 +23,12 @@ def alibi(expect, *, slopes: Callable[[int], np.ndarray] | None = None,
     -m |i - j|)."""
 
     def make_bias(n_heads, q_positions, k_positions):
-        m = (slopes or (lambda h: alibi_slopes(h, expect.alibi_bias_max)))(int(n_heads))[:, None, None]
+        m = (slopes or (lambda h: alibi_slopes(h, expect.params("alibi").alibi_bias_max)))(int(n_heads))[:, None, None]
         i = np.asarray(q_positions, dtype=np.float64)[None, :, None]
         j = np.asarray(k_positions, dtype=np.float64)[None, None, :]
         if bias is not None:
             return np.asarray(bias(m, i, j), dtype=np.float64)
-        return -m * (np.abs(i - j) if expect.bias_symmetric else i - j)
+        return -m * (np.abs(i - j) if expect.params("alibi").bias_symmetric else i - j)
 
     return make_bias
 
@@ -90,7 +90,7 @@ def xpos(expect, *, q_power: Callable | None = None, k_power: Callable | None = 
     def turn(x, p, power):
         x = np.asarray(x, dtype=np.float64).copy()
         ang = np.asarray(p, dtype=np.float64)[:, None] * theta[None]
-        s = zeta[None] ** (power[:, None] / expect.xpos_scale_base)
+        s = zeta[None] ** (power[:, None] / expect.params("xpos").xpos_scale_base)
         xa, xb = x[:, a].copy(), x[:, b].copy()
         x[:, a] = (xa * np.cos(ang) - xb * np.sin(ang)) * s
         x[:, b] = (xa * np.sin(ang) + xb * np.cos(ang)) * s

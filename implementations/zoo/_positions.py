@@ -18,7 +18,7 @@ def builder(expect, *, start=0, axes=3, grid_swapped=False, text_after_first_ima
     left pads get positions (no attention mask). row0: every row gets row 0's positions. next_at_length: decoding
     continues at the prompt's length.
     """
-    rule, tps = expect.video_time, expect.tokens_per_second
+    rule, tps = expect.params("position-ids").video_time, expect.params("position-ids").tokens_per_second
 
     def one(segments):
         out, cur, blocks, real = [], start, 0, 0

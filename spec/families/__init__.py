@@ -2,7 +2,7 @@
 
 A family is what an implementation computes (RoPE, the sinusoidal encoding, ALiBi, ...). Its class says what the
 spec knows of it: its word and what it means (the glossary's family list is this registry), the expectation's
-fields it reads, how a report's header says the expectation and its tolerance class, whether a model's preset
+fields it reads and its own parameter block, how a report's header says the expectation and its tolerance class, whether a model's preset
 describes it, the expectations a factory of it is first bound with, and the command that fingerprints it. Its forms
 (how it is called) are registered by its module in :mod:`ropespec.implementations.families`, its invariants in
 :mod:`ropespec.spec.invariants` (the section of its name).
@@ -38,6 +38,8 @@ class Family:
     fields: ClassVar[tuple[str, ...] | None] = None
     #: a model's preset or config.json (the command line's --expect) describes an implementation of it
     described_by_presets: ClassVar[bool] = False
+    #: its parameter block (:mod:`ropespec.spec.params`): the expectation's fields that only it reads, or None
+    params: ClassVar[type | None] = None
     #: what ``ropespec fingerprint --family NAME`` runs, as ``module:function`` (resolved where it runs, so that the
     #: spec imports no layer above it: the manner of Hypothesis' provider table); None: it has no fingerprint
     fingerprint: ClassVar[str | None] = None
@@ -47,6 +49,8 @@ class Family:
         if "name" in cls.__dict__:
             if cls.name in REGISTRY:
                 raise ValueError(f"family {cls.name!r} registered twice")
+            if cls.params is not None and cls.params.family != cls.name:
+                raise ValueError(f"family {cls.name!r} names the parameter block of {cls.params.family!r}")
             REGISTRY[cls.name] = cls()
             resort()
 

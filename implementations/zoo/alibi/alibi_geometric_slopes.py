@@ -12,4 +12,4 @@ SOURCE = ("ofirpress/attention_with_linear_biases#5: get_slopes' rule for head c
 
 
 def make(expect):
-    return alibi(expect, slopes=lambda h: 2.0 ** (-expect.alibi_bias_max * (np.arange(h) + 1) / h))
+    return alibi(expect, slopes=lambda h: 2.0 ** (-expect.params("alibi").alibi_bias_max * (np.arange(h) + 1) / h))

@@ -9,4 +9,4 @@ SOURCE = "slopes built with torch.arange(n_heads, 0, -1) in ports of Press et al
 
 
 def make(expect):
-    return alibi(expect, slopes=lambda h: alibi_slopes(h, expect.alibi_bias_max)[::-1].copy())
+    return alibi(expect, slopes=lambda h: alibi_slopes(h, expect.params("alibi").alibi_bias_max)[::-1].copy())

@@ -13,4 +13,4 @@ SOURCE = "slopes formed by a chain of float32 pow and division, each off by an u
 
 
 def make(expect):
-    return alibi(expect, slopes=lambda h: alibi_slopes(h, expect.alibi_bias_max) * (1 + 6 * 2.0**-24))
+    return alibi(expect, slopes=lambda h: alibi_slopes(h, expect.params("alibi").alibi_bias_max) * (1 + 6 * 2.0**-24))
