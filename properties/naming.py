@@ -15,6 +15,7 @@ import numpy as np
 
 from ropespec.implementations.contract import Failure, Fault, Unsupported
 from ropespec.properties import fingerprint as fingerprints
+from ropespec.properties.fingerprint_text import describe
 from ropespec.properties.diagnose import also_of, diagnose_within, frequencies_off, root_cause, run_diagnosis
 from ropespec.spec.expectation import Expect
 
@@ -80,7 +81,7 @@ class Model:
         if self.measured is None:
             said = []
             for measure in (lambda: frequencies_off(f, e),
-                            lambda: "; ".join(fingerprints.describe(fingerprints.fingerprint(f, e)))):
+                            lambda: "; ".join(describe(fingerprints.fingerprint(f, e)))):
                 try:
                     said.append(measure())
                 except (Failure, Unsupported, FloatingPointError, ValueError, OverflowError, np.linalg.LinAlgError):
