@@ -14,7 +14,7 @@ NAME = "invariants"
 
 def add(sub) -> None:
     sub.add_parser(NAME, help="list the invariants with their statements",
-                   description="List every invariant of the registry (spec/invariants.py) with its statement.")
+                   description="List every invariant of the registry (spec/invariants/, a module per family) with its statement.")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
