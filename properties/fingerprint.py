@@ -33,7 +33,7 @@ class Fingerprint:
     problem: str | None = None
     #: how many of the rotary_dim / 2 pairs turn, where the others stay still among them (proportional RoPE)
     turning: int | None = None
-    direction: str = "forward"
+    direction: str = "forward"  # the expectation's words (ropespec.spec.schema.DIRECTIONS)
     offset: float = 0.0
     attention_factor: float = 1.0
     thetas: list[float] = field(default_factory=list)
@@ -140,7 +140,7 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
     _, norms = probe.angles(f, d, pairs, 1)
     fp.attention_factor = float(np.median(norms))
     if np.all(fr.thetas < 0):
-        fp.direction = "backwards"
+        fp.direction = "reverse"
     theta = np.abs(fr.thetas)
     fp.thetas = theta.tolist()
     fp.precision = float(np.nanmax(fr.precision))
@@ -188,6 +188,7 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
         else:
             found = _fit_longrope(f, d, pairs, conv, r, theta, np.abs(short.thetas), top, fp)
             err, curve, cand = found if found is not None else (None, "unknown", cand)
+    cand = cand.replace(direction=fp.direction)  # the direction measured is the expectation's too
     if err is not None and err <= fits:
         fp.curve, fp.curve_error = (curve if methods.get(curve).scales else "ntk-or-default"), err
         fp.scaling = cand.to_dict()["rope_scaling"]
@@ -247,7 +248,7 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
     fp.precision = float(np.nanmax([rows[a].precision[j] for j, a in enumerate(owner)]))
     fp.offset = float(np.median([rows[a].offset[j] for j, a in enumerate(owner)]))
     if np.all(np.array([rows[a].thetas[j] for j, a in enumerate(owner)]) < 0):
-        fp.direction = "backwards"
+        fp.direction = "reverse"
     _, norms = probe.angles(text, d, pairs, 1)
     fp.attention_factor = float(np.median(norms))
     counts = [owner.count(a) for a in range(A)]
@@ -282,7 +283,7 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
                 break
         if base <= 1:
             continue
-        cand = shape.replace(rope_theta=base, axes_offset=_axes_offsets(rows, owner, A))
+        cand = shape.replace(rope_theta=base, axes_offset=_axes_offsets(rows, owner, A), direction=fp.direction)
         err = float(np.max(np.abs(reference.thetas(cand) - theta) / theta))
         if err <= max(tol, 1e-6):
             fp.base, fp.base_precision, fp.curve, fp.curve_error = base, err, "ntk-or-default", err

@@ -21,7 +21,7 @@ import numpy as np
 from ropespec.spec import methods, params
 from ropespec.spec.geometry import PairGeometry, validate_axes
 from ropespec.spec.schema import (  # noqa: F401 (the vocabulary, importable from here as before)
-    _is_int, _is_number, _short, ANGLE_DTYPES, AXES_KINDS, AXES_MAX, AXES_MIN, CONVENTIONS, DEFAULT_AXIS_NAMES, DTYPES, ExpectationError, FACTOR_MAX, HEAD_DIM_MAX, MAX_POSITION_MAX, RANGES,
+    _is_int, _is_number, _short, ANGLE_DTYPES, AXES_KINDS, DIRECTIONS, AXES_MAX, AXES_MIN, CONVENTIONS, DEFAULT_AXIS_NAMES, DTYPES, ExpectationError, FACTOR_MAX, HEAD_DIM_MAX, MAX_POSITION_MAX, RANGES,
 )
 
 def _freeze(v: Any) -> Any:
@@ -76,6 +76,9 @@ class Expect:
     head_dim: int = 128
     rope_theta: float = 10000.0
     convention: str = "half"
+    #: which way the pairs turn (:data:`ropespec.spec.schema.DIRECTIONS`): forward, RoFormer's, unless a model's code
+    #: turns them by -p theta (nanochat's)
+    direction: str = "forward"
     rotary_dim: int | None = None
     partial_rotary_factor: float | None = None
     dtype: str = "float32"
@@ -110,6 +113,8 @@ class Expect:
             raise ExpectationError(
                 "convention", f"must be one of {', '.join(CONVENTIONS)}, got {self.convention!r}"
             )
+        if self.direction not in DIRECTIONS:
+            raise ExpectationError("direction", f"must be {RANGES['direction']}, got {_short(self.direction)}")
         if self.dtype not in DTYPES:
             raise ExpectationError("dtype", f"must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         for name in ("angle_dtype", "inv_freq_dtype"):
@@ -292,6 +297,8 @@ class Expect:
         for key in ("mrope_interleaved", "axes_parity"):
             if not d[key]:
                 d.pop(key)
+        if d["direction"] == "forward":  # RoFormer's direction: keep the JSON as it was
+            d.pop("direction")
         for block in self.family_params.values():  # a family's block: the keys that differ from its defaults
             d.update(block.changed())
         return d
@@ -338,6 +345,8 @@ class Expect:
     def describe(self) -> str:
         """One short human line: 'head_dim 128, theta 1e+04, half, rotary 128, float32'."""
         parts = [f"head_dim {self.head_dim}", f"theta {self.rope_theta:g}", self.convention]
+        if self.direction != "forward":
+            parts.append(f"{self.direction} direction")
         if self.rotary_dim != self.head_dim:
             parts.append(f"rotary_dim {self.rotary_dim}")
         if self.rope_scaling:

@@ -29,6 +29,7 @@ class PairGeometry:
     head_dim: int
     rotary_dim: int
     convention: str = "half"
+    direction: str = "forward"
     mrope_section: tuple[int, ...] | None = None
     mrope_interleaved: bool = False
     axes_dims_rope: tuple[int, ...] | None = None
@@ -148,15 +149,19 @@ class PairGeometry:
         return (n, self.n_axes) if self.multi_axis else (n,)
 
     def pairs(self) -> list[tuple[int, int]]:
-        """Index pairs (a, b) of the input rotated together, pair i turning at theta_i."""
+        """Index pairs (a, b) of the input rotated together, pair i turning at theta_i: (a, b) turns to
+        (x_a cos - x_b sin, x_a sin + x_b cos). The reverse direction is the same pair in the other order, since
+        turning (b, a) by +phi turns (a, b) by -phi: the direction is a question of the geometry, asked here once."""
         r = self.rotary_dim
         if self.convention in ("interleaved", "rope_interleave"):
-            return [(2 * i, 2 * i + 1) for i in range(r // 2)]
-        return [(i, i + r // 2) for i in range(r // 2)]
+            pairs = [(2 * i, 2 * i + 1) for i in range(r // 2)]
+        else:
+            pairs = [(i, i + r // 2) for i in range(r // 2)]
+        return [(b, a) for a, b in pairs] if self.direction == "reverse" else pairs
 
     def out_pairs(self) -> list[tuple[int, int]]:
         """Where pair i's two results are written: (a, b) of :meth:`pairs` (in place) but for
-        ``rope_interleave``, which writes them to (i, i + r/2), the half layout."""
+        ``rope_interleave``, which writes them to (i, i + r/2), the half layout (in the pair's order)."""
         if self.convention == "rope_interleave":
             return dataclasses.replace(self, convention="half").pairs()
         return self.pairs()

@@ -55,8 +55,7 @@ ROPE_INTERLEAVE_MODEL_TYPES = ("deepseek_v3", "deepseek_v32", "axk2", "bailing_h
                                "longcat_flash", "mistral_large4")
 _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
 #: model types whose code turns every pair by -p theta (its rotate_half is cat(x2, -x1)), as their checkpoints were
-#: trained: an expectation cannot say that direction yet, so their config.json is refused with the reason rather
-#: than read as a RoPE whose every conformance check would call the model's own code wrong
+#: trained: their expectation's direction is reverse
 REVERSED_MODEL_TYPES = ("nanochat",)
 #: keys transformers' configs keep among the rope parameters that are not part of the rotary table: the model's
 #: own length again (Ministral 3, Mistral 4), and Llama 4's query scale by position, which the attention applies to
@@ -193,9 +192,7 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
             out["partial_rotary_factor"] = factor
     model_type = str(d.get("model_type") or "").removesuffix("_text")  # a multimodal model's text config: its own
     if model_type in REVERSED_MODEL_TYPES:
-        raise ExpectationError("config.json: model_type", f"{model_type!r} turns its pairs by -p theta (its code's "
-                                                          f"rotate_half is cat(x2, -x1)); an expectation cannot say "
-                                                          f"that direction yet")
+        out["direction"] = "reverse"
     interleave = d.get("rope_interleave", model_type in ROPE_INTERLEAVE_MODEL_TYPES)
     if interleave is True:
         out["convention"] = "rope_interleave"

@@ -12,6 +12,9 @@ from typing import Any
 #: the half layout (transformers' ``rope_interleave`` for DeepSeek-V3 and other MLA models: dot products are
 #: kept because q and k get the same permutation).
 CONVENTIONS = ("half", "interleaved", "rope_interleave")
+#: which way pair i turns at position p: "forward" by +p theta_i (RoFormer's, transformers' rotate_half
+#: cat(-x2, x1)), "reverse" by -p theta_i (nanochat's rotate_half cat(x2, -x1), as its checkpoints were trained)
+DIRECTIONS = ("forward", "reverse")
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 #: dtypes in which an angle or an inverse-frequency table may be formed; "exact" is the strict class.
 ANGLE_DTYPES = ("exact",) + DTYPES
@@ -28,6 +31,7 @@ RANGES = {
     "head_dim": f"an even integer in [2, {HEAD_DIM_MAX}]",
     "rotary_dim": "an even integer in [2, head_dim]",
     "partial_rotary_factor": "a number in (0, 1]",
+    "direction": "forward (pair i turns by +p theta_i, RoFormer's) or reverse (by -p theta_i, nanochat's)",
     "rope_theta": "a finite number > 1",
     "max_position": f"an integer in [2, 2^53 = {MAX_POSITION_MAX}]",
     "n_heads": "an integer >= 1; n_kv_heads divides it",

@@ -30,7 +30,7 @@ def test_fingerprint_recovers_every_preset_from_the_numpy_implementation(tmp_pat
 
 
 @pytest.mark.parametrize("member, key, value", [
-    ("backwards", "direction", "backwards"),
+    ("backwards", "direction", "reverse"),
     ("off_by_one", "offset", 1.0),
     ("wrong_pairing", "convention", "interleaved"),
     ("partial_ignored", "rotary_dim", 64),

@@ -107,7 +107,7 @@ def test_the_qk_form_checks_every_head_and_batch_row(capsys):
 
 
 @pytest.mark.parametrize("target, direction", [("ropespec.implementations.numpy_qk:make", "forward"),
-                                               ("ropespec.implementations.zoo.rope.qk_sin_negated:make", "backwards")])
+                                               ("ropespec.implementations.zoo.rope.qk_sin_negated:make", "reverse")])
 def test_the_fingerprint_reads_an_apply_function_of_the_qk_form(capsys, target, direction):
     code = main(["fingerprint", target, "--form", "qk", "--expect", '{"head_dim": 64}', "--max-position", "4096"])
     out = capsys.readouterr().out

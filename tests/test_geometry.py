@@ -43,3 +43,44 @@ def test_a_mutation_of_the_geometry_is_seen_by_every_expectation():
         assert e.pairs() == [(0, 1), (2, 3), (4, 5), (6, 7)]
         assert e.output_dims() == list(range(8))
     assert e.pairs() == [(0, 4), (1, 5), (2, 6), (3, 7)]
+
+
+@pytest.mark.parametrize("convention", ["half", "interleaved", "rope_interleave"])
+def test_the_reverse_direction_is_each_pair_in_the_other_order(convention):
+    """Turning (b, a) by +phi turns (a, b) by -phi: the reverse direction is the geometry's pairs swapped, and the
+    exact reference then turns every pair by -p theta_i (nanochat's rotate_half cat(x2, -x1))."""
+    import numpy as np
+
+    from ropespec import reference
+
+    forward = Expect(head_dim=8, convention=convention)
+    reverse = forward.replace(direction="reverse")
+    assert reverse.pairs() == [(b, a) for a, b in forward.pairs()]
+    assert sorted(map(sorted, reverse.out_pairs())) == sorted(map(sorted, forward.out_pairs()))
+    x = np.random.default_rng(0).normal(size=(1, 8))
+    th = reference.thetas(forward) * 5
+    want = np.zeros(8)
+    for ((a, b), (oa, ob)), t in zip(zip(forward.pairs(), forward.out_pairs()), th):
+        want[oa], want[ob] = x[0, a] * np.cos(t) + x[0, b] * np.sin(t), -x[0, a] * np.sin(t) + x[0, b] * np.cos(t)
+    assert np.abs(reference.apply(reverse, x, np.array([5]))[0] - want).max() < 1e-15
+    assert "direction" not in forward.to_dict() and reverse.to_dict()["direction"] == "reverse"
+
+
+def test_a_direction_outside_the_two_is_refused():
+    from ropespec.spec.expectation import ExpectationError
+
+    with pytest.raises(ExpectationError, match="direction: must be forward .* or reverse"):
+        Expect.from_dict({"direction": "backwards"})
+
+
+@pytest.mark.parametrize("target, holds", [("ropespec.implementations.numpy_rope:make", True),
+                                           ("ropespec.implementations.zoo.rope.backwards:make", False)])
+def test_the_reverse_direction_holds_code_that_turns_so_and_names_code_that_does_not(target, holds):
+    """The shipped RoPE, asked for the reverse direction, computes it; the zoo's sign error (-p theta_i of whatever
+    the expectation says) turns RoFormer's way under it, and is named direction."""
+    from ropespec import check
+
+    r = check(target, Expect(head_dim=32, direction="reverse"), profile="ci", seed=1, invariants=["rope.conformance"])
+    assert r.passed == holds, r.report()
+    if not holds:
+        assert {x.diagnosis for x in r.results if x.status == "fail"} == {"direction"}, r.report()

@@ -12,8 +12,9 @@ from ropespec.implementations.adapters import hf_models  # noqa: E402
 from ropespec import check  # noqa: E402
 
 #: plain Llama; partial rotary that the apply function splits itself (Phi-3's, GPT-NeoX's) and that its attention
-#: splits (StableLM); interleaved pairs (Cohere); and one the adapter cannot call (a vision tower's only)
-SUBSET = ("llama", "gpt_neox", "stablelm", "cohere", "pixtral")
+#: splits (StableLM); interleaved pairs (Cohere); pairs that turn the other way (nanochat); and one the adapter cannot
+#: call (a vision tower's only)
+SUBSET = ("llama", "gpt_neox", "stablelm", "cohere", "nanochat", "pixtral")
 
 
 def test_discovery_reads_every_modeling_module_and_keeps_one_model_type_each():
@@ -41,6 +42,15 @@ def test_the_subset_holds_under_its_own_config(model_type, subset):
     result = check(f"ropespec.implementations.adapters.hf_models:{model_type}", expect, array="torch", profile="ci", seed=1,
                    invariants=["rope.conformance", "rope.partial-passthrough"])
     assert result.passed, result.report()
+
+
+def test_the_other_direction_is_named_where_the_expectation_says_roformer_s(subset):
+    """nanochat's own code under RoFormer's direction: failed with the word, and the expectation that holds named."""
+    expect = hf_models.expectation_of(subset["nanochat"]).replace(direction="forward")
+    result = check("ropespec.implementations.adapters.hf_models:nanochat", expect, array="torch", profile="ci", seed=1,
+                   invariants=["rope.conformance"])
+    assert not result.passed and {x.diagnosis for x in result.results if x.status == "fail"} == {"direction"}, result.report()
+    assert '"direction": "reverse"' in result.report()
 
 
 def test_the_apply_function_is_the_one_its_attention_calls():

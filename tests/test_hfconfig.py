@@ -240,11 +240,11 @@ def test_the_keys_the_transformers_sweep_found_missing_at_its_second_pass():
     assert ministral.rope_type == "yarn" and ministral.rope_scaling["factor"] == 16.0
 
 
-def test_a_model_that_turns_the_other_way_is_refused_with_the_reason():
-    """nanochat turns by -p theta, as its checkpoints were trained: read as RoPE, every conformance check would call
-    its own code wrong; its config.json is refused, one line naming why."""
-    from ropespec.spec.expectation import ExpectationError
+def test_a_model_that_turns_the_other_way_reads_as_the_reverse_direction():
+    """nanochat turns by -p theta, as its checkpoints were trained: its config.json reads as that direction, so its
+    own code is checked against what it computes; every other model keeps RoFormer's."""
     from ropespec.spec.hfconfig import from_hf_config
 
-    with pytest.raises(ExpectationError, match="-p theta.*cannot say that direction"):
-        from_hf_config({"model_type": "nanochat", "hidden_size": 1024, "num_attention_heads": 8, "rope_theta": 1e4})
+    config = {"model_type": "nanochat", "hidden_size": 1024, "num_attention_heads": 8, "rope_theta": 1e4}
+    assert from_hf_config(config).direction == "reverse"
+    assert from_hf_config(dict(config, model_type="llama")).direction == "forward"

@@ -63,8 +63,12 @@ def _frequency_model_of(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | Non
     # apart: each one found wrong is said, the first as the word and the others after it
     found = []
     if np.all(ratio < 0):  # every pair turns the other way (and, below, perhaps not by its own frequency)
-        found.append(("direction", f"every pair turns by -p theta_i (pair 0 by {fr.thetas[0]:.6g} rad per position, "
-                                   f"expected +{th[0]:.6g})"))
+        turn = (f"pair 0 by {fr.thetas[0]:.6g} rad per position, expected +{th[0]:.6g}, both as the expectation's "
+                f"pairs read")
+        found.append(("direction", f"every pair turns by -p theta_i ({turn}); code trained that way (nanochat's) is "
+                                   f"checked with \"direction\": \"reverse\"" if e.direction == "forward" else
+                                   f"every pair turns by +p theta_i, RoFormer's direction, where the expectation's is "
+                                   f"{e.direction} ({turn})"))
         fr = probe.Frequencies(**{**fr.__dict__, "thetas": -fr.thetas})  # phi = theta' (p + c): c keeps its sign
     c = float(np.median(fr.offset))
     if abs(c) >= 0.5 and np.all(np.abs(fr.offset - c) <= 1e-3 * max(1.0, abs(c))):

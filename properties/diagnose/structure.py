@@ -115,7 +115,11 @@ def _structure(pr: probe.Pairing, e: Expect) -> tuple[str, str] | None:
     """``rotary-dim``, ``convention`` (the wrong dims turn together) or ``layout`` (the right pairs,
     written to the wrong dims) from the measured convention; None when it is e's."""
     still = set(e.method.still_pairs(e))  # pairs of frequency 0 pass through (proportional RoPE's)
-    turning = [(p, o) for i, (p, o) in enumerate(zip(e.pairs(), e.out_pairs())) if i not in still]
+    # which dims turn together and where they are written does not depend on the way they turn: the probe reads each
+    # pair (a, b) with a < b, as the forward direction states it, and the direction is measured apart (its word is
+    # the frequencies' diagnosis)
+    ef = e.replace(direction="forward")
+    turning = [(p, o) for i, (p, o) in enumerate(zip(ef.pairs(), ef.out_pairs())) if i not in still]
     want = sorted(p for p, _ in turning)
     r = 2 * len(turning)  # the dims that turn
     if sorted(pr.pairs) == want:

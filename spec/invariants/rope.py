@@ -11,7 +11,8 @@ INVARIANTS = [
         "conformance",
         "Each pair (x_a, x_b) of the rotary dims is rotated by the angle p * theta_i with theta_i = "
         "rope_theta^(-2i/rotary_dim), to within the error bound of the expectation's precision class (multi-axis "
-        "RoPE: p is the position on the pair's own axis, theta_i its ladder's frequency).",
+        "RoPE: p is the position on the pair's own axis, theta_i its ladder's frequency; the reverse direction: by "
+        "-p * theta_i).",
         source="RoFormer (Su et al., arXiv 2104.09864), eq. 34; seed tutorial 004",
     ),
     Invariant(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 from ropespec.spec import definitions, scaling
 from ropespec.spec.geometry import PairGeometry
@@ -14,6 +15,13 @@ def _pairs_swapped(self):
     if self.convention in ("interleaved", "rope_interleave"):
         return [(i, i + r // 2) for i in range(r // 2)]
     return [(2 * i, 2 * i + 1) for i in range(r // 2)]
+
+
+_pairs_as_stated = PairGeometry.pairs
+
+
+def _pairs_direction_ignored(self):
+    return _pairs_as_stated(dataclasses.replace(self, direction="forward"))
 
 
 def _pairs_head_dim(self):
@@ -59,6 +67,7 @@ MUTATIONS: dict[str, tuple[object, str, object]] = {
     "R: plus a bias": (definitions, "rotate", lambda xa, xb, c_, s_: (xa * c_ - xb * s_ + s_, xa * s_ + xb * c_)),
     "convention: swapped": (PairGeometry, "pairs", _pairs_swapped),
     "convention: over head_dim": (PairGeometry, "pairs", _pairs_head_dim),
+    "direction: ignored": (PairGeometry, "pairs", _pairs_direction_ignored),
     "factor: applied twice": (definitions, "encode", _encode_gain_twice),
     "ladder: b^(-i/r)": (scaling, "ladder", lambda b, i, r: b ** (-i / r)),
     "linear: theta * s": (scaling, "linear", lambda theta, s_: theta * s_),

@@ -7,6 +7,7 @@ import sympy as sp
 
 from ropespec.spec import definitions, scaling
 from ropespec.spec.expectation import Expect
+from ropespec.spec.schema import DIRECTIONS
 from ropespec.spec.proofs.core import (BOUNDED, MAX_D, ProofError, ROT, SYMBOLIC, _zero, a, axes_expects, b_, base,
                                        expects, f, g, ladder_thetas, p, position_vec, proves, thetas, vadd, vec, ONE_D,
                                        scores_shift_invariant)
@@ -33,25 +34,26 @@ def _documented_axis(e: Expect, j: int) -> tuple[int, tuple[int, int]]:
     return axis, (2 * (j - axis * (k // 2)) + axis, r)
 
 
-@proves("rope.conformance", BOUNDED, ROT + ("convention: swapped", "ladder: b^(-i/r)", "axes: interleaving ignored",
+@proves("rope.conformance", BOUNDED, ROT + ("convention: swapped", "direction: ignored", "ladder: b^(-i/r)", "axes: interleaving ignored",
                                             "ladder: per axis", "ladder: shared"))
 def conformance():
     b = base
-    for e in expects(partial=True):
+    for e in [e.replace(direction=way) for e in expects(partial=True) for way in DIRECTIONS]:
         d, r = e.head_dim, e.rotary_dim
         x = vec("x", d)
         th = [scaling.ladder(base, sp.Integer(i), sp.Integer(r)) for i in range(r // 2)]
         y = f(e, x, p, th)
-        # the paper's formula (RoFormer eq. 34, transformers' rotate_half), written out per convention
+        # the paper's formula (RoFormer eq. 34, transformers' rotate_half), written out per convention; the reverse
+        # direction (nanochat's rotate_half cat(x2, -x1)) at -p theta_i
         want = list(x)
         for i in range(r // 2):
-            t = b ** sp.Rational(-2 * i, r)
+            t = b ** sp.Rational(-2 * i, r) * (-1 if e.direction == "reverse" else 1)
             src = (2 * i, 2 * i + 1) if e.convention in ("interleaved", "rope_interleave") else (i, i + r // 2)
             dst = (i, i + r // 2) if e.convention != "interleaved" else src
             xa, xb = x[src[0]], x[src[1]]
             want[dst[0]] = xa * sp.cos(p * t) - xb * sp.sin(p * t)
             want[dst[1]] = xa * sp.sin(p * t) + xb * sp.cos(p * t)
-        _zero([yy - ww for yy, ww in zip(y, want)], f"{e.convention}, d = {d}, r = {r}")
+        _zero([yy - ww for yy, ww in zip(y, want)], f"{e.convention}, {e.direction}, d = {d}, r = {r}")
     for e in axes_expects():
         pv = position_vec("p", e)
         th = ladder_thetas(e)
@@ -65,7 +67,7 @@ def conformance():
         _zero([yy - ww for yy, ww in zip(y, want)], f"{e.axes_kind()} axes, d = {e.head_dim}")
     return (f"f(x, p) of the definitions equals the paper's formula written out: pair i (interleaved (2i, 2i+1); half "
             f"(i, i + r/2); rope_interleave reads (2i, 2i+1), writes (i, i + r/2)) turns to (x_a cos - x_b sin, "
-            f"x_a sin + x_b cos) at p b^(-2i/r), dims >= r unchanged; symbolic x, p, b; every even d <= {MAX_D}, r = d and d - 2; "
+            f"x_a sin + x_b cos) at p b^(-2i/r) (at -p b^(-2i/r) in the reverse direction), dims >= r unchanged; symbolic x, p, b; every even d <= {MAX_D}, r = d and d - 2; "
             f"multi-axis RoPE of every kind equals the models' rules written out (chunked sections, Qwen3-VL's j mod 3 "
             f"below 3 s_a, per-axis ladders b^(-2k/d_a), Pixtral's even/odd split) with symbolic position vectors")
 
