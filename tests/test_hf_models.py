@@ -12,9 +12,9 @@ from ropespec.implementations.adapters import hf_models  # noqa: E402
 from ropespec import check  # noqa: E402
 
 #: plain Llama; partial rotary that the apply function splits itself (Phi-3's, GPT-NeoX's) and that its attention
-#: splits (StableLM); interleaved pairs (Cohere); pairs that turn the other way (nanochat); and one the adapter cannot
-#: call (a vision tower's only)
-SUBSET = ("llama", "gpt_neox", "stablelm", "cohere", "nanochat", "pixtral")
+#: splits (StableLM); interleaved pairs (Cohere); pairs that turn the other way (nanochat); proportional RoPE, whose
+#: last pairs stay still over the whole head (Gemma 4); and one the adapter cannot call (a vision tower's only)
+SUBSET = ("llama", "gpt_neox", "stablelm", "cohere", "nanochat", "gemma4", "pixtral")
 
 
 def test_discovery_reads_every_modeling_module_and_keeps_one_model_type_each():
@@ -42,6 +42,14 @@ def test_the_subset_holds_under_its_own_config(model_type, subset):
     result = check(f"ropespec.implementations.adapters.hf_models:{model_type}", expect, array="torch", profile="ci", seed=1,
                    invariants=["rope.conformance", "rope.partial-passthrough"])
     assert result.passed, result.report()
+
+
+def test_the_expectations_say_what_the_code_computes(subset):
+    """The subset's two 2026 forms are read as such: Gemma 4's global layers' proportional RoPE over the whole head,
+    nanochat's reverse direction."""
+    gemma = hf_models.expectation_of(subset["gemma4"])
+    assert gemma.rope_type == "proportional" and gemma.rotary_dim == gemma.head_dim
+    assert hf_models.expectation_of(subset["nanochat"]).direction == "reverse"
 
 
 def test_the_other_direction_is_named_where_the_expectation_says_roformer_s(subset):
