@@ -41,13 +41,14 @@ from typing import Any
 from ropespec.spec import methods
 from ropespec.spec.expectation import Expect, ExpectationError, _is_number, load_json
 
-#: model types whose code pairs interleaved (its rotate_half takes x[..., ::2] and x[..., 1::2]; a text config's
+#: model types whose code pairs interleaved (its rotate_half takes x[..., ::2] and x[..., 1::2], or its complex-form
+#: apply_rotary_emb reads pairs (2i, 2i + 1) as one complex number: DeepSeek-V2's, Llama 4's; a text config's
 #: ``<model>_text`` reads as its model's, here and in ROPE_INTERLEAVE_MODEL_TYPES); config.json does not
 #: say it, the model's code does (transformers 5.24's modeling modules, found by benchmarks/transformers_sweep.py)
 INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "cohere", "cohere2", "cohere2_moe",
                            "ernie4_5", "ernie4_5_moe", "ernie4_5_vl_moe", "glm", "glm4", "glm_ocr", "helium",
                            "moonshine", "moonshine_streaming", "openai_privacy_filter", "pe_video", "pe_video_encoder",
-                           "deepseek_v4")
+                           "deepseek_v4", "llama4")
 #: model types that read interleaved pairs and write the half layout where the config names no ``rope_interleave``:
 #: DeepSeek-V3's config defaults it to true, the others' MLA attention calls ``apply_rotary_pos_emb_interleave``
 #: whatever the config says (transformers 5.24)

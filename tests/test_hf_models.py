@@ -13,8 +13,9 @@ from ropespec import check  # noqa: E402
 
 #: plain Llama; partial rotary that the apply function splits itself (Phi-3's, GPT-NeoX's) and that its attention
 #: splits (StableLM); interleaved pairs (Cohere); pairs that turn the other way (nanochat); proportional RoPE, whose
-#: last pairs stay still over the whole head (Gemma 4); and one the adapter cannot call (a vision tower's only)
-SUBSET = ("llama", "gpt_neox", "stablelm", "cohere", "nanochat", "gemma4", "pixtral")
+#: last pairs stay still over the whole head (Gemma 4); complex-form apply functions, heads first (DeepSeek-V2) and
+#: sequence first (Llama 4); and one the adapter cannot call (a vision tower's only)
+SUBSET = ("llama", "gpt_neox", "stablelm", "cohere", "nanochat", "gemma4", "deepseek_v2", "llama4", "pixtral")
 
 
 def test_discovery_reads_every_modeling_module_and_keeps_one_model_type_each():

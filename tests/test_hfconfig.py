@@ -110,6 +110,7 @@ def test_deepseek_layouts():
     assert from_hf_config({"model_type": "deepseek_v3", **base}).convention == "rope_interleave"
     assert from_hf_config({"model_type": "deepseek_v3", "rope_interleave": False, **base}).convention == "half"
     assert from_hf_config({"model_type": "deepseek_v2", **base}).convention == "interleaved"
+    assert from_hf_config({"model_type": "llama4", **base}).convention == "interleaved"  # its complex-form apply
     assert from_hf_config({"model_type": "kimi", "rope_interleave": True, **base}).convention == "rope_interleave"
 
 
@@ -248,3 +249,37 @@ def test_a_model_that_turns_the_other_way_reads_as_the_reverse_direction():
     config = {"model_type": "nanochat", "hidden_size": 1024, "num_attention_heads": 8, "rope_theta": 1e4}
     assert from_hf_config(config).direction == "reverse"
     assert from_hf_config(dict(config, model_type="llama")).direction == "forward"
+
+
+@pytest.mark.parametrize("seq_first", [False, True])
+def test_a_complex_form_apply_is_called_in_the_layout_it_broadcasts_its_table_over(seq_first):
+    """Meta's apply_rotary_emb(xq, xk, freqs_cis), heads first (DeepSeek-V2's) or sequence first (Llama 4's), called
+    as its attention calls it: the exact interleaved RoPE, its layout read from two rows (a call in the other layout on
+    the caller's n rows would broadcast to n x n)."""
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    from ropespec import reference
+    from ropespec.implementations.adapters.hf import complex_call
+    from ropespec.spec.expectation import Expect
+
+    e = Expect(head_dim=16, convention="interleaved", dtype="float64")
+    inv = torch.tensor(reference.thetas(e))
+
+    class Rotary(torch.nn.Module):  # transformers' forward: freqs_cis = polar(1, position_ids x inv_freq)
+        def forward(self, x, position_ids):
+            angles = position_ids[..., None].double() * inv
+            return torch.polar(torch.ones_like(angles), angles)
+
+    rotary = Rotary()
+
+    def apply(xq, xk, freqs_cis):
+        xq_ = torch.view_as_complex(xq.reshape(*xq.shape[:-1], -1, 2))
+        f = freqs_cis[:, :, None, :] if seq_first else freqs_cis.unsqueeze(1)
+        return torch.view_as_real(xq_ * f).flatten(3), None
+
+    rope = complex_call(rotary, apply)
+    x, p = np.random.default_rng(0).normal(size=(1024, 16)), np.arange(1024)
+    got = rope(torch.tensor(x), torch.tensor(p)).numpy()
+    assert got.shape == x.shape
+    assert np.abs(got[:64] - reference.apply(e, x[:64], p[:64])).max() < 1e-9

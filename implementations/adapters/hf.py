@@ -268,3 +268,36 @@ phi3_qk = qk_factory("phi3")
 gpt_neox_qk = qk_factory("gpt_neox")
 gpt_oss_qk = qk_factory("gpt_oss")
 deepseek_v3_qk = qk_factory("deepseek_v3")
+
+
+def complex_call(rotary, apply, extra: tuple = ()):
+    """rope(x, positions) on rows x (n, head_dim) as a model's attention calls a complex-form
+    ``apply(xq, xk, freqs_cis)`` (Meta's Llama and DeepSeek's reference code, kept by transformers' llama4 and
+    deepseek_v2): the complex table from ``rotary(q, position_ids, *extra)``, q of one head in the layout the apply
+    function broadcasts its table over, (batch, heads, seq, head_dim) as DeepSeek-V2's attention calls it or (batch,
+    seq, heads, head_dim) as Llama 4's does. Which one is read once, from a call on two rows (the layout whose result
+    has q's shape), never from a call on the caller's rows, whose other layout would broadcast to n x n."""
+    import torch
+
+    seq_first: list[bool] = []
+
+    def laid_out(x: "torch.Tensor", first: bool) -> "torch.Tensor":
+        return x[None, :, None, :] if first else x[None, None]
+
+    def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
+        rotary.to(x.device)
+        with torch.no_grad():
+            if not seq_first:
+                two, at = torch.zeros((2, x.shape[-1]), dtype=x.dtype, device=x.device), positions.new_tensor([0, 1])
+                for first in (False, True):
+                    q = laid_out(two, first)
+                    if apply(q, q, rotary(q, at[None], *extra))[0].shape == q.shape:
+                        seq_first.append(first)
+                        break
+                else:
+                    raise RuntimeError("its apply(xq, xk, freqs_cis) returns another shape than q's in both layouts")
+            q = laid_out(x, seq_first[0])
+            out = apply(q, q, rotary(q, positions[None], *extra))[0]
+            return out[0, :, 0] if seq_first[0] else out[0, 0]
+
+    return rope

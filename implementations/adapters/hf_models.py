@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ropespec.implementations.adapters.hf import MODEL_TYPES as HAND_WRITTEN, attention_call
+from ropespec.implementations.adapters.hf import MODEL_TYPES as HAND_WRITTEN, attention_call, complex_call
 from ropespec.spec.hfconfig import checked_layer_type, from_hf_config
 
 ARRAY = "torch"
@@ -164,8 +164,11 @@ def _attention_applies(modeling, mine) -> set[str]:
 
 def _form(fn) -> str | None:
     """How an apply function is called: ``qk`` apply(q, k, cos, sin) -> (q, k), ``x`` apply(x, cos, sin) -> x
-    (Gemma 3n, Gemma 4), else None."""
+    (Gemma 3n, Gemma 4), ``complex`` apply(xq, xk, freqs_cis) -> (q, k) with a complex table (Llama 4, DeepSeek-V2),
+    else None."""
     params = list(inspect.signature(fn).parameters)
+    if params[:3] == ["xq", "xk", "freqs_cis"]:
+        return "complex"
     return "qk" if params[:4] == ["q", "k", "cos", "sin"] else "x" if params[:3] == ["x", "cos", "sin"] else None
 
 
@@ -176,8 +179,8 @@ def _no_apply(model_type: str, called: list[str], forms: dict) -> str:
     if sum(bool(forms.get(n)) for n in called) > 1:
         reason = f"its attention calls more than one apply function ({', '.join(called)})"
     else:
-        reason = (f"its attention calls {', '.join(called)}, not of the form apply(q, k, cos, sin) or "
-                  f"apply(x, cos, sin)")
+        reason = (f"its attention calls {', '.join(called)}, not of the form apply(q, k, cos, sin), "
+                  f"apply(x, cos, sin) or apply(xq, xk, freqs_cis)")
     if model_type in HAND_WRITTEN:
         reason += f" (ropespec.implementations.adapters.hf:{model_type} checks it, written by hand)"
     return reason
@@ -258,6 +261,8 @@ def _rope(f: Found):
     layer = checked_layer_type(getattr(config, "rope_parameters", None))
     extra = (layer,) if layer is not None and "layer_type" in inspect.signature(rotary.forward).parameters else ()
     apply = getattr(modeling, f.apply)
+    if f.takes == "complex":
+        return complex_call(rotary, apply, extra)
     if f.takes == "x":  # one tensor at a time, as Gemma 4's attention calls it for its queries, then its keys
         one = apply
         apply = lambda q, k, cos, sin: (one(q, cos, sin), one(k, cos, sin))  # noqa: E731
