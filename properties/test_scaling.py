@@ -287,7 +287,8 @@ def test_longrope_switch(bind, case):
     e = case["expect"]
     f, L = bind(e), original_length(e)
     th = reference.thetas(_default(e))
-    for seq, key in ((L, "short_factor"), (L + 1, "long_factor")):
+    for seq in (L, L + 1):
+        key = f"{e.method.variant(e, seq)}_factor"  # the policy's factors at this length (the method says which)
         want = th / np.array(e.rope_scaling[key], dtype=np.float64)
         m = probe.measure(f, e, seq_len=seq)
         tol = _rel_tol(e, m, seq)
@@ -295,5 +296,7 @@ def test_longrope_switch(bind, case):
         if i is not None:
             word, note = _word(e, m, _miss(m.thetas, want), seq)
             raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r} at sequence length {seq}, but should be theta / "
-                          f"{key} = {float(want[i])!r} (original length {L}) [longrope]", word, evidence=note)
+                          f"{key} = {float(want[i])!r} (original length {L}"
+                          + (f", served length {e.rope_scaling['max_model_len']}" if "max_model_len" in e.rope_scaling
+                             else "") + ") [longrope]", word, evidence=note)
     return None

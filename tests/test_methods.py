@@ -159,3 +159,36 @@ def test_gemma4_config_reads_as_proportional_over_the_whole_head():
     assert (e.head_dim, e.rotary_dim, e.rope_theta) == (512, 512, 1e6)
     assert dict(e.rope_scaling) == {"rope_type": "proportional", "partial_rotary_factor": 0.25, "factor": 1.0}
     assert list(e.method.still_pairs(e)) == list(range(64, 256))
+
+
+def _longrope(**extra) -> Expect:
+    from ropespec.implementations.zoo.rope import longrope_served_by_length as served
+
+    e = dict(served.EXPECT, rope_scaling={k: v for k, v in served.EXPECT["rope_scaling"].items() if k != "max_model_len"})
+    e["rope_scaling"].update(extra)
+    return Expect.from_dict(e)
+
+
+def test_longrope_s_factors_follow_the_policy_the_expectation_states():
+    """transformers' policy switches by the call's length; vLLM's (max_model_len) takes one table for every length,
+    the long one once the served length exceeds the original length, else the short one."""
+    by_length, served, short = _longrope(), _longrope(max_model_len=16384), _longrope(max_model_len=4096)
+    assert [tables.table_variant(by_length, n) for n in (1, 4096, 4097)] == ["short", "short", "long"]
+    assert {tables.table_variant(served, n) for n in (1, 4096, 4097, None)} == {"long"}
+    assert {tables.table_variant(short, n) for n in (1, 4097, None)} == {"short"}
+    assert (reference.thetas(served, 1) == reference.thetas(by_length, 4097)).all()
+    with pytest.raises(ExpectationError, match="rope_scaling.max_model_len: must be an integer"):
+        _longrope(max_model_len=0)
+
+
+def test_vllm_s_policy_holds_code_that_follows_it_and_names_a_port_of_transformers():
+    from ropespec import check
+
+    e = _longrope(max_model_len=16384)
+    props = ["scaling.longrope-switch", "rope.conformance"]
+    assert check("ropespec.implementations.numpy_rope:make", e, profile="ci", seed=1, invariants=props).passed
+    r = check("ropespec.implementations.zoo.rope.longrope_served_by_length:make", e, profile="ci", seed=1,
+              invariants=props)
+    failed = [x for x in r.results if x.status == "fail"]
+    assert failed and {x.diagnosis for x in failed} == {"scaling"}, r.report()
+    assert all("transformers' policy" in x.message for x in failed), r.report()

@@ -23,9 +23,10 @@ def _close(a, b, tol) -> bool:
 
 def _measured(f, e: Expect, seq: int | None = None):
     """The frequencies read off f along e's pairs, the expected ones, the relative precision each is known to,
-    and the call length the table is read at (for the types whose table depends on it: the original length unless
-    ``seq`` is given)."""
-    if seq is None and table_variant(e, e.max_position) != table_variant(e, None):
+    and the call length the table is read at (for the types whose table depends on it, or may switch at the
+    original length under another policy, as LongRoPE's served by vLLM's: the original length unless ``seq`` is
+    given, where a port of the other policy differs)."""
+    if seq is None and (e.method.switches_at_length or table_variant(e, e.max_position) != table_variant(e, None)):
         seq = original_length(e)
     pairs = list(zip(e.pairs(), e.out_pairs()))
     fr = probe.frequencies(f, e.head_dim, pairs, max_position=e.max_position, seq_len=seq)

@@ -158,7 +158,8 @@ INVARIANTS = [
         "scaling.longrope-switch",
         "scaling",
         "LongRoPE uses the short factors for sequences up to its original length and the long factors "
-        "beyond it.",
+        "beyond it; under vLLM's policy (max_model_len given) the long factors at every length once the served "
+        "length exceeds the original one, else the short ones.",
         source="LongRoPE (Phi-3); transformers PR #33129",
     ),
     Invariant(

@@ -1,11 +1,16 @@
 """LongRoPE: theta_i / ext_i, ext = long_factor if seq_len > L else short_factor; attention factor: explicit, else
 sqrt(1 + ln s / ln L) with s = factor (default max_position / L), 1 if s <= 1. transformers 4.57 overrides
-``factor`` with max_position / L whenever L is given, 5.x uses ``factor`` when present; ropespec follows 5.x."""
+``factor`` with max_position / L whenever L is given, 5.x uses ``factor`` when present; ropespec follows 5.x.
+
+Which factors a call uses is a policy. transformers' switches by the call's sequence length (long beyond L). vLLM's
+(``Phi3LongRoPEScaledRotaryEmbedding``) takes the long factors at every position once the served length
+(``max_model_len``) exceeds L, and the short ones at every position otherwise, so that a sequence crossing L during
+generation keeps the keys it cached: an expectation with ``max_model_len`` among its keys states that policy."""
 
 import mpmath
 
 from ropespec.spec import scaling
-from ropespec.spec.schema import FACTOR_MAX, RANGES, ExpectationError, _is_number
+from ropespec.spec.schema import FACTOR_MAX, MAX_POSITION_MAX, RANGES, ExpectationError, _is_int, _is_number, _short
 from ropespec.spec.methods import ScalingMethod, original_from_config
 
 
@@ -13,12 +18,16 @@ class LongRoPE(ScalingMethod):
     name = "longrope"
     order = 6
     required = frozenset({"short_factor", "long_factor"})
-    optional = frozenset({"factor", "attention_factor", "original_max_position_embeddings"})
+    optional = frozenset({"factor", "attention_factor", "original_max_position_embeddings", "max_model_len"})
     switches_at_length = True
     promises = ("scaling.longrope-switch", "scaling.attention-factor")
     hf_name = "longrope"
 
     def validate(self, s, rotary_dim, max_position):
+        served = s.get("max_model_len")
+        if served is not None and (not _is_int(served) or not 1 <= served <= MAX_POSITION_MAX):
+            raise ExpectationError("rope_scaling.max_model_len", f"must be {RANGES['rope_scaling.max_model_len']}, got "
+                                                                 f"{_short(served)}")
         for k in ("short_factor", "long_factor"):
             v = s[k]
             if not isinstance(v, (list, tuple)) or not all(_is_number(x) and 0 < x <= FACTOR_MAX for x in v):
@@ -32,6 +41,9 @@ class LongRoPE(ScalingMethod):
             s["factor"] = max(1.0, max_position / L)
 
     def variant(self, expect, seq_len):
+        served = expect.rope_scaling.get("max_model_len")
+        if served is not None:  # vLLM's policy: one table for every length, by the served length
+            return "long" if served > scaling.original_length(expect) else "short"
         return "long" if seq_len is not None and seq_len > scaling.original_length(expect) else "short"
 
     def frequencies(self, expect, theta, table, variant):
@@ -62,7 +74,16 @@ class LongRoPE(ScalingMethod):
                 "short_factor": pick("short_factor", (1.0, 2.0), n_pairs),
                 "long_factor": pick("long_factor", (1.0, factor), n_pairs), "factor": factor}
 
+    def to_hf(self, params, max_position):
+        params.pop("max_model_len", None)  # vLLM's serving setting: transformers has no such key
+        return max_position
+
     def mistakes(self, e, seq_len, thetas, th0):
         L = scaling.original_length(e)
+        if "max_model_len" in e.rope_scaling:  # the served length's factors, taken by the call's length instead
+            by_length = e.replace(rope_scaling={k: v for k, v in e.rope_scaling.items() if k != "max_model_len"})
+            yield ("factors by length", "the factors of the call's length (transformers' policy), not of the served "
+                   f"length max_model_len {e.rope_scaling['max_model_len']} (vLLM's)", thetas(by_length, seq_len))
+            return
         other = L + 1 if (seq_len or 0) <= L else L
         yield "other factors", f"the {'long' if other > L else 'short'} factors at this length", thetas(e, other)

@@ -12,8 +12,9 @@ declare("contract.deterministic", TESTED, "a property of code (state, uninitiali
                                       "the definition is a function")
 declare("contract.shape-finite", TESTED, "a property of code (what it returns, whether it returns); the definition's values "
                                      "are finite for finite x since |y_j| <= |x_a| + |x_b|")
-declare("scaling.longrope-switch", DEFINITION, "LongRoPE's rule is the definition: short factors for seq_len <= L, long beyond "
-                                           "(ropespec.spec.tables.table_variant); the property checks the implementation at L and L + 1")
+declare("scaling.longrope-switch", DEFINITION, "LongRoPE's rule is the definition: short factors for seq_len <= L, long beyond, or "
+                                           "by the served length under vLLM's policy (ropespec.spec.tables.table_variant); the property "
+                                           "checks the implementation at L and L + 1")
 declare("decode.consistency", TESTED, "a property of a decoder's cache: the definition has no cache. dynamic NTK's tables differ "
                                   "between lengths (scaling.dynamic-length), which is why cached keys can go stale")
 declare("kernel.rotation", DEFINITION, "the rotation by a given cos and sin is the definition (ropespec.spec.definitions.rotate); the "
