@@ -54,6 +54,8 @@ _PRESETS: dict[str, dict[str, Any]] = {
                  "mrope_section": [8, 12, 12], "max_position": 65536, "video_time": "frames"},
     "qwen2-vl-vision": {"head_dim": 80, "rope_theta": 10000.0, "axes_dims_rope": [40, 40], "max_position": 8192},
     "pixtral-12b": {"head_dim": 64, "rope_theta": 10000.0, "axes_parity": True, "max_position": 64},
+    "mlcd-vit-bigg": {"head_dim": 104, "rope_theta": 10000.0, "axes_dims_rope": [52, 52], "axis_names": ["h", "w"],
+                      "max_position": 24},
     "llama-4-vision": {"head_dim": 88, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [44, 44],
                        "axis_names": ["x", "y"], "axes_offset": [1, 1], "max_position": 24},
     "flux.1-dev": {"head_dim": 128, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
@@ -77,6 +79,8 @@ UNVERIFIED: dict[str, str] = {
     "hunyuan-video": "max_position: no limit of its own; 4096 is ropespec's",
     "pixtral-12b": "max_position 64: image_size 1024 / patch_size 16 patches per side, from transformers' "
                    "PixtralVisionConfig defaults",
+    "mlcd-vit-bigg": "max_position 24: image_size 336 / patch_size 14 patches per side; head_dim 104 = hidden_size 1664 / 16 "
+                     "heads; from transformers' MLCDVisionConfig defaults (a checkpoint's config.json was not read here)",
     "deepseek-v3": "head_dim 64 is qk_rope_head_dim; DeepSeek applies mscale to the softmax scale, not in RoPE",
 }
 
@@ -98,6 +102,8 @@ NOTES: dict[str, str] = {
     "qwen2-vl-vision": "the vision tower: [h | w] halves of 20 pairs each, each axis's ladder theta^(-2k/40), half "
                        "pairing over the whole head (embed_dim 1280, 16 heads)",
     "pixtral-12b": "one ladder theta^(-2j/64): h takes the even frequency indices, w the odd, chunked [h | w]",
+    "mlcd-vit-bigg": ("MLCD's 2-D axial RoPE: [h | w] halves of 26 pairs each, each axis's ladder theta^(-2k/52) "
+                      "(computed over head_dim // 2), half pairing over the whole head"),
     "llama-4-vision": ("[x | y]: x is the patch column, y the row (0 to 23 on its 24-patch grid), each 22 complex pairs "
                        "with the ladder theta^(-2k/44); Llama 4 turns a patch by its index plus 1 (axes_offset [1, 1]); "
                        "its class token, at angle 0, is no grid position and is not checked"),

@@ -24,6 +24,7 @@ MODELS = {
     "hf_axes:glm4v": ("transformers", "glm-4.1v"),
     "hf_axes:qwen2_vl_vision": ("transformers", "qwen2-vl-vision"),
     "hf_axes:pixtral": ("transformers", "pixtral-12b"),
+    "hf_axes:mlcd": ("transformers", "mlcd-vit-bigg"),
     "hf_axes:llama4_vision": ("transformers", "llama-4-vision"),  # its 24-patch grid, patches counted from 1
     "diffusers:flux": ("diffusers", "flux.1-dev"),
     "diffusers:wan": ("diffusers", "wan2.1"),

@@ -36,6 +36,8 @@ class Model:
     partial: bool = False  # a partial_rotary_factor in its rope_parameters
     call: str = "text"  # "text": position_ids (3, batch, seq); "vision": (n, 2) and apply_rotary_pos_emb_vision;
     # "pixtral": (n, 2) and apply_rotary_pos_emb(..., unsqueeze_dim=0)
+    #: a vision tower's config keys for its width, heads and depth (Qwen2-VL's names; MLCD's are a text model's)
+    sizes: tuple[str, str, str] = ("embed_dim", "num_heads", "depth")
 
 
 MODELS = {
@@ -49,6 +51,8 @@ MODELS = {
                              n_axes=2, call="vision"),
     "pixtral": Model("pixtral", "PixtralVisionConfig", "PixtralVisionRotaryEmbedding", "parity", n_axes=2,
                      call="pixtral"),
+    "mlcd": Model("mlcd", "MLCDVisionConfig", "MLCDRotaryEmbedding", "per-axis", n_axes=2, call="vision",
+                  sizes=("hidden_size", "num_attention_heads", "num_hidden_layers")),
 }
 
 
@@ -75,8 +79,9 @@ def config_for(name: str, expect):
     cls = getattr(transformers, m.config)
     d = expect.head_dim
     if m.call == "vision":
-        return cls(embed_dim=d, num_heads=1, depth=1, rope_parameters={"rope_type": "axial",
-                                                                        "rope_theta": expect.rope_theta})
+        width, heads, depth = m.sizes
+        return cls(**{width: d, heads: 1, depth: 1},
+                   rope_parameters={"rope_type": "axial", "rope_theta": expect.rope_theta})
     if m.call == "pixtral":
         return cls(hidden_size=d, num_attention_heads=1, num_hidden_layers=1, intermediate_size=d,
                    rope_parameters={"rope_type": "axial", "rope_theta": expect.rope_theta})
@@ -200,6 +205,7 @@ qwen3_5 = factory("qwen3_5")
 glm4v = factory("glm4v")
 qwen2_vl_vision = factory("qwen2_vl_vision")
 pixtral = factory("pixtral")
+mlcd = factory("mlcd")
 # the same rotary embeddings as table builders (--form table), as ropespec.implementations.adapters.hf_axes:<model>_table
 qwen2_vl_table = table_factory("qwen2_vl")
 qwen3_vl_table = table_factory("qwen3_vl")
