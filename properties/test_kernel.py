@@ -150,6 +150,10 @@ def test_qk(bind, case):
                                             index_names=("row (batch, head, seq)", "dim")))
         except Failure as err:
             word, evidence = _name(e, rows, cr, sr, got, bound)
+            if word == "direction" and _one_sided(e, case, c, s, q_out, k_out):
+                other = "k_embed" if name == "q_embed" else "q_embed"
+                evidence = (f"{name} turns by -p theta_i while {other} turns by +p theta_i: the direction is flipped "
+                            f"on one of q and k only, so the scores q . k depend on m + n, not m - n")
             c0, s0 = (np.broadcast_to(t[:1, None], (b, h, s_, t.shape[-1])).reshape(len(rows), -1) for t in (c, s))
             if word is None and b > 1 and np.all(np.abs(got - rotated(e, rows, c0, s0)) <= bound):
                 word, evidence = "layout", (f"every batch row of {name} is rotated by batch row 0's table: the positions "
@@ -160,6 +164,21 @@ def test_qk(bind, case):
                 word, evidence = _seq_of_one(bind(e), e, case, c, s)
             raise err.named(word or "not-a-rotation", evidence or None) from None
     return worst
+
+
+def _one_sided(e, case, c, s, q_out, k_out) -> bool:
+    """One of q and k turns the expected way and the other the opposite way (a reverse rotate_half kept for one)."""
+    b, s_ = case["positions"].shape[:2]
+    ways = []
+    for x, got in ((case["q"], q_out), (case["k"], k_out)):
+        h = x.shape[1]
+        rows = x.reshape(-1, e.head_dim)
+        cr, sr = (np.broadcast_to(t[:, None], (b, h, s_, t.shape[-1])).reshape(len(rows), -1) for t in (c, s))
+        bound = per_dim(e, tolerance.strict_bound(e, pair_norms(e, rows)))
+        got = np.asarray(got).reshape(len(rows), -1)
+        ways.append(next((sign for sign in (1.0, -1.0)
+                          if np.all(np.abs(got - rotated(e, rows, cr, sr, sign=sign)) <= bound)), None))
+    return set(ways) == {1.0, -1.0}
 
 
 def _seq_of_one(f, e, case, c, s) -> tuple[str | None, str]:

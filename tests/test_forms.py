@@ -251,3 +251,16 @@ def test_a_kernel_whose_custom_backward_turns_the_wrong_way_fails_with_direction
     grad = rows["autograd.inverse-rotation"]
     assert grad.status == "fail" and grad.diagnosis == "direction", grad.message
     assert "the forward rotation, not its inverse" in grad.message
+
+
+@pytest.mark.parametrize("member, one_sided", [("qk_query_reversed", True), ("qk_sin_negated", False)])
+def test_a_direction_flipped_on_q_only_is_said_so(member, one_sided):
+    """Both turn a query the other way (direction); only the one that keeps RoFormer's keys is said to make the scores
+    depend on m + n."""
+    from ropespec import check
+
+    r = check(f"ropespec.implementations.zoo.rope.{member}:make", {"head_dim": 64, "n_heads": 2, "n_kv_heads": 1},
+              form="qk", profile="ci", seed=1, invariants=["kernel.qk"])
+    [failed] = [x for x in r.results if x.status == "fail"]
+    assert failed.diagnosis == "direction", r.report()
+    assert ("flipped on one of q and k only" in failed.message) == one_sided, failed.message
