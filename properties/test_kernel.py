@@ -127,6 +127,15 @@ def _qk_long(impl) -> list[dict]:
     return out
 
 
+def _rows(e, x, c, s):
+    """q or k (batch, heads, seq, head_dim) as rows in (batch, head, seq) order, each row's table (c, s of (batch,
+    seq, r/2) broadcast over the heads) and its bound."""
+    b, h, s_ = x.shape[:3]
+    rows = x.reshape(-1, e.head_dim)
+    cr, sr = (np.broadcast_to(t[:, None], (b, h, s_, t.shape[-1])).reshape(len(rows), -1) for t in (c, s))
+    return rows, cr, sr, per_dim(e, tolerance.strict_bound(e, pair_norms(e, rows)))
+
+
 @rope_property("kernel.qk",
                rule=("as kernel.rotation, for every row of q and of k"),
                cases=_qk_cases, pinned=lambda impl: [decoding_case(e) for e in pinned_expects(impl)] + _qk_long(impl))
@@ -139,10 +148,8 @@ def test_qk(bind, case):
     worst = 0.0
     for name, x, got in (("q_embed", case["q"], q_out), ("k_embed", case["k"], k_out)):
         h = x.shape[1]
-        rows = x.reshape(-1, e.head_dim)  # (batch, head, seq) order
-        cr, sr = (np.broadcast_to(t[:, None], (b, h, s_, t.shape[-1])).reshape(len(rows), -1) for t in (c, s))
+        rows, cr, sr, bound = _rows(e, x, c, s)
         want = rotated(e, rows, cr, sr)
-        bound = per_dim(e, tolerance.strict_bound(e, pair_norms(e, rows)))
         got = np.asarray(got).reshape(len(rows), -1)
         try:
             worst = max(worst, assert_close(name, got, want, bound, call=f"apply(q, k, cos, sin), batch {b}, heads "
@@ -168,13 +175,9 @@ def test_qk(bind, case):
 
 def _one_sided(e, case, c, s, q_out, k_out) -> bool:
     """One of q and k turns the expected way and the other the opposite way (a reverse rotate_half kept for one)."""
-    b, s_ = case["positions"].shape[:2]
     ways = []
     for x, got in ((case["q"], q_out), (case["k"], k_out)):
-        h = x.shape[1]
-        rows = x.reshape(-1, e.head_dim)
-        cr, sr = (np.broadcast_to(t[:, None], (b, h, s_, t.shape[-1])).reshape(len(rows), -1) for t in (c, s))
-        bound = per_dim(e, tolerance.strict_bound(e, pair_norms(e, rows)))
+        rows, cr, sr, bound = _rows(e, x, c, s)
         got = np.asarray(got).reshape(len(rows), -1)
         ways.append(next((sign for sign in (1.0, -1.0)
                           if np.all(np.abs(got - rotated(e, rows, cr, sr, sign=sign)) <= bound)), None))
@@ -191,10 +194,7 @@ def _seq_of_one(f, e, case, c, s) -> tuple[str | None, str]:
     except Fault:
         return None, ""
     for x, got in ((q, q_out), (k, k_out)):
-        b, h, s_ = x.shape[:3]
-        rows = x.reshape(-1, e.head_dim)
-        cr, sr = (np.broadcast_to(t[:, None], (b, h, s_, t.shape[-1])).reshape(len(rows), -1) for t in (c2, s2))
-        bound = per_dim(e, tolerance.strict_bound(e, pair_norms(e, rows)))
+        rows, cr, sr, bound = _rows(e, x, c2, s2)
         if not np.all(np.abs(np.asarray(got).reshape(len(rows), -1) - rotated(e, rows, cr, sr)) <= bound):
             return None, ""
     return "layout", ("with one token per batch row (seq 1) rows come out wrong, and with each "
