@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ropespec.spec.angles import cos_sin, theta_hi_lo
+from ropespec.spec.angles import pair_cos_sin
 from ropespec.spec.expectation import Expect
 
 DTYPES = ("float64", "float32")
@@ -32,8 +32,8 @@ def make(expect: Expect):
         xf = np.asarray(x, dtype=np.float64)
         pos = np.asarray(positions, dtype=np.float64)
         # one call is one sequence: dynamic and longrope tables depend on its length, max(p) + 1
-        hi, lo, g = theta_hi_lo(expect, int(pos.max()) + 1 if pos.size else None)
-        c, s = cos_sin(expect.pair_positions(pos), hi, lo)  # each pair at its own axis's position (multi-axis)
+        # each pair at its own axis's coordinate (multi-axis), the scale folded into the frequencies exactly
+        c, s, g = pair_cos_sin(expect, pos, int(pos.max()) + 1 if pos.size else None)
         c, s = g * c, g * s  # the attention factor (1 but for yarn and longrope)
         out = xf.copy()
         xa, xb = xf[:, a], xf[:, b]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ropespec.spec.angles import cos_sin, theta_hi_lo
+from ropespec.spec.angles import pair_cos_sin
 from ropespec.spec.expectation import Expect
 
 DTYPES = ("float64", "float32", "float16")
@@ -22,8 +22,7 @@ def make(expect: Expect):
 
     def table(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pos = np.asarray(positions, dtype=np.float64)
-        hi, lo, g = theta_hi_lo(expect, int(pos.max()) + 1 if pos.size else None)
-        c, s = cos_sin(expect.pair_positions(pos), hi, lo)  # a multi-axis RoPE's rows: each pair on its own axis
+        c, s, g = pair_cos_sin(expect, pos, int(pos.max()) + 1 if pos.size else None)  # each pair on its own axis
         out = []
         for half in (g * c, g * s):
             full = np.empty((len(c), expect.rotary_dim))

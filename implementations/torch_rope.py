@@ -9,7 +9,7 @@ installed; ``make`` then declines with NotImplementedError.
 
 from __future__ import annotations
 
-from ropespec.spec.angles import cos_sin, theta_hi_lo
+from ropespec.spec.angles import cos_sin, pair_hi_lo
 from ropespec.spec.expectation import Expect
 
 ARRAY = "torch"
@@ -30,7 +30,7 @@ def make(expect: Expect):
     def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
         dev = x.device
         # one call is one sequence: dynamic and longrope tables depend on its length, max(p) + 1
-        hi, lo, g = theta_hi_lo(expect, int(positions.max()) + 1 if positions.numel() else None)
+        hi, lo, g = pair_hi_lo(expect, int(positions.max()) + 1 if positions.numel() else None)  # x its axis's scale
         p = positions.to(torch.float64)
         p = p[:, axes.to(dev)] if expect.multi_axis else p[:, None]  # each pair at its own axis's position
         if expect.axes_offset is not None:  # plus its axis's offset

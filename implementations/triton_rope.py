@@ -16,7 +16,7 @@ and interleaved. Every form is differentiable: its backward is the kernel with t
 
 from __future__ import annotations
 
-from ropespec.spec.angles import cos_sin, theta_hi_lo
+from ropespec.spec.angles import cos_sin, pair_hi_lo
 from ropespec.spec.definitions import token_positions
 from ropespec.spec.expectation import Expect
 
@@ -52,7 +52,7 @@ def table(expect: Expect, positions):
     import torch
 
     p = positions.to(torch.float64)
-    hi, lo, g = theta_hi_lo(expect, int(positions.max()) + 1 if positions.numel() else None)
+    hi, lo, g = pair_hi_lo(expect, int(positions.max()) + 1 if positions.numel() else None)  # x its axis's scale
     p = p[:, list(expect.pair_axes())] if expect.multi_axis and p.ndim == 2 else p[:, None]
     dev = positions.device
     if expect.axes_offset is not None:  # each pair turns by its axis's position plus the axis's offset

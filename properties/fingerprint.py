@@ -246,7 +246,8 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
     theta = omega[owner, np.arange(len(owner))]
     fp.thetas = theta.tolist()
     fp.precision = float(np.nanmax([rows[a].precision[j] for j, a in enumerate(owner)]))
-    fp.offset = float(np.median([rows[a].offset[j] for j, a in enumerate(owner)]))
+    axis_offsets = [probe.shared_offset(rows[a], [j for j, o in enumerate(owner) if o == a]) for a in range(A)]
+    fp.offset = float(np.median([axis_offsets[a][j] for j, a in enumerate(owner)]))
     if np.all(np.array([rows[a].thetas[j] for j, a in enumerate(owner)]) < 0):
         fp.direction = "reverse"
     _, norms = probe.angles(text, d, pairs, 1)
@@ -267,27 +268,37 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
             layouts.append(("parity", {"axes_parity": True}))
     if owner == interleaved and owner != chunked:
         layouts.append(("interleaved", {"mrope_section": counts, "mrope_interleaved": True}))
-    for kind, fields in layouts:
+    # per-axis ladders each start at theta^0 = 1, so an axis whose first pair turns at s != 1 per position has scale s
+    # (real coordinates, DINOv3's 2 pi x 2/H), read off before the fit; a scaled reading is the last tried, since a
+    # ladder of another layout is a per-axis one scaled too (Pixtral's odd indices: theta^(-1/32) theta^(-2k/32))
+    scaled = [(kind, {**fields, "axes_scale": s}) for kind, fields in layouts if kind == "per-axis"
+              for s in [_axes_scales(theta, plain.replace(**fields).ladder(), owner, A, tol)] if s is not None]
+    for kind, fields in [(k, {**f, "axes_scale": None}) for k, f in layouts] + scaled:
         shape = plain.replace(**fields)
+        scales = fields["axes_scale"]
         # the base from the ladder's exponents: ln theta_j = -(2 i_j / R_j) ln b, fitted through the origin
-        expo = np.array([2.0 * i / R for i, R in shape.ladder()])
+        ladder = shape.ladder()
+        unit = theta / shape.pair_scales()
+        expo = np.array([2.0 * i / R for i, R in ladder])
         keep = expo > 0
         if not keep.any():
             continue
-        lnb = float(np.sum(-np.log(theta[keep]) * expo[keep]) / np.sum(expo[keep] ** 2))
+        lnb = float(np.sum(-np.log(unit[keep]) * expo[keep]) / np.sum(expo[keep] ** 2))
         base = math.exp(lnb)
         for digits in (6, 8, 10, 12, 15):
             rounded = float(f"{base:.{digits}g}")
-            if rounded > 1 and np.max(np.abs(rounded ** -expo - theta) / theta) <= max(4 * fp.precision, 4e-16):
+            if rounded > 1 and np.max(np.abs(rounded ** -expo - unit) / unit) <= max(4 * fp.precision, 4e-16):
                 base = rounded
                 break
         if base <= 1:
             continue
-        cand = shape.replace(rope_theta=base, axes_offset=_axes_offsets(rows, owner, A), direction=fp.direction)
-        err = float(np.max(np.abs(reference.thetas(cand) - theta) / theta))
+        cand = shape.replace(rope_theta=base, axes_offset=_axes_offsets(axis_offsets, owner, A), direction=fp.direction)
+        err = float(np.max(np.abs(reference.rates(cand) - theta) / theta))
         if err <= max(tol, 1e-6):
             fp.base, fp.base_precision, fp.curve, fp.curve_error = base, err, "ntk-or-default", err
-            fp.axes.update(kind=kind, **{k: v for k, v in fields.items() if k != "mrope_interleaved"})
+            fp.axes.update(kind=kind, **{k: v for k, v in fields.items() if k != "mrope_interleaved" and v is not None})
+            if cand.axes_offset is not None:
+                fp.axes["axes_offset"] = list(cand.axes_offset)
             fp.expect = cand.replace(dtype=expect.dtype).to_dict()
             fp.precision_class, fp.max_errors = _precision(f, cand.replace(dtype=expect.dtype), top)
             fp.presets = _presets(cand, fp.attention_factor, tol)
@@ -295,17 +306,43 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
     return fp
 
 
-def _axes_offsets(rows, owner: list[int], A: int) -> list[int] | None:
-    """Each axis's offset where its pairs agree on one whole number (Llama 4 vision's patches counted from 1): the
-    angle at the zero vector over the frequency, per axis; None where every axis starts at 0 or they do not agree."""
+def _axes_offsets(axis_offsets, owner: list[int], A: int) -> list[float] | None:
+    """Each axis's offset where its pairs agree on one (Llama 4 vision's patches counted from 1, DINOv3's centres at
+    0.5 - H/2): the angle at the zero vector over the frequency, unwrapped per axis (probe.shared_offset), said to a
+    thousandth; None where every axis starts at 0 or an axis's pairs do not agree."""
     out = []
     for a in range(A):
-        c = np.array([rows[a].offset[j] for j in range(len(owner)) if owner[j] == a])
+        c = np.array([axis_offsets[a][j] for j in range(len(owner)) if owner[j] == a])
         m = float(np.median(c)) if c.size else 0.0
-        if abs(m - round(m)) > 1e-3 or np.any(np.abs(c - m) > 1e-3 * max(1.0, abs(m))):
+        if np.any(np.abs(c - m) > 1e-3 * max(1.0, abs(m))):
             return None
-        out.append(int(round(m)))
+        m = round(m * 1000) / 1000
+        out.append(int(m) if m.is_integer() else m)
     return out if any(out) else None
+
+
+def _axes_scales(theta, ladder, owner: list[int], A: int, tol: float) -> list[float] | None:
+    """Each axis's scale, read off its first pair (theta^0 = 1 of its own ladder), where one differs from 1: said as
+    pi or 2 pi times a fraction of small integers, or a fraction, where one is within ``tol`` (4 pi / 14 is DINOv3's
+    2 pi x 2/14); None where every axis turns 1 per position."""
+    first = {}
+    for j, (i, _) in enumerate(ladder):
+        if i == 0:
+            first.setdefault(owner[j], float(theta[j]))
+    if len(first) < A or all(abs(v - 1) <= tol for v in first.values()):
+        return None
+    return [_nice(first[a], tol) for a in range(A)]
+
+
+def _nice(v: float, tol: float) -> float:
+    """v as the float of (1, pi or 2 pi) x n/d with d <= 64, where one is within ``tol`` relative; else v."""
+    from fractions import Fraction
+
+    for unit in (1.0, math.pi, 2 * math.pi):
+        q = Fraction(v / unit).limit_denominator(64)
+        if q and abs(float(q) * unit - v) <= tol * v:
+            return unit * q.numerator / q.denominator
+    return v
 
 
 def _fit_longrope(f, d, pairs, conv, r, long_th, short_th, top, fp):
@@ -369,8 +406,8 @@ def _presets(cand: Expect, g: float, tol: float) -> list[str]:
         if (pe.multi_axis, pe.axes_kind(), pe.pair_axes(), pe.axes_offset) != \
                 (cand.multi_axis, cand.axes_kind(), cand.pair_axes(), cand.axes_offset):
             continue  # another way of dealing pairs to axes (a 1-D model's RoPE is no M-RoPE's), or other offsets
-        want = reference.thetas(pe)
-        got = reference.thetas(cand)
+        want = reference.rates(pe)
+        got = reference.rates(cand)
         if np.max(np.abs(want - got) / want) <= max(tol, 1e-6) and abs(reference.attention_factor(pe) - g) <= 1e-6 * g:
             found.append(name)
     return found

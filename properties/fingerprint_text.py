@@ -3,6 +3,8 @@ what a failure that no diagnosis names says was measured (:mod:`ropespec.propert
 
 from __future__ import annotations
 
+import math
+
 import json
 
 from ropespec.properties.fingerprint import Fingerprint
@@ -23,7 +25,10 @@ def describe(fp: Fingerprint) -> list[str]:
                + f"; rotary dim {fp.rotary_dim} of {fp.head_dim}" + (f" ({pass_through} dims pass through)" if pass_through else "")
                + (f"; {fp.turning} of its {fp.rotary_dim // 2} pairs turn, {fp.rotary_dim // 2 - fp.turning} stay still"
                   if fp.turning is not None else ""))
-    out.append(f"direction: {fp.direction}; position offset: {fp.offset:.3g}; attention factor: {fp.attention_factor:.9g}")
+    coords = fp.axes and (fp.axes.get("axes_scale") or fp.axes.get("axes_offset"))
+    out.append(f"direction: {fp.direction}; "
+               + (_coordinates(fp.axes) if coords else f"position offset: {fp.offset:.3g}")
+               + f"; attention factor: {fp.attention_factor:.9g}")
     th = fp.thetas
     if th:
         out.append(f"frequencies: theta_0 = {th[0]:.12g}, theta_1 = {th[1] if len(th) > 1 else float('nan'):.12g}, ..., "
@@ -52,6 +57,18 @@ def describe(fp: Fingerprint) -> list[str]:
     else:
         out.append("matches no preset")
     return out
+
+
+def _coordinates(ax: dict) -> str:
+    """Each axis's coordinate, (p + offset) x scale, as read: 'coordinates (p - 6.5) x 0.898 (2 pi x 0.143) per axis'."""
+    A = ax["n_axes"]
+    offs = ax.get("axes_offset") or [0] * A
+    scales = ax.get("axes_scale") or [1] * A
+    def one(o, sc):
+        p = f"(p {'-' if o < 0 else '+'} {abs(o):g})" if o else "p"
+        return p if sc == 1 else f"{p} x {sc:.6g} (2 pi x {sc / (2 * math.pi):.6g})"
+    said = [one(o, sc) for o, sc in zip(offs, scales)]
+    return "coordinates " + (f"{said[0]} on every axis" if len(set(said)) == 1 else ", ".join(said))
 
 
 def _axis_runs(axes: list[int]) -> str:

@@ -26,7 +26,8 @@ def output_bound(expect: Expect, x: np.ndarray, positions: np.ndarray, *, conven
     The tolerance model's bound at the call's own frequencies (seq_len = max(positions) + 1 for the
     types that depend on it), scaled by the attention factor. ``convention_free`` bounds each pair norm
     whatever the convention, for properties that must hold for any convention."""
-    positions = np.asarray(positions, dtype=np.int64)
+    positions = _positions(positions)
+    positions = positions.astype(np.float64) if positions.dtype.kind in "fO" else positions
     g = reference.attention_factor(expect)
     th = reference.thetas(expect, reference.seq_len_of(positions))
     if convention_free:
@@ -36,13 +37,22 @@ def output_bound(expect: Expect, x: np.ndarray, positions: np.ndarray, *, conven
     return per_dim(expect, tolerance.component_bound(expect, positions, th, g * norms))
 
 
+def _positions(positions) -> np.ndarray:
+    """Positions as the reference takes them: integers as int64; real ones (a property asking at p + 2 o, or a 1-D
+    RoPE of an axis's coordinates, exact Fractions) as they are."""
+    p = np.asarray(positions)
+    if p.dtype == object or (p.dtype.kind == "f" and not np.all(np.mod(p, 1) == 0)):
+        return p
+    return p.astype(np.int64)
+
+
 def exact(expect: Expect, x: np.ndarray, positions: np.ndarray, *, fast: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The exact rotation of rows ``x`` to compare an output with, and a bound on that reference's own
     error per component (shape (n, head_dim)): ``ropespec.reference.fast`` (double-double, 2 ulp of the pair
     norm) where ``tolerance.fast_reference_suffices`` or ``fast`` is asked for (a call of thousands of rows), which
     the bound then carries; the mpmath reference, exact to half an ulp of float64, otherwise (0)."""
-    positions = np.asarray(positions, dtype=np.int64)
-    if fast or tolerance.fast_reference_suffices(expect):
+    positions = _positions(positions)
+    if (fast or tolerance.fast_reference_suffices(expect)) and positions.dtype != object:
         g = reference.attention_factor(expect)
         own = per_dim(expect, tolerance.FAST_REFERENCE_ERROR * g * pair_norms(expect, x))
         return reference.fast.apply(expect, x, positions), own

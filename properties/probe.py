@@ -193,3 +193,22 @@ def frequencies(f, head_dim: int, pairs, *, max_position: int, seq_len: int | No
     with np.errstate(divide="ignore", invalid="ignore"):
         offset = np.where(theta != 0, phi0 / theta, 0.0)
     return Frequencies(theta, offset, prec, p)
+
+
+def shared_offset(fr: Frequencies, members) -> np.ndarray:
+    """The offsets of pairs ``members`` that share one (an axis's), unwrapped: a pair's angle at p = 0 is known modulo
+    2 pi only, so phi0 / theta reads an offset c as c - 2 pi k / theta once |c theta| > pi. From the slowest pair up,
+    each pair's angle is taken with the whole turns that bring it nearest the offset read so far."""
+    members = np.asarray(members, dtype=np.int64)
+    out = fr.offset.copy()
+    moving = [j for j in members[np.argsort(np.abs(fr.thetas[members]))] if fr.thetas[j] != 0]
+    if not moving:
+        return out
+    c = out[moving[0]]
+    for j in moving:
+        th = fr.thetas[j]
+        phi0 = out[j] * th
+        turns = np.round((c * th - phi0) / (2 * math.pi))
+        out[j] = (phi0 + 2 * math.pi * turns) / th
+        c = out[j]
+    return out

@@ -4,6 +4,8 @@ the rotation, structure and contract sections check them too, with position vect
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -16,7 +18,7 @@ from ropespec.spec.expectation import Expect
 
 #: the fields that make an expectation multi-axis; without them it is the 1-D RoPE of the same dims and base
 ONE_D = {"mrope_section": None, "mrope_interleaved": False, "axes_dims_rope": None, "axes_parity": False,
-         "axis_names": None, "axes_offset": None}
+         "axis_names": None, "axes_offset": None, "axes_scale": None}
 
 
 def _multi_axis(kinds):
@@ -127,6 +129,8 @@ def _shared_offset(impl) -> str | None:
     e = impl.expect
     if e is not None and e.axes_offset and len(set(e.axes_offset)) > 1:
         return f"the axes' offsets {list(e.axes_offset)} differ: a text token turns as no 1-D RoPE does"
+    if e is not None and (e.axes_scale or not e.integer_offsets):
+        return "its axes' coordinates are real numbers (axes_offset, axes_scale): a text token is no 1-D RoPE's"
     return _multi_axis(SHARED)(impl)
 
 
@@ -172,15 +176,20 @@ def _one_axis_rope(e: Expect, axis: int, x: np.ndarray, m: np.ndarray) -> tuple[
     want = to_output_dims(e, x)
     err = np.zeros_like(want)
     offsets = e.axes_offset or (0,) * e.n_axes
+    scales = e.axes_scale or (1,) * e.n_axes
     for a in range(e.n_axes):
-        p = (m if a == axis else np.zeros_like(m)) + offsets[a]
         if a != axis and not offsets[a]:
             continue
+        # the axis's coordinate, (m + offset) x scale, exactly (Fractions: the 1-D reference turns by it unrounded)
+        p = np.array([(Fraction(int(v)) + Fraction(offsets[a])) * Fraction(scales[a])
+                      for v in (m if a == axis else np.zeros_like(m))], dtype=object)
+        if all(v.denominator == 1 for v in p):
+            p = p.astype(np.int64)
         mine = [j for j, own in enumerate(e.pair_axes()) if own == a]
         d_a = e.axes_dims_rope[a]
         flat = np.array([[x[row, i] for j in mine for i in e.pairs()[j]] for row in range(len(x))])
         one_d = Expect(head_dim=d_a, rope_theta=e.rope_theta, convention="interleaved", dtype=e.dtype,
-                       max_position=max(e.max_position, int(p.max()) + 1), angle_dtype=e.angle_dtype,
+                       max_position=max(e.max_position, int(np.abs(p).max()) + 1), angle_dtype=e.angle_dtype,
                        inv_freq_dtype=e.inv_freq_dtype)
         turned, own = exact(one_d, flat, p)
         for k, j in enumerate(mine):

@@ -169,6 +169,9 @@ def _composition_pinned(impl):
 
 def _static_table(impl):
     e = impl.expect
+    if e is not None and not e.integer_offsets:
+        return (f"its axes' offsets {list(e.axes_offset)} are not integers: f(f(x, a), b) turns by a + b + 2 o, which "
+                "no position of the domain's f turns by (the conformance and relative properties check it)")
     if e is not None and e.method.length_dependent:
         return (f"rope_type {e.rope_type!r} changes its frequencies with each call's length, so calls at "
                 "a, b and a + b rotate with different tables (decode consistency covers this)")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ropespec.spec.angles import cos_sin, theta_hi_lo
+from ropespec.spec.angles import cos_sin, pair_cos_sin, pair_hi_lo
 from ropespec.spec.definitions import rotate
 from ropespec.spec.expectation import Expect
 
@@ -27,15 +27,15 @@ def apply(expect: Expect, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     _check_shapes(expect, x.shape, positions.shape)
     if positions.size and np.abs(positions).max() >= 2**53:
         raise ValueError("positions must be below 2**53")
-    hi, lo, g = theta_hi_lo(expect, int(positions.max()) + 1 if positions.size else None)
+    seq_len = int(positions.max()) + 1 if positions.size else None
     # one table row per distinct position (several vectors at one position share it)
     distinct, row = np.unique(positions, return_inverse=True, axis=0)
     if len(distinct) < len(positions):
-        c, s = cos_sin(expect.pair_positions(distinct), hi, lo)
+        c, s, g = pair_cos_sin(expect, distinct, seq_len)
         row = row.reshape(-1)
         c, s = c[row], s[row]
     else:
-        c, s = cos_sin(expect.pair_positions(positions), hi, lo)
+        c, s, g = pair_cos_sin(expect, positions, seq_len)
     if g != 1.0:
         c, s = g * c, g * s
     return _rotate(expect, x, c, s, x.copy())
@@ -56,12 +56,12 @@ def apply_torch(expect: Expect, x, positions):
 
     if positions.numel() and int(positions.abs().max()) >= 2**53:
         raise ValueError("positions must be below 2**53")
-    hi, lo, g = theta_hi_lo(expect, int(positions.max()) + 1 if positions.numel() else None)
+    hi, lo, g = pair_hi_lo(expect, int(positions.max()) + 1 if positions.numel() else None)
     _check_shapes(expect, tuple(x.shape), tuple(positions.shape))
     dev = x.device
     p = positions.to(torch.float64)
     p = p[:, list(expect.pair_axes())] if expect.multi_axis and p.ndim == 2 else p[:, None]
-    if expect.axes_offset is not None:
+    if expect.axes_offset is not None:  # the scale is in the frequencies (pair_hi_lo)
         p = p + torch.from_numpy(expect.pair_offsets()).to(dev)
     c, s = cos_sin(p, torch.from_numpy(hi).to(dev), torch.from_numpy(lo).to(dev), xp=torch)
     if g != 1.0:

@@ -18,6 +18,7 @@ rounded to nearest float64 once (``to_float(..., rnd='n')``; mpmath's own ``floa
 
 from __future__ import annotations
 
+from fractions import Fraction
 from functools import lru_cache
 
 import mpmath
@@ -32,8 +33,8 @@ GUARD_BITS = 40
 _PREC_STEP = 32
 
 
-def working_prec(position: int) -> int:
-    """Bits of working precision for angles at ``position`` (see module docstring)."""
+def working_prec(position) -> int:
+    """Bits of working precision for angles at ``position`` (see module docstring; a coordinate's integer part)."""
     bits = 53 + GUARD_BITS + max(1, abs(int(position)).bit_length())
     return -(-bits // _PREC_STEP) * _PREC_STEP
 
@@ -65,6 +66,12 @@ def thetas(expect: Expect, seq_len: int | None = None) -> np.ndarray:
     return np.array([libmp.to_float(t, rnd="n") for t in _thetas_raw(_freq_key(expect, seq_len), 128)])
 
 
+def rates(expect: Expect, seq_len: int | None = None) -> np.ndarray:
+    """Radians each pair turns per unit of its axis's position: theta'_i times its axis's scale (``axes_scale``;
+    theta'_i itself without one), as a probe of an implementation measures them."""
+    return thetas(expect, seq_len) * expect.pair_scales()
+
+
 def attention_factor(expect: Expect) -> float:
     """The factor the rotated pairs are scaled by (1 but for yarn and longrope), rounded to float64."""
     return libmp.to_float(_attention_factor_raw(_freq_key(expect), 128), rnd="n")
@@ -75,33 +82,56 @@ def seq_len_of(positions: np.ndarray) -> int | None:
     return int(np.max(positions)) + 1 if np.size(positions) else None
 
 
+def _mpf_of(v) -> tuple:
+    """An exact position or coordinate (an int, or a Fraction whose denominator is a power of two: every float is)
+    as a raw mpmath number, exactly."""
+    if isinstance(v, int):
+        return libmp.from_int(v)
+    den = v.denominator
+    if den & (den - 1):
+        raise ValueError(f"a coordinate must be a binary fraction (a float's value), got {v}")
+    return libmp.from_man_exp(v.numerator, -(den.bit_length() - 1))
+
+
 @lru_cache(maxsize=1 << 14)
-def _cos_sin_raw(key: tuple, position: int | tuple[int, ...]) -> tuple[tuple, tuple, int]:
-    """Per pair, g cos and g sin of p theta'_i at the working precision: ``position`` one integer, or a multi-axis
-    RoPE's position vector, each pair turning with its own axis's entry."""
+def _cos_sin_raw(key: tuple, position) -> tuple[tuple, tuple, int]:
+    """Per pair, g cos and g sin of p theta'_i at the working precision: ``position`` one exact number, or a multi-axis
+    RoPE's vector of each axis's exact coordinate, each pair turning with its own axis's entry."""
     vector = isinstance(position, tuple)
-    prec = working_prec(max(map(abs, position)) if vector else position)
+    prec = working_prec(max(map(abs, position)) if vector else abs(position))
     if vector:
         axes = _expect_of(key).pair_axes()
-        ps = [libmp.from_int(position[a]) for a in axes]
+        ps = [_mpf_of(position[a]) for a in axes]
     g = _attention_factor_raw(key, prec)
     cs, ss = [], []
+    one = None if vector else _mpf_of(position)
     for j, t in enumerate(_thetas_raw(key, prec)):
-        p = ps[j] if vector else libmp.from_int(position)
+        p = ps[j] if vector else one
         c, s = libmp.mpf_cos_sin(libmp.mpf_mul(p, t, prec + 8, "n"), prec, "n")
         cs.append(libmp.mpf_mul(c, g, prec, "n"))
         ss.append(libmp.mpf_mul(s, g, prec, "n"))
     return tuple(cs), tuple(ss), prec
 
 
-def _position(expect: Expect, position) -> int | tuple[int, ...]:
-    """A row's position as the cache keys it: an int, or a multi-axis RoPE's tuple of ints (each axis's offset added:
-    the position it turns its pairs by)."""
+def _exact(v) -> int | Fraction:
+    """A position as an exact number: an int when it is one, else the float's (or Fraction's) exact value."""
+    if isinstance(v, Fraction):
+        return int(v) if v.denominator == 1 else v
+    f = Fraction(v)
+    return int(f) if f.denominator == 1 else f
+
+
+def _position(expect: Expect, position):
+    """A row's position as the cache keys it: an exact number, or a multi-axis RoPE's tuple of each axis's exact
+    coordinate, (p + axes_offset) x axes_scale, formed without rounding. Positions may be real numbers (the
+    properties ask the reference at p + 2 o, and a 1-D RoPE of one axis's coordinates)."""
     if expect.multi_axis:
-        v = np.reshape(position, -1)
+        v = np.reshape(np.asarray(position, dtype=object), -1)
         v = v if v.size > 1 or expect.n_axes == 1 else np.repeat(v, expect.n_axes)
-        return tuple(int(p) + int(o) for p, o in zip(v, expect.axes_offset or (0,) * expect.n_axes))
-    return int(position)
+        offsets = expect.axes_offset or (0,) * expect.n_axes
+        scales = expect.axes_scale or (1,) * expect.n_axes
+        return tuple(_exact((_exact(p) + _exact(o)) * _exact(s)) for p, o, s in zip(v, offsets, scales))
+    return _exact(position)
 
 
 def cos_sin(expect: Expect, position, seq_len: int | None = None) -> tuple[list[mpmath.mpf], list[mpmath.mpf]]:

@@ -83,6 +83,26 @@ def theta_hi_lo(expect: Expect, seq_len: int | None = None) -> tuple[np.ndarray,
     return _table(tables.table_key(expect, seq_len))
 
 
+def pair_hi_lo(expect: Expect, seq_len: int | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+    """:func:`theta_hi_lo` per pair, each times its axis's scale (``axes_scale``) as a double-double again (TwoProduct
+    of hi and the scale, lo times it): the frequency per unit of ``expect.pair_positions(..., scaled=False)``."""
+    hi, lo, g = theta_hi_lo(expect, seq_len)
+    if expect.axes_scale is None:
+        return hi, lo, g
+    sc = expect.pair_scales()
+    h, e = two_prod(hi, sc)
+    return two_sum(h, e + lo * sc) + (g,)
+
+
+def pair_cos_sin(expect: Expect, positions, seq_len: int | None = None):
+    """cos and sin of each pair's angle, (its axis's position + offset) x scale x theta_i, each within about an ulp,
+    for rows' positions (n,) or (n, A): the offset added in float64 (exact for offsets of few bits, as stated ones
+    are) and the scale folded into the frequencies exactly (:func:`pair_hi_lo`). Returns (c, s, g)."""
+    hi, lo, g = pair_hi_lo(expect, seq_len)
+    c, s = cos_sin(expect.pair_positions(positions, scaled=False), hi, lo)
+    return c, s, g
+
+
 def _two_prod_split(a, a_parts, b, b_parts, exact_a: bool = False):
     """two_prod(a, b) with both factors already split (a split is reused across products). ``exact_a``: a
     has at most 26 significant bits (its low part is 0), so two of the four partial products vanish."""
@@ -136,9 +156,8 @@ def rounded_table(expect: Expect, positions) -> tuple[np.ndarray, np.ndarray]:
     hands an apply kernel (--form kernel, qk). The attention factor is not in it: a kernel rotates; a table that
     carries the factor is the table builder's business."""
     pos = np.asarray(positions)
-    pos = expect.pair_positions(pos if expect.multi_axis and pos.ndim == 2 else pos.reshape(-1))
-    hi, lo, _ = theta_hi_lo(expect, int(pos.max()) + 1 if pos.size else None)
-    c, s = cos_sin(pos, hi, lo)
+    pos = pos if expect.multi_axis and pos.ndim == 2 else pos.reshape(-1)
+    c, s, _ = pair_cos_sin(expect, pos, int(pos.max()) + 1 if pos.size else None)
     return round_to(c, expect.dtype), round_to(s, expect.dtype)
 
 

@@ -40,10 +40,16 @@ def encode(expect, x: Sequence, angles: Sequence, cos: Callable, sin: Callable, 
     return y
 
 
-def axis_angles(pair_axes: Sequence[int], position: Sequence, thetas: Sequence) -> list:
-    """The angles of a multi-axis RoPE: pair j turns by phi_j = p[a(j)] theta_j, the position on its own axis
-    a(j) (:meth:`ropespec.spec.expectation.Expect.pair_axes`) times its frequency (:meth:`~ropespec.spec.expectation.Expect.ladder`)."""
-    return [position[a] * t for a, t in zip(pair_axes, thetas)]
+def axis_angles(pair_axes: Sequence[int], position: Sequence, thetas: Sequence, offsets: Sequence | None = None,
+                scales: Sequence | None = None) -> list:
+    """The angles of a multi-axis RoPE: pair j turns by phi_j = c_j theta_j, its coordinate c_j = (p[a(j)] + o_j) s_j
+    (the position on its own axis a(j), :meth:`ropespec.spec.expectation.Expect.pair_axes`, plus that axis's offset,
+    times its scale: :meth:`~ropespec.spec.expectation.Expect.pair_offsets`, :meth:`~ropespec.spec.expectation.Expect.pair_scales`;
+    p[a(j)] itself without them) times its frequency (:meth:`~ropespec.spec.expectation.Expect.ladder`)."""
+    k = len(thetas)
+    offsets = offsets if offsets is not None else [0] * k
+    scales = scales if scales is not None else [1] * k
+    return [(position[a] + o) * s * t for a, o, s, t in zip(pair_axes, offsets, scales, thetas)]
 
 
 def pe_pair(phi, cos: Callable, sin: Callable):

@@ -93,9 +93,11 @@ class Expect:
     axes_dims_rope: tuple[int, ...] | None = None
     axes_parity: bool = False
     axis_names: tuple[str, ...] | None = None
-    #: each axis's offset: its pairs turn by (p_a + axes_offset[a]) theta (Llama 4 vision's patches counted from 1);
-    #: the positions handed over stay in [0, max_position)
-    axes_offset: tuple[int, ...] | None = None
+    #: each axis's coordinate is (p_a + axes_offset[a]) * axes_scale[a], real numbers (Llama 4 vision's patches counted
+    #: from 1: offset 1; DINOv3's patch centres in [-1, 1] times 2 pi: offset 0.5 - H/2, scale 4 pi/H); its pairs turn
+    #: by the coordinate times their frequency; the positions handed over stay integers in [0, max_position)
+    axes_offset: tuple[float, ...] | None = None
+    axes_scale: tuple[float, ...] | None = None
     #: each family's own parameters (:mod:`ropespec.spec.params`), by family name: only the blocks given (any
     #: other family's are its defaults, :meth:`params`); a file, a preset and ``--expect`` write their keys flat
     family_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
@@ -223,6 +225,10 @@ class Expect:
     pair_axes = _of_geometry("pair_axes")
     ladder = _of_geometry("ladder")
     pair_offsets = _of_geometry("pair_offsets")
+    pair_scales = _of_geometry("pair_scales")
+    coordinates = _of_geometry("coordinates", prop=True)
+    integer_offsets = _of_geometry("integer_offsets", prop=True)
+    coordinate = _of_geometry("coordinate")
     pair_positions = _of_geometry("pair_positions")
     accepts_positions = _of_geometry("accepts_positions")
     rows_at = _of_geometry("rows_at")
@@ -289,7 +295,7 @@ class Expect:
         if d["n_heads"] == 1 and d["n_kv_heads"] == 1:  # single-head: keep the JSON short
             d.pop("n_heads")
             d.pop("n_kv_heads")
-        for key in ("mrope_section", "axes_dims_rope", "axis_names", "axes_offset"):  # 1-D RoPE: keep the JSON as it was
+        for key in ("mrope_section", "axes_dims_rope", "axis_names", "axes_offset", "axes_scale"):  # 1-D: as it was
             if d[key] is None:
                 d.pop(key)
             else:
@@ -356,10 +362,16 @@ class Expect:
             sizes = {"chunked": self.mrope_section, "interleaved": self.mrope_section,
                      "per-axis": self.axes_dims_rope}.get(kind)
             parts.append(f"{kind} axes {'/'.join(self.axes)}" + (f" {list(sizes)}" if sizes else "")
-                         + (f" offset {list(self.axes_offset)}" if self.axes_offset else ""))
+                         + (f" offset {[_num(v) for v in self.axes_offset]}" if self.axes_offset else "")
+                         + (f" scale {[_num(v) for v in self.axes_scale]}" if self.axes_scale else ""))
         parts.extend(filter(None, (block.says() for block in self.family_params.values())))
         parts.append(self.dtype)
         return ", ".join(parts)
+
+
+def _num(v: float) -> int | float:
+    """A number as a reader writes it: an integer without its '.0', else its shortest repr."""
+    return int(v) if float(v).is_integer() else float(f"{v:.6g}")
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ropespec.spec.schema import _is_int, _short, AXES_MAX, AXES_MIN, DEFAULT_AXIS_NAMES, ExpectationError, RANGES
+from ropespec.spec.schema import _is_int, _is_number, _short, AXES_MAX, AXES_MIN, DEFAULT_AXIS_NAMES, ExpectationError, RANGES
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,8 @@ class PairGeometry:
     axes_dims_rope: tuple[int, ...] | None = None
     axes_parity: bool = False
     axis_names: tuple[str, ...] | None = None
-    axes_offset: tuple[int, ...] | None = None
+    axes_offset: tuple[float, ...] | None = None
+    axes_scale: tuple[float, ...] | None = None
 
     @classmethod
     def of(cls, expect) -> "PairGeometry":
@@ -118,16 +119,47 @@ class PairGeometry:
             return np.zeros(self.n_pairs)
         return np.array(self.axes_offset, dtype=np.float64)[list(self.pair_axes())]
 
-    def pair_positions(self, positions) -> np.ndarray:
-        """The position each pair turns with, float64: rows' positions (n, A) of a multi-axis RoPE give (n, n_pairs),
+    def pair_scales(self) -> np.ndarray:
+        """Each pair's axis's scale (``axes_scale``), float64 (n_pairs,): ones where there is none. A pair turns at its
+        frequency times this per unit of its axis's position."""
+        if self.axes_scale is None:
+            return np.ones(self.n_pairs)
+        return np.array(self.axes_scale, dtype=np.float64)[list(self.pair_axes())]
+
+    @property
+    def coordinates(self) -> bool:
+        """Whether an axis's coordinate is other than its position (an offset or a scale)."""
+        return self.axes_offset is not None or self.axes_scale is not None
+
+    @property
+    def integer_offsets(self) -> bool:
+        """Whether every axis's offset is an integer, so that a position plus an offset is a position again (the
+        properties that call f at p + o ask this)."""
+        return all(float(o).is_integer() for o in self.axes_offset or ())
+
+    def coordinate(self, positions, xp=np):
+        """Each pair's coordinate from rows' positions already read per pair ((n, n_pairs) or (n, 1)): (p + offset)
+        times scale, in ``xp`` (numpy, or torch on the positions' device); the positions themselves without
+        :attr:`coordinates`."""
+        if not self.coordinates:
+            return positions
+        def like(a):
+            return xp.asarray(a) if xp is np else xp.as_tensor(a, dtype=positions.dtype, device=positions.device)
+        return (positions + like(self.pair_offsets())) * like(self.pair_scales())
+
+    def pair_positions(self, positions, scaled: bool = True) -> np.ndarray:
+        """The coordinate each pair turns with, float64: rows' positions (n, A) of a multi-axis RoPE give (n, n_pairs),
         column j read from axis :meth:`pair_axes` ``[j]``; positions (n,) give (n, 1), one for every pair (broadcast):
-        of a 1-D RoPE, or of a multi-axis RoPE's text tokens, at one position on every axis; plus each pair's axis's
-        offset (:meth:`pair_offsets`, (n, n_pairs) then)."""
+        of a 1-D RoPE, or of a multi-axis RoPE's text tokens, at one position on every axis; each then plus its
+        axis's offset and times its axis's scale (:meth:`coordinate`, (n, n_pairs) then). ``scaled=False`` leaves
+        the scale out, for a caller that folds it into the frequencies (an exact product there)."""
         p = np.asarray(positions, dtype=np.float64)
         if not self.multi_axis or p.ndim < 2:
             p = p[..., None]
         else:
             p = p[..., list(self.pair_axes())]
+        if scaled:
+            return self.coordinate(p)
         return p if self.axes_offset is None else p + self.pair_offsets()
 
     def accepts_positions(self, shape: tuple[int, ...], n: int) -> bool:
@@ -187,6 +219,11 @@ class PairGeometry:
         return perm
 
 
+def _number(v) -> int | float:
+    """An offset as stated: an int when it is one (Llama 4's 1 stays 1 in a report), else a float."""
+    return int(v) if float(v).is_integer() else float(v)
+
+
 def validate_axes(e) -> None:
     """An expectation's multi-axis fields, validated and normalised in place (set through object.__setattr__, as the
     frozen expectation sets its own): one way of dealing pairs to axes at most, sizes that add up, offsets inside
@@ -202,7 +239,7 @@ def validate_axes(e) -> None:
     if e.mrope_interleaved and e.mrope_section is None:
         raise ExpectationError("mrope_interleaved", "needs mrope_section (the pairs of each axis)")
     if not given:
-        for key in ("axis_names", "axes_offset"):
+        for key in ("axis_names", "axes_offset", "axes_scale"):
             if getattr(e, key) is not None:
                 raise ExpectationError(key, "needs a multi-axis expectation (mrope_section, axes_dims_rope or "
                                             "axes_parity)")
@@ -241,10 +278,17 @@ def validate_axes(e) -> None:
     offset = e.axes_offset
     if offset is not None:
         if (not isinstance(offset, (list, tuple)) or len(offset) != e.n_axes
-                or not all(_is_int(v) and abs(v) < e.max_position for v in offset)):
-            raise ExpectationError("axes_offset", f"must be {e.n_axes} integers, one per axis, each below "
+                or not all(_is_number(v) and abs(v) < e.max_position for v in offset)):
+            raise ExpectationError("axes_offset", f"must be {e.n_axes} finite numbers, one per axis, each below "
                                                   f"max_position {e.max_position} in size, got {_short(offset)}")
-        object.__setattr__(e, "axes_offset", None if not any(offset) else tuple(int(v) for v in offset))
+        object.__setattr__(e, "axes_offset", None if not any(offset) else tuple(_number(v) for v in offset))
+    scale = e.axes_scale
+    if scale is not None:
+        if (not isinstance(scale, (list, tuple)) or len(scale) != e.n_axes
+                or not all(_is_number(v) and v > 0 for v in scale)):
+            raise ExpectationError("axes_scale", f"must be {e.n_axes} finite numbers > 0, one per axis, got "
+                                                 f"{_short(scale)}")
+        object.__setattr__(e, "axes_scale", None if all(v == 1 for v in scale) else tuple(float(v) for v in scale))
     names = e.axis_names
     if names is not None:
         if (not isinstance(names, (list, tuple)) or len(names) != e.n_axes

@@ -9,6 +9,8 @@ a primary source is listed in ``UNVERIFIED`` and said so by ``ropespec presets``
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 from ropespec.spec.expectation import Expect, ExpectationError
@@ -58,6 +60,8 @@ _PRESETS: dict[str, dict[str, Any]] = {
                       "max_position": 24},
     "llama-4-vision": {"head_dim": 88, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [44, 44],
                        "axis_names": ["x", "y"], "axes_offset": [1, 1], "max_position": 24},
+    "dinov3-vitl16": {"head_dim": 64, "rope_theta": 100.0, "axes_dims_rope": [32, 32], "axis_names": ["h", "w"],
+                      "axes_offset": [-6.5, -6.5], "axes_scale": [4 * math.pi / 14, 4 * math.pi / 14], "max_position": 14},
     "flux.1-dev": {"head_dim": 128, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
                    "max_position": 4096},
     "hunyuan-video": {"head_dim": 128, "rope_theta": 256.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
@@ -81,6 +85,10 @@ UNVERIFIED: dict[str, str] = {
                    "PixtralVisionConfig defaults",
     "mlcd-vit-bigg": "max_position 24: image_size 336 / patch_size 14 patches per side; head_dim 104 = hidden_size 1664 / 16 "
                      "heads; from transformers' MLCDVisionConfig defaults (a checkpoint's config.json was not read here)",
+    "dinov3-vitl16": ("max_position 14: image_size 224 / patch_size 16 patches per side (a square grid: DINOv3 "
+                      "normalises each axis by its own size, so another grid is another expectation: offset 0.5 - H/2, "
+                      "scale 4 pi/H); head_dim 64 = hidden_size 1024 / 16 heads, rope_theta 100 (pos_embed_rope_base), "
+                      "from transformers' DINOv3ViTConfig and the ViT-L/16 checkpoint's sizes"),
     "deepseek-v3": "head_dim 64 is qk_rope_head_dim; DeepSeek applies mscale to the softmax scale, not in RoPE",
 }
 
@@ -107,6 +115,10 @@ NOTES: dict[str, str] = {
     "llama-4-vision": ("[x | y]: x is the patch column, y the row (0 to 23 on its 24-patch grid), each 22 complex pairs "
                        "with the ladder theta^(-2k/44); Llama 4 turns a patch by its index plus 1 (axes_offset [1, 1]); "
                        "its class token, at angle 0, is no grid position and is not checked"),
+    "dinov3-vitl16": ("[h | w]: patch centres normalised to [-1, 1], ((i + 0.5)/14) 2 - 1, each axis its own ladder of "
+                      "periods 100^(2k/32), angles 2 pi coordinate / period: the coordinate (i - 6.5) x 4 pi/14 turns "
+                      "theta^(-2k/32); half pairing over the whole head; the prefix tokens (class, registers) are not "
+                      "turned and not checked"),
     "flux.1-dev": "axes_dims_rope [16, 56, 56]: ids (index, row, column), each axis its own ladder, interleaved pairs",
     "hunyuan-video": "axes (t, h, w) of 16, 56, 56 dims, theta 256",
     "wan2.1": "axes (t, h, w): h = w = 2 (128 // 6) = 42 dims, t the other 44; rope_max_seq_len 1024",

@@ -51,8 +51,10 @@ RANGES = {
     "axes_dims_rope": f"{AXES_MIN} to {AXES_MAX} even integers >= 2 (dims per axis) summing to rotary_dim",
     "axes_parity": "true or false: two axes, rotary_dim/2 even",
     "axis_names": "one distinct name per axis",
-    "axes_offset": "one integer per axis, added to that axis's position before it turns its pairs (Llama 4 vision "
-                   "counts patches from 1)",
+    "axes_offset": ("one finite number per axis, each below max_position in size, added to that axis's position "
+                    "before it turns its pairs (Llama 4 vision counts patches from 1: 1; DINOv3 centres them: 0.5 - H/2)"),
+    "axes_scale": ("one finite number > 0 per axis: the axis's coordinate is (position + offset) x scale (DINOv3's "
+                   "2 pi x 2/H: patch centres in [-1, 1], angles 2 pi coordinate / period)"),
     "video_time": "grid, seconds or frames (how a video's temporal positions grow), with a 3-axis mrope_section",
     "tokens_per_second": "a finite number > 0, with video_time seconds",
     "alibi_bias_max": "a finite number > 0 (ALiBi's slopes 2^(-alibi_bias_max (h + 1) / n_heads); 8 is Press et al.'s)",

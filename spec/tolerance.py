@@ -100,16 +100,28 @@ def angle_error(expect: Expect, positions, thetas, xp=np):
     else:  # one position per row (a multi-axis RoPE's text tokens: every axis at p)
         p = (xp.asarray(positions) * 1.0)[:, None]
     th = xp.asarray(thetas)
-    if expect.axes_offset is not None:  # each pair turns by its axis's position plus the axis's offset
-        p = p + _like(expect.pair_offsets(), th, xp)[None, :]
-    p = xp.abs(p)
-    phi = p * th[None, :]
     u_a = _u(expect.angle_dtype)
     per_pair = u_a + inv_freq_relative_error(expect)  # (n_pairs,): the rounding of phi and of theta_i
     rel = _like(per_pair, th, xp)[None, :]
+    if expect.coordinates:  # each pair turns by its axis's coordinate, (p + offset) x scale
+        o = _like(expect.pair_offsets(), th, xp)[None, :]
+        sc = _like(expect.pair_scales(), th, xp)[None, :]
+        phi = xp.abs((p + o) * sc) * th[None, :]
+        if expect.angle_dtype == "exact":
+            return phi * rel
+        # the coordinate is formed in A with up to COORDINATE_ROUNDINGS roundings (the offset added, the scale and
+        # its constant rounded and multiplied, as DINOv3's 2 pi ((i + 0.5) / H 2 - 1) does), each at most u of the
+        # terms it is formed from, (|p| + |offset|) x scale: near the centre they cancel, and their rounding does not
+        return phi * rel + COORDINATE_ROUNDINGS * u_a * (xp.abs(p) + xp.abs(o)) * sc * th[None, :]
+    p = xp.abs(p)
+    phi = p * th[None, :]
     if expect.angle_dtype != "exact":
         rel = rel + u_a * (p > exact_integer_limit(expect.angle_dtype))  # p itself rounded in A
     return phi * rel
+
+
+#: roundings in forming a real coordinate (p + offset) x scale in the angle's precision, see :func:`angle_error`
+COORDINATE_ROUNDINGS = 4
 
 
 def _like(a: np.ndarray, ref, xp):

@@ -1,10 +1,12 @@
 """The expectation validates itself and names the offending field."""
 
 import json
+import math
 
 import numpy as np
 import pytest
 
+from ropespec import reference
 from ropespec.spec import Expect, ExpectationError
 
 
@@ -158,6 +160,32 @@ def test_longrope_factor_comes_from_the_configuration_not_from_how_far_to_test()
     assert reference.attention_factor(further) == reference.attention_factor(phi3)
 
 
+def test_real_coordinates_turn_each_axis_by_position_plus_offset_times_scale():
+    """DINOv3 turns a patch by its centre in [-1, 1] times 2 pi: with axes_offset 0.5 - H/2 and axes_scale 4 pi/H, the
+    coordinate (i + 0.5 - H/2) 4 pi/H is 2 pi ((i + 0.5)/H 2 - 1); the positions handed over stay the grid's own, and
+    the exact reference turns by the coordinate unrounded (the float64 oracle agrees with it to its 2 ulp)."""
+    H = 14
+    e = Expect.from_dict({"head_dim": 8, "axes_dims_rope": [4, 4], "axes_offset": [0.5 - H / 2] * 2,
+                          "axes_scale": [4 * math.pi / H] * 2, "max_position": H})
+    got = e.pair_positions(np.array([[0, 13]]))[0]
+    want = [2 * math.pi * ((i + 0.5) / H * 2 - 1) for i in (0, 0, 13, 13)]
+    assert np.allclose(got, want, rtol=1e-15), (got, want)
+    assert "offset [-6.5, -6.5] scale [0.897598, 0.897598]" in e.describe() and Expect.from_json(e.to_json()) == e
+    assert Expect(head_dim=8, axes_dims_rope=[4, 4], axes_scale=[1, 1]).axes_scale is None  # no scale at all
+    assert e.coordinates and not e.integer_offsets
+    x = np.random.default_rng(0).standard_normal((3, 8))
+    pos = np.array([[0, 13], [6, 7], [13, 0]])
+    exact, fast = reference.apply(e, x, pos), reference.fast.apply(e, x, pos)
+    assert np.all(np.abs(exact - fast) <= 4 * 2.0**-52 * np.abs(x).max())
+    # the reference at a position vector is the rotation by (p + o) s theta, o and s read exactly
+    # half pairs (j, j + 4); pairs 0 and 1 turn with h (at 0), 2 and 3 with w (at 13)
+    c = np.array([(0 + 0.5 - H / 2) * 4 * math.pi / H] * 2 + [(13 + 0.5 - H / 2) * 4 * math.pi / H] * 2)
+    c = c * reference.thetas(e)
+    a, b = x[0, :4], x[0, 4:]
+    assert np.allclose(exact[0], np.concatenate([a * np.cos(c) - b * np.sin(c), a * np.sin(c) + b * np.cos(c)]),
+                       atol=1e-14)
+
+
 def test_axes_offset_turns_each_axis_by_its_position_plus_the_offset():
     """Llama 4 vision counts patches from 1: axes_offset [1, 1] turns a patch at (x, y) by (x + 1, y + 1), while the
     positions handed over stay the grid's own, 0 to max_position - 1."""
@@ -165,11 +193,15 @@ def test_axes_offset_turns_each_axis_by_its_position_plus_the_offset():
     assert e.pair_positions(np.array([[0, 5]])).tolist() == [[1.0, 1.0, 6.0, 6.0]]
     assert "offset [1, 1]" in e.describe() and Expect.from_json(e.to_json()) == e
     assert Expect(head_dim=8, axes_dims_rope=[4, 4], axes_offset=[0, 0]).axes_offset is None  # no offset at all
-    for kwargs, says in [(dict(axes_offset=[1]), "2 integers"), (dict(axes_offset=[1, 0.5]), "2 integers"),
+    for kwargs, says in [(dict(axes_offset=[1]), "2 finite numbers"), (dict(axes_offset=[1, float("nan")]), "2 finite"),
                          (dict(axes_offset=[1, 99], max_position=24), "below max_position 24")]:
         with pytest.raises(ExpectationError) as info:
             Expect(head_dim=8, axes_dims_rope=[4, 4], **kwargs)
         assert info.value.field == "axes_offset" and says in str(info.value), str(info.value)
+    for bad in ([1], [1, 0], [1, -2], [1, float("inf")], "2"):
+        with pytest.raises(ExpectationError) as info:
+            Expect(head_dim=8, axes_dims_rope=[4, 4], axes_scale=bad)
+        assert info.value.field == "axes_scale" and "finite numbers > 0" in str(info.value), str(info.value)
     with pytest.raises(ExpectationError) as info:
         Expect(head_dim=8, axes_offset=[1])
     assert info.value.field == "axes_offset" and "needs a multi-axis" in str(info.value)

@@ -152,7 +152,7 @@ def test_an_axis_offset_is_measured_matched_and_named(tmp_path, capsys):
     assert main(["fingerprint", f"{tmp_path / 'l4.py'}:patches_from_one", "--expect", "llama-4-vision", "--json",
                  str(tmp_path / "fp.json")]) == 0
     out = capsys.readouterr().out
-    assert "matches preset llama-4-vision" in out and "position offset: 1;" in out, out
+    assert "matches preset llama-4-vision" in out and "coordinates (p + 1) on every axis;" in out, out
     assert json.loads((tmp_path / "fp.json").read_text())["expect"]["axes_offset"] == [1, 1]
     assert main(["fingerprint", f"{tmp_path / 'l4.py'}:patches_from_zero", "--expect", "llama-4-vision"]) == 0
     assert "matches no preset" in capsys.readouterr().out

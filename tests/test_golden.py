@@ -40,7 +40,7 @@ def test_golden_replays_within_the_strict_bound(name, target, array, dtype):
     for k in range(len(pos)):  # one call per position, as the file says
         got = f(x[k : k + 1], pos[k : k + 1])
         bound = output_bound(strict, x[k : k + 1], pos[k : k + 1])
-        assert np.all(np.abs(got - ys[dtype][k : k + 1]) <= bound), (name, int(pos[k]))
+        assert np.all(np.abs(got - ys[dtype][k : k + 1]) <= bound), (name, pos[k].tolist())
 
 
 def test_golden_command_writes_a_readable_file(tmp_path, capsys):

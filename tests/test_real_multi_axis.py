@@ -26,6 +26,7 @@ MODELS = {
     "hf_axes:pixtral": ("transformers", "pixtral-12b"),
     "hf_axes:mlcd": ("transformers", "mlcd-vit-bigg"),
     "hf_axes:llama4_vision": ("transformers", "llama-4-vision"),  # its 24-patch grid, patches counted from 1
+    "hf_axes:dinov3": ("transformers", "dinov3-vitl16"),  # patch centres in [-1, 1] times 2 pi: real coordinates
     "diffusers:flux": ("diffusers", "flux.1-dev"),
     "diffusers:wan": ("diffusers", "wan2.1"),
 }

@@ -5,6 +5,7 @@ function, called as the model calls them, on rows x (n, head_dim) at positions (
     ropespec check ropespec.implementations.adapters.hf_axes:qwen2_vl --array torch --expect qwen2-vl-7b
     ropespec check ropespec.implementations.adapters.hf_axes:qwen3_vl --array torch --dtype bfloat16 --expect qwen3-vl-8b
     ropespec check ropespec.implementations.adapters.hf_axes:pixtral --array torch --expect pixtral-12b
+    ropespec check ropespec.implementations.adapters.hf_axes:dinov3 --array torch --expect dinov3-vitl16
 
 Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``qwen3_5``, ``glm4v`` (text: position_ids (3, batch, seq), the merged
 table from the rotary embedding's forward, ``apply_rotary_pos_emb``), ``qwen2_vl_vision`` (the vision tower:
@@ -18,6 +19,7 @@ kind of axes, convention, number of axes) is declined, so that a verdict is alwa
 from __future__ import annotations
 
 import importlib
+import math
 from dataclasses import dataclass
 
 ARRAY = "torch"
@@ -197,7 +199,49 @@ def llama4_vision(expect):
     return rope
 
 
+def dinov3(expect):
+    """transformers' DINOv3ViTRopePositionEmbedding and apply_rotary_pos_emb as DINOv3's ViT calls them: the table of
+    every patch of an H x H grid (H = max_position) from a pixel_values of H x H patches, read at each row's (h, w) =
+    (row, column), patch index h H + w, and applied to q (1, heads, n, head_dim) with no prefix tokens. It computes
+    per-axis ladders [d/2 | d/2] of half pairs over patch centres normalised to [-1, 1] times 2 pi: offset 0.5 - H/2
+    and scale 4 pi/H on each axis (the dinov3-vitl16 preset); other expectations are declined."""
+    torch = _torch()
+    try:
+        from transformers import DINOv3ViTConfig
+        from transformers.models.dinov3_vit import modeling_dinov3_vit as modeling
+    except ImportError:
+        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+    d, side = expect.head_dim, expect.max_position
+    centred = ((0.5 - side / 2,) * 2, (4 * math.pi / side,) * 2)
+    if (expect.axes_kind() != "per-axis" or expect.axes_dims_rope != (d // 2, d // 2) or expect.convention != "half"
+            or expect.rotary_dim != d or d % 4 or not _same(centred, (expect.axes_offset, expect.axes_scale))):
+        raise NotImplementedError("transformers' DINOv3 rotary computes per-axis ladders [d/2 | d/2] of half pairs over "
+                                  "patch centres in [-1, 1] times 2 pi: axes_offset 0.5 - H/2 and axes_scale 4 pi/H, H "
+                                  "= max_position (the dinov3-vitl16 preset)")
+    config = DINOv3ViTConfig(hidden_size=d, num_attention_heads=1, image_size=16 * side, patch_size=16,
+                             rope_theta=expect.rope_theta)
+    rotary = modeling.DINOv3ViTRopePositionEmbedding(config).eval()
+
+    def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
+        rotary.to(x.device)
+        with torch.no_grad():
+            pixels = torch.zeros(1, 3, 16 * side, 16 * side, dtype=x.dtype, device=x.device)
+            cos, sin = rotary(pixels)  # (side^2, d): every patch, row by row
+            idx = (positions[:, 0] * side + positions[:, 1]).long()
+            q = x[None, None]  # (batch, heads, n, head_dim), as the ViT's attention holds q
+            return modeling.apply_rotary_pos_emb(q, q, cos[idx], sin[idx])[0][0, 0]
+
+    return rope
+
+
+def _same(want, got) -> bool:
+    """Whether stated (offsets, scales) are the ones a model computes, to float64's rounding of 4 pi/H."""
+    return all(g is not None and all(abs(a - b) <= 1e-12 * max(1.0, abs(a)) for a, b in zip(w, g))
+               for w, g in zip(want, got))
+
+
 llama4_vision.axes = ("per-axis",)
+dinov3.axes = ("per-axis",)
 qwen2_vl = factory("qwen2_vl")
 qwen2_5_vl = factory("qwen2_5_vl")
 qwen3_vl = factory("qwen3_vl")

@@ -1,7 +1,7 @@
 """One numpy multi-axis RoPE that zoo members bend in exactly one place each.
 
-With no keywords it computes the expectation's multi-axis RoPE in float64: pair j turns by p[a(j)] theta_j, a(j) its
-axis and theta_j its ladder's frequency.
+With no keywords it computes the expectation's multi-axis RoPE in float64: pair j turns by c[a(j)] theta_j, a(j) its
+axis, c its coordinate ((p + axes_offset) x axes_scale, p itself without them) and theta_j its ladder's frequency.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def build(
     def rope(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
         xf = np.asarray(x, dtype=np.float64)
         p = np.asarray(positions_map(np.asarray(positions)) if positions_map else positions, dtype=np.float64)
-        phi = p[:, axes] * theta[None, :]
+        phi = expect.coordinate(p[:, axes]) * theta[None, :]  # (p + offset) x scale, where the expectation says so
         c, s = np.cos(phi), np.sin(phi)
         out = xf.copy()
         xa, xb = xf[:, a], xf[:, b]

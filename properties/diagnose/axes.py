@@ -31,8 +31,21 @@ def axes_map(f, e: Expect) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rows = [probe.frequencies(_along(f, e, a), e.head_dim, pairs, max_position=e.max_position) for a in range(e.n_axes)]
     omega = np.array([fr.thetas for fr in rows])
     owner = np.argmax(np.abs(omega), axis=0)
-    offset = np.array([rows[a].offset[j] for j, a in enumerate(owner)])
+    # each axis's pairs share its offset: read unwrapped from its slowest pair up (probe.shared_offset)
+    unwrapped = [probe.shared_offset(rows[a], np.flatnonzero(owner == a)) for a in range(e.n_axes)]
+    offset = np.array([unwrapped[a][j] for j, a in enumerate(owner)])
     return omega, offset, np.array([fr.precision for fr in rows])
+
+
+#: the smallest offset said as one: a quarter of a position (half a patch is DINOv3's centring; the read-off offsets
+#: of a correct port are within 1e-3 of its own)
+OFFSET_MIN = 0.25
+
+
+def _shift(c: float) -> str:
+    """An offset as the words say it: an integer, or to a quarter (half a patch: corners for centres)."""
+    q = round(c * 4) / 4
+    return str(int(q)) if q.is_integer() else f"{q:g}"
 
 
 def _runs(axes, names) -> str:
@@ -57,7 +70,7 @@ def axes_fault(f, e: Expect) -> tuple[str, str] | None:
     top = size.max(axis=0)
     got = tuple(int(a) for a in np.argmax(size, axis=0))
     want = e.pair_axes()
-    th = reference.thetas(e)
+    th = reference.rates(e)  # per unit of each axis's position, as axes_map reads them
     moving = top > 0
     # a pair turning with several axes at once is no axial RoPE (a mixed scheme): no word of the vocabulary names it
     if A > 1 and np.any(np.sort(size, axis=0)[-2] > 1e-6 * top):
@@ -69,19 +82,21 @@ def axes_fault(f, e: Expect) -> tuple[str, str] | None:
     shifted = None
     c_all = offset[moving]
     c0 = float(np.median(c_all)) if c_all.size else 0.0
-    if A > 1 and abs(c0) >= 0.5 and np.all(np.abs(c_all - c0) <= 1e-3 * max(1.0, abs(c0))):
+    if A > 1 and abs(c0) >= OFFSET_MIN and np.all(np.abs(c_all - c0) <= 1e-3 * max(1.0, abs(c0))):
         said = f" beyond the axes' offsets {list(e.axes_offset)}" if e.axes_offset else ""
         shifted = "position-offset", (f"at the zero vector every axis's pairs are already turned by {c0:.6g} times "
-                                      f"their frequency{said}: positions on every axis are shifted by {round(c0)}")
+                                      f"their frequency{said}: positions on every axis are shifted by {_shift(c0)}"
+                                      + (" (half a position: patch corners for centres, or centres for corners)"
+                                         if abs(abs(c0) - 0.5) < 0.05 else ""))
     for a in range(A):
         mine = np.array([j for j in range(k) if want[j] == a])
         if shifted or not mine.size:
             continue
         c = float(np.median(offset[mine]))
         same = np.all(np.abs(offset[mine] - c) <= 1e-3 * max(1.0, abs(c)))
-        if abs(c) >= 0.5 and same and not np.all(np.abs(c_all - c) <= 1e-3 * max(1.0, abs(c))):
+        if abs(c) >= OFFSET_MIN and same and not np.all(np.abs(c_all - c) <= 1e-3 * max(1.0, abs(c))):
             shifted = "axis-offset", (f"at the zero vector axis {names[a]}'s pairs are already turned by {c:.6g} times "
-                                      f"their frequency: positions on {names[a]} are shifted by {round(c)}, the other "
+                                      f"their frequency: positions on {names[a]} are shifted by {_shift(c)}, the other "
                                       f"axes' are not")
     found = _axes_frequencies(e, omega, precision, got, th)
     return _with(shifted, found) if shifted else found
@@ -97,7 +112,7 @@ def _axes_frequencies(e: Expect, omega, precision, got, th) -> tuple[str, str] |
     if other:
         return other
     for word, other, what in _other_ladders(e):
-        if _close(freq, reference.thetas(other), tol):
+        if _close(freq, reference.rates(other), tol):
             return word, (f"the frequencies match {what} (pair {int(np.argmax(np.abs(th - freq)))} turns at "
                           f"{freq[int(np.argmax(np.abs(th - freq)))]:.6g} per unit, {e.axes_kind()} expects "
                           f"{th[int(np.argmax(np.abs(th - freq)))]:.6g})")

@@ -30,7 +30,7 @@ def _measured(f, e: Expect, seq: int | None = None):
         seq = original_length(e)
     pairs = list(zip(e.pairs(), e.out_pairs()))
     fr = probe.frequencies(f, e.head_dim, pairs, max_position=e.max_position, seq_len=seq)
-    th = reference.thetas(e, seq)
+    th = reference.rates(e, seq)  # per unit of position, as the probe reads them
     tol = np.maximum(1e-6, 100 * np.nan_to_num(fr.precision, nan=1.0))  # per pair
     return fr, th, tol, seq
 

@@ -121,7 +121,9 @@ def f(expect: Expect, x, pos, th, gain=1) -> list:
     """The RoPE map of ropespec.spec.definitions on symbols: pair i turns by pos * th[i] (a multi-axis RoPE's pos is a vector,
     pair i turning with its own axis's entry, definitions.axis_angles)."""
     if expect.multi_axis:
-        return definitions.encode(expect, x, definitions.axis_angles(expect.pair_axes(), pos, th), sp.cos, sp.sin, gain)
+        exact = [[sp.Rational(float(v)) for v in vs] for vs in (expect.pair_offsets(), expect.pair_scales())]
+        return definitions.encode(expect, x, definitions.axis_angles(expect.pair_axes(), pos, th, *exact), sp.cos,
+                                  sp.sin, gain)
     return definitions.encode(expect, x, [pos * t for t in th], sp.cos, sp.sin, gain)
 
 
@@ -176,7 +178,8 @@ def expects(max_d: int = MAX_D, conventions=CONVENTIONS, partial: bool = False):
 
 
 #: the fields that make an expectation multi-axis, at their 1-D values
-ONE_D = {"mrope_section": None, "mrope_interleaved": False, "axes_dims_rope": None, "axes_parity": False}
+ONE_D = {"mrope_section": None, "mrope_interleaved": False, "axes_dims_rope": None, "axes_parity": False,
+         "axes_offset": None, "axes_scale": None}
 
 
 def scores_shift_invariant(what, axes: bool = False):

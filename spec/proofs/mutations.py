@@ -7,6 +7,8 @@ import contextlib
 import dataclasses
 
 from ropespec.spec import definitions, scaling
+import numpy as np
+
 from ropespec.spec.geometry import PairGeometry
 
 
@@ -84,6 +86,8 @@ MUTATIONS: dict[str, tuple[object, str, object]] = {
     "axes: neighbour's position added": (definitions, "axis_angles", lambda axes, pos, th: [
         (pos[a_] + pos[(a_ + 1) % len(pos)]) * t for a_, t in zip(axes, th)]),
     "axes: interleaving ignored": (PairGeometry, "pair_axes", _axes_chunked),
+    "coordinates: offset ignored": (PairGeometry, "pair_offsets", lambda self: np.zeros(self.n_pairs)),
+    "coordinates: scale ignored": (PairGeometry, "pair_scales", lambda self: np.ones(self.n_pairs)),
     "ladder: per axis": (PairGeometry, "ladder", _ladder_per_axis),
     "ladder: shared": (PairGeometry, "ladder", lambda self: tuple((j, self.rotary_dim) for j in range(self.n_pairs))),
     "ALiBi: sign flipped": (definitions, "alibi_bias", lambda m_, i_, j_, symmetric=False: m_ * (i_ - j_)),

@@ -3,6 +3,8 @@ linearity, locality and pass-through."""
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 
 from ropespec.spec import definitions, scaling
@@ -34,8 +36,16 @@ def _documented_axis(e: Expect, j: int) -> tuple[int, tuple[int, int]]:
     return axis, (2 * (j - axis * (k // 2)) + axis, r)
 
 
+#: DINOv3's coordinates on a 14-patch grid (patch centres in [-1, 1] times 2 pi) and a 1-based axis beside a scaled one
+COORDINATES = (Expect(head_dim=8, axes_dims_rope=[4, 4], axes_offset=[-6.5, -6.5], axes_scale=[4 * math.pi / 14] * 2,
+                      max_position=14),
+               Expect(head_dim=12, axes_dims_rope=[4, 8], convention="interleaved", axes_offset=[1, 0],
+                      axes_scale=[1, 0.5]))
+
+
 @proves("rope.conformance", BOUNDED, ROT + ("convention: swapped", "direction: ignored", "ladder: b^(-i/r)", "axes: interleaving ignored",
-                                            "ladder: per axis", "ladder: shared"))
+                                            "ladder: per axis", "ladder: shared", "coordinates: offset ignored",
+                                            "coordinates: scale ignored"))
 def conformance():
     b = base
     for e in [e.replace(direction=way) for e in expects(partial=True) for way in DIRECTIONS]:
@@ -54,14 +64,17 @@ def conformance():
             want[dst[0]] = xa * sp.cos(p * t) - xb * sp.sin(p * t)
             want[dst[1]] = xa * sp.sin(p * t) + xb * sp.cos(p * t)
         _zero([yy - ww for yy, ww in zip(y, want)], f"{e.convention}, {e.direction}, d = {d}, r = {r}")
-    for e in axes_expects():
+    for e in list(axes_expects()) + list(COORDINATES):
         pv = position_vec("p", e)
         th = ladder_thetas(e)
         y = f(e, vec("x", e.head_dim), pv, th)
         want = f(e.replace(**ONE_D), vec("x", e.head_dim), 0, [0] * e.n_pairs)  # the dims, unturned
+        # each axis's coordinate as the expectation states it: (p_a + axes_offset[a]) axes_scale[a], read exactly
+        o = [sp.Rational(float(v)) for v in (e.axes_offset or [0] * e.n_axes)]
+        s = [sp.Rational(float(v)) for v in (e.axes_scale or [1] * e.n_axes)]
         for j, ((ia, ib), (oa, ob)) in enumerate(zip(e.pairs(), e.out_pairs())):
             axis, (i, R_) = _documented_axis(e, j)
-            phi = pv[axis] * b ** sp.Rational(-2 * i, R_)
+            phi = (pv[axis] + o[axis]) * s[axis] * b ** sp.Rational(-2 * i, R_)
             xa, xb = vec("x", e.head_dim)[ia], vec("x", e.head_dim)[ib]
             want[oa], want[ob] = xa * sp.cos(phi) - xb * sp.sin(phi), xa * sp.sin(phi) + xb * sp.cos(phi)
         _zero([yy - ww for yy, ww in zip(y, want)], f"{e.axes_kind()} axes, d = {e.head_dim}")
@@ -69,7 +82,8 @@ def conformance():
             f"(i, i + r/2); rope_interleave reads (2i, 2i+1), writes (i, i + r/2)) turns to (x_a cos - x_b sin, "
             f"x_a sin + x_b cos) at p b^(-2i/r) (at -p b^(-2i/r) in the reverse direction), dims >= r unchanged; symbolic x, p, b; every even d <= {MAX_D}, r = d and d - 2; "
             f"multi-axis RoPE of every kind equals the models' rules written out (chunked sections, Qwen3-VL's j mod 3 "
-            f"below 3 s_a, per-axis ladders b^(-2k/d_a), Pixtral's even/odd split) with symbolic position vectors")
+            f"below 3 s_a, per-axis ladders b^(-2k/d_a), Pixtral's even/odd split) with symbolic position vectors, each "
+            f"axis turning by its coordinate (p_a + offset) x scale (DINOv3's centres times 2 pi, a 1-based axis)")
 
 
 @proves("rope.norm-per-pair", SYMBOLIC, ("R: doubled", "R: shear", "R: plus a bias"))
