@@ -4,6 +4,7 @@
     ropespec check examples/multi_axis.py:qwen2_vl --expect qwen2-vl-7b
     ropespec check examples/multi_axis.py:qwen3_vl --expect qwen3-vl-8b
     ropespec check examples/multi_axis.py:flux --expect flux.1-dev
+    ropespec check examples/multi_axis.py:dinov3 --expect dinov3-vitl16
 
 examples/multi_axis_bugs.py holds their buggy twins, one for each fault ropespec names.
 """
@@ -82,3 +83,19 @@ def apply_rotary_emb(x, cos, sin):
 
 def flux(x, positions, axes_dim=(16, 56, 56), theta=10000.0):
     return apply_rotary_emb(x, *flux_pos_embed(positions, axes_dim, theta))
+
+
+# -- DINOv3: one ladder of periods per axis over patch centres in [-1, 1], angles 2 pi coordinate / period ----------------
+def dinov3_patch_coords(rows, cols, grid: int = 14):
+    """get_patches_center_coordinates for the patches asked: ((i + 0.5) / H) 2 - 1 on each axis, in [-1, 1]."""
+    return np.stack([(rows + 0.5) / grid, (cols + 0.5) / grid], axis=-1) * 2.0 - 1.0
+
+
+def dinov3(x, positions, base=100.0, grid=14):
+    """facebookresearch/dinov3's RopePositionEmbedding and rope_apply at each patch (row, column) of a grid x grid
+    image: periods base^(2k/(d/2)), angles 2 pi coord / period per axis, [h | w] tiled twice, half pairs."""
+    d = x.shape[1]
+    periods = base ** (2 * np.arange(d // 4) / (d // 2))
+    coords = dinov3_patch_coords(positions[:, 0], positions[:, 1], grid)
+    angles = (2 * np.pi * coords[:, :, None] / periods[None, None, :]).reshape(len(x), d // 2)
+    return apply_half(x, angles)

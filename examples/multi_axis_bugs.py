@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from multi_axis import apply_half, apply_rotary_emb, flux, mrope_freqs, qwen2_vl, qwen2_vl_merge, qwen3_vl_merge
+from multi_axis import apply_half, apply_rotary_emb, dinov3, flux, mrope_freqs, qwen2_vl, qwen2_vl_merge, qwen3_vl_merge
 
 
 def qwen3_vl_chunked(x, positions):
@@ -53,6 +53,11 @@ def qwen2_vl_text_only(x, positions):
 def flux_one_based(x, positions):
     """axis-offset: the image's rows counted from 1."""
     return flux(x, positions + np.array([0, 1, 0]))
+
+
+def dinov3_corners(x, positions):
+    """position-offset: the patches' corners, i / H, for their centres, (i + 0.5) / H (every axis half a patch early)."""
+    return dinov3(x, positions - 0.5)
 
 
 def qwen2_vl_bshd_row0(x, positions):

@@ -22,6 +22,7 @@ RUNS = {
                     "qwen2_vl_text_only"],
     "qwen3-vl-8b": ["qwen3_vl", "qwen3_vl_chunked"],
     "flux.1-dev": ["flux", "flux_hw_swapped", "flux_one_ladder", "flux_one_based"],
+    "dinov3-vitl16": ["dinov3", "dinov3_corners"],  # real coordinates: patch centres in [-1, 1] times 2 pi
 }
 
 
