@@ -55,6 +55,8 @@ _PRESETS: dict[str, dict[str, Any]] = {
     "glm-4.1v": {"head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "convention": "interleaved",
                  "mrope_section": [8, 12, 12], "max_position": 65536, "video_time": "frames"},
     "qwen2-vl-vision": {"head_dim": 80, "rope_theta": 10000.0, "axes_dims_rope": [40, 40], "max_position": 8192},
+    "qwen3.5-vision": {"head_dim": 72, "rope_theta": 10000.0, "axes_dims_rope": [36, 36], "axis_names": ["h", "w"],
+                       "max_position": 8192},
     "pixtral-12b": {"head_dim": 64, "rope_theta": 10000.0, "axes_parity": True, "max_position": 64},
     "mlcd-vit-bigg": {"head_dim": 104, "rope_theta": 10000.0, "axes_dims_rope": [52, 52], "axis_names": ["h", "w"],
                       "max_position": 24},
@@ -79,6 +81,8 @@ UNVERIFIED: dict[str, str] = {
     "qwen2.5-vl-7b": "tokens_per_second 2 as the checkpoint's vision_config is quoted in public code (transformers' "
                      "Qwen2_5_VLVisionConfig defaults to 4); the checkpoint's config.json was not read here",
     "qwen2-vl-vision": "max_position: the vision tower has no limit of its own; 8192 patches per side is ropespec's",
+    "qwen3.5-vision": ("head_dim 72 = hidden_size 1152 / 16 heads, from transformers' Qwen3_5VisionConfig defaults (a "
+                       "checkpoint's config.json was not read here); max_position: no limit of its own, 8192 is ropespec's"),
     "flux.1-dev": "max_position: FLUX has no limit of its own (the ids are patch rows and columns); 4096 is ropespec's",
     "hunyuan-video": "max_position: no limit of its own; 4096 is ropespec's",
     "pixtral-12b": "max_position 64: image_size 1024 / patch_size 16 patches per side, from transformers' "
@@ -109,6 +113,8 @@ NOTES: dict[str, str] = {
     "glm-4.1v": "M-RoPE on the first 64 of 128 dims, interleaved pairs (rotate_half_llm)",
     "qwen2-vl-vision": "the vision tower: [h | w] halves of 20 pairs each, each axis's ladder theta^(-2k/40), half "
                        "pairing over the whole head (embed_dim 1280, 16 heads)",
+    "qwen3.5-vision": ("Qwen3.5's vision tower (rope_type axial): [h | w] halves of 18 pairs each, each axis's ladder "
+                       "theta^(-2k/36), half pairing over the whole head"),
     "pixtral-12b": "one ladder theta^(-2j/64): h takes the even frequency indices, w the odd, chunked [h | w]",
     "mlcd-vit-bigg": ("MLCD's 2-D axial RoPE: [h | w] halves of 26 pairs each, each axis's ladder theta^(-2k/52) "
                       "(computed over head_dim // 2), half pairing over the whole head"),

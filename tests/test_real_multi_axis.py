@@ -23,6 +23,7 @@ MODELS = {
     "hf_axes:qwen3_5": ("transformers", "qwen3.5"),
     "hf_axes:glm4v": ("transformers", "glm-4.1v"),
     "hf_axes:qwen2_vl_vision": ("transformers", "qwen2-vl-vision"),
+    "hf_axes:qwen3_5_vision": ("transformers", "qwen3.5-vision"),  # rope_type axial
     "hf_axes:pixtral": ("transformers", "pixtral-12b"),
     "hf_axes:mlcd": ("transformers", "mlcd-vit-bigg"),
     "hf_axes:llama4_vision": ("transformers", "llama-4-vision"),  # its 24-patch grid, patches counted from 1

@@ -8,7 +8,7 @@ function, called as the model calls them, on rows x (n, head_dim) at positions (
     ropespec check ropespec.implementations.adapters.hf_axes:dinov3 --array torch --expect dinov3-vitl16
 
 Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``qwen3_5``, ``glm4v`` (text: position_ids (3, batch, seq), the merged
-table from the rotary embedding's forward, ``apply_rotary_pos_emb``), ``qwen2_vl_vision`` (the vision tower:
+table from the rotary embedding's forward, ``apply_rotary_pos_emb``), ``qwen2_vl_vision`` and ``qwen3_5_vision`` (the vision towers:
 position_ids (n, 2), ``apply_rotary_pos_emb_vision``) and ``pixtral`` (``PixtralVisionRotaryEmbedding``);
 ``qwen2_vl_table``, ``qwen3_vl_table``, ``glm4v_table`` and ``pixtral_table`` are the rotary embeddings alone, as table
 builders (``--form table``): the merged per-dim table their forward returns. Needs
@@ -51,6 +51,8 @@ MODELS = {
                    partial=True),
     "qwen2_vl_vision": Model("qwen2_vl", "Qwen2VLVisionConfig", "Qwen2VLVisionRotaryEmbedding", "per-axis",
                              n_axes=2, call="vision"),
+    "qwen3_5_vision": Model("qwen3_5", "Qwen3_5VisionConfig", "Qwen3_5VisionRotaryEmbedding", "per-axis", n_axes=2,
+                            call="vision", sizes=("hidden_size", "num_heads", "depth")),
     "pixtral": Model("pixtral", "PixtralVisionConfig", "PixtralVisionRotaryEmbedding", "parity", n_axes=2,
                      call="pixtral"),
     "mlcd": Model("mlcd", "MLCDVisionConfig", "MLCDRotaryEmbedding", "per-axis", n_axes=2, call="vision",
@@ -248,6 +250,7 @@ qwen3_vl = factory("qwen3_vl")
 qwen3_5 = factory("qwen3_5")
 glm4v = factory("glm4v")
 qwen2_vl_vision = factory("qwen2_vl_vision")
+qwen3_5_vision = factory("qwen3_5_vision")
 pixtral = factory("pixtral")
 mlcd = factory("mlcd")
 # the same rotary embeddings as table builders (--form table), as ropespec.implementations.adapters.hf_axes:<model>_table
