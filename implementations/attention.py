@@ -2,14 +2,15 @@
 causal)``; q is (n, n_heads * head_dim), k and v (n, n_kv_heads * head_dim), heads contiguous, and
 query head h reads key/value head h // (n_heads / n_kv_heads) (grouped-query attention). V is not
 rotated. The scores' softmax scale is 1/sqrt(head_dim) times the expectation's temperature (DeepSeek's YaRN:
-mscale(s, mscale_all_dim)^2, ropespec.spec.tables.score_temperature)."""
+mscale(s, mscale_all_dim)^2, ropespec.spec.tables.score_temperature); each query row is multiplied by its temperature
+by position after RoPE (Llama 4's and Mistral's, ropespec.spec.tables.query_temperature)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ropespec.implementations.numpy_rope import make as make_rope
-from ropespec.spec.tables import score_temperature
+from ropespec.spec.tables import query_temperature, score_temperature
 
 
 def make(expect):
@@ -19,7 +20,8 @@ def make(expect):
     scale = float(score_temperature(expect)) / np.sqrt(d)
 
     def head(q, k, v, positions, causal):
-        qr, kr = rope(q, positions), rope(k, positions)
+        # the query rows times their temperature by position after RoPE (1 but for Llama 4's and Mistral's)
+        qr, kr = rope(q, positions) * query_temperature(expect, positions)[:, None], rope(k, positions)
         scores = qr @ kr.T * scale
         if causal:
             scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores, -np.inf)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ropespec.implementations.numpy_rope import make as make_rope
-from ropespec.spec.tables import score_temperature
+from ropespec.spec.tables import query_temperature, score_temperature
 
 
 class Decoder:
@@ -18,6 +18,11 @@ class Decoder:
         self.k = np.zeros((0, expect.head_dim))
         self.v = np.zeros((0, expect.head_dim))
         self.scale = float(score_temperature(expect)) / np.sqrt(expect.head_dim)
+        self.expect = expect
+
+    def _query(self, q, positions):
+        """The query rows turned, times their temperature by position (Llama 4's and Mistral's; 1 otherwise)."""
+        return self.rope(q, positions) * query_temperature(self.expect, positions)[:, None]
 
     def _attend(self, qr):
         scores = qr @ self.k.T * self.scale
@@ -30,13 +35,13 @@ class Decoder:
     def prefill(self, q, k, v, positions):
         self.k = self.rope(np.asarray(k, dtype=np.float64), positions)
         self.v = np.asarray(v, dtype=np.float64).copy()
-        return self._attend(self.rope(np.asarray(q, dtype=np.float64), positions))
+        return self._attend(self._query(np.asarray(q, dtype=np.float64), positions))
 
     def step(self, q, k, v, position):
         p = np.array([position])
         self.k = np.concatenate([self.k, self.rope(np.asarray(k, dtype=np.float64).reshape(1, -1), p)])
         self.v = np.concatenate([self.v, np.asarray(v, dtype=np.float64).reshape(1, -1)])
-        return self._attend(self.rope(np.asarray(q, dtype=np.float64).reshape(1, -1), p))
+        return self._attend(self._query(np.asarray(q, dtype=np.float64).reshape(1, -1), p))
 
 
 def make(expect):

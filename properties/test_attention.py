@@ -28,13 +28,26 @@ def _cases(impl):
         n = draw(st.integers(2, 6), label="n")
         start = draw(positions(max_value=e.max_position - n), label="start")
         wide = lambda heads: e.replace(dtype="float64", head_dim=heads * e.head_dim, n_heads=1, n_kv_heads=1)
-        return {"expect": e, "positions": np.arange(start, start + n, dtype=np.int64),
+        pos = np.arange(start, start + n, dtype=np.int64)
+        return {"expect": e, "positions": pos,
                 "q": draw(vectors(wide(e.n_heads), n), label="q"),
                 "k, v": draw(vectors(wide(e.n_kv_heads), 2 * n), label="k, v"),
-                "shift": draw(st.integers(-start, e.max_position - n - start), label="shift"),
+                "shift": _on_its_step(e, pos, draw(st.integers(-start, e.max_position - n - start), label="shift")),
                 "seed": draw(st.integers(0, 2**16), label="seed")}
 
     return build()
+
+
+def _on_its_step(e, pos, shift: int) -> int:
+    """The shift nearest ``shift`` that keeps every query on its step of the query temperature (tau(p + c) = tau(p),
+    where shift-invariance holds): each row's step [k L - o, (k + 1) L - o) bounds c; ``shift`` itself without one."""
+    block = e.params("attention")
+    if not block.tempered:
+        return shift
+    L, o = block.query_temperature_length, block.query_temperature_offset
+    k = (pos + o) // L
+    lo, hi = int(np.max(k * L - o - pos)), int(np.min((k + 1) * L - o - 1 - pos))
+    return min(max(shift, lo), hi)
 
 
 def _long_pinned(impl):
@@ -47,7 +60,8 @@ def _long_pinned(impl):
         n = min(257, e.max_position - 1)
         wide = lambda heads: e.replace(dtype="float64", head_dim=heads * e.head_dim, n_heads=1, n_kv_heads=1)  # noqa: E731
         out.append({"expect": e, "positions": np.arange(n, dtype=np.int64), "q": make_vectors(wide(e.n_heads), n),
-                    "k, v": make_vectors(wide(e.n_kv_heads), 2 * n, seed=1), "shift": e.max_position - 1 - n, "seed": 0})
+                    "k, v": make_vectors(wide(e.n_kv_heads), 2 * n, seed=1),
+                    "shift": _on_its_step(e, np.arange(n), e.max_position - 1 - n), "seed": 0})
     return out
 
 
@@ -153,6 +167,9 @@ def test_causal(bind, case):
         found = _temperature(e, q, k, v, pos, out, 2 * _bound(e, q, k, v, pos))
         if found:
             raise err.named("attention-factor", found) from None
+        found = _temperature_variant(e, q, k, v, pos, out, 2 * _bound(e, q, k, v, pos))
+        if found:
+            raise err.named("query-temperature", found) from None
         raise
 
 
@@ -168,6 +185,90 @@ def _temperature(e, q, k, v, pos, out, bound) -> str | None:
         if np.all(np.abs(out - attention(plain, q, k, v, pos, True)) <= bound):
             return (f"the scores' softmax scale lacks DeepSeek's mscale(s, mscale_all_dim)^2 = {t:.6g} (the output is "
                     f"the exact attention without it)")
+    return None
+
+
+# -- a query temperature by position: Llama 4's NoPE layers, Ministral 3 and Mistral 4 ------------------------------------
+def _tempered(impl) -> str | None:
+    e = impl.expect
+    if e is None:
+        return "about an expectation with a query temperature (query_temperature_beta): a factory is drawn none"
+    block = e.params("attention")
+    if not block.tempered:
+        return "the expectation has no query temperature (query_temperature_beta 0)"
+    if not block.steps(e.max_position):
+        return (f"the query temperature's first step, p = {block.query_temperature_length - block.query_temperature_offset}"
+                f", lies beyond max_position {e.max_position}: tau is 1 at every position of the domain")
+    return None
+
+
+def _straddling(e, step: int, before: int, n: int) -> np.ndarray:
+    """n consecutive positions with ``before`` of them below ``step`` (a step of tau), inside the domain."""
+    start = min(max(0, step - before), e.max_position - n)
+    return np.arange(start, start + n, dtype=np.int64)
+
+
+def _temperature_cases(impl):
+    @st.composite
+    def build(draw):
+        e = impl.expect
+        steps = e.params("attention").steps(e.max_position)
+        step = draw(st.sampled_from(steps[:1] + steps[-1:] + steps[1:8]), label="step")
+        n = draw(st.integers(2, 6), label="n")
+        wide = lambda heads: e.replace(dtype="float64", head_dim=heads * e.head_dim, n_heads=1, n_kv_heads=1)  # noqa: E731
+        return {"expect": e, "positions": _straddling(e, step, draw(st.integers(1, n - 1), label="before"), n),
+                "q": draw(vectors(wide(e.n_heads), n), label="q"),
+                "k, v": draw(vectors(wide(e.n_kv_heads), 2 * n), label="k, v")}
+
+    return build()
+
+
+def _temperature_pinned(impl):
+    e = impl.expect
+    steps = e.params("attention").steps(e.max_position)
+    wide = lambda heads: e.replace(dtype="float64", head_dim=heads * e.head_dim, n_heads=1, n_kv_heads=1)  # noqa: E731
+    return [{"expect": e, "positions": _straddling(e, step, 2, 4), "q": make_vectors(wide(e.n_heads), 4),
+             "k, v": make_vectors(wide(e.n_kv_heads), 8, seed=1)} for step in sorted({steps[0], steps[-1]})]
+
+
+@rope_property("attention.query-temperature",
+               rule=("attention_bound, with the temperature's own rounding (formed in the angle's precision, rounded "
+                     "to the query's dtype), against the exact attention"),
+               cases=_temperature_cases, pinned=_temperature_pinned, not_about=_tempered)
+def test_query_temperature(bind, case):
+    """Rows on both sides of a step of tau: the rows before it at one temperature, the rows from it on at the next."""
+    e, pos = case["expect"], case["positions"]
+    q, k, v = _split(case)
+    out = bind(e).attend(q, k, v, pos, True)
+    bound = 2 * _bound(e, q, k, v, pos)
+    try:
+        return assert_close("attend(q, k, v)", out, attention(e, q, k, v, pos, True), bound,
+                            call=f"positions {listed(pos)} across a step of the query temperature "
+                                 f"({e.params('attention').says()})", dtype=e.dtype)
+    except Failure as err:
+        found = _temperature_variant(e, q, k, v, pos, out, bound)
+        if found:
+            raise err.named("query-temperature", found) from None
+        raise
+
+
+def _temperature_variant(e, q, k, v, pos, out, bound) -> str | None:
+    """The evidence that the queries carry another temperature than e's: the output is the exact attention with none,
+    with the other offset (a step one position early or late), or with e's where e has none."""
+    block = e.params("attention")
+    tau = tables.query_temperature(e, pos)
+    variants = []
+    if block.tempered:
+        variants.append(({"query_temperature_beta": 0.0}, "no query temperature at all"))
+        other = 1 - block.query_temperature_offset
+        variants.append(({"query_temperature_offset": other},
+                         f"floor(({'p + 1' if other else 'p'}) / {block.query_temperature_length}) where the expectation "
+                         f"has floor(({'p + 1' if not other else 'p'}) / {block.query_temperature_length}): its steps "
+                         f"one position {'early' if other else 'late'}"))
+    for change, what in variants:
+        if np.all(np.abs(out - attention(e.replace(**change), q, k, v, pos, True)) <= bound):
+            return (f"the output is the exact attention with {what} (the expectation's tau at positions "
+                    f"{listed(pos)}: {', '.join(f'{t:.6g}' for t in tau)})")
     return None
 
 
@@ -195,4 +296,7 @@ def test_grouped_query(bind, case):
         found = _temperature(e, q, k, v, pos, got, 2 * _bound(e, q, k, v, pos))
         if found:
             raise err.named("attention-factor", found) from None
+        found = _temperature_variant(e, q, k, v, pos, got, 2 * _bound(e, q, k, v, pos))
+        if found:
+            raise err.named("query-temperature", found) from None
         raise

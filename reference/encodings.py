@@ -33,12 +33,14 @@ def sinusoidal_fast(expect: Expect, positions) -> np.ndarray:
 
 
 def attention(expect: Expect, q, k, v, positions, causal: bool, *, additive: bool = False) -> np.ndarray:
-    """softmax(t (R q)(R k)^T / sqrt(d)) v with the exact RoPE, in float64, per head (t the softmax scale's temperature,
-    ropespec.spec.tables.score_temperature: 1 but for DeepSeek's YaRN): q holds n_heads
+    """softmax(t tau (R q)(R k)^T / sqrt(d)) v with the exact RoPE, in float64, per head (t the softmax scale's temperature,
+    ropespec.spec.tables.score_temperature: 1 but for DeepSeek's YaRN; tau each query row's temperature by position,
+    ropespec.spec.tables.query_temperature: 1 but for Llama 4's and Mistral's): q holds n_heads
     heads of head_dim (contiguous), k and v n_kv_heads; query head h reads kv head h // group.
     ``additive``: the sinusoidal encoding added to q and k instead of the rotation."""
     d, H, KV = expect.head_dim, expect.n_heads, expect.n_kv_heads
     temperature = float(tables.score_temperature(expect))  # DeepSeek's YaRN: mscale(s, mscale_all_dim)^2
+    tau = tables.query_temperature(expect, positions)  # Llama 4's and Mistral's query temperature by position
     pe = sinusoidal(expect.replace(dtype="float64"), positions) if additive else None
     out = []
     for h in range(H):
@@ -48,7 +50,7 @@ def attention(expect: Expect, q, k, v, positions, causal: bool, *, additive: boo
             qr, kr = qh + pe, kh + pe
         else:
             qr, kr = apply(expect, qh, positions), apply(expect, kh, positions)
-        scores = qr @ kr.T / np.sqrt(d) * temperature
+        scores = qr @ kr.T / np.sqrt(d) * temperature * tau[:, None]  # each query row's temperature tau(p)
         if causal:
             scores = np.where(np.tril(np.ones(scores.shape, dtype=bool)), scores, -np.inf)
         w = np.exp(scores - scores.max(axis=1, keepdims=True))

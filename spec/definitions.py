@@ -52,6 +52,14 @@ def axis_angles(pair_axes: Sequence[int], position: Sequence, thetas: Sequence, 
     return [(position[a] + o) * s * t for a, o, s, t in zip(pair_axes, offsets, scales, thetas)]
 
 
+def query_temperature(p, beta, length, offset, log: Callable, floor: Callable):
+    """The query temperature of Llama 4's NoPE layers and of Ministral 3 and Mistral 4 (``llama_4_scaling_beta``): the
+    query at position p is multiplied by tau(p) = 1 + beta ln(1 + floor((p + offset) / length)) after RoPE, so its
+    scores are; offset 1 is Llama 4's (p + 1), 0 Mistral's (p). tau is 1 below the first step and rises by
+    beta ln((k + 1) / k) at each multiple k of ``length`` (less the offset)."""
+    return 1 + beta * log(1 + floor((p + offset) / length))
+
+
 def pe_pair(phi, cos: Callable, sin: Callable):
     """The sinusoidal encoding's pair at angle phi = p theta_i: (sin phi, cos phi) (Vaswani et al. 2017:
     sin at dim 2i, cos at 2i + 1)."""

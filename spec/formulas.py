@@ -126,6 +126,12 @@ FORMULAS: dict[str, Formula] = {
     "learned.parameter-count": Formula(_eq(sp.Symbol("parameters"), L * d)),
     "attention.shift-invariance": Formula(_eq(sp.Function("attend")(q, k, sp.Symbol("v"), p + c),
                                               sp.Function("attend")(q, k, sp.Symbol("v"), p))),
+    "attention.query-temperature": Formula(
+        _eq(sp.Function("score_i")(sp.Symbol("j")),
+            definitions.query_temperature(sp.Symbol("p_i"), sp.Symbol("beta"), sp.Symbol("L"), sp.Symbol("o"), sp.log,
+                                          sp.floor)
+            * sp.Function("dot")(sp.Function("R_p_i")(q), sp.Function("R_p_j")(k)) / sp.sqrt(d)),
+        (r"o \in \{0, 1\}", "o in {0, 1}: 1 is Llama 4's p + 1, 0 Mistral's p")),
     "attention.permutation-equivariance": Formula(_eq(sp.Function("attend")(sp.Symbol("P") * q, sp.Symbol("P") * k,
                                                                             sp.Symbol("P") * sp.Symbol("v"), sp.Symbol("P") * p),
                                                       sp.Symbol("P") * sp.Function("attend")(q, k, sp.Symbol("v"), p))),

@@ -76,6 +76,9 @@ DIAGNOSES: dict[str, str] = {
     "causal-mask": "attention ignores the causal mask",
     "values-rotated": "attention rotates the values",
     "absolute-position": "attention scores depend on absolute positions (an additive encoding)",
+    "query-temperature": "the queries' temperature by position is not the expectation's: missing, put where there is "
+                         "none, stepping one position early or late (floor(p / L) for floor((p + 1) / L)), or another "
+                         "beta or step",
     "axes-chunked": "pairs are dealt to the axes in chunks where the expectation interleaves them (Qwen3-VL)",
     "axes-interleaved": "pairs are dealt to the axes interleaved where the expectation has them in chunks",
     "axes-sections": "an axis turns other pairs than its section: sections in another order or of other sizes",

@@ -59,8 +59,8 @@ _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
 #: trained: their expectation's direction is reverse
 REVERSED_MODEL_TYPES = ("nanochat",)
 #: keys transformers' configs keep among the rope parameters that are not part of the rotary table: the model's
-#: own length again (Ministral 3, Mistral 4), and Llama 4's query scale by position, which the attention applies to
-#: the queries after RoPE (``llama_4_scaling_beta``)
+#: own length again (Ministral 3, Mistral 4), and their query temperature by position, which the attention applies to
+#: the queries after RoPE (``llama_4_scaling_beta``: read as the attention family's keys, _query_temperature)
 _NOT_ROTARY = ("max_position_embeddings", "llama_4_scaling_beta")
 
 
@@ -216,6 +216,9 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
     if scaling is not None:
         if not isinstance(scaling, dict):
             raise ExpectationError("config.json: rope_scaling", f"must be an object or null, got {type(scaling).__name__}")
+        _query_temperature(scaling, top_original, out)
+        if scaling.get("mscale_all_dim") and model_type in NO_SOFTMAX_MSCALE_MODEL_TYPES:
+            out["yarn_softmax_mscale"] = False  # its attention's softmax scale is 1/sqrt(d) alone
         scaling = {k: v for k, v in scaling.items() if k not in _MROPE_KEYS + _NOT_ROTARY}
         rt = scaling.get("rope_type", scaling.get("type"))
         if not methods.scales(rt):
@@ -238,6 +241,27 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
         return Expect.from_dict(out)
     except ExpectationError as e:
         raise ExpectationError(f"config.json: {e.field}", e.problem) from None
+
+
+#: model types whose config may carry YaRN's mscale_all_dim but whose attention's softmax scale is 1/sqrt(d) alone
+#: (transformers 5.24: configurations naming mscale_all_dim whose modeling never applies it); every other reads as
+#: DeepSeek's, whose attention multiplies it by g(s, mscale_all_dim)^2 (yarn_apply_mscale), as its forks do
+NO_SOFTMAX_MSCALE_MODEL_TYPES = ("ministral3", "hunyuan_vl")
+
+
+def _query_temperature(scaling: dict, top_original, out: dict) -> None:
+    """Ministral 3's and Mistral 4's query temperature: ``llama_4_scaling_beta`` among the rope parameters, over their
+    ``original_max_position_embeddings`` (transformers' get_llama_4_attn_scale: floor(p / L), offset 0), which their
+    attention multiplies the queries by after RoPE: the attention family's keys (Llama 4's own temperature tunes its
+    NoPE layers only, which have no RoPE to check, and is not read)."""
+    beta = scaling.get("llama_4_scaling_beta")
+    if beta in (None, 0):
+        return
+    length = scaling.get("original_max_position_embeddings", top_original)
+    if length is None:
+        raise ExpectationError("config.json: rope_parameters.original_max_position_embeddings",
+                               "must be given with llama_4_scaling_beta (the query temperature's step)")
+    out.update(query_temperature_beta=beta, query_temperature_length=length, query_temperature_offset=0)
 
 
 def _diffusers(d: dict) -> Expect:

@@ -43,6 +43,10 @@ _PRESETS: dict[str, dict[str, Any]] = {
     "gpt-j-6b": {"head_dim": 256, "rotary_dim": 64, "rope_theta": 10000.0, "convention": "interleaved",
                  "max_position": 2048},
     "codellama-7b": {"head_dim": 128, "rope_theta": 1000000.0, "max_position": 16384},
+    "ministral-3": {"head_dim": 128, "rope_theta": 1000000.0, "max_position": 262144, "n_heads": 32, "n_kv_heads": 8,
+                    "rope_scaling": {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 16384,
+                                     "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0},
+                    "query_temperature_beta": 0.1, "query_temperature_length": 16384, "yarn_softmax_mscale": False},
     # multi-axis RoPE: positions are (n, A) vectors, one column per axis in the order of the sections
     "qwen2-vl-7b": {"head_dim": 128, "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "max_position": 32768,
                     "video_time": "grid"},
@@ -93,6 +97,9 @@ UNVERIFIED: dict[str, str] = {
                       "normalises each axis by its own size, so another grid is another expectation: offset 0.5 - H/2, "
                       "scale 4 pi/H); head_dim 64 = hidden_size 1024 / 16 heads, rope_theta 100 (pos_embed_rope_base), "
                       "from transformers' DINOv3ViTConfig and the ViT-L/16 checkpoint's sizes"),
+    "ministral-3": ("from transformers' Ministral3Config defaults (a checkpoint's config.json was not read here): YaRN 16x "
+                    "over 16384, and the queries times 1 + 0.1 ln(1 + floor(p / 16384)) after RoPE "
+                    "(llama_4_scaling_beta; the attention family's keys, read by --family attention)"),
     "deepseek-v3": "head_dim 64 is qk_rope_head_dim; DeepSeek applies mscale to the softmax scale, not in RoPE",
 }
 

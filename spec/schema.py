@@ -59,6 +59,12 @@ RANGES = {
     "tokens_per_second": "a finite number > 0, with video_time seconds",
     "alibi_bias_max": "a finite number > 0 (ALiBi's slopes 2^(-alibi_bias_max (h + 1) / n_heads); 8 is Press et al.'s)",
     "bias_symmetric": "true or false: ALiBi's -m |i - j| for every key (an encoder) instead of the causal -m (i - j)",
+    "query_temperature_beta": ("a finite number >= 0: the query at p is multiplied by 1 + beta ln(1 + floor((p + "
+                               "offset) / length)) after RoPE (Ministral 3's llama_4_scaling_beta 0.1; 0: none)"),
+    "query_temperature_length": "an integer >= 1: the temperature's step (Ministral 3's original_max_position_embeddings)",
+    "yarn_softmax_mscale": ("true or false: with YaRN's mscale_all_dim, the attention's softmax scale times g(s, "
+                            "mscale_all_dim)^2 (DeepSeek's; true) or not (Ministral 3's)"),
+    "query_temperature_offset": "0 or 1: floor((p + offset) / length), 1 for Llama 4's p + 1, 0 for Mistral's p",
     "xpos_scale_base": "a finite number > 0 (xPos's decay zeta_i^((m - n) / xpos_scale_base); 512 is the published one)",
 }
 

@@ -9,7 +9,9 @@ import json
 from functools import lru_cache
 
 import mpmath
+import numpy as np
 
+from ropespec.spec import definitions
 from ropespec.spec.expectation import Expect, _thaw
 from ropespec.spec.scaling import ladder
 
@@ -48,9 +50,23 @@ def expect_of_key(key: tuple) -> Expect:
                   rope_scaling=None if scaling is None else json.loads(scaling), **dict(axes or ()))
 
 
+def query_temperature(expect: Expect, positions) -> np.ndarray:
+    """Each query row's temperature tau(p) (:func:`ropespec.spec.definitions.query_temperature`, the expectation's
+    attention block), float64 (n,): ones where it has none."""
+    block = expect.params("attention")
+    p = np.asarray(positions, dtype=np.int64).reshape(-1)
+    if not block.tempered:
+        return np.ones(len(p))
+    return definitions.query_temperature(p, block.query_temperature_beta, block.query_temperature_length,
+                                         block.query_temperature_offset, np.log, lambda v: np.floor(v))
+
+
 def score_temperature(expect: Expect) -> mpmath.mpf:
     """The factor attention's softmax scale carries beyond 1/sqrt(head_dim) (1 but for DeepSeek's YaRN, see
-    :meth:`ropespec.spec.methods.yarn.Yarn.score_temperature`)."""
+    :meth:`ropespec.spec.methods.yarn.Yarn.score_temperature`, where the attention applies it: the attention block's
+    ``yarn_softmax_mscale``, false for Ministral 3's)."""
+    if not expect.params("attention").yarn_softmax_mscale:
+        return mpmath.mpf(1)
     return expect.method.score_temperature(expect)
 
 

@@ -120,6 +120,9 @@ def angle_error(expect: Expect, positions, thetas, xp=np):
     return phi * rel
 
 
+#: roundings in forming a query temperature tau(p) in the angle's precision, see :func:`attention_bound`
+TEMPERATURE_ROUNDINGS = 4
+
 #: roundings in forming a real coordinate (p + offset) x scale in the angle's precision, see :func:`angle_error`
 COORDINATE_ROUNDINGS = 4
 
@@ -228,6 +231,15 @@ def attention_bound(expect: Expect, q: np.ndarray, k: np.ndarray, v: np.ndarray,
     kn, krest = pair_norms(k, m)
     ds = (qn[:, None, :] * kn[None, :, :] * (2 * rr + dphi[:n, None, :] + dphi[None, :m, :])).sum(axis=2)
     ds = ds + (qrest[:, None, :] * krest[None, :, :]).sum(axis=2) * 2 * K_ROT * unit_roundoff(expect.dtype)
+    tau = tables.query_temperature(expect, pos[:n])  # each query row's temperature by position (1 without one)
+    if expect.params("attention").tempered:
+        # tau formed in the angle's precision (TEMPERATURE_ROUNDINGS roundings: the division, the log, beta's product
+        # and the sum), then rounded to the query's dtype and multiplied into it (two roundings there): relative to
+        # the whole score, |q_i| |k_j|
+        whole = (np.sqrt((qn ** 2).sum(axis=1) + (qrest ** 2).sum(axis=1))[:, None]
+                 * np.sqrt((kn ** 2).sum(axis=1) + (krest ** 2).sum(axis=1))[None, :])
+        ds = ds + whole * (TEMPERATURE_ROUNDINGS * _u(expect.angle_dtype) + 2 * unit_roundoff(expect.dtype))
+    ds = ds * tau[:, None]
     ds = float(np.max(ds)) / math.sqrt(d) * float(tables.score_temperature(expect))
     vmax = float(np.abs(v).max()) if v.size else 0.0
     mean = (m + 4) * unit_roundoff(expect.dtype) * vmax

@@ -183,3 +183,49 @@ def test_deepseek_attention_without_its_softmax_temperature_is_named(tmp_path):
     failed = [r for r in result.reports[0].results if r.status == "fail"]
     assert failed and {r.diagnosis for r in failed} == {"attention-factor"}, [(r.property, r.diagnosis) for r in failed]
     assert all("lacks DeepSeek's mscale(s, mscale_all_dim)^2" in r.message for r in failed)
+
+
+NO_TEMPERATURE = '''
+import torch
+from ropespec.implementations.adapters import hf_attention
+
+
+def make(expect):
+    """transformers' Ministral 3 attention with its query temperature left out: llama_4_scaling_beta read as 0, as a
+    reader that drops the key computes it."""
+    return hf_attention.ministral3(expect.replace(query_temperature_beta=0.0))
+'''
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_ministral3_attention_with_its_query_temperature_passes(dtype):
+    """transformers' Ministral 3 attention (its rotary, apply function, get_llama_4_attn_scale after RoPE, eager
+    attention) holds every attention invariant under the ministral-3 preset, four heads over two: the query temperature
+    is checked across its steps and shift-invariance within them."""
+    from ropespec import check
+
+    result = check("ropespec.implementations.adapters.hf_attention:ministral3",
+                   expect=dict(MINISTRAL, n_heads=4, n_kv_heads=2), family="attention", array="torch", dtype=dtype,
+                   seed=0)
+    statuses = {r.invariant: r.status for r in result.reports[0].results if r.applicable}
+    assert statuses.get("attention.query-temperature") == "pass", statuses
+    assert len(statuses) >= 6 and set(statuses.values()) == {"pass"}, statuses
+
+
+def test_ministral3_attention_without_its_query_temperature_is_named(tmp_path):
+    from ropespec import check
+
+    (tmp_path / "no_temperature.py").write_text(NO_TEMPERATURE)
+    result = check(f"{tmp_path / 'no_temperature.py'}:make", expect=dict(MINISTRAL, n_heads=2, n_kv_heads=1),
+                   family="attention", array="torch", seed=0)
+    failed = [r for r in result.reports[0].results if r.status == "fail"]
+    assert any(r.invariant == "attention.query-temperature" for r in failed), [(r.invariant, r.status) for r in failed]
+    assert {r.diagnosis for r in failed} == {"query-temperature"}, [(r.invariant, r.diagnosis) for r in failed]
+    assert all("no query temperature at all" in r.message for r in failed)
+
+
+#: the ministral-3 preset at a small head (the temperature and the YaRN table are the preset's)
+MINISTRAL = {"head_dim": 32, "rope_theta": 1e6, "max_position": 262144, "query_temperature_beta": 0.1,
+             "query_temperature_length": 16384, "rope_scaling": {
+                 "rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 16384, "beta_fast": 32.0,
+                 "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0}, "yarn_softmax_mscale": False}

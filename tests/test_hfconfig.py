@@ -7,7 +7,7 @@ import pytest
 
 from ropespec.cli import main
 from ropespec.inputs import parse_expect
-from ropespec.spec import ExpectationError, presets
+from ropespec.spec import ExpectationError, presets, tables
 from ropespec.spec.hfconfig import from_hf_config, read
 
 LLAMA31 = {
@@ -237,8 +237,15 @@ def test_the_keys_the_transformers_sweep_found_missing_at_its_second_pass():
                                 "head_dim": 128, "max_position_embeddings": 262144, "rope_parameters": {
                                     "rope_type": "yarn", "rope_theta": 1e6, "factor": 16.0,
                                     "original_max_position_embeddings": 16384, "max_position_embeddings": 262144,
-                                    "beta_fast": 32.0, "beta_slow": 1.0, "llama_4_scaling_beta": 0.1}})
+                                    "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                                    "llama_4_scaling_beta": 0.1}})
     assert ministral.rope_type == "yarn" and ministral.rope_scaling["factor"] == 16.0
+    # its query temperature by position is the attention family's, read from the same rope parameters
+    block = ministral.params("attention")
+    assert (block.query_temperature_beta, block.query_temperature_length, block.query_temperature_offset) == (0.1, 16384, 0)
+    assert "query temperature 1 + 0.1 ln(1 + floor((p) / 16384))" in ministral.describe()
+    # and its attention's softmax scale is 1/sqrt(d) alone: mscale_all_dim 1 is YaRN's table, not DeepSeek's mscale^2
+    assert not block.yarn_softmax_mscale and float(tables.score_temperature(ministral)) == 1.0
 
 
 def test_a_model_that_turns_the_other_way_reads_as_the_reverse_direction():

@@ -1,7 +1,8 @@
-"""transformers' DeepSeek-V2 and DeepSeek-V3 attention (multi-head latent attention) as their models compute the
+"""transformers' DeepSeek-V2 and DeepSeek-V3 attention (and Ministral 3's, with its query temperature by position) (multi-head latent attention) as their models compute the
 scores of the rotary dims, for the attention family (``attend(q, k, v, positions, causal)``):
 
     ropespec check ropespec.implementations.adapters.hf_attention:deepseek_v3 --family attention --array torch --expect deepseek-v3
+    ropespec check ropespec.implementations.adapters.hf_attention:ministral3 --family attention --array torch --expect ministral-3
     ropespec check ropespec.implementations.adapters.hf_attention:deepseek_v2 --family attention --array torch \\
         --expect '{"head_dim": 64, "convention": "interleaved", ...}'
 
@@ -93,3 +94,55 @@ def _factory(model_type: str):
 
 deepseek_v3 = _factory("deepseek_v3")
 deepseek_v2 = _factory("deepseek_v2")
+
+
+def ministral3(expect):
+    """transformers' Ministral 3 attention as its module computes it: Ministral3RotaryEmbedding and
+    apply_rotary_pos_emb, then the queries times get_llama_4_attn_scale(position_ids, llama_4_scaling_beta,
+    original_max_position_embeddings) (its query temperature, floor(p / L): offset 0), then eager_attention_forward
+    with its softmax scale. The temperature's step and YaRN's original length are one config key there, so an
+    expectation giving them apart is declined, as are other conventions, partial rotary and other rope types."""
+    try:
+        import torch
+        import transformers
+        from transformers.models.ministral3 import modeling_ministral3 as modeling
+    except ImportError:
+        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+    block = expect.params("attention")
+    if expect.convention != "half" or expect.rotary_dim != expect.head_dim:
+        raise NotImplementedError("transformers' ministral3 code pairs half, over the whole head")
+    if expect.method not in _CHECKED_METHODS:
+        raise NotImplementedError("ropespec checks ministral3's attention with default, yarn, linear or dynamic")
+    if block.tempered and block.query_temperature_offset != 0:
+        raise NotImplementedError("transformers' ministral3 steps its query temperature at floor(p / L): offset 0")
+    params, max_pos = rope_parameters(expect)
+    length = block.query_temperature_length
+    if params.get("original_max_position_embeddings", length) != length:
+        raise NotImplementedError("transformers' ministral3 reads the query temperature's step from the rope "
+                                  "parameters' original_max_position_embeddings: give the two alike")
+    params.update(original_max_position_embeddings=length, llama_4_scaling_beta=block.query_temperature_beta)
+    d, h, h_kv = expect.head_dim, expect.n_heads, expect.n_kv_heads
+    config = transformers.Ministral3Config(hidden_size=h * d, num_attention_heads=h, num_key_value_heads=h_kv,
+                                           head_dim=d, max_position_embeddings=max_pos, rope_parameters=params)
+    config._attn_implementation = "eager"
+    module = modeling.Ministral3Attention(config, layer_idx=0).eval()
+    rotary = modeling.Ministral3RotaryEmbedding(config)
+
+    def attend(q, k, v, positions, causal):
+        n = positions.shape[0]
+        heads = lambda a, m: a.reshape(n, m, d).transpose(0, 1)[None]  # noqa: E731  (1, heads, n, d)
+        qh, kh, vh = heads(q, h), heads(k, h_kv), heads(v, h_kv)
+        with torch.no_grad():
+            rotary.to(q.device)
+            cos, sin = rotary(qh, positions[None])
+            qh, kh = modeling.apply_rotary_pos_emb(qh, kh, cos, sin)
+            qh = qh * modeling.get_llama_4_attn_scale(positions[None], config.rope_parameters["llama_4_scaling_beta"],
+                                                      length).to(qh.dtype)
+            mask = None
+            if causal:
+                mask = torch.full((n, n), torch.finfo(q.dtype).min, dtype=q.dtype, device=q.device)
+                mask = torch.triu(mask, diagonal=1)[None, None]
+            out, _ = modeling.eager_attention_forward(module, qh, kh, vh, mask, scaling=module.scaling)
+        return out.reshape(n, h * d)
+
+    return attend

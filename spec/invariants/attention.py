@@ -9,8 +9,19 @@ INVARIANTS = [
     Invariant(
         "attention.shift-invariance",
         "attention",
-        "With RoPE, shifting every position by c leaves the attention output unchanged.",
+        "With RoPE, shifting every position by c leaves the attention output unchanged; with a query temperature "
+        "tau(p), for the shifts that keep every query on its step of tau (tau(p + c) = tau(p)): the temperature "
+        "breaks the invariance across its steps only.",
         source="RoFormer; seed tutorial 004",
+    ),
+    Invariant(
+        "attention.query-temperature",
+        "attention",
+        "With a query temperature, query row i's scores are multiplied by tau(p_i) = 1 + beta ln(1 + floor((p_i + "
+        "offset) / length)) after RoPE (offset 1: Llama 4's p + 1; 0: Mistral's p): on both sides of every step of "
+        "tau the output is the exact attention with it.",
+        source="transformers' llama4 (attn_temperature_tuning, floor_scale, attn_scale) and ministral3 "
+               "(get_llama_4_attn_scale, llama_4_scaling_beta)",
     ),
     Invariant(
         "attention.permutation-equivariance",

@@ -44,6 +44,8 @@ declare("learned.out-of-range-raises", TESTED, "a property of the table's code: 
 declare("learned.parameter-count", DEFINITION, "a table of max_len rows of d parameters holds max_len x d of them")
 declare("attention.values-unrotated", DEFINITION, "attention rotates q and k only (RoFormer eq. 16); the property checks that "
                                               "code does not rotate V")
+declare("attention.query-temperature", DEFINITION, "the temperature is a definition (spec/definitions.py "
+        "query_temperature); the property checks code's steps against it on both sides of each")
 declare("attention.causal", DEFINITION, "the causal mask is out_i = sum over j <= i; the property checks code's mask")
 declare("decode.attention-consistency", DEFINITION, "a step over the cached rows 0..t computes row t of the causal pass by "
                                                 "definition; the property checks a decoder's cache and offsets")
