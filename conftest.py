@@ -96,6 +96,7 @@ SLOW = {
     # README's multi-axis examples beyond Qwen3-VL's (the zoo names every axes fault in the fast tier)
     "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[qwen2-vl-7b]": "an example",
     "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[flux.1-dev]": "an example",
+    "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[ltx_video_48.json]": "an example",
 }
 #: README commands of the slow tier, by what they contain: real libraries, torch, clusters, every shipped
 #: implementation (`ropespec check` alone) and pytest itself

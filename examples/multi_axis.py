@@ -5,6 +5,7 @@
     ropespec check examples/multi_axis.py:qwen3_vl --expect qwen3-vl-8b
     ropespec check examples/multi_axis.py:flux --expect flux.1-dev
     ropespec check examples/multi_axis.py:dinov3 --expect dinov3-vitl16
+    ropespec check examples/multi_axis.py:ltx_video --expect examples/ltx_video_48.json
 
 examples/multi_axis_bugs.py holds their buggy twins, one for each fault ropespec names.
 """
@@ -99,3 +100,16 @@ def dinov3(x, positions, base=100.0, grid=14):
     coords = dinov3_patch_coords(positions[:, 0], positions[:, 1], grid)
     angles = (2 * np.pi * coords[:, :, None] / periods[None, None, :]).reshape(len(x), d // 2)
     return apply_half(x, angles)
+
+
+# -- LTX-Video: ascending ladders theta^linspace(0, 1, K), one pair of each axis per frequency, coordinates in [-1, 1] -----
+def ltx_video(x, positions, theta=10000.0, bases=(20.0, 2048.0, 2048.0)):
+    """diffusers' LTXVideoRotaryPosEmbed(video_coords=...) and transformer_ltx.apply_rotary_emb, for a dim that is a
+    multiple of 6 (no front padding): grid = coords / base per axis, freqs = theta^linspace(0, 1, dim // 6) pi/2,
+    angles freqs (2 grid - 1), (n, 3, K) transposed to (n, K, 3) and flattened: pair j = 3k + a."""
+    d = x.shape[1]
+    freqs = theta ** np.linspace(0.0, 1.0, d // 6) * np.pi / 2
+    grid = positions / np.array(bases)  # (n, 3)
+    angles = (freqs[None, None, :] * (grid[:, :, None] * 2 - 1)).transpose(0, 2, 1).reshape(len(x), d // 2)
+    c, s = np.repeat(np.cos(angles), 2, axis=1), np.repeat(np.sin(angles), 2, axis=1)
+    return apply_rotary_emb(x, c, s)

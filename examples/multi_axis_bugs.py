@@ -60,6 +60,15 @@ def dinov3_corners(x, positions):
     return dinov3(x, positions - 0.5)
 
 
+def ltx_video_chunked(x, positions):
+    """axes-chunked: LTX-Video's angles flattened without its transpose, (n, 3, K): each axis's K pairs in a chunk."""
+    d = x.shape[1]
+    freqs = 10000.0 ** np.linspace(0.0, 1.0, d // 6) * np.pi / 2
+    grid = positions / np.array([20.0, 2048.0, 2048.0])
+    angles = (freqs[None, None, :] * (grid[:, :, None] * 2 - 1)).reshape(len(x), d // 2)
+    return apply_rotary_emb(x, np.repeat(np.cos(angles), 2, axis=1), np.repeat(np.sin(angles), 2, axis=1))
+
+
 def qwen2_vl_bshd_row0(x, positions):
     """layout (--layout bshd): every batch row rotated by batch row 0's position vectors (Liger-Kernel #461)."""
     b, s, h, d = x.shape

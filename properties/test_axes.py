@@ -18,7 +18,7 @@ from ropespec.spec.expectation import Expect
 
 #: the fields that make an expectation multi-axis; without them it is the 1-D RoPE of the same dims and base
 ONE_D = {"mrope_section": None, "mrope_interleaved": False, "axes_dims_rope": None, "axes_parity": False,
-         "axis_names": None, "axes_offset": None, "axes_scale": None}
+         "axis_names": None, "axes_offset": None, "axes_scale": None, "axes_ladder": "theta", "axes_interleaved": False}
 
 
 def _multi_axis(kinds):
@@ -188,9 +188,12 @@ def _one_axis_rope(e: Expect, axis: int, x: np.ndarray, m: np.ndarray) -> tuple[
         mine = [j for j, own in enumerate(e.pair_axes()) if own == a]
         d_a = e.axes_dims_rope[a]
         flat = np.array([[x[row, i] for j in mine for i in e.pairs()[j]] for row in range(len(x))])
+        # the axis's own ladder as a 1-D RoPE: theta^(-2k/d_a) is 1-D RoPE of d_a dims; another rule (LTX-Video's
+        # ascending theta^(k/(K - 1))) is the single axis of a per-axis expectation of d_a dims with that rule
+        ladder = {} if e.axes_ladder == "theta" else {"axes_dims_rope": [d_a], "axes_ladder": e.axes_ladder}
         one_d = Expect(head_dim=d_a, rope_theta=e.rope_theta, convention="interleaved", dtype=e.dtype,
                        max_position=max(e.max_position, int(np.abs(p).max()) + 1), angle_dtype=e.angle_dtype,
-                       inv_freq_dtype=e.inv_freq_dtype)
+                       inv_freq_dtype=e.inv_freq_dtype, **ladder)
         turned, own = exact(one_d, flat, p)
         for k, j in enumerate(mine):
             oa, ob = e.out_pairs()[j]

@@ -144,11 +144,13 @@ def _composition_cases(impl):
         a = draw(position_vectors(e, max_value=e.max_position), label="a")
         if e.multi_axis:  # a + b + the axis's offset (what f(f(x, a), b) turns by) inside the domain too
             o = e.axes_offset or (0,) * e.n_axes
-            tops = [e.max_position - int(v) - int(c) for v, c in zip(a, o)]
-            if min(tops) < 1 or any(-int(c) > e.max_position - 1 for c in o):
+            # b itself in [0, max_position) and a + b + o in it too: b in [max(0, -a - o), min(P - a - o, P))
+            lows = [max(0, -int(v) - int(c)) for v, c in zip(a, o)]
+            tops = [min(e.max_position - int(v) - int(c), e.max_position) for v, c in zip(a, o)]
+            if any(lo >= t for lo, t in zip(lows, tops)):
                 reject()
-            b = np.array([draw(positions(min_value=max(0, -int(a[i]) - int(o[i])), max_value=t), label="b")
-                          for i, t in enumerate(tops)], dtype=np.int64)
+            b = np.array([draw(positions(min_value=lo, max_value=t), label="b") for lo, t in zip(lows, tops)],
+                         dtype=np.int64)
         else:
             b = draw(positions(max_value=e.max_position - a), label="b")
         return {"expect": e, "a": a, "b": b, "x": draw(vectors(e, draw(st.integers(1, 4), label="n")), label="x")}
@@ -161,8 +163,12 @@ def _composition_pinned(impl):
     out = []
     for e in pinned_expects(impl):
         a, b = (1, top - 1) if not e.multi_axis else (pinned_rows(e, [1, 0, 2])[0], pinned_rows(e, [top - 1, 1, 0])[0])
-        if e.axes_offset:  # a + b + offset inside the domain
-            b = np.clip(b, 0, top - a - np.array(e.axes_offset))
+        if e.axes_offset and e.integer_offsets:  # a + b + offset inside the domain, [0, top]
+            o = np.array(e.axes_offset, dtype=np.int64)
+            lo, hi = np.maximum(0, -a - o), np.minimum(top - a - o, top)
+            if np.any(lo > hi):
+                continue  # no b puts a + b + o inside the domain on every axis (a drawn case finds one)
+            b = np.clip(b, lo, hi)
         out.append({"expect": e, "a": a, "b": b, "x": make_vectors(e, 2)})
     return out
 

@@ -98,6 +98,11 @@ class Expect:
     #: by the coordinate times their frequency; the positions handed over stay integers in [0, max_position)
     axes_offset: tuple[float, ...] | None = None
     axes_scale: tuple[float, ...] | None = None
+    #: per-axis ladders: each axis's frequencies (:data:`ropespec.spec.schema.AXES_LADDERS`): theta^(-2k/d_a) (theta),
+    #: or theta^(+-k/(K_a - 1)) over its K_a pairs (ascending: LTX-Video's theta^linspace(0, 1, K); descending:
+    #: DINOv3's min/max periods); and whether they are dealt per frequency, pair j on axis j mod A (LTX-Video's)
+    axes_ladder: str = "theta"
+    axes_interleaved: bool = False
     #: each family's own parameters (:mod:`ropespec.spec.params`), by family name: only the blocks given (any
     #: other family's are its defaults, :meth:`params`); a file, a preset and ``--expect`` write their keys flat
     family_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
@@ -300,9 +305,11 @@ class Expect:
                 d.pop(key)
             else:
                 d[key] = list(d[key])
-        for key in ("mrope_interleaved", "axes_parity"):
+        for key in ("mrope_interleaved", "axes_parity", "axes_interleaved"):
             if not d[key]:
                 d.pop(key)
+        if d["axes_ladder"] == "theta":  # the default ladder: keep the JSON as it was
+            d.pop("axes_ladder")
         if d["direction"] == "forward":  # RoFormer's direction: keep the JSON as it was
             d.pop("direction")
         for block in self.family_params.values():  # a family's block: the keys that differ from its defaults
@@ -363,7 +370,9 @@ class Expect:
                      "per-axis": self.axes_dims_rope}.get(kind)
             parts.append(f"{kind} axes {'/'.join(self.axes)}" + (f" {list(sizes)}" if sizes else "")
                          + (f" offset {[_num(v) for v in self.axes_offset]}" if self.axes_offset else "")
-                         + (f" scale {[_num(v) for v in self.axes_scale]}" if self.axes_scale else ""))
+                         + (f" scale {[_num(v) for v in self.axes_scale]}" if self.axes_scale else "")
+                         + (f" {self.axes_ladder} ladders" if self.axes_ladder != "theta" else "")
+                         + (" interleaved per frequency" if self.axes_interleaved else ""))
         parts.extend(filter(None, (block.says() for block in self.family_params.values())))
         parts.append(self.dtype)
         return ", ".join(parts)

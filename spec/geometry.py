@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ropespec.spec.schema import _is_int, _is_number, _short, AXES_MAX, AXES_MIN, DEFAULT_AXIS_NAMES, ExpectationError, RANGES
+from ropespec.spec.schema import _is_int, _is_number, _short, AXES_LADDERS, AXES_MAX, AXES_MIN, DEFAULT_AXIS_NAMES, ExpectationError, RANGES
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ class PairGeometry:
     axis_names: tuple[str, ...] | None = None
     axes_offset: tuple[float, ...] | None = None
     axes_scale: tuple[float, ...] | None = None
+    axes_ladder: str = "theta"
+    axes_interleaved: bool = False
 
     @classmethod
     def of(cls, expect) -> "PairGeometry":
@@ -91,6 +93,8 @@ class PairGeometry:
             return tuple(j % A if j % A and j < A * sec[j % A] else 0 for j in range(k))
         if kind is None:
             return (0,) * k
+        if kind == "per-axis" and self.axes_interleaved:  # LTX-Video: one pair of each axis per frequency, in turn
+            return tuple(j % self.n_axes for j in range(k))
         if kind == "parity":
             sizes = (k // 2, k // 2)
         elif kind == "per-axis":
@@ -101,8 +105,9 @@ class PairGeometry:
 
     def ladder(self) -> tuple[tuple[int, int], ...]:
         """Each pair's frequency as (i, R): theta_j = rope_theta^(-2 i / R). 1-D and shared ladders: (j, r);
-        per-axis ladders: (k, d_a), k the pair's index within its axis's d_a dims; parity: (2k, r) on axis 0,
-        (2k + 1, r) on axis 1, k the index within the axis."""
+        per-axis ladders: (k, d_a), k the pair's index within its axis's d_a dims (``axes_ladder`` theta), or (k,
+        -+2 (K_a - 1)) for theta^(+-k/(K_a - 1)) over the axis's K_a pairs (ascending, descending; R any for a single
+        pair, k = 0); parity: (2k, r) on axis 0, (2k + 1, r) on axis 1, k the index within the axis."""
         r, kind = self.rotary_dim, self.axes_kind()
         if kind in (None, "chunked", "interleaved"):
             return tuple((j, r) for j in range(self.n_pairs))
@@ -110,7 +115,13 @@ class PairGeometry:
         for a in self.pair_axes():
             i = seen[a]
             seen[a] += 1
-            out.append((i, self.axes_dims_rope[a]) if kind == "per-axis" else (2 * i + a, r))
+            if kind != "per-axis":
+                out.append((2 * i + a, r))
+            elif self.axes_ladder == "theta":
+                out.append((i, self.axes_dims_rope[a]))
+            else:
+                span = 2 * (self.axes_dims_rope[a] // 2 - 1) or 2
+                out.append((i, -span if self.axes_ladder == "ascending" else span))
         return tuple(out)
 
     def pair_offsets(self) -> np.ndarray:
@@ -238,6 +249,16 @@ def validate_axes(e) -> None:
         raise ExpectationError(given[1], f"cannot be given with {given[0]}: one way of dealing pairs to axes")
     if e.mrope_interleaved and e.mrope_section is None:
         raise ExpectationError("mrope_interleaved", "needs mrope_section (the pairs of each axis)")
+    if e.axes_ladder not in AXES_LADDERS:
+        raise ExpectationError("axes_ladder", f"must be {RANGES['axes_ladder']}, got {_short(e.axes_ladder)}")
+    if not isinstance(e.axes_interleaved, bool):
+        raise ExpectationError("axes_interleaved", f"must be true or false, got {_short(e.axes_interleaved)}")
+    for key, off in (("axes_ladder", "theta"), ("axes_interleaved", False)):
+        if getattr(e, key) != off and e.axes_dims_rope is None:
+            raise ExpectationError(key, "needs axes_dims_rope (a ladder per axis)")
+    if e.axes_interleaved and len(set(e.axes_dims_rope)) != 1:
+        raise ExpectationError("axes_interleaved", f"needs axes_dims_rope of equal sizes (one pair of each axis per "
+                                                   f"frequency), got {_short(e.axes_dims_rope)}")
     if not given:
         for key in ("axis_names", "axes_offset", "axes_scale"):
             if getattr(e, key) is not None:

@@ -27,6 +27,8 @@ AXES_MIN, AXES_MAX = 1, 4  # multi-axis RoPE: 1 to 4 position axes (text, time, 
 DEFAULT_AXIS_NAMES = {1: ("t",), 2: ("h", "w"), 3: ("t", "h", "w"), 4: ("t", "h", "w", "a3")}
 #: the ways a multi-axis RoPE deals its pairs to the axes (:meth:`Expect.axes_kind`)
 AXES_KINDS = ("chunked", "interleaved", "per-axis", "parity")
+#: how a per-axis ladder's frequencies run over its K_a pairs: theta^(-2k/d_a), or theta^(+-k/(K_a - 1))
+AXES_LADDERS = ("theta", "ascending", "descending")
 RANGES = {
     "head_dim": f"an even integer in [2, {HEAD_DIM_MAX}]",
     "rotary_dim": "an even integer in [2, head_dim]",
@@ -53,6 +55,10 @@ RANGES = {
     "axis_names": "one distinct name per axis",
     "axes_offset": ("one finite number per axis, each below max_position in size, added to that axis's position "
                     "before it turns its pairs (Llama 4 vision counts patches from 1: 1; DINOv3 centres them: 0.5 - H/2)"),
+    "axes_ladder": ("theta (each axis theta^(-2k/d_a)), ascending (theta^(k/(K - 1)), k < K = d_a/2: LTX-Video's "
+                    "theta^linspace(0, 1, K)) or descending (theta^(-k/(K - 1))), with axes_dims_rope"),
+    "axes_interleaved": ("true or false, with axes_dims_rope of equal sizes: pair j on axis j mod A at its frequency "
+                         "j // A (LTX-Video's per-frequency interleaving)"),
     "axes_scale": ("one finite number > 0 per axis: the axis's coordinate is (position + offset) x scale (DINOv3's "
                    "2 pi x 2/H: patch centres in [-1, 1], angles 2 pi coordinate / period)"),
     "video_time": "grid, seconds or frames (how a video's temporal positions grow), with a 3-axis mrope_section",

@@ -32,7 +32,7 @@ def table_key(expect: Expect, seq_len: int | None = None) -> tuple:
     return (expect.rope_theta, expect.rotary_dim, expect.max_position, scaling, table_variant(expect, seq_len), axes)
 
 
-_AXES_FIELDS = ("mrope_section", "mrope_interleaved", "axes_dims_rope", "axes_parity")
+_AXES_FIELDS = ("mrope_section", "mrope_interleaved", "axes_dims_rope", "axes_parity", "axes_ladder", "axes_interleaved")
 
 
 def _axes_key(expect: Expect) -> tuple | None:
@@ -105,10 +105,10 @@ def _mixing_error(key: tuple) -> tuple[float, ...]:
     return tuple(out)
 
 
-def _powers(q, R: int) -> list[mpmath.mpf]:
-    """q^0 ... q^(R/2 - 1)."""
+def _powers(q, count: int) -> list[mpmath.mpf]:
+    """q^0 ... q^(count - 1)."""
     out = [mpmath.mpf(1)]
-    for _ in range(R // 2 - 1):
+    for _ in range(count - 1):
         out.append(out[-1] * q)
     return out
 
@@ -132,9 +132,10 @@ def frequencies(expect: Expect, variant: object = None) -> list[mpmath.mpf]:
 
     theta = table(base)
     if not expect.shared_ladder():  # a ladder per axis, or the parity split: theta^(-2i/R) per pair
-        powers = {}
+        need: dict[int, int] = {}  # per ladder R, how many of its powers the pairs read (i < need[R])
         for i, R in expect.ladder():
-            if R not in powers:
-                powers[R] = table(base) if R == expect.rotary_dim else _powers(ladder(base, 1, mpmath.mpf(R)), R)
+            need[R] = max(need.get(R, 0), i + 1)
+        powers = {R: table(base) if R == expect.rotary_dim else _powers(ladder(base, 1, mpmath.mpf(R)), count)
+                  for R, count in need.items()}
         return [powers[R][i] for i, R in expect.ladder()]
     return expect.method.frequencies(expect, theta, table, variant)

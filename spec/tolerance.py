@@ -81,7 +81,7 @@ def inv_freq_relative_error(expect: Expect) -> np.ndarray:
     if e_dtype == "exact":
         return np.zeros(n)
     u = unit_roundoff(e_dtype)
-    expo = np.array([2.0 * i / R for i, R in expect.ladder()])  # 2i/r, or a per-axis ladder's 2k/d_a
+    expo = np.abs([2.0 * i / R for i, R in expect.ladder()])  # 2i/r, a per-axis ladder's 2k/d_a, or k/(K - 1)
     base = expect.rope_theta
     rescaled = expect.method.new_base  # a new base, itself rounded
     base_inexact = rescaled or float(round_to(base, e_dtype)) != base

@@ -23,6 +23,7 @@ RUNS = {
     "qwen3-vl-8b": ["qwen3_vl", "qwen3_vl_chunked"],
     "flux.1-dev": ["flux", "flux_hw_swapped", "flux_one_ladder", "flux_one_based"],
     "dinov3-vitl16": ["dinov3", "dinov3_corners"],  # real coordinates: patch centres in [-1, 1] times 2 pi
+    "ltx_video_48.json": ["ltx_video", "ltx_video_chunked"],  # ascending ladders dealt per frequency
 }
 
 
@@ -34,7 +35,7 @@ def _word(name: str) -> str:
 def _check(tmp_path, monkeypatch, capsys, targets, *options):
     """ropespec check from the scratch folder, through its entry function in this process (the TARGETs run in worker
     processes, as from a shell): its exit code and output, and the JSON report."""
-    for f in ("multi_axis.py", "multi_axis_bugs.py"):
+    for f in ("multi_axis.py", "multi_axis_bugs.py", "ltx_video_48.json"):
         shutil.copy(ROOT / "examples" / f, tmp_path / f)
     monkeypatch.chdir(tmp_path)
     code = main(["check", *targets, *options, "--json", "report.json"])

@@ -3,6 +3,7 @@ apply functions, called as the models call them, on rows x (n, head_dim) at posi
 
     ropespec check ropespec.implementations.adapters.diffusers:flux --array torch --expect flux.1-dev
     ropespec check ropespec.implementations.adapters.diffusers:wan --array torch --dtype bfloat16 --expect wan2.1
+    ropespec check ropespec.implementations.adapters.diffusers:ltx_video --array torch --expect examples/ltx_video_48.json
 
 ``flux``: ``FluxPosEmbed(theta, axes_dim)`` on the ids (n, A) and ``apply_rotary_emb(x, (cos, sin),
 use_real_unbind_dim=-1)``; ``wan``: ``WanRotaryPosEmbed``'s per-axis tables (its buffers, the rows its forward
@@ -96,3 +97,42 @@ def wan(expect):
 
 
 wan.axes = ("per-axis",)
+
+
+def ltx_video(expect):
+    """LTX-Video's LTXVideoRotaryPosEmbed and transformer_ltx.apply_rotary_emb: the embedding's forward with
+    video_coords at each token's (f, h, w), its own path for given coordinates (each axis over its base: base_num_frames,
+    base_height, base_width), on rows x (n, dim) as hidden states (1, n, dim). It computes per-axis ascending ladders
+    theta^linspace(0, 1, K), K = dim // 6, dealt per frequency (pair j = 3k + a), interleaved pairs, each axis's
+    coordinate (2 i / base_a - 1) pi/2 = (i - base_a / 2) pi / base_a: axes_offset -base_a / 2 and axes_scale
+    pi / base_a. dim is a multiple of 6: the dim % 6 dims it pads at the front (cos 1, sin 0) are no expectation's
+    yet, so LTX-Video's inner dim 2048 is declined; so is any other expectation."""
+    _per_axis(expect, "LTXVideoRotaryPosEmbed")
+    import math
+
+    import torch
+
+    module = _import("diffusers.models.transformers.transformer_ltx")
+    d = expect.head_dim
+    bases = [math.pi / s for s in (expect.axes_scale or (math.pi,) * expect.n_axes)]
+    offsets = expect.axes_offset or (0,) * expect.n_axes
+    if (d % 6 or expect.n_axes != 3 or not expect.axes_interleaved or expect.axes_ladder != "ascending"
+            or any(abs(o + b / 2) > 1e-9 * b for o, b in zip(offsets, bases))):
+        raise NotImplementedError("diffusers' LTXVideoRotaryPosEmbed computes three per-axis ascending ladders "
+                                  "(axes_ladder ascending) dealt per frequency (axes_interleaved), each axis's "
+                                  "coordinate (i - base/2) pi/base (axes_offset -base/2, axes_scale pi/base), over a "
+                                  "dim that is a multiple of 6 (its front padding is not modelled)")
+    b_f, b_h, b_w = (float(b) for b in bases)
+    rotary = module.LTXVideoRotaryPosEmbed(dim=d, base_num_frames=b_f, base_height=b_h, base_width=b_w,
+                                           theta=expect.rope_theta)
+
+    def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
+        with torch.no_grad():
+            coords = positions.T[None].to(torch.float32)  # video_coords (batch, 3, n)
+            cos, sin = rotary(x[None], video_coords=coords)
+            return module.apply_rotary_emb(x[None], (cos, sin))[0]
+
+    return rope
+
+
+ltx_video.axes = ("per-axis",)

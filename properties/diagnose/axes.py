@@ -168,6 +168,16 @@ def _assignment(e: Expect, got, want, omega, names) -> tuple[str, str]:
         if not e.mrope_interleaved and interleaved is not None and got == interleaved:
             return "axes-interleaved", (f"the pairs turn with the axes in turn (pair j on axis j mod {A}), where the "
                                         f"sections {list(e.mrope_section)} are chunks ({seen})")
+    if e.axes_dims_rope is not None:  # per-axis ladders: in chunks, or dealt per frequency (LTX-Video's)
+        chunked = e.replace(axes_interleaved=False).pair_axes()
+        by_frequency = tuple(j % A for j in range(e.n_pairs))
+        if e.axes_interleaved and got == chunked:
+            return "axes-chunked", (f"the pairs turn with the axes in chunks ({_runs(got, names)}), where "
+                                    f"axes_interleaved deals them one of each axis per frequency (pair j on axis j "
+                                    f"mod {A}) ({seen})")
+        if not e.axes_interleaved and got == by_frequency:
+            return "axes-interleaved", (f"the pairs turn with the axes in turn (pair j on axis j mod {A}), where the "
+                                        f"axes' ladders {list(e.axes_dims_rope)} are chunks ({seen})")
     counts = [got.count(a) for a in range(A)]
     return "axes-sections", (f"the pairs turn with the axes as {_runs(got, names)} ({counts} pairs per axis), expected "
                              f"{_runs(want, names)} ({seen})")

@@ -179,7 +179,7 @@ def expects(max_d: int = MAX_D, conventions=CONVENTIONS, partial: bool = False):
 
 #: the fields that make an expectation multi-axis, at their 1-D values
 ONE_D = {"mrope_section": None, "mrope_interleaved": False, "axes_dims_rope": None, "axes_parity": False,
-         "axes_offset": None, "axes_scale": None}
+         "axes_offset": None, "axes_scale": None, "axes_ladder": "theta", "axes_interleaved": False}
 
 
 def scores_shift_invariant(what, axes: bool = False):

@@ -86,6 +86,10 @@ MUTATIONS: dict[str, tuple[object, str, object]] = {
     "axes: neighbour's position added": (definitions, "axis_angles", lambda axes, pos, th: [
         (pos[a_] + pos[(a_ + 1) % len(pos)]) * t for a_, t in zip(axes, th)]),
     "axes: interleaving ignored": (PairGeometry, "pair_axes", _axes_chunked),
+    "ladder: rule ignored": (PairGeometry, "ladder", lambda self: _ORIGINAL_LADDER(
+        dataclasses.replace(self, axes_ladder="theta"))),
+    "axes: per-frequency interleaving ignored": (PairGeometry, "pair_axes", lambda self: _ORIGINAL_PAIR_AXES(
+        dataclasses.replace(self, axes_interleaved=False))),
     "coordinates: offset ignored": (PairGeometry, "pair_offsets", lambda self: np.zeros(self.n_pairs)),
     "coordinates: scale ignored": (PairGeometry, "pair_scales", lambda self: np.ones(self.n_pairs)),
     "ladder: per axis": (PairGeometry, "ladder", _ladder_per_axis),

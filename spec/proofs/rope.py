@@ -29,9 +29,18 @@ def _documented_axis(e: Expect, j: int) -> tuple[int, tuple[int, int]]:
         starts = [sum(e.mrope_section[:a]) for a in range(len(e.mrope_section))]
         return max(a for a, st in enumerate(starts) if st <= j), (j, r)
     if e.axes_dims_rope is not None:
-        starts = [sum(e.axes_dims_rope[:a]) // 2 for a in range(len(e.axes_dims_rope))]
-        axis = max(a for a, st in enumerate(starts) if st <= j)
-        return axis, (j - starts[axis], e.axes_dims_rope[axis])
+        if e.axes_interleaved:  # LTX-Video: freqs (3, K) transposed to (K, 3) and flattened, pair j = 3k + a
+            A = len(e.axes_dims_rope)
+            axis, k_ = j % A, j // A
+        else:
+            starts = [sum(e.axes_dims_rope[:a]) // 2 for a in range(len(e.axes_dims_rope))]
+            axis = max(a for a, st in enumerate(starts) if st <= j)
+            k_ = j - starts[axis]
+        K = e.axes_dims_rope[axis] // 2
+        if e.axes_ladder == "theta":
+            return axis, (k_, e.axes_dims_rope[axis])
+        # theta^linspace(0, +-1, K): exponent +-k/(K - 1) = -2k/R with R = -+2 (K - 1)
+        return axis, (k_, (-2 if e.axes_ladder == "ascending" else 2) * max(K - 1, 1))
     axis = int(j >= k // 2)
     return axis, (2 * (j - axis * (k // 2)) + axis, r)
 
@@ -40,12 +49,18 @@ def _documented_axis(e: Expect, j: int) -> tuple[int, tuple[int, int]]:
 COORDINATES = (Expect(head_dim=8, axes_dims_rope=[4, 4], axes_offset=[-6.5, -6.5], axes_scale=[4 * math.pi / 14] * 2,
                       max_position=14),
                Expect(head_dim=12, axes_dims_rope=[4, 8], convention="interleaved", axes_offset=[1, 0],
-                      axes_scale=[1, 0.5]))
+                      axes_scale=[1, 0.5]),
+               # LTX-Video's: ascending ladders theta^(k/(K - 1)) dealt per frequency, coordinates 2 i / base - 1
+               Expect(head_dim=18, axes_dims_rope=[6, 6, 6], convention="interleaved", axes_ladder="ascending",
+                      axes_interleaved=True, axes_offset=[-10, -10, -10], axes_scale=[math.pi / 20] * 3,
+                      max_position=20),
+               Expect(head_dim=8, axes_dims_rope=[4, 4], axes_ladder="descending"))
 
 
 @proves("rope.conformance", BOUNDED, ROT + ("convention: swapped", "direction: ignored", "ladder: b^(-i/r)", "axes: interleaving ignored",
                                             "ladder: per axis", "ladder: shared", "coordinates: offset ignored",
-                                            "coordinates: scale ignored"))
+                                            "coordinates: scale ignored", "ladder: rule ignored",
+                                            "axes: per-frequency interleaving ignored"))
 def conformance():
     b = base
     for e in [e.replace(direction=way) for e in expects(partial=True) for way in DIRECTIONS]:
@@ -83,7 +98,8 @@ def conformance():
             f"x_a sin + x_b cos) at p b^(-2i/r) (at -p b^(-2i/r) in the reverse direction), dims >= r unchanged; symbolic x, p, b; every even d <= {MAX_D}, r = d and d - 2; "
             f"multi-axis RoPE of every kind equals the models' rules written out (chunked sections, Qwen3-VL's j mod 3 "
             f"below 3 s_a, per-axis ladders b^(-2k/d_a), Pixtral's even/odd split) with symbolic position vectors, each "
-            f"axis turning by its coordinate (p_a + offset) x scale (DINOv3's centres times 2 pi, a 1-based axis)")
+            f"axis turning by its coordinate (p_a + offset) x scale (DINOv3's centres times 2 pi, a 1-based axis); "
+            f"LTX-Video's ascending ladders theta^(k/(K - 1)) dealt per frequency (pair j = 3k + a), and descending ones")
 
 
 @proves("rope.norm-per-pair", SYMBOLIC, ("R: doubled", "R: shear", "R: plus a bias"))
