@@ -104,26 +104,26 @@ def _compare(expect: Expect, class_expects: dict, x, y, pos, device: str | None)
         rowmax = lambda a: a.amax(dim=1)  # noqa: E731
         th = xp.from_numpy(reference.thetas(expect, reference.seq_len_of(pos))).to(device)
     a, b, oa, ob = expect.pair_index()
-    r = expect.rotary_dim
+    rest_dims = expect.passthrough
     err = xp.abs(Y - want)
     err = xp.where(xp.isfinite(err), err, xp.inf)
     pair_err = xp.maximum(err[:, oa], err[:, ob])  # (n, n_pairs): the larger error of each pair's two outputs
     norms = reference.attention_factor(expect) * xp.hypot(X[:, a], X[:, b])
-    rest_err, rest = err[:, r:], xp.abs(X[:, r:])  # pass-through dims: equal to x, no rounding allowed
+    rest_err, rest = err[:, rest_dims], xp.abs(X[:, rest_dims])  # pass-through dims: equal to x, no rounding allowed
 
     def fraction(e, s):
         return xp.where(s > 0, e / s, xp.where(e > 0, xp.inf, 0.0))
 
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = rowmax(fraction(pair_err, norms))
-        if r < expect.head_dim:
+        if rest_dims.size:
             rel = xp.maximum(rel, rowmax(fraction(rest_err, rest)))
             rest_ratio = rowmax(fraction(rest_err, 0.0 * rest))  # any error there: no bound
         ratios, saturated = {}, {}
         for c, ce in class_expects.items():
             bound = tolerance.component_bound(ce, P, th, norms, xp) + tolerance.FAST_REFERENCE_ERROR * norms
             ratio = rowmax(fraction(pair_err, bound))
-            ratio = xp.maximum(ratio, rest_ratio) if r < expect.head_dim else ratio
+            ratio = xp.maximum(ratio, rest_ratio) if rest_dims.size else ratio
             # as the sweep's (saturated_ratio): the fastest pair's bound relative to its norm saturates the class
             unit = tolerance.component_bound(ce, P, th, xp.ones_like(norms), xp) - tolerance.atol(expect)
             saturated[c] = rowmax(unit) >= tolerance.SATURATED

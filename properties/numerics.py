@@ -73,9 +73,9 @@ def to_input_dims(expect: Expect, y: np.ndarray) -> np.ndarray:
 
 def per_dim(expect: Expect, per_pair: np.ndarray, passthrough: np.ndarray | float = 0.0) -> np.ndarray:
     """Spread an (n, n_pairs) array onto (n, head_dim): both dims of a pair get the pair's value;
-    pass-through dims (at and beyond rotary_dim) get ``passthrough`` (a scalar or an (n, head_dim) array)."""
+    pass-through dims (outside the rotated ones) get ``passthrough`` (a scalar or an (n, head_dim) array)."""
     out = np.array(np.broadcast_to(passthrough, (per_pair.shape[0], expect.head_dim)), dtype=np.float64)
-    out[:, : expect.rotary_dim] = 0.0
+    out[:, expect.rotated] = 0.0
     a, b = (np.array(ix) for ix in zip(*expect.out_pairs()))
     out[:, a] = per_pair
     out[:, b] = per_pair

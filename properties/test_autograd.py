@@ -179,11 +179,11 @@ def _apply_backward(bind, case):
 
 def _rotary_hint(e, got, want, bound, g) -> str | None:
     """The rotary dims' gradients right and the pass-through dims' wrong: a backward that ignores partial rotary."""
-    r = e.rotary_dim
-    if r == e.head_dim or not np.all(np.abs(got[:, :r] - want[:, :r]) <= bound[:, :r]):
+    r, rot, rest = e.rotary_dim, e.rotated, e.passthrough
+    if r == e.head_dim or not np.all(np.abs(got[:, rot] - want[:, rot]) <= bound[:, rot]):
         return None
-    bad = np.flatnonzero(np.any(got[:, r:] != g[:, r:], axis=0))
-    return (f"the rotary dims' gradients are right, but pass-through dims {[r + int(j) for j in bad[:4]]} do not get g "
+    bad = rest[np.any(got[:, rest] != g[:, rest], axis=0)]
+    return (f"the rotary dims' gradients are right, but pass-through dims {[int(j) for j in bad[:4]]} do not get g "
             f"unchanged: the backward treats another number of dims than rotary_dim {r} as rotated")
 
 
@@ -191,14 +191,14 @@ def _detached_hint(e, got, bound, g) -> str | None:
     """The rotary dims' gradient is g itself or zero: autograd saw a copy (or nothing) where the kernel rotated, as a
     Triton kernel launched outside an autograd.Function leaves it (flash-attention's apply_rotary called directly:
     only its pass-through copy is differentiable)."""
-    r = e.rotary_dim
-    head, g_head = got[:, :r], g[:, :r]
+    rot = e.rotated
+    head, g_head = got[:, rot], g[:, rot]
     if not np.any(g_head):
         return None
     if np.all(head == 0):
         return ("the rotary dims' gradients are all zero: autograd does not see the rotation (a kernel launched "
                 "outside an autograd.Function writes where autograd records nothing)")
-    if np.all(np.abs(head - g_head) <= bound[:, :r]):
+    if np.all(np.abs(head - g_head) <= bound[:, rot]):
         return ("the rotary dims' gradients are the upstream gradient unrotated: autograd saw a copy where the kernel "
                 "rotated (a kernel launched outside an autograd.Function, into a tensor autograd took for x)")
     return None

@@ -132,7 +132,7 @@ def test_identity_at_zero(bind, case):
     pos = np.zeros(e.position_shape(len(x)), dtype=np.int64)
     y = bind(e)(x, pos)
     gx = x.copy()
-    gx[:, : e.rotary_dim] *= reference.attention_factor(e)  # the attention factor scales the rotated dims
+    gx[:, e.rotated] *= reference.attention_factor(e)  # the attention factor scales the rotated dims
     gx = to_output_dims(e, gx)  # written where the convention puts each pair (rope_interleave moves them)
     return assert_close("f(x, 0)", y, gx, _tau(e, x, pos), call="f(x, positions=0)", dtype=e.dtype)
 
@@ -199,7 +199,7 @@ def test_composition(bind, case):
     y1 = to_input_dims(e, f(x, pa))  # read back as pairs (rope_interleave writes another layout)
     twice = f(y1, pb)
     once = f(x, pab)
-    once[:, : e.rotary_dim] *= g  # twice carries the attention factor twice: f(f(x, a), b) = g f(x, a + b)
+    once[:, e.rotated] *= g  # twice carries the attention factor twice: f(f(x, a), b) = g f(x, a + b)
     # the error of f(x, a) is rotated and scaled by the second call (each component at most sqrt(2) g
     # times the pair's bound)
     bound = math.sqrt(2) * g * _tau(e, x, pa) + _tau(e, y1, pb) + g * _tau(e, x, pab)

@@ -61,7 +61,7 @@ def test_linearity(bind, case):
     # The three rows share their positions, hence their angles: only the rotation's rounding remains.
     rho = z - (al * x + be * y)
     combo = al * fx + be * fy
-    combo[:, e.rotary_dim :] += rho[:, e.rotary_dim :]
+    combo[:, e.passthrough] += rho[:, e.passthrough]
     g = reference.attention_factor(e)
     same = lambda v: tolerance.same_angle_bound(e, g * tolerance.convention_free_norm(v))
     bound = (
@@ -107,13 +107,23 @@ def test_locality(bind, case):
     d = e.head_dim
     out = probe.basis(lambda x, pos: bind(e)(x * scale, pos), d, p)
     allowed = np.eye(d, dtype=bool)
-    allowed[: e.rotary_dim] = False  # rotated dims go where the convention writes their pair
+    allowed[e.rotated] = False  # rotated dims go where the convention writes their pair
     for (a, b), (oa, ob) in zip(e.pairs(), e.out_pairs()):
         allowed[a, [oa, ob]] = allowed[b, [oa, ob]] = True
     leaked = np.where(allowed, 0.0, out)
     return assert_zero("f(e_j, p)", leaked, tolerance.atol(e), rule=f"only the dims paired with j may change "
                        f"({e.convention} convention)", call=f"basis vector e_j (row j) at position {np.asarray(p).tolist()}", index_names=("j", "dim"))
 
+
+
+def _runs(dims) -> str:
+    """Dims as ranges: '0..1, 6..7'."""
+    out, start = [], 0
+    for i in range(1, len(dims) + 1):
+        if i == len(dims) or dims[i] != dims[i - 1] + 1:
+            out.append(f"{dims[start]}..{dims[i - 1]}" if i - 1 > start else f"{dims[start]}")
+            start = i
+    return ", ".join(out)
 
 
 def _has_passthrough(impl):
@@ -137,11 +147,11 @@ def _still(e) -> tuple[list[int], list[int]]:
                pinned=lambda impl: rows_pinned(impl, partial=True), skip_if=_has_passthrough)
 def test_partial_passthrough(bind, case):
     e, x, pos = case["expect"], case["x"], case["positions"]
-    r = e.rotary_dim
+    rest = e.passthrough
     y = bind(e)(x, pos)
-    if r < e.head_dim:
-        assert_equal("f(x, p)", y[:, r:], x[:, r:], call=f"dims {r}..{e.head_dim - 1} of f(x, positions={pos.tolist()})",
-                     index_names=("row", f"dim - {r}"))
+    if rest.size:
+        assert_equal("f(x, p)", y[:, rest], x[:, rest], call=f"the {rest.size} pass-through dims ({_runs(rest)}) of "
+                     f"f(x, positions={pos.tolist()})", index_names=("row", "pass-through dim"))
     ins, outs = _still(e)
     if ins:
         assert_equal("f(x, p)", y[:, outs], x[:, ins], call=f"the dims of the pairs of frequency 0 ({len(ins)} dims, "

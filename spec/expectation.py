@@ -81,6 +81,9 @@ class Expect:
     direction: str = "forward"
     rotary_dim: int | None = None
     partial_rotary_factor: float | None = None
+    #: the first dim that turns: dims [rotary_start, rotary_start + rotary_dim) turn, the others pass through (0: the
+    #: first rotary_dim dims; LTX-Video pads dim mod 6 leading dims, cos 1 and sin 0, ahead of its rotated ones)
+    rotary_start: int = 0
     dtype: str = "float32"
     max_position: int = 131072
     rope_scaling: Mapping[str, Any] | None = None
@@ -205,8 +208,13 @@ class Expect:
                     f"{rd} disagrees with partial_rotary_factor {prf} x head_dim {hd} = {from_factor}",
                 )
             rd = from_factor
+        start = self.rotary_start
+        if not _is_int(start) or not 0 <= start <= hd - 2 or start % 2:
+            raise ExpectationError("rotary_start", f"must be {RANGES['rotary_start']}, got {_short(start)}")
         if rd is None:
-            rd = hd
+            rd = hd - start
+        if _is_int(rd) and start + rd > hd:
+            raise ExpectationError("rotary_dim", f"{rd} from rotary_start {start} exceeds head_dim {hd}")
         if not _is_int(rd) or rd < 2:
             raise ExpectationError("rotary_dim", f"must be an integer >= 2, got {rd!r}")
         if rd > hd:
@@ -229,6 +237,8 @@ class Expect:
     shared_ladder = _of_geometry("shared_ladder")
     pair_axes = _of_geometry("pair_axes")
     ladder = _of_geometry("ladder")
+    rotated = _of_geometry("rotated", prop=True)
+    passthrough = _of_geometry("passthrough", prop=True)
     pair_offsets = _of_geometry("pair_offsets")
     pair_scales = _of_geometry("pair_scales")
     coordinates = _of_geometry("coordinates", prop=True)
@@ -312,6 +322,8 @@ class Expect:
             d.pop("axes_ladder")
         if d["direction"] == "forward":  # RoFormer's direction: keep the JSON as it was
             d.pop("direction")
+        if not d["rotary_start"]:  # the rotated dims first: keep the JSON as it was
+            d.pop("rotary_start")
         for block in self.family_params.values():  # a family's block: the keys that differ from its defaults
             d.update(block.changed())
         return d
@@ -361,7 +373,7 @@ class Expect:
         if self.direction != "forward":
             parts.append(f"{self.direction} direction")
         if self.rotary_dim != self.head_dim:
-            parts.append(f"rotary_dim {self.rotary_dim}")
+            parts.append(f"rotary_dim {self.rotary_dim}" + (f" from dim {self.rotary_start}" if self.rotary_start else ""))
         if self.rope_scaling:
             parts.append(f"{self.rope_type} scaling")
         kind = self.axes_kind()

@@ -4,8 +4,8 @@ adapters, the diagnoses and the fingerprint ask.
 
 A :class:`PairGeometry` is read off an expectation (:attr:`ropespec.spec.expectation.Expect.geometry`, which answers
 the same questions by asking it): the convention pairs dims (i, i + r/2) (half) or (2i, 2i + 1) (interleaved,
-rope_interleave, the latter writing its results in the half layout); the first ``rotary_dim`` dims turn and the rest
-pass through; a multi-axis RoPE deals its pairs to position axes (chunked or interleaved sections of one ladder, a
+rope_interleave, the latter writing its results in the half layout); ``rotary_dim`` dims from ``rotary_start`` (0: the
+first) turn and the rest pass through; a multi-axis RoPE deals its pairs to position axes (chunked or interleaved sections of one ladder, a
 ladder per axis, or Pixtral's parity split) and may offset an axis. The proofs' mutations patch this class's methods,
 so that a proof about the geometry fails when the geometry is broken. :func:`validate_axes` is the rule an
 expectation's multi-axis fields are held to.
@@ -28,6 +28,7 @@ class PairGeometry:
 
     head_dim: int
     rotary_dim: int
+    rotary_start: int = 0
     convention: str = "half"
     direction: str = "forward"
     mrope_section: tuple[int, ...] | None = None
@@ -191,15 +192,25 @@ class PairGeometry:
         """The shape of n rows' positions: (n,), or (n, A) for a multi-axis RoPE."""
         return (n, self.n_axes) if self.multi_axis else (n,)
 
+    @property
+    def rotated(self) -> slice:
+        """The dims that turn, [rotary_start, rotary_start + rotary_dim): those of the pairs, in and out."""
+        return slice(self.rotary_start, self.rotary_start + self.rotary_dim)
+
+    @property
+    def passthrough(self) -> np.ndarray:
+        """The dims that pass through unchanged, in order: before rotary_start and from rotary_start + rotary_dim on."""
+        return np.r_[0:self.rotary_start, self.rotary_start + self.rotary_dim:self.head_dim].astype(np.int64)
+
     def pairs(self) -> list[tuple[int, int]]:
         """Index pairs (a, b) of the input rotated together, pair i turning at theta_i: (a, b) turns to
         (x_a cos - x_b sin, x_a sin + x_b cos). The reverse direction is the same pair in the other order, since
         turning (b, a) by +phi turns (a, b) by -phi: the direction is a question of the geometry, asked here once."""
-        r = self.rotary_dim
+        r, s = self.rotary_dim, self.rotary_start
         if self.convention in ("interleaved", "rope_interleave"):
-            pairs = [(2 * i, 2 * i + 1) for i in range(r // 2)]
+            pairs = [(s + 2 * i, s + 2 * i + 1) for i in range(r // 2)]
         else:
-            pairs = [(i, i + r // 2) for i in range(r // 2)]
+            pairs = [(s + i, s + i + r // 2) for i in range(r // 2)]
         return [(b, a) for a, b in pairs] if self.direction == "reverse" else pairs
 
     def out_pairs(self) -> list[tuple[int, int]]:

@@ -33,6 +33,8 @@ RANGES = {
     "head_dim": f"an even integer in [2, {HEAD_DIM_MAX}]",
     "rotary_dim": "an even integer in [2, head_dim]",
     "partial_rotary_factor": "a number in (0, 1]",
+    "rotary_start": ("an even integer in [0, head_dim - 2]: the first dim that turns, the dims before it passing "
+                     "through (LTX-Video pads dim mod 6 leading dims)"),
     "direction": "forward (pair i turns by +p theta_i, RoFormer's) or reverse (by -p theta_i, nanochat's)",
     "rope_theta": "a finite number > 1",
     "max_position": f"an integer in [2, 2^53 = {MAX_POSITION_MAX}]",

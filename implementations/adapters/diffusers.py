@@ -105,9 +105,11 @@ def ltx_video(expect):
     base_height, base_width), on rows x (n, dim) as hidden states (1, n, dim). It computes per-axis ascending ladders
     theta^linspace(0, 1, K), K = dim // 6, dealt per frequency (pair j = 3k + a), interleaved pairs, each axis's
     coordinate (2 i / base_a - 1) pi/2 = (i - base_a / 2) pi / base_a: axes_offset -base_a / 2 and axes_scale
-    pi / base_a. dim is a multiple of 6: the dim % 6 dims it pads at the front (cos 1, sin 0) are no expectation's
-    yet, so LTX-Video's inner dim 2048 is declined; so is any other expectation."""
-    _per_axis(expect, "LTXVideoRotaryPosEmbed")
+    pi / base_a; the dim % 6 dims it pads at the front (cos 1, sin 0) pass through (rotary_start dim % 6: LTX-Video's
+    inner dim 2048 turns dims 2..2047). Any other expectation is declined."""
+    if expect.axes_kind() != "per-axis" or expect.convention != "interleaved":
+        raise NotImplementedError("diffusers' LTXVideoRotaryPosEmbed computes a ladder per axis (axes_dims_rope) of "
+                                  "interleaved pairs")
     import math
 
     import torch
@@ -116,12 +118,13 @@ def ltx_video(expect):
     d = expect.head_dim
     bases = [math.pi / s for s in (expect.axes_scale or (math.pi,) * expect.n_axes)]
     offsets = expect.axes_offset or (0,) * expect.n_axes
-    if (d % 6 or expect.n_axes != 3 or not expect.axes_interleaved or expect.axes_ladder != "ascending"
+    if (expect.n_axes != 3 or not expect.axes_interleaved or expect.axes_ladder != "ascending"
+            or (expect.rotary_start, expect.rotary_dim) != (d % 6, d - d % 6)
             or any(abs(o + b / 2) > 1e-9 * b for o, b in zip(offsets, bases))):
         raise NotImplementedError("diffusers' LTXVideoRotaryPosEmbed computes three per-axis ascending ladders "
                                   "(axes_ladder ascending) dealt per frequency (axes_interleaved), each axis's "
-                                  "coordinate (i - base/2) pi/base (axes_offset -base/2, axes_scale pi/base), over a "
-                                  "dim that is a multiple of 6 (its front padding is not modelled)")
+                                  "coordinate (i - base/2) pi/base (axes_offset -base/2, axes_scale pi/base), its first "
+                                  "dim mod 6 dims passing through (rotary_start dim mod 6)")
     b_f, b_h, b_w = (float(b) for b in bases)
     rotary = module.LTXVideoRotaryPosEmbed(dim=d, base_num_frames=b_f, base_height=b_h, base_width=b_w,
                                            theta=expect.rope_theta)

@@ -105,6 +105,9 @@ def _decline(m: Model, model_type: str, expect) -> None:
         raise NotImplementedError(f"transformers' {model_type} code has a fixed table: base 10000, no scaling")
     if expect.method.hf_name is None:
         raise NotImplementedError(f"transformers has no {expect.rope_type!r} rope type")
+    if expect.rotary_start:
+        raise NotImplementedError(f"transformers' {model_type} code turns the first rotary_dim dims, not dims from "
+                                  f"{expect.rotary_start} on")
 
 
 def _modeling(m: Model, model_type: str, expect):

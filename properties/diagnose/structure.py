@@ -133,7 +133,13 @@ def _structure(pr: probe.Pairing, e: Expect) -> tuple[str, str] | None:
                           f"{how}, expected {e.convention} ({_SAYS[e.convention]}); {len(wrong)} of {len(want)} pairs moved")
     touched = e.head_dim - len(pr.untouched)
     if touched != r:
-        return "rotary-dim", _rotary_dim_evidence(e.head_dim, pr.untouched, e.rotary_dim, len(still))
+        return "rotary-dim", _rotary_dim_evidence(e.head_dim, pr.untouched, e.rotary_dim, len(still), e.rotary_start)
+    rest = [int(j) for j in e.passthrough]
+    if not still and sorted(pr.untouched) != rest:  # as many dims turn, but others: the rotated block starts elsewhere
+        shown = lambda dims: ", ".join(str(j) for j in dims[:4]) + (", ..." if len(dims) > 4 else "")  # noqa: E731
+        return "rotary-dim", (f"{touched} of {e.head_dim} dims rotate, as expected, but dims {shown(sorted(pr.untouched))} "
+                              f"pass through where the expectation passes dims {shown(rest)} (rotary_start "
+                              f"{e.rotary_start}): the rotated dims start at another dim")
     got = dict(pr.pairs)
     a = next(a for a, b in want if got.get(a) != b)
     found = pr.convention(e.head_dim, e.rotary_dim)
@@ -143,7 +149,7 @@ def _structure(pr: probe.Pairing, e: Expect) -> tuple[str, str] | None:
     return "convention", f"dim {a} turns with dim {got.get(a)}, expected dim {dict(want)[a]} ({e.convention} convention)"
 
 
-def _rotary_dim_evidence(d: int, untouched: list[int], r: int, still: int = 0) -> str:
+def _rotary_dim_evidence(d: int, untouched: list[int], r: int, still: int = 0, start: int = 0) -> str:
     """'6 of 8 dims rotate and 2 pass through (dims 6, 7), expected rotary_dim 4: ...' as a sentence (``still``: the
     pairs of frequency 0 among the rotary dims, which pass through too)."""
     touched = d - len(untouched)
@@ -155,5 +161,18 @@ def _rotary_dim_evidence(d: int, untouched: list[int], r: int, still: int = 0) -
     if still:
         return (f"{what}, expected {r - 2 * still} rotating: {still} of the {r // 2} rotary pairs have frequency 0 "
                 f"(proportional RoPE's pairs past partial_rotary_factor) and pass through")
-    want = (f"{r} rotating and dims {r}..{d - 1} passing through" if r < d else "every dim rotating")
+    rest = [j for j in range(d) if not start <= j < start + r]
+    runs = [f"{a}..{b}" if b > a else f"{a}" for a, b in _spans(rest)]
+    want = (f"{r} rotating and dims {', '.join(runs)} passing through" if r < d else "every dim rotating")
     return f"{what}, expected rotary_dim {r} ({want})"
+
+
+def _spans(dims: list[int]) -> list[tuple[int, int]]:
+    """Sorted dims as (first, last) of each run of consecutive ones."""
+    out = []
+    for j in dims:
+        if out and j == out[-1][1] + 1:
+            out[-1] = (out[-1][0], j)
+        else:
+            out.append((j, j))
+    return out

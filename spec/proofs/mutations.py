@@ -70,6 +70,7 @@ MUTATIONS: dict[str, tuple[object, str, object]] = {
     "convention: swapped": (PairGeometry, "pairs", _pairs_swapped),
     "convention: over head_dim": (PairGeometry, "pairs", _pairs_head_dim),
     "direction: ignored": (PairGeometry, "pairs", _pairs_direction_ignored),
+    "rotary_start: ignored": (PairGeometry, "pairs", lambda self: _pairs_as_stated(dataclasses.replace(self, rotary_start=0))),
     "factor: applied twice": (definitions, "encode", _encode_gain_twice),
     "ladder: b^(-i/r)": (scaling, "ladder", lambda b, i, r: b ** (-i / r)),
     "linear: theta * s": (scaling, "linear", lambda theta, s_: theta * s_),

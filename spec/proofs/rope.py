@@ -59,26 +59,29 @@ COORDINATES = (Expect(head_dim=8, axes_dims_rope=[4, 4], axes_offset=[-6.5, -6.5
 
 @proves("rope.conformance", BOUNDED, ROT + ("convention: swapped", "direction: ignored", "ladder: b^(-i/r)", "axes: interleaving ignored",
                                             "ladder: per axis", "ladder: shared", "coordinates: offset ignored",
-                                            "coordinates: scale ignored", "ladder: rule ignored",
+                                            "coordinates: scale ignored", "ladder: rule ignored", "rotary_start: ignored",
                                             "axes: per-frequency interleaving ignored"))
 def conformance():
     b = base
-    for e in [e.replace(direction=way) for e in expects(partial=True) for way in DIRECTIONS]:
-        d, r = e.head_dim, e.rotary_dim
+    shifted = [e.replace(rotary_start=2, rotary_dim=e.head_dim - 2) for e in expects(conventions=("half", "interleaved"))
+               if e.head_dim >= 6]  # the rotated dims after two that pass through (LTX-Video's padding)
+    for e in [e.replace(direction=way) for e in list(expects(partial=True)) + shifted for way in DIRECTIONS]:
+        d, r, s0 = e.head_dim, e.rotary_dim, e.rotary_start
         x = vec("x", d)
         th = [scaling.ladder(base, sp.Integer(i), sp.Integer(r)) for i in range(r // 2)]
         y = f(e, x, p, th)
-        # the paper's formula (RoFormer eq. 34, transformers' rotate_half), written out per convention; the reverse
-        # direction (nanochat's rotate_half cat(x2, -x1)) at -p theta_i
+        # the paper's formula (RoFormer eq. 34, transformers' rotate_half), written out per convention from the first
+        # rotated dim s0 on; the reverse direction (nanochat's rotate_half cat(x2, -x1)) at -p theta_i
         want = list(x)
         for i in range(r // 2):
             t = b ** sp.Rational(-2 * i, r) * (-1 if e.direction == "reverse" else 1)
             src = (2 * i, 2 * i + 1) if e.convention in ("interleaved", "rope_interleave") else (i, i + r // 2)
             dst = (i, i + r // 2) if e.convention != "interleaved" else src
+            src, dst = tuple(s0 + j for j in src), tuple(s0 + j for j in dst)
             xa, xb = x[src[0]], x[src[1]]
             want[dst[0]] = xa * sp.cos(p * t) - xb * sp.sin(p * t)
             want[dst[1]] = xa * sp.sin(p * t) + xb * sp.cos(p * t)
-        _zero([yy - ww for yy, ww in zip(y, want)], f"{e.convention}, {e.direction}, d = {d}, r = {r}")
+        _zero([yy - ww for yy, ww in zip(y, want)], f"{e.convention}, {e.direction}, d = {d}, r = {r} from {s0}")
     for e in list(axes_expects()) + list(COORDINATES):
         pv = position_vec("p", e)
         th = ladder_thetas(e)
@@ -95,7 +98,7 @@ def conformance():
         _zero([yy - ww for yy, ww in zip(y, want)], f"{e.axes_kind()} axes, d = {e.head_dim}")
     return (f"f(x, p) of the definitions equals the paper's formula written out: pair i (interleaved (2i, 2i+1); half "
             f"(i, i + r/2); rope_interleave reads (2i, 2i+1), writes (i, i + r/2)) turns to (x_a cos - x_b sin, "
-            f"x_a sin + x_b cos) at p b^(-2i/r) (at -p b^(-2i/r) in the reverse direction), dims >= r unchanged; symbolic x, p, b; every even d <= {MAX_D}, r = d and d - 2; "
+            f"x_a sin + x_b cos) at p b^(-2i/r) (at -p b^(-2i/r) in the reverse direction), dims >= r unchanged; symbolic x, p, b; every even d <= {MAX_D}, r = d and d - 2, and r = d - 2 from dim 2 (rotary_start); "
             f"multi-axis RoPE of every kind equals the models' rules written out (chunked sections, Qwen3-VL's j mod 3 "
             f"below 3 s_a, per-axis ladders b^(-2k/d_a), Pixtral's even/odd split) with symbolic position vectors, each "
             f"axis turning by its coordinate (p_a + offset) x scale (DINOv3's centres times 2 pi, a 1-based axis); "
@@ -182,21 +185,26 @@ def locality():
             f"half (i, i + r/2), rope_interleave (2i, 2i+1) -> (i, i + r/2), dims >= r the identity); every even d <= {MAX_D}")
 
 
-@proves("rope.partial-passthrough", BOUNDED, ("convention: over head_dim",))
+@proves("rope.partial-passthrough", BOUNDED, ("convention: over head_dim", "rotary_start: ignored"))
 def partial_passthrough():
-    for e in expects(partial=True):
+    shifted = [e.replace(rotary_start=2, rotary_dim=e.head_dim - 4) for e in expects(conventions=("half", "interleaved"))
+               if e.head_dim >= 8]  # dims before rotary_start and past its rotated ones
+    for e in list(expects(partial=True)) + shifted:
         if e.rotary_dim == e.head_dim:
             continue
         x = vec("x", e.head_dim)
         y = f(e, x, p, thetas(e.n_pairs), gain=g)
-        for j in range(e.rotary_dim, e.head_dim):
+        rest = [j for j in range(e.head_dim) if not e.rotary_start <= j < e.rotary_start + e.rotary_dim]
+        for j in rest:  # written out from the fields, not read from the geometry
             if y[j] != x[j]:
-                raise ProofError(f"{e.convention}, d = {e.head_dim}, r = {e.rotary_dim}: dim {j} is {y[j]}")
+                raise ProofError(f"{e.convention}, d = {e.head_dim}, r = {e.rotary_dim} from {e.rotary_start}: dim {j} "
+                                 f"is {y[j]}")
     for e in expects():  # a pair of frequency 0 (proportional RoPE's past partial_rotary_factor; attention factor 1)
         x, th = vec("x", e.head_dim), thetas(e.n_pairs)
         y = f(e, x, p, th[:-1] + [sp.Integer(0)])
         (a, b), (oa, ob) = e.pairs()[-1], e.out_pairs()[-1]
         _zero([y[oa] - x[a], y[ob] - x[b]], f"{e.convention}, d = {e.head_dim}: the last pair at frequency 0")
-    return (f"dims r .. d-1 of f(x, p) are x's own, untouched by angle or attention factor, and a pair of frequency 0 "
+    return (f"dims r .. d-1 of f(x, p) (and, with rotary_start s, dims below s and from s + r) are x's own, untouched "
+            f"by angle or attention factor, and a pair of frequency 0 "
             f"(attention factor 1) is written where the convention writes it, unchanged; every even d <= {MAX_D}, "
             f"r = d - 2")
