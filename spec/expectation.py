@@ -213,7 +213,7 @@ class Expect:
             raise ExpectationError("rotary_start", f"must be {RANGES['rotary_start']}, got {_short(start)}")
         if rd is None:
             rd = hd - start
-        if _is_int(rd) and start + rd > hd:
+        if _is_int(rd) and start and start + rd > hd:
             raise ExpectationError("rotary_dim", f"{rd} from rotary_start {start} exceeds head_dim {hd}")
         if not _is_int(rd) or rd < 2:
             raise ExpectationError("rotary_dim", f"must be an integer >= 2, got {rd!r}")
