@@ -605,3 +605,15 @@ def test_a_dynamic_table_that_does_not_follow_the_length_is_scaling(tmp_path, M)
     failed = _failed(result)
     assert failed and {r.diagnosis for r in failed} == {"scaling"}, [(r.property, r.diagnosis) for r in failed]
     assert all("does not follow the call's length" in r.message for r in failed)
+
+
+def test_a_finding_of_several_fields_crosses_a_process_boundary_whole():
+    """A worker hands its diagnoses back pickled: a Finding (a tuple that also knows the other fields' words) comes
+    back with its word, evidence and those words (the transformers sweep's scheduler crashed unpickling one)."""
+    import pickle
+
+    from ropespec.properties.diagnose.findings import Finding, _with
+
+    found = _with(("base", "theta is 5e5"), ("attention-factor", "every pair scaled by 1.1"))
+    back = pickle.loads(pickle.dumps(found))
+    assert isinstance(back, Finding) and tuple(back) == tuple(found) and back.also == ("attention-factor",)

@@ -46,6 +46,11 @@ class Finding(tuple):
         found.also = tuple(also)
         return found
 
+    def __getnewargs__(self):
+        """What pickling rebuilds it from (a worker process hands its measured model back): a tuple subclass is
+        otherwise rebuilt from its items alone, which this __new__ does not take."""
+        return (self[0], self[1], self.also)
+
 
 def also_of(found) -> tuple[str, ...]:
     """The other fields' words of a diagnosis (none for a plain (word, evidence))."""
