@@ -148,3 +148,27 @@ def test_ltx_video_at_its_own_inner_dim_turns_all_but_its_two_leading_dims():
                    array="torch", seed=0, invariants=["rope.conformance", "rope.partial-passthrough"])
     statuses = {(r.invariant, r.property): r.status for r in result.reports[0].results if r.applicable}
     assert statuses and set(statuses.values()) == {"pass"}, statuses
+
+
+#: HunyuanOCR's text M-RoPE: four axes (p, w, h, image) of 16 pairs over the NTK-alpha base 1e4 x 1000^(128/126)
+HUNYUAN = {"head_dim": 128, "rope_theta": 10000.0 * 1000.0 ** (128 / 126), "mrope_section": [16, 16, 16, 16],
+           "axis_names": ["p", "w", "h", "i"], "max_position": 32768}
+
+
+def test_hunyuan_vl_splits_its_table_by_other_sizes_than_its_pairs():
+    """A genuine flaw (transformers 5.24): HunYuanVLRotaryEmbedding splits cat(freqs, freqs) by [2 s for s in
+    sections] where Qwen2-VL's (and Tencent's) repeat the list, so at unequal axes pair (j, j + 64) takes its cos from
+    one axis and its sin from another: no rotation (norm-per-pair fails), named not-a-rotation; text tokens, every axis
+    alike, are a rotation and reduce to 1-D RoPE."""
+    if importlib.util.find_spec("transformers") is None:
+        pytest.skip("transformers is not installed")
+    from ropespec import check
+
+    result = check("ropespec.implementations.adapters.hf_axes:hunyuan_vl", expect=HUNYUAN, array="torch", seed=0,
+                   invariants=["rope.norm-per-pair", "rope.conformance", "axes.text-reduction"])
+    by = {(r.invariant, r.property): r for r in result.reports[0].results if r.applicable}
+    assert by[("rope.norm-per-pair", "norm_per_pair")].status == "fail"
+    failed = [r for r in by.values() if r.status == "fail"]
+    assert {r.diagnosis for r in failed} == {"not-a-rotation"}, [(r.property, r.diagnosis) for r in failed]
+    assert "cos and sin come from different axes" in failed[0].message
+    assert by[("axes.text-reduction", "text_reduction")].status == "pass"

@@ -47,6 +47,9 @@ MODELS = {
     "qwen2_5_vl": Model("qwen2_5_vl", "Qwen2_5_VLTextConfig", "Qwen2_5_VLRotaryEmbedding", "chunked"),
     "qwen3_vl": Model("qwen3_vl", "Qwen3VLTextConfig", "Qwen3VLTextRotaryEmbedding", "interleaved"),
     "qwen3_5": Model("qwen3_5", "Qwen3_5TextConfig", "Qwen3_5TextRotaryEmbedding", "interleaved", partial=True),
+    # HunyuanOCR's four axes (p, w, h, image) over a ladder at the NTK-alpha base theta alpha^(d/(d - 2)), stated as
+    # rope_theta (transformers 5.24 splits its table by [2 s for s in sections]: see README, "A genuine flaw")
+    "hunyuan_vl": Model("hunyuan_vl", "HunYuanVLTextConfig", "HunYuanVLRotaryEmbedding", "chunked", n_axes=4),
     "glm4v": Model("glm4v", "Glm4vTextConfig", "Glm4vTextRotaryEmbedding", "chunked", convention="interleaved",
                    partial=True),
     "qwen2_vl_vision": Model("qwen2_vl", "Qwen2VLVisionConfig", "Qwen2VLVisionRotaryEmbedding", "per-axis",
@@ -249,6 +252,7 @@ qwen2_5_vl = factory("qwen2_5_vl")
 qwen3_vl = factory("qwen3_vl")
 qwen3_5 = factory("qwen3_5")
 glm4v = factory("glm4v")
+hunyuan_vl = factory("hunyuan_vl")
 qwen2_vl_vision = factory("qwen2_vl_vision")
 qwen3_5_vision = factory("qwen3_5_vision")
 pixtral = factory("pixtral")

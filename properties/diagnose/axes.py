@@ -63,6 +63,9 @@ def axes_fault(f, e: Expect) -> tuple[str, str] | None:
     runs another kind of ladder; None when each pair turns with its own axis at e's frequency (to the precision they
     are read to) or no model fits."""
     names = e.axes
+    split = _split_pairs(f, e)
+    if split:
+        return split
     omega, offset, precision = axes_map(f, e)
     offset = offset - e.pair_offsets()  # measured against the axes' own offsets (axes_offset)
     A, k = omega.shape
@@ -100,6 +103,31 @@ def axes_fault(f, e: Expect) -> tuple[str, str] | None:
                                       f"axes' are not")
     found = _axes_frequencies(e, omega, precision, got, th)
     return _with(shifted, found) if shifted else found
+
+
+def _split_pairs(f, e: Expect) -> tuple[str, str] | None:
+    """(not-a-rotation, evidence) when a pair's two outputs take their angles from different axes: moving one axis
+    alone changes the cos-like output of e_a (at its pair's first dim) but not the sin-like one (at its second), or
+    the other way, so the pair is turned by no single angle (a table split by other sizes than its pairs', as
+    transformers' HunYuan-VL splits cat(freqs, freqs) by [2 s for s in sections] where its sections are repeated)."""
+    d, A = e.head_dim, e.n_axes
+    zero = probe.basis(f, d, np.zeros(A, dtype=np.int64))
+    moved = []
+    for a in range(A):
+        v = np.zeros(A, dtype=np.int64)
+        v[a] = min(5, e.max_position - 1)
+        moved.append(np.abs(probe.basis(f, d, v) - zero) > 1e-3)
+    for (ia, ib), (oa, ob) in zip(e.pairs(), e.out_pairs()):
+        for src, (cos_at, sin_at) in ((ia, (oa, ob)), (ib, (ob, oa))):  # e_src's cos-like and sin-like outputs
+            first = [a for a in range(A) if moved[a][src, cos_at]]
+            second = [a for a in range(A) if moved[a][src, sin_at]]
+            if first and second and first != second:
+                return "not-a-rotation", (
+                    f"pair ({ia}, {ib}) is no rotation: dim {src}'s output at dim {cos_at} turns with axis "
+                    f"{'/'.join(e.axes[a] for a in first)} and at dim {sin_at} with axis "
+                    f"{'/'.join(e.axes[a] for a in second)}, so its cos and sin come from different axes (a table split "
+                    f"by other sizes than its pairs'); at equal positions on every axis (text tokens) it is a rotation")
+    return None
 
 
 def _axes_frequencies(e: Expect, omega, precision, got, th) -> tuple[str, str] | None:
