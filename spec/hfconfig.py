@@ -48,6 +48,7 @@ from ropespec.spec.expectation import Expect, ExpectationError, _is_number, load
 INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "cohere", "cohere2", "cohere2_moe",
                            "ernie4_5", "ernie4_5_moe", "ernie4_5_vl_moe", "glm", "glm4", "glm_ocr", "helium",
                            "moonshine", "moonshine_streaming", "openai_privacy_filter", "pe_video", "pe_video_encoder",
+                           "pe_audio", "pe_audio_encoder", "pe_audio_video", "pe_audio_video_encoder",
                            "deepseek_v4", "llama4")
 #: model types that read interleaved pairs and write the half layout where the config names no ``rope_interleave``:
 #: DeepSeek-V3's config defaults it to true, the others' MLA attention calls ``apply_rotary_pos_emb_interleave``

@@ -33,6 +33,20 @@ def subset():
 
 def test_a_model_type_that_cannot_be_checked_says_why(subset):
     assert not subset["pixtral"].checkable and "vision" in subset["pixtral"].reason
+    assert "hf_axes:pixtral checks it" in subset["pixtral"].reason  # its 2-D axial rotary: the hf_axes adapter's
+
+
+def test_a_tower_is_told_by_what_follows_the_models_own_name():
+    """A tower's class says Vision, Audio, 2D, ... after the model's own name: Granite 4 Vision's text rotary, Higgs
+    Audio V2's language model's and Nemotron 3 Diarization's ('3D' inside its name) are the main model's, and found."""
+    assert hf_models._tower("Qwen2VLVisionRotaryEmbedding", "Qwen2VL")
+    assert hf_models._tower("Qwen2_5_VisionRotaryEmbedding", "Qwen2_5_VL")  # no prefix to strip: the whole name
+    for name, prefix in [("Granite4VisionTextRotaryEmbedding", "Granite4Vision"),
+                         ("HiggsAudioV2RotaryEmbedding", "HiggsAudioV2"),
+                         ("Nemotron3DiarizationRotaryEmbedding", "Nemotron3Diarization")]:
+        assert not hf_models._tower(name, prefix), name
+    found = {f.model_type: f for f in hf_models.discover(("granite4_vision", "higgs_audio_v2", "pe_audio"))}
+    assert all(f.checkable for f in found.values()), {t: f.reason for t, f in found.items()}
 
 
 @pytest.mark.parametrize("model_type", [t for t in SUBSET if t != "pixtral"])

@@ -100,15 +100,16 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     except Exception as e:
         return _with(found, reason=f"its modeling module does not import: {type(e).__name__}: {e}")
     mine = lambda obj: getattr(obj, "__module__", None) == name  # noqa: E731  defined here, not imported
+    prefix = config.removesuffix("Config")  # the model's own name, which may say Vision or Audio of itself
     rotaries = [n for n, obj in vars(modeling).items() if inspect.isclass(obj) and n.endswith("RotaryEmbedding")
-                and mine(obj) and not re.search(_TOWER, n)]
+                and mine(obj) and not _tower(n, prefix)]
     if not rotaries:
         return _with(found, reason="its only rotary embeddings are a vision or audio tower's")
     rotary = min(rotaries, key=len)  # the text model's (Qwen2VLRotaryEmbedding before Qwen2VLTextRotaryEmbedding)
     found = _with(found, rotary=rotary)
     forms = {n: _form(obj) for n, obj in vars(modeling).items()
              if n.startswith("apply_rotary") and inspect.isfunction(obj) and mine(obj)}
-    called = sorted(_attention_applies(modeling, mine)) or sorted(n for n in forms if n.startswith("apply_rotary_pos_emb"))
+    called = sorted(_attention_applies(modeling, mine, prefix)) or sorted(n for n in forms if n.startswith("apply_rotary_pos_emb"))
     if {"apply_rotary_pos_emb", "apply_rotary_pos_emb_interleave"} <= set(called):
         # its attention calls the one its config's rope_interleave names (DeepSeek-V3's MLA)
         called = ["apply_rotary_pos_emb_interleave" if _rope_interleave(found) else "apply_rotary_pos_emb"]
@@ -124,6 +125,9 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     if forward[:3] != ["self", "x", "position_ids"] or required:
         return _with(found,
                      reason=f"its rotary embedding's forward takes ({', '.join(forward[1:])}), not (x, position_ids)")
+    axial = _axial_adapter(found)
+    if axial is not None:  # a vision model's own 2-D rotary (rope_type axial): the hf_axes adapters' job
+        return _with(found, reason=f"a 2-D vision rotary (rope_type axial): {axial}")
     try:
         expect = expectation_of(found)
     except Exception as e:  # the config.json reader cannot read the default config: said, and the reader's to mend
@@ -148,16 +152,24 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     return found
 
 
-#: class names of a vision, audio or image tower (their rotary embeddings and attention are not the text model's)
+#: words of a class name that make it a vision, audio or image tower's (their rotary embeddings and attention are not
+#: the text model's), read after the model's own name (Granite4Vision's text rotary, HiggsAudioV2's language model's)
 _TOWER = r"Vision|Visual|Audio|Patch|2D|3D|ViT"
 
 
-def _attention_applies(modeling, mine) -> set[str]:
+def _tower(name: str, prefix: str) -> bool:
+    """Whether class ``name`` is a tower's: a tower word in what follows the model's own name ``prefix`` (its config
+    class's name less Config; the whole name where it does not start with it), so that Nemotron3Diarization's '3D'
+    or PeAudio's 'Audio' does not make its main model a tower."""
+    return bool(re.search(_TOWER, name[len(prefix):] if prefix and name.startswith(prefix) else name))
+
+
+def _attention_applies(modeling, mine, prefix: str = "") -> set[str]:
     """The apply functions the text model's attention calls: those named in the source of the module's own classes
     named ``*Attention*`` or ``*MLA*`` (a sparse attention's indexer, as DeepSeek-V3.2's, is not its attention)."""
     names: set[str] = set()
     for n, obj in vars(modeling).items():
-        if inspect.isclass(obj) and mine(obj) and re.search(r"Attention|MLA", n) and not re.search(_TOWER, n):
+        if inspect.isclass(obj) and mine(obj) and re.search(r"Attention|MLA", n) and not _tower(n, prefix):
             names.update(re.findall(r"\b(apply_rotary\w*)\(", inspect.getsource(obj)))
     return names
 
@@ -224,6 +236,23 @@ def _rotary_config(f: Found):
 def expectation(model_type: str):
     """The expectation the config.json reader makes of the model type's default config."""
     return expectation_of(_found(model_type))
+
+
+def _axial_adapter(f: Found) -> str | None:
+    """Where the model's rotary config says rope_type axial (Pixtral's, MLCD's: a 2-D vision rotary over (h, w)), the
+    adapter that checks it, in words; None otherwise."""
+    try:
+        d = _rotary_config(f).to_dict()
+    except Exception:
+        return None
+    params = d.get("rope_parameters") or d.get("rope_scaling") or {}
+    if not isinstance(params, dict) or params.get("rope_type") != "axial":
+        return None
+    from ropespec.implementations.adapters import hf_axes
+
+    if f.model_type in hf_axes.MODELS:
+        return f"ropespec.implementations.adapters.hf_axes:{f.model_type} checks it (tests/test_real_multi_axis.py)"
+    return "no hf_axes adapter builds it yet"
 
 
 def expectation_of(f: Found):
