@@ -268,6 +268,9 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
             layouts.append(("parity", {"axes_parity": True}))
     if owner == interleaved and owner != chunked:
         layouts.append(("interleaved", {"mrope_section": counts, "mrope_interleaved": True}))
+    if owner == [j % A for j in range(len(owner))] and len(set(counts)) == 1 and owner != chunked:
+        # a ladder per axis dealt one pair of each axis per frequency (LTX-Video's, Kimi K2.5's)
+        layouts.append(("per-axis", {"axes_dims_rope": [2 * c for c in counts], "axes_interleaved": True}))
     # per-axis ladders each start at theta^0 = 1, so an axis whose first pair turns at s != 1 per position has scale s
     # (real coordinates, DINOv3's 2 pi x 2/H), read off before the fit; a scaled reading is the last tried, since a
     # ladder of another layout is a per-axis one scaled too (Pixtral's odd indices: theta^(-1/32) theta^(-2k/32))
@@ -275,7 +278,6 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
               for s in [_axes_scales(theta, plain.replace(**fields).ladder(), owner, A, tol)] if s is not None]
     for kind, fields in [(k, {**f, "axes_scale": None}) for k, f in layouts] + scaled:
         shape = plain.replace(**fields)
-        scales = fields["axes_scale"]
         # the base from the ladder's exponents: ln theta_j = -(2 i_j / R_j) ln b, fitted through the origin
         ladder = shape.ladder()
         unit = theta / shape.pair_scales()
@@ -296,7 +298,10 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
         err = float(np.max(np.abs(reference.rates(cand) - theta) / theta))
         if err <= max(tol, 1e-6):
             fp.base, fp.base_precision, fp.curve, fp.curve_error = base, err, "ntk-or-default", err
-            fp.axes.update(kind=kind, **{k: v for k, v in fields.items() if k != "mrope_interleaved" and v is not None})
+            fp.axes.update(kind=kind, **{k: v for k, v in fields.items()
+                                         if k not in ("mrope_interleaved", "axes_interleaved") and v is not None})
+            if fields.get("axes_interleaved"):
+                fp.axes["kind"] = "per-axis, one pair of each axis per frequency"
             if cand.axes_offset is not None:
                 fp.axes["axes_offset"] = list(cand.axes_offset)
             fp.expect = cand.replace(dtype=expect.dtype).to_dict()

@@ -61,6 +61,18 @@ _PRESETS: dict[str, dict[str, Any]] = {
     "qwen2-vl-vision": {"head_dim": 80, "rope_theta": 10000.0, "axes_dims_rope": [40, 40], "max_position": 8192},
     "qwen3.5-vision": {"head_dim": 72, "rope_theta": 10000.0, "axes_dims_rope": [36, 36], "axis_names": ["h", "w"],
                        "max_position": 8192},
+    "exaone-4.5-vision": {"head_dim": 224, "rope_theta": 10000.0, "axes_dims_rope": [112, 112], "axis_names": ["h", "w"],
+                          "max_position": 8192},
+    "glm-5-next-vision": {"head_dim": 64, "rope_theta": 10000.0, "axes_dims_rope": [32, 32], "axis_names": ["h", "w"],
+                          "max_position": 8192},
+    "lfm3-vl-vision": {"head_dim": 64, "rope_theta": 1000000.0, "axes_dims_rope": [32, 32], "axis_names": ["h", "w"],
+                       "max_position": 8192},
+    "videollama3-vision": {"head_dim": 64, "rope_theta": 10000.0, "axes_dims_rope": [32, 32], "axis_names": ["h", "w"],
+                           "max_position": 8192},
+    "kimi-k2.5-vision": {"head_dim": 72, "rope_theta": 10000.0, "axes_dims_rope": [36, 36], "axes_interleaved": True,
+                         "axis_names": ["w", "h"], "max_position": 8192},
+    "inkling2-vision": {"head_dim": 64, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [32, 32],
+                        "axis_names": ["w", "h"], "axes_offset": [1, 1], "max_position": 8192},
     "pixtral-12b": {"head_dim": 64, "rope_theta": 10000.0, "axes_parity": True, "max_position": 64},
     "mlcd-vit-bigg": {"head_dim": 104, "rope_theta": 10000.0, "axes_dims_rope": [52, 52], "axis_names": ["h", "w"],
                       "max_position": 24},
@@ -89,6 +101,18 @@ UNVERIFIED: dict[str, str] = {
                        "checkpoint's config.json was not read here); max_position: no limit of its own, 8192 is ropespec's"),
     "flux.1-dev": "max_position: FLUX has no limit of its own (the ids are patch rows and columns); 4096 is ropespec's",
     "hunyuan-video": "max_position: no limit of its own; 4096 is ropespec's",
+    "exaone-4.5-vision": ("head_dim 224 = hidden_size 3584 / 16 heads, from transformers' Exaone4_5_VisionConfig "
+                          "defaults; max_position: no limit of its own, 8192 is ropespec's"),
+    "glm-5-next-vision": ("head_dim 64 = hidden_size 1024 / 16 heads, from transformers' Glm5NextVisionConfig defaults; "
+                          "max_position: no limit of its own, 8192 is ropespec's"),
+    "lfm3-vl-vision": ("head_dim 64 = hidden_size 1024 / 16 heads, rope_theta 1e6, from transformers' Lfm3VlVisionConfig "
+                       "defaults; max_position: no limit of its own, 8192 is ropespec's"),
+    "videollama3-vision": ("head_dim 64 = hidden_size 768 / 12 heads, from transformers' VideoLlama3VisionConfig "
+                           "defaults; max_position: no limit of its own, 8192 is ropespec's"),
+    "kimi-k2.5-vision": ("head_dim 72 = hidden_size 1152 / 16 heads, from transformers' Kimi_K25VisionConfig defaults; "
+                         "its temporal axis is an additive table, not RoPE; max_position 8192 is ropespec's"),
+    "inkling2-vision": ("head_dim 64 = hidden_size 1024 / 16 heads, from transformers' Inkling2VisionConfig defaults; "
+                        "max_position 8192 is ropespec's"),
     "pixtral-12b": "max_position 64: image_size 1024 / patch_size 16 patches per side, from transformers' "
                    "PixtralVisionConfig defaults",
     "mlcd-vit-bigg": "max_position 24: image_size 336 / patch_size 14 patches per side; head_dim 104 = hidden_size 1664 / 16 "
@@ -122,6 +146,10 @@ NOTES: dict[str, str] = {
                        "pairing over the whole head (embed_dim 1280, 16 heads)",
     "qwen3.5-vision": ("Qwen3.5's vision tower (rope_type axial): [h | w] halves of 18 pairs each, each axis's ladder "
                        "theta^(-2k/36), half pairing over the whole head"),
+    "kimi-k2.5-vision": ("Qwen2-VL's vision rotary with its table recomposed [w0, h0, w1, h1, ...]: each axis its own "
+                         "ladder theta^(-2k/36), one pair of each per frequency (axes_interleaved), w first; half pairing"),
+    "inkling2-vision": ("[w | h] ladders theta^(-2k/32) of interleaved pairs over patches counted from 1 (axes_offset "
+                        "[1, 1]; its class token at (0, 0) is no grid position and is not checked)"),
     "pixtral-12b": "one ladder theta^(-2j/64): h takes the even frequency indices, w the odd, chunked [h | w]",
     "mlcd-vit-bigg": ("MLCD's 2-D axial RoPE: [h | w] halves of 26 pairs each, each axis's ladder theta^(-2k/52) "
                       "(computed over head_dim // 2), half pairing over the whole head"),

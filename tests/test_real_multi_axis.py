@@ -28,6 +28,12 @@ MODELS = {
     "hf_axes:pixtral": ("transformers", "pixtral-12b"),
     "hf_axes:mlcd": ("transformers", "mlcd-vit-bigg"),
     "hf_axes:llama4_vision": ("transformers", "llama-4-vision"),  # its 24-patch grid, patches counted from 1
+    "hf_axes:exaone4_5": ("transformers", "exaone-4.5-vision"),  # towers of Qwen2-VL's vision code
+    "hf_axes:glm5_next": ("transformers", "glm-5-next-vision"),
+    "hf_axes:lfm3_vl": ("transformers", "lfm3-vl-vision"),
+    "hf_axes:video_llama_3": ("transformers", "videollama3-vision"),
+    "hf_axes:kimi_k25": ("transformers", "kimi-k2.5-vision"),  # its table recomposed one pair of each axis in turn
+    "hf_axes:inkling2": ("transformers", "inkling2-vision"),  # interleaved [w | h], patches counted from 1
     "hf_axes:dinov3": ("transformers", "dinov3-vitl16"),  # patch centres in [-1, 1] times 2 pi: real coordinates
     # ascending ladders dealt per frequency, coordinates (i - base/2) pi/base, at a dim that is a multiple of 6
     "diffusers:ltx_video": ("diffusers", "examples/ltx_video_48.json"),

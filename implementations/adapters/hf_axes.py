@@ -19,6 +19,7 @@ kind of axes, convention, number of axes) is declined, so that a verdict is alwa
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 from dataclasses import dataclass
 
@@ -40,6 +41,13 @@ class Model:
     # "pixtral": (n, 2) and apply_rotary_pos_emb(..., unsqueeze_dim=0)
     #: a vision tower's config keys for its width, heads and depth (Qwen2-VL's names; MLCD's are a text model's)
     sizes: tuple[str, str, str] = ("embed_dim", "num_heads", "depth")
+    #: the model reads a patch's (h, w) where the expectation's axes are (w, h) (its table puts w's pairs first)
+    flip: bool = False
+    #: the model's position builder counts patches from 1 (Inkling 2's, Llama 4's): the expectation's axes_offset,
+    #: added by the adapter as the builder adds it
+    offset: tuple[int, ...] | None = None
+    #: its pairs are dealt one of each axis per frequency (Kimi K2.5's [w0, h0, w1, h1, ...]: axes_interleaved)
+    per_frequency: bool = False
 
 
 MODELS = {
@@ -60,6 +68,21 @@ MODELS = {
                      call="pixtral"),
     "mlcd": Model("mlcd", "MLCDVisionConfig", "MLCDRotaryEmbedding", "per-axis", n_axes=2, call="vision",
                   sizes=("hidden_size", "num_attention_heads", "num_hidden_layers")),
+    # vision towers of Qwen2-VL's code under their own names, and two that deal its table otherwise
+    "exaone4_5": Model("exaone4_5", "Exaone4_5_VisionConfig", "Exaone4_5_VisionRotaryEmbedding", "per-axis", n_axes=2,
+                       call="vision", sizes=("hidden_size", "num_heads", "depth")),
+    "glm5_next": Model("glm5_next", "Glm5NextVisionConfig", "Glm5NextVisionRotaryEmbedding", "per-axis", n_axes=2,
+                       call="vision", sizes=("hidden_size", "num_heads", "depth")),
+    "lfm3_vl": Model("lfm3_vl", "Lfm3VlVisionConfig", "Lfm3VlVisionRotaryEmbedding", "per-axis", n_axes=2,
+                     call="vision", sizes=("hidden_size", "num_attention_heads", "num_hidden_layers")),
+    "video_llama_3": Model("video_llama_3", "VideoLlama3VisionConfig", "VideoLlama3VisionRotaryEmbedding", "per-axis",
+                           n_axes=2, call="vision", sizes=("hidden_size", "num_attention_heads", "num_hidden_layers")),
+    "kimi_k25": Model("kimi_k25", "Kimi_K25VisionConfig", "Kimi_K25VisionRotaryEmbedding", "per-axis", n_axes=2,
+                      call="vision", sizes=("hidden_size", "num_attention_heads", "num_hidden_layers"), flip=True,
+                      per_frequency=True),
+    "inkling2": Model("inkling2", "Inkling2VisionConfig", "Inkling2VisionRotaryEmbedding", "per-axis",
+                      convention="interleaved", n_axes=2, call="vision",
+                      sizes=("hidden_size", "num_attention_heads", "num_hidden_layers"), flip=True, offset=(1, 1)),
 }
 
 
@@ -73,6 +96,13 @@ def _decline(name: str, m: Model, expect) -> None:
         raise NotImplementedError(f"transformers' {name} code pairs {m.convention}, not {expect.convention}")
     if expect.rotary_dim != expect.head_dim and not m.partial:
         raise NotImplementedError(f"transformers' {name} code rotates every dim (no partial rotary)")
+    if expect.axes_interleaved != m.per_frequency:
+        raise NotImplementedError(f"transformers' {name} code deals its pairs "
+                                  f"{'one of each axis per frequency' if m.per_frequency else 'in halves'} "
+                                  f"(axes_interleaved {str(m.per_frequency).lower()})")
+    if m.call == "vision" and (expect.axes_offset, expect.axes_scale) != (m.offset, None):
+        raise NotImplementedError(f"transformers' {name} turns its patches by their "
+                                  f"{'index + 1 (axes_offset [1, 1])' if m.offset else 'index'}, unscaled")
     if m.kind == "per-axis" and expect.axes_dims_rope != (expect.head_dim // 2,) * 2:
         raise NotImplementedError(f"transformers' {name} code splits the head into two halves of "
                                   f"{expect.head_dim // 2} dims, not {list(expect.axes_dims_rope)}")
@@ -87,7 +117,8 @@ def config_for(name: str, expect):
     d = expect.head_dim
     if m.call == "vision":
         width, heads, depth = m.sizes
-        return cls(**{width: d, heads: 1, depth: 1},
+        kv = {"num_key_value_heads": 1} if "num_key_value_heads" in inspect.signature(cls.__init__).parameters else {}
+        return cls(**{width: d, heads: 1, depth: 1}, **kv,
                    rope_parameters={"rope_type": "axial", "rope_theta": expect.rope_theta})
     if m.call == "pixtral":
         return cls(hidden_size=d, num_attention_heads=1, num_hidden_layers=1, intermediate_size=d,
@@ -135,6 +166,10 @@ def factory(name: str):
                     cos, sin = rotary(x, positions.T[:, None, :])
                     q = x[None, None]
                     return modeling.apply_rotary_pos_emb(q, q, cos, sin, unsqueeze_dim=1)[0][0, 0]
+                if m.flip:  # the model's (h, w) from the expectation's (w, h)
+                    positions = positions[:, [1, 0]]
+                if m.offset:  # its position builder's patches counted from 1
+                    positions = positions + torch.tensor(m.offset, device=positions.device, dtype=positions.dtype)
                 cos, sin = rotary(x, positions)  # the vision towers: position_ids (n, 2), (h, w) per patch
                 if m.call == "vision":  # q (n, heads, dim)
                     return modeling.apply_rotary_pos_emb_vision(x[:, None], x[:, None], cos, sin)[0][:, 0]
@@ -257,6 +292,12 @@ qwen2_vl_vision = factory("qwen2_vl_vision")
 qwen3_5_vision = factory("qwen3_5_vision")
 pixtral = factory("pixtral")
 mlcd = factory("mlcd")
+exaone4_5 = factory("exaone4_5")
+glm5_next = factory("glm5_next")
+lfm3_vl = factory("lfm3_vl")
+video_llama_3 = factory("video_llama_3")
+kimi_k25 = factory("kimi_k25")
+inkling2 = factory("inkling2")
 # the same rotary embeddings as table builders (--form table), as ropespec.implementations.adapters.hf_axes:<model>_table
 qwen2_vl_table = table_factory("qwen2_vl")
 qwen3_vl_table = table_factory("qwen3_vl")

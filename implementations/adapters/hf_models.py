@@ -104,7 +104,7 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     rotaries = [n for n, obj in vars(modeling).items() if inspect.isclass(obj) and n.endswith("RotaryEmbedding")
                 and mine(obj) and not _tower(n, prefix)]
     if not rotaries:
-        return _with(found, reason="its only rotary embeddings are a vision or audio tower's")
+        return _with(found, reason="its only rotary embeddings are a vision or audio tower's" + _tower_adapter(model_type))
     rotary = min(rotaries, key=len)  # the text model's (Qwen2VLRotaryEmbedding before Qwen2VLTextRotaryEmbedding)
     found = _with(found, rotary=rotary)
     forms = {n: _form(obj) for n, obj in vars(modeling).items()
@@ -236,6 +236,15 @@ def _rotary_config(f: Found):
 def expectation(model_type: str):
     """The expectation the config.json reader makes of the model type's default config."""
     return expectation_of(_found(model_type))
+
+
+def _tower_adapter(model_type: str) -> str:
+    """': hf_axes:<model_type> checks it' where the hf_axes adapters build the model's vision tower rotary, else ''."""
+    from ropespec.implementations.adapters import hf_axes
+
+    if model_type in hf_axes.MODELS:
+        return f": ropespec.implementations.adapters.hf_axes:{model_type} checks it (tests/test_real_multi_axis.py)"
+    return ""
 
 
 def _axial_adapter(f: Found) -> str | None:
