@@ -56,6 +56,12 @@ _PRESETS: dict[str, dict[str, Any]] = {
                     "max_position": 262144, "video_time": "frames"},
     "qwen3.5": {"head_dim": 256, "partial_rotary_factor": 0.25, "rope_theta": 10000.0, "mrope_section": [11, 11, 10],
                 "mrope_interleaved": True, "max_position": 32768},
+    "cosmos3-edge": {"head_dim": 128, "rope_theta": 100000000.0, "mrope_section": [24, 20, 20], "mrope_interleaved": True,
+                     "max_position": 131072},
+    "glm-image": {"head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "mrope_section": [8, 12, 12],
+                  "max_position": 131072},
+    "hy-v4-vl": {"head_dim": 64, "rope_theta": 10000.0, "convention": "interleaved", "mrope_section": [12, 10, 10],
+                 "mrope_interleaved": True, "max_position": 262144},
     "glm-4.1v": {"head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "convention": "interleaved",
                  "mrope_section": [8, 12, 12], "max_position": 65536, "video_time": "frames"},
     "qwen2-vl-vision": {"head_dim": 80, "rope_theta": 10000.0, "axes_dims_rope": [40, 40], "max_position": 8192},
@@ -101,6 +107,11 @@ UNVERIFIED: dict[str, str] = {
                        "checkpoint's config.json was not read here); max_position: no limit of its own, 8192 is ropespec's"),
     "flux.1-dev": "max_position: FLUX has no limit of its own (the ids are patch rows and columns); 4096 is ropespec's",
     "hunyuan-video": "max_position: no limit of its own; 4096 is ropespec's",
+    "cosmos3-edge": "from transformers' Cosmos3EdgeTextConfig defaults (a checkpoint's config.json was not read here)",
+    "glm-image": ("from transformers' GlmImageTextConfig defaults, whose own rope_parameters lack partial_rotary_factor "
+                  "and mrope_section (its code's fallback [8, 12, 12] over half the head, as GLM-4V MoE's)"),
+    "hy-v4-vl": ("head_dim 64 is qk_rope_head_dim (MLA: the rope slice of q, k shared across heads), from transformers' "
+                 "HYV4VLTextConfig defaults"),
     "exaone-4.5-vision": ("head_dim 224 = hidden_size 3584 / 16 heads, from transformers' Exaone4_5_VisionConfig "
                           "defaults; max_position: no limit of its own, 8192 is ropespec's"),
     "glm-5-next-vision": ("head_dim 64 = hidden_size 1024 / 16 heads, from transformers' Glm5NextVisionConfig defaults; "

@@ -23,6 +23,9 @@ MODELS = {
     "hf_axes:qwen3_vl": ("transformers", "qwen3-vl-8b"),
     "hf_axes:qwen3_5": ("transformers", "qwen3.5"),
     "hf_axes:glm4v": ("transformers", "glm-4.1v"),
+    "hf_axes:cosmos3_edge": ("transformers", "cosmos3-edge"),  # Qwen3-VL's interleaved sections
+    "hf_axes:glm_image": ("transformers", "glm-image"),  # chunked sections over half the head, half pairs
+    "hf_axes:hy_v4_vl": ("transformers", "hy-v4-vl"),  # interleaved sections on MLA's rope slice, interleaved pairs
     "hf_axes:qwen2_vl_vision": ("transformers", "qwen2-vl-vision"),
     "hf_axes:qwen3_5_vision": ("transformers", "qwen3.5-vision"),  # rope_type axial
     "hf_axes:pixtral": ("transformers", "pixtral-12b"),

@@ -48,6 +48,8 @@ class Model:
     offset: tuple[int, ...] | None = None
     #: its pairs are dealt one of each axis per frequency (Kimi K2.5's [w0, h0, w1, h1, ...]: axes_interleaved)
     per_frequency: bool = False
+    #: a config key that must say the head dim too (HY-V4-VL's MLA sets head_dim from qk_rope_head_dim)
+    rope_dim_key: str | None = None
 
 
 MODELS = {
@@ -58,6 +60,10 @@ MODELS = {
     # HunyuanOCR's four axes (p, w, h, image) over a ladder at the NTK-alpha base theta alpha^(d/(d - 2)), stated as
     # rope_theta (transformers 5.24 splits its table by [2 s for s in sections]: see README, "A genuine flaw")
     "hunyuan_vl": Model("hunyuan_vl", "HunYuanVLTextConfig", "HunYuanVLRotaryEmbedding", "chunked", n_axes=4),
+    "cosmos3_edge": Model("cosmos3_edge", "Cosmos3EdgeTextConfig", "Cosmos3EdgeTextRotaryEmbedding", "interleaved"),
+    "glm_image": Model("glm_image", "GlmImageTextConfig", "GlmImageTextRotaryEmbedding", "chunked", partial=True),
+    "hy_v4_vl": Model("hy_v4_vl", "HYV4VLTextConfig", "HYV4VLRotaryEmbedding", "interleaved", convention="interleaved",
+                      rope_dim_key="qk_rope_head_dim"),
     "glm4v": Model("glm4v", "Glm4vTextConfig", "Glm4vTextRotaryEmbedding", "chunked", convention="interleaved",
                    partial=True),
     "qwen2_vl_vision": Model("qwen2_vl", "Qwen2VLVisionConfig", "Qwen2VLVisionRotaryEmbedding", "per-axis",
@@ -127,7 +133,8 @@ def config_for(name: str, expect):
     if m.partial and expect.rotary_dim != d:
         params["partial_rotary_factor"] = expect.rotary_dim / d
     return cls(hidden_size=d, num_attention_heads=1, num_key_value_heads=1, num_hidden_layers=1, head_dim=d,
-               max_position_embeddings=expect.max_position, rope_parameters=params)
+               max_position_embeddings=expect.max_position, rope_parameters=params,
+               **({m.rope_dim_key: d} if m.rope_dim_key else {}))
 
 
 def _torch():
@@ -287,6 +294,9 @@ qwen2_5_vl = factory("qwen2_5_vl")
 qwen3_vl = factory("qwen3_vl")
 qwen3_5 = factory("qwen3_5")
 glm4v = factory("glm4v")
+cosmos3_edge = factory("cosmos3_edge")
+glm_image = factory("glm_image")
+hy_v4_vl = factory("hy_v4_vl")
 hunyuan_vl = factory("hunyuan_vl")
 qwen2_vl_vision = factory("qwen2_vl_vision")
 qwen3_5_vision = factory("qwen3_5_vision")

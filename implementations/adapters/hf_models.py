@@ -104,7 +104,7 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     rotaries = [n for n, obj in vars(modeling).items() if inspect.isclass(obj) and n.endswith("RotaryEmbedding")
                 and mine(obj) and not _tower(n, prefix)]
     if not rotaries:
-        return _with(found, reason="its only rotary embeddings are a vision or audio tower's" + _tower_adapter(model_type))
+        return _with(found, reason="its only rotary embeddings are a vision or audio tower's" + _hf_axes_says(model_type))
     rotary = min(rotaries, key=len)  # the text model's (Qwen2VLRotaryEmbedding before Qwen2VLTextRotaryEmbedding)
     found = _with(found, rotary=rotary)
     forms = {n: _form(obj) for n, obj in vars(modeling).items()
@@ -118,7 +118,7 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
         return _with(found, reason=_no_apply(model_type, called, forms))
     found = _with(found, apply=usable[0], takes=forms[usable[0]])
     if "mrope" in inspect.getsource(getattr(modeling, rotary).forward):  # one row of positions per axis
-        return _with(found, reason="multi-axis RoPE (M-RoPE position ids): the hf_axes adapters check these")
+        return _with(found, reason="multi-axis RoPE (M-RoPE position ids): the hf_axes adapters check these" + _hf_axes_says(model_type))
     params = inspect.signature(getattr(modeling, rotary).forward).parameters
     forward = list(params)
     required = [p for p in forward[3:] if p != "layer_type" and params[p].default is inspect.Parameter.empty]
@@ -133,7 +133,7 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     except Exception as e:  # the config.json reader cannot read the default config: said, and the reader's to mend
         return _with(found, reason=f"the config.json reader: {e}")
     if expect.multi_axis:
-        return _with(found, reason="multi-axis RoPE (M-RoPE position ids): the hf_axes adapters check these")
+        return _with(found, reason="multi-axis RoPE (M-RoPE position ids): the hf_axes adapters check these" + _hf_axes_says(model_type))
     if "mrope" in inspect.getsource(getattr(modeling, rotary)):
         # an M-RoPE model's text tokens (t = h = w) are 1-D RoPE where its code takes one row of positions, as
         # Qwen2-VL's does; GLM-4V's splits its table by axis and cannot
@@ -148,7 +148,7 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
             rope(torch.zeros((2, expect.head_dim)), torch.arange(2))
         except Exception:
             return _with(found, reason="multi-axis RoPE whose default config needs M-RoPE position ids (3, batch, n) "
-                                       "even for text: the hf_axes adapters check these")
+                                       "even for text: the hf_axes adapters check these" + _hf_axes_says(model_type))
     return found
 
 
@@ -238,8 +238,9 @@ def expectation(model_type: str):
     return expectation_of(_found(model_type))
 
 
-def _tower_adapter(model_type: str) -> str:
-    """': hf_axes:<model_type> checks it' where the hf_axes adapters build the model's vision tower rotary, else ''."""
+def _hf_axes_says(model_type: str) -> str:
+    """': hf_axes:<model_type> checks it' where an hf_axes adapter builds the model's multi-axis rotary (a vision
+    tower's, or a text M-RoPE's), else ''."""
     from ropespec.implementations.adapters import hf_axes
 
     if model_type in hf_axes.MODELS:
