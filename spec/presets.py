@@ -79,6 +79,8 @@ _PRESETS: dict[str, dict[str, Any]] = {
                          "axis_names": ["w", "h"], "max_position": 8192},
     "inkling2-vision": {"head_dim": 64, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [32, 32],
                         "axis_names": ["w", "h"], "axes_offset": [1, 1], "max_position": 8192},
+    "sam2-video": {"head_dim": 256, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [128, 128],
+                   "axis_names": ["w", "h"], "max_position": 64},
     "pixtral-12b": {"head_dim": 64, "rope_theta": 10000.0, "axes_parity": True, "max_position": 64},
     "mlcd-vit-bigg": {"head_dim": 104, "rope_theta": 10000.0, "axes_dims_rope": [52, 52], "axis_names": ["h", "w"],
                       "max_position": 24},
@@ -112,6 +114,10 @@ UNVERIFIED: dict[str, str] = {
                   "and mrope_section (its code's fallback [8, 12, 12] over half the head, as GLM-4V MoE's)"),
     "hy-v4-vl": ("head_dim 64 is qk_rope_head_dim (MLA: the rope slice of q, k shared across heads), from transformers' "
                  "HYV4VLTextConfig defaults"),
+    "sam2-video": ("SAM 2 video's memory attention (EdgeTAM video's and SAM 3 tracker video's alike): head_dim 256 = "
+                   "memory_attention_hidden_size / (downsample rate 1 x 1 head), max_position 64 = "
+                   "memory_attention_rope_feat_sizes (SAM 3 tracker's are 72), from transformers' Sam2VideoConfig "
+                   "defaults"),
     "exaone-4.5-vision": ("head_dim 224 = hidden_size 3584 / 16 heads, from transformers' Exaone4_5_VisionConfig "
                           "defaults; max_position: no limit of its own, 8192 is ropespec's"),
     "glm-5-next-vision": ("head_dim 64 = hidden_size 1024 / 16 heads, from transformers' Glm5NextVisionConfig defaults; "

@@ -37,6 +37,9 @@ MODELS = {
     "hf_axes:video_llama_3": ("transformers", "videollama3-vision"),
     "hf_axes:kimi_k25": ("transformers", "kimi-k2.5-vision"),  # its table recomposed one pair of each axis in turn
     "hf_axes:inkling2": ("transformers", "inkling2-vision"),  # interleaved [w | h], patches counted from 1
+    "hf_axes:sam2_video": ("transformers", "sam2-video"),  # SAM 2's memory attention, apply_rotary_pos_emb_2d
+    "hf_axes:edgetam_video": ("transformers", "sam2-video"),
+    "hf_axes:sam3_tracker_video": ("transformers", "sam2-video"),
     "hf_axes:dinov3": ("transformers", "dinov3-vitl16"),  # patch centres in [-1, 1] times 2 pi: real coordinates
     # ascending ladders dealt per frequency, coordinates (i - base/2) pi/base, at a dim that is a multiple of 6
     "diffusers:ltx_video": ("diffusers", "examples/ltx_video_48.json"),

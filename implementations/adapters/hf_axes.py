@@ -38,7 +38,7 @@ class Model:
     n_axes: int = 3
     partial: bool = False  # a partial_rotary_factor in its rope_parameters
     call: str = "text"  # "text": position_ids (3, batch, seq); "vision": (n, 2) and apply_rotary_pos_emb_vision;
-    # "pixtral": (n, 2) and apply_rotary_pos_emb(..., unsqueeze_dim=0)
+    # "pixtral": (n, 2) and apply_rotary_pos_emb(..., unsqueeze_dim=0); "sam2": (n, 2) and apply_rotary_pos_emb_2d
     #: a vision tower's config keys for its width, heads and depth (Qwen2-VL's names; MLCD's are a text model's)
     sizes: tuple[str, str, str] = ("embed_dim", "num_heads", "depth")
     #: the model reads a patch's (h, w) where the expectation's axes are (w, h) (its table puts w's pairs first)
@@ -50,7 +50,13 @@ class Model:
     per_frequency: bool = False
     #: a config key that must say the head dim too (HY-V4-VL's MLA sets head_dim from qk_rope_head_dim)
     rope_dim_key: str | None = None
+    #: the apply function of a "sam2" call (EdgeTAM's self-attention has its own name for SAM 2's)
+    apply: str = "apply_rotary_pos_emb_2d"
 
+
+#: SAM 2 video's config keys for its memory attention's width, heads and downsample rate (head_dim = width / (rate
+#: heads))
+_SAM2 = ("memory_attention_hidden_size", "memory_attention_num_attention_heads", "memory_attention_downsample_rate")
 
 MODELS = {
     "qwen2_vl": Model("qwen2_vl", "Qwen2VLTextConfig", "Qwen2VLRotaryEmbedding", "chunked"),
@@ -86,6 +92,14 @@ MODELS = {
     "kimi_k25": Model("kimi_k25", "Kimi_K25VisionConfig", "Kimi_K25VisionRotaryEmbedding", "per-axis", n_axes=2,
                       call="vision", sizes=("hidden_size", "num_attention_heads", "num_hidden_layers"), flip=True,
                       per_frequency=True),
+    # SAM 2's memory attention RoPE (and its kin): interleaved [w | h] ladders, apply_rotary_pos_emb_2d
+    "sam2_video": Model("sam2_video", "Sam2VideoConfig", "Sam2VideoVisionRotaryEmbedding", "per-axis",
+                        convention="interleaved", n_axes=2, call="sam2", sizes=_SAM2),
+    "edgetam_video": Model("edgetam_video", "EdgeTamVideoConfig", "EdgeTamVideoVisionRotaryEmbedding", "per-axis",
+                           convention="interleaved", n_axes=2, call="sam2", sizes=_SAM2,
+                           apply="apply_rotary_pos_emb_2d_self_attn"),
+    "sam3_tracker_video": Model("sam3_tracker_video", "Sam3TrackerVideoConfig", "Sam3TrackerVideoVisionRotaryEmbedding",
+                                "per-axis", convention="interleaved", n_axes=2, call="sam2", sizes=_SAM2),
     "inkling2": Model("inkling2", "Inkling2VisionConfig", "Inkling2VisionRotaryEmbedding", "per-axis",
                       convention="interleaved", n_axes=2, call="vision",
                       sizes=("hidden_size", "num_attention_heads", "num_hidden_layers"), flip=True, offset=(1, 1)),
@@ -106,7 +120,7 @@ def _decline(name: str, m: Model, expect) -> None:
         raise NotImplementedError(f"transformers' {name} code deals its pairs "
                                   f"{'one of each axis per frequency' if m.per_frequency else 'in halves'} "
                                   f"(axes_interleaved {str(m.per_frequency).lower()})")
-    if m.call == "vision" and (expect.axes_offset, expect.axes_scale) != (m.offset, None):
+    if m.call in ("vision", "sam2") and (expect.axes_offset, expect.axes_scale) != (m.offset, None):
         raise NotImplementedError(f"transformers' {name} turns its patches by their "
                                   f"{'index + 1 (axes_offset [1, 1])' if m.offset else 'index'}, unscaled")
     if m.kind == "per-axis" and expect.axes_dims_rope != (expect.head_dim // 2,) * 2:
@@ -121,7 +135,7 @@ def config_for(name: str, expect):
     m = MODELS[name]
     cls = getattr(transformers, m.config)
     d = expect.head_dim
-    if m.call == "vision":
+    if m.call in ("vision", "sam2"):
         width, heads, depth = m.sizes
         kv = {"num_key_value_heads": 1} if "num_key_value_heads" in inspect.signature(cls.__init__).parameters else {}
         return cls(**{width: d, heads: 1, depth: 1}, **kv,
@@ -180,6 +194,9 @@ def factory(name: str):
                 cos, sin = rotary(x, positions)  # the vision towers: position_ids (n, 2), (h, w) per patch
                 if m.call == "vision":  # q (n, heads, dim)
                     return modeling.apply_rotary_pos_emb_vision(x[:, None], x[:, None], cos, sin)[0][:, 0]
+                if m.call == "sam2":  # SAM 2's memory attention: q (batch, heads, n, dim), cos (n, dim), (w, h) rows
+                    q = x[None, None]
+                    return getattr(modeling, m.apply)(q, q, cos, sin)[0][0, 0]
                 q = x[None, None]  # Pixtral's attention: q (batch, heads, n, dim), cos (n, dim)
                 return modeling.apply_rotary_pos_emb(q, q, cos, sin, unsqueeze_dim=0)[0][0, 0]
 
@@ -308,6 +325,9 @@ lfm3_vl = factory("lfm3_vl")
 video_llama_3 = factory("video_llama_3")
 kimi_k25 = factory("kimi_k25")
 inkling2 = factory("inkling2")
+sam2_video = factory("sam2_video")
+edgetam_video = factory("edgetam_video")
+sam3_tracker_video = factory("sam3_tracker_video")
 # the same rotary embeddings as table builders (--form table), as ropespec.implementations.adapters.hf_axes:<model>_table
 qwen2_vl_table = table_factory("qwen2_vl")
 qwen3_vl_table = table_factory("qwen3_vl")
