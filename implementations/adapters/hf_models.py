@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ropespec.implementations.adapters import hf_axes
 from ropespec.implementations.adapters.hf import MODEL_TYPES as HAND_WRITTEN, attention_call, complex_call
 from ropespec.spec.hfconfig import checked_layer_type, from_hf_config
 
@@ -241,8 +242,6 @@ def expectation(model_type: str):
 def _hf_axes_says(model_type: str) -> str:
     """': hf_axes:<model_type> checks it' where an hf_axes adapter builds the model's multi-axis rotary (a vision
     tower's, or a text M-RoPE's), else ''."""
-    from ropespec.implementations.adapters import hf_axes
-
     if model_type in hf_axes.MODELS:
         return f": ropespec.implementations.adapters.hf_axes:{model_type} checks it (tests/test_real_multi_axis.py)"
     return ""
@@ -258,8 +257,6 @@ def _axial_adapter(f: Found) -> str | None:
     params = d.get("rope_parameters") or d.get("rope_scaling") or {}
     if not isinstance(params, dict) or params.get("rope_type") != "axial":
         return None
-    from ropespec.implementations.adapters import hf_axes
-
     if f.model_type in hf_axes.MODELS:
         return f"ropespec.implementations.adapters.hf_axes:{f.model_type} checks it (tests/test_real_multi_axis.py)"
     return "no hf_axes adapter builds it yet"
