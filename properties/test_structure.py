@@ -9,6 +9,7 @@ from ropespec import reference
 from ropespec.implementations.contract import Failure
 from ropespec.properties import probe
 from ropespec.properties.diagnose import diagnose
+from ropespec.properties.diagnose.structure import dim_runs
 from ropespec.properties.assertions import assert_close, assert_equal, assert_zero
 from ropespec.properties.numerics import per_dim
 from ropespec.properties.cases import expect_strategy, pinned_expects, pinned_rows_of, rows_cases, rows_pinned
@@ -116,16 +117,6 @@ def test_locality(bind, case):
 
 
 
-def _runs(dims) -> str:
-    """Dims as ranges: '0..1, 6..7'."""
-    out, start = [], 0
-    for i in range(1, len(dims) + 1):
-        if i == len(dims) or dims[i] != dims[i - 1] + 1:
-            out.append(f"{dims[start]}..{dims[i - 1]}" if i - 1 > start else f"{dims[start]}")
-            start = i
-    return ", ".join(out)
-
-
 def _has_passthrough(impl):
     e = impl.expect
     if e is not None and e.rotary_dim == e.head_dim and not e.method.still_pairs(e):
@@ -150,7 +141,7 @@ def test_partial_passthrough(bind, case):
     rest = e.passthrough
     y = bind(e)(x, pos)
     if rest.size:
-        assert_equal("f(x, p)", y[:, rest], x[:, rest], call=f"the {rest.size} pass-through dims ({_runs(rest)}) of "
+        assert_equal("f(x, p)", y[:, rest], x[:, rest], call=f"the {rest.size} pass-through dims ({dim_runs(rest)}) of "
                      f"f(x, positions={pos.tolist()})", index_names=("row", "pass-through dim"))
     ins, outs = _still(e)
     if ins:

@@ -39,7 +39,7 @@ def _factory(model_type: str):
 
     def make(expect):
         try:
-            import torch
+            import torch  # noqa: F401  (without torch the factory declines)
             import transformers
 
             modeling = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
@@ -64,28 +64,16 @@ def _factory(model_type: str):
         module.num_key_value_groups = h // h_kv  # the grouped-query heads eager_attention_forward repeats
         rotary = getattr(modeling, rotary_name)(config)
 
-        def attend(q, k, v, positions, causal):
-            n = positions.shape[0]
-            heads = lambda a, m: a.reshape(n, m, d).transpose(0, 1)[None]  # noqa: E731  (1, heads, n, d)
-            qh, kh, vh = heads(q, h), heads(k, h_kv), heads(v, h_kv)
-            with torch.no_grad():
-                rotary.to(q.device)
-                if model_type == "deepseek_v2":
-                    qh, kh = modeling.apply_rotary_emb(qh, kh, rotary(qh, positions[None]))
-                else:
-                    cos, sin = rotary(qh, positions[None])
-                    apply = (modeling.apply_rotary_pos_emb_interleave if expect.convention == "rope_interleave"
-                             else modeling.apply_rotary_pos_emb)
-                    qh, kh = apply(qh, kh, cos, sin)
-                mask = None
-                if causal:
-                    mask = torch.full((n, n), torch.finfo(q.dtype).min, dtype=q.dtype, device=q.device)
-                    mask = torch.triu(mask, diagonal=1)[None, None]
-                out, _ = modeling.eager_attention_forward(module, qh, kh, vh, mask, scaling=module.scaling)
-            return out.reshape(n, h * d)
+        def rotate(qh, kh, positions):
+            rotary.to(qh.device)
+            if model_type == "deepseek_v2":
+                return modeling.apply_rotary_emb(qh, kh, rotary(qh, positions[None]))
+            cos, sin = rotary(qh, positions[None])
+            apply = (modeling.apply_rotary_pos_emb_interleave if expect.convention == "rope_interleave"
+                     else modeling.apply_rotary_pos_emb)
+            return apply(qh, kh, cos, sin)
 
-        attend.module = module  # the model's attention module: its softmax scale is module.scaling
-        return attend
+        return _eager_attend(modeling, module, expect, rotate)
 
     make.__name__ = make.__qualname__ = model_type
     make.__doc__ = f"transformers' {model_type} attention: its rotary embedding, apply function and softmax scale."
@@ -103,7 +91,7 @@ def ministral3(expect):
     with its softmax scale. The temperature's step and YaRN's original length are one config key there, so an
     expectation giving them apart is declined, as are other conventions, partial rotary and other rope types."""
     try:
-        import torch
+        import torch  # noqa: F401  (without torch the factory declines)
         import transformers
         from transformers.models.ministral3 import modeling_ministral3 as modeling
     except ImportError:
@@ -128,16 +116,31 @@ def ministral3(expect):
     module = modeling.Ministral3Attention(config, layer_idx=0).eval()
     rotary = modeling.Ministral3RotaryEmbedding(config)
 
+    def rotate(qh, kh, positions):
+        rotary.to(qh.device)
+        cos, sin = rotary(qh, positions[None])
+        qh, kh = modeling.apply_rotary_pos_emb(qh, kh, cos, sin)
+        scale = modeling.get_llama_4_attn_scale(positions[None], config.rope_parameters["llama_4_scaling_beta"], length)
+        return qh * scale.to(qh.dtype), kh
+
+    return _eager_attend(modeling, module, expect, rotate)
+
+
+def _eager_attend(modeling, module, expect, rotate):
+    """attend(q, k, v, positions, causal) as a transformers attention module computes it: q (n, n_heads head_dim), k and
+    v (n, n_kv_heads head_dim) as (1, heads, n, head_dim), ``rotate(qh, kh, positions) -> (qh, kh)`` the model's own
+    rotary steps, then its eager_attention_forward with transformers' additive causal mask and the module's softmax
+    scale (``attend.module``)."""
+    import torch
+
+    d, h, h_kv = expect.head_dim, expect.n_heads, expect.n_kv_heads
+
     def attend(q, k, v, positions, causal):
         n = positions.shape[0]
         heads = lambda a, m: a.reshape(n, m, d).transpose(0, 1)[None]  # noqa: E731  (1, heads, n, d)
         qh, kh, vh = heads(q, h), heads(k, h_kv), heads(v, h_kv)
         with torch.no_grad():
-            rotary.to(q.device)
-            cos, sin = rotary(qh, positions[None])
-            qh, kh = modeling.apply_rotary_pos_emb(qh, kh, cos, sin)
-            qh = qh * modeling.get_llama_4_attn_scale(positions[None], config.rope_parameters["llama_4_scaling_beta"],
-                                                      length).to(qh.dtype)
+            qh, kh = rotate(qh, kh, positions)
             mask = None
             if causal:
                 mask = torch.full((n, n), torch.finfo(q.dtype).min, dtype=q.dtype, device=q.device)
@@ -145,4 +148,5 @@ def ministral3(expect):
             out, _ = modeling.eager_attention_forward(module, qh, kh, vh, mask, scaling=module.scaling)
         return out.reshape(n, h * d)
 
+    attend.module = module  # the model's attention module: its softmax scale is module.scaling
     return attend

@@ -162,17 +162,16 @@ def _rotary_dim_evidence(d: int, untouched: list[int], r: int, still: int = 0, s
         return (f"{what}, expected {r - 2 * still} rotating: {still} of the {r // 2} rotary pairs have frequency 0 "
                 f"(proportional RoPE's pairs past partial_rotary_factor) and pass through")
     rest = [j for j in range(d) if not start <= j < start + r]
-    runs = [f"{a}..{b}" if b > a else f"{a}" for a, b in _spans(rest)]
-    want = (f"{r} rotating and dims {', '.join(runs)} passing through" if r < d else "every dim rotating")
+    want = f"{r} rotating and dims {dim_runs(rest)} passing through" if r < d else "every dim rotating"
     return f"{what}, expected rotary_dim {r} ({want})"
 
 
-def _spans(dims: list[int]) -> list[tuple[int, int]]:
-    """Sorted dims as (first, last) of each run of consecutive ones."""
-    out = []
-    for j in dims:
-        if out and j == out[-1][1] + 1:
-            out[-1] = (out[-1][0], j)
+def dim_runs(dims) -> str:
+    """Sorted dims as runs of consecutive ones: '0..1, 6..7'."""
+    spans: list[list[int]] = []
+    for j in (int(v) for v in dims):
+        if spans and j == spans[-1][1] + 1:
+            spans[-1][1] = j
         else:
-            out.append((j, j))
-    return out
+            spans.append([j, j])
+    return ", ".join(f"{a}..{b}" if b > a else f"{a}" for a, b in spans)
