@@ -200,8 +200,8 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
             except ExpectationError:
                 pass
         fp.expect = cand.replace(dtype=expect.dtype).to_dict()
-        fp.precision_class, fp.max_errors = _precision(f, cand.replace(dtype=expect.dtype), top)
         fp.presets = _presets(cand, g, tol)
+        fp.precision_class, fp.max_errors = _precision(f, _stated(cand, fp.presets).replace(dtype=expect.dtype), top)
         if not fp.presets:  # the frequencies of a preset in another convention (Meta's interleaved Llama 2 code)
             for conv in ("half", "interleaved", "rope_interleave"):
                 if conv != cand.convention:
@@ -305,8 +305,9 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
             if cand.axes_offset is not None:
                 fp.axes["axes_offset"] = list(cand.axes_offset)
             fp.expect = cand.replace(dtype=expect.dtype).to_dict()
-            fp.precision_class, fp.max_errors = _precision(f, cand.replace(dtype=expect.dtype), top)
             fp.presets = _presets(cand, fp.attention_factor, tol)
+            fp.precision_class, fp.max_errors = _precision(f, _stated(cand, fp.presets).replace(dtype=expect.dtype),
+                                                           top)
             break
     return fp
 
@@ -400,6 +401,20 @@ def _precision(f, e: Expect, top: int) -> tuple[str | None, dict[str, float]]:
     holds = [c for c in ("exact", "float64", "float32", "bfloat16", "float16") if np.all(sw.ratio[c] <= 1.0)]
     errors = {str(int(p)): float(v) for p, v in zip(sw.positions, sw.max_error)}
     return (holds[0] if holds else None), errors
+
+
+def _stated(cand: Expect, matched: list[str]) -> Expect:
+    """What the precision class is measured against: the matched preset's RoPE (its exact values) where one matches,
+    else the fit. A fitted base is a measurement, right to the digits that reproduce the ladder it was fitted to (a base
+    of 17 significant digits, HunyuanOCR's 1e4 x 1000^(128/126), is off in its last), and that last-digit error alone
+    puts a float64 implementation outside the strict class it holds."""
+    if not matched:
+        return cand
+    pe = presets.get(matched[0])  # presets that match share one RoPE
+    try:
+        return cand.replace(rope_theta=pe.rope_theta, rope_scaling=pe.rope_scaling)
+    except ExpectationError:  # the preset's scaling says more than this probe's domain holds: the fit, then
+        return cand
 
 
 def _presets(cand: Expect, g: float, tol: float) -> list[str]:

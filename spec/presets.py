@@ -58,6 +58,9 @@ _PRESETS: dict[str, dict[str, Any]] = {
                 "mrope_interleaved": True, "max_position": 32768},
     "cosmos3-edge": {"head_dim": 128, "rope_theta": 100000000.0, "mrope_section": [24, 20, 20], "mrope_interleaved": True,
                      "max_position": 131072},
+    # the NTK-alpha base rope_theta alpha^(d/(d - 2)), alpha 1000, d 128, as HunYuan's code forms it
+    "hunyuanocr": {"head_dim": 128, "rope_theta": 10000.0 * 1000.0 ** (128 / 126), "mrope_section": [16, 16, 16, 16],
+                   "axis_names": ["p", "w", "h", "i"], "max_position": 32768},
     "glm-image": {"head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "mrope_section": [8, 12, 12],
                   "max_position": 131072},
     "hy-v4-vl": {"head_dim": 64, "rope_theta": 10000.0, "convention": "interleaved", "mrope_section": [12, 10, 10],
@@ -112,6 +115,9 @@ UNVERIFIED: dict[str, str] = {
     "cosmos3-edge": "from transformers' Cosmos3EdgeTextConfig defaults (a checkpoint's config.json was not read here)",
     "glm-image": ("from transformers' GlmImageTextConfig defaults, whose own rope_parameters lack partial_rotary_factor "
                   "and mrope_section (its code's fallback [8, 12, 12] over half the head, as GLM-4V MoE's)"),
+    "hunyuanocr": ("rope_theta 10000 with rope_type dynamic, alpha 1000 and xdrope_section [16, 16, 16, 16] as public "
+                   "code states HunyuanOCR's (its transformers config class defaults none of them); the checkpoint's "
+                   "config.json was not read here; max_position 32768 is ropespec's"),
     "hy-v4-vl": ("head_dim 64 is qk_rope_head_dim (MLA: the rope slice of q, k shared across heads), from transformers' "
                  "HYV4VLTextConfig defaults"),
     "sam2-video": ("SAM 2 video's memory attention (EdgeTAM video's and SAM 3 tracker video's alike): head_dim 256 = "
@@ -159,6 +165,8 @@ NOTES: dict[str, str] = {
     "qwen3.5": ("interleaved M-RoPE on the first 64 of 256 dims (partial 0.25): pair j on h when j mod 3 = 1 and j < 33, "
                 "on w when j mod 3 = 2 and j < 30, else t"),
     "glm-4.1v": "M-RoPE on the first 64 of 128 dims, interleaved pairs (rotate_half_llm)",
+    "hunyuanocr": ("HunyuanOCR's XD-RoPE: four axes (p, w, h, image) of 16 pairs each of one ladder at the NTK-alpha "
+                   "base 1e4 x 1000^(128/126), chunked, half pairing"),
     "qwen2-vl-vision": "the vision tower: [h | w] halves of 20 pairs each, each axis's ladder theta^(-2k/40), half "
                        "pairing over the whole head (embed_dim 1280, 16 heads)",
     "qwen3.5-vision": ("Qwen3.5's vision tower (rope_type axial): [h | w] halves of 18 pairs each, each axis's ladder "
