@@ -4,11 +4,13 @@
 
 Discovery (ropespec.implementations.adapters.hf_models.discover) finds every model type whose modeling module defines a
 rotary embedding class of its own; each checkable one is checked with its own rotary embedding and apply function
-under its config class's defaults, against the expectation the config.json reader makes of that config, in float32
-and bfloat16 (the default class), and in the strict class at long context (exact angles, positions up to 2^20) —
-on the matrix machinery: ropespec's -j runners, or a Ray cluster. Prints one row per model type (the expectation,
-the verdict per check, the words of what failed, seconds), then the model types that are not checked with the reason
-each.
+under its config class's defaults, against the expectation the config.json reader makes of that config; then every
+adapter that checks a found model type's rotary code where that cannot (hf_models.adapters: the hf_axes adapters of
+vision towers and text M-RoPE under the released models' presets, the hand-written ones of GPT-J's form). Each in
+float32 and bfloat16 (the default class), and in the strict class (exact angles; token positions up to 2^20, a vision
+grid at its own size) — on the matrix machinery: ropespec's -j runners, or a Ray cluster. Prints one row per model type
+and adapter (the expectation, the verdict per check, the words of what failed, seconds), then the model types that
+nothing checks, with the reason each.
 """
 
 from __future__ import annotations
@@ -38,8 +40,11 @@ LONG = 2**20
 
 
 def strict(expect):
+    """The strict class of ``expect``: token positions up to LONG - 1; a vision grid's axes (per-axis, parity) at their
+    own max_position (patches per side: its code's tables end there, and a grid 2^20 patches wide is no image)."""
+    grid = expect.axes_kind() in ("per-axis", "parity")
     return Expect.from_dict({**expect.to_dict(), "dtype": "float32", "angle_dtype": "exact", "inv_freq_dtype": "exact",
-                             "max_position": LONG})
+                             "max_position": expect.max_position if grid else LONG})
 
 
 def main() -> None:
@@ -56,13 +61,18 @@ def main() -> None:
 
     found = hf_models.discover(tuple(args.only.split(",")) if args.only else None)
     checkable = [f for f in found if f.checkable]
-    requests = []  # one TARGET per model type, in the matrix of its own expectation and the two dtypes
-    for f in checkable:
-        expect = hf_models.expectation_of(f)
-        configs = [matrix.Configuration(f.model_type, expect, dtype, "nd") for dtype in DTYPES]
-        configs.append(matrix.Configuration(f"{f.model_type}-strict", strict(expect), "float32", "nd"))
-        requests += matrix.requests_for([f"ropespec.implementations.adapters.hf_models:{f.model_type}"], configs,
-                                     lambda c: dict(array="torch", dtype=c.dtype))
+    adapters = hf_models.adapters(found)
+    # (label, the table's model type cell, TARGET, expectation): each model type's own rotary code by hf_models, then
+    # what the adapters check (a vision tower, a text M-RoPE, GPT-J's form) under the released model's preset
+    rows = [(f.model_type, f.model_type, f"ropespec.implementations.adapters.hf_models:{f.model_type}",
+             hf_models.expectation_of(f)) for f in checkable]
+    rows += [(a.label, f"{a.model_type} ({a.label}{f', preset {a.preset}' if a.preset else ''})", a.target,
+              a.expectation()) for a in adapters]
+    requests = []  # one TARGET per row, in the matrix of its own expectation and the two dtypes
+    for label, _, target, expect in rows:
+        configs = [matrix.Configuration(label, expect, dtype, "nd") for dtype in DTYPES]
+        configs.append(matrix.Configuration(f"{label}-strict", strict(expect), "float32", "nd"))
+        requests += matrix.requests_for([target], configs, lambda c: dict(array="torch", dtype=c.dtype))
     t0 = time.perf_counter()
     seconds: dict[str, float] = {}  # its warm-up, then from its first result to its last (what the runner reports)
     first: dict[str, float] = {}
@@ -90,29 +100,32 @@ def main() -> None:
         by_type.setdefault(rep.impl.configuration["expect"], {})[rep.impl.configuration["dtype"]] = rep
     print(f"`python benchmarks/transformers_sweep.py -j {args.j} --profile {args.profile}`, transformers "
           f"{transformers.__version__}, {date.today()}, {machine()}: {len(found)} model types with a rotary embedding "
-          f"class of their own, {len(checkable)} checked ({len(requests)} implementations, {took:.0f} s)\n")
-    print(f"| model type | expectation | float32 | bfloat16 | failed (word) | strict, to 2^{LONG.bit_length() - 1} "
-          f"| s (warm-up, then first to last result, all three) |")
+          f"class of their own, {len(checkable)} checked by their own rotary code and {len(adapters)} rotary codes by "
+          f"adapters ({len({a.model_type for a in adapters} - {f.model_type for f in checkable})} more model types; "
+          f"{len(requests)} implementations, {took:.0f} s)\n")
+    print(f"| model type | expectation | float32 | bfloat16 | failed (word) | strict, to 2^{LONG.bit_length() - 1} (a "
+          f"grid: its own size) | s (warm-up, then first to last result, all three) |")
     print("|---|---|---|---|---|---|---|")
-    for f in checkable:
-        reps = by_type.get(f.model_type, {})
+    for label, cell, _, _ in rows:
+        reps = by_type.get(label, {})
         words: list[str] = []
         strict_words: list[str] = []
         cells = [verdict(reps.get(dtype), words) for dtype in DTYPES]
-        strict_rep = by_type.get(f"{f.model_type}-strict", {}).get("float32")
+        strict_rep = by_type.get(f"{label}-strict", {}).get("float32")
         long = verdict(strict_rep, strict_words)
         if strict_words:
             long += f" {' '.join(dict.fromkeys(w.split(' ', 1)[1] for w in strict_words))}"
             held = [int(m) for r in strict_rep.results for m in re.findall(r"held up to p = (\d+)", r.message)]
             long += f", held up to p = {min(held)}" if held else ""
         secs = sum(seconds.get(rep.impl.name, 0.0) for rep in [*reps.values(),
-                                                                *by_type.get(f"{f.model_type}-strict", {}).values()])
+                                                                *by_type.get(f"{label}-strict", {}).values()])
         expect = reps[DTYPES[0]].impl.expect.describe() if DTYPES[0] in reps and reps[DTYPES[0]].impl.expect else ""
-        print(f"| {f.model_type} | {expect} | {cells[0]} | {cells[1]} | {'; '.join(dict.fromkeys(words))} | {long} "
+        print(f"| {cell} | {expect} | {cells[0]} | {cells[1]} | {'; '.join(dict.fromkeys(words))} | {long} "
               f"| {secs:.1f} |")
     print("\nnot checked:\n")
+    covered = {a.model_type for a in adapters}
     for f in found:
-        if not f.checkable:
+        if not f.checkable and f.model_type not in covered:
             print(f"- {f.model_type}: {f.reason}")
 
 

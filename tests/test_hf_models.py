@@ -93,3 +93,17 @@ def test_another_expectation_is_declined_not_checked(subset):
     result = check("ropespec.implementations.adapters.hf_models:llama", "llama3.1-8b", array="torch", profile="ci", seed=1,
                    invariants=["rope.conformance"], allow_skip=True)
     assert result.unchecked and "default config only" in result.nothing_checked()[0], result.report()
+
+
+def test_what_hf_models_cannot_call_an_adapter_of_its_own_checks(subset):
+    """The sweep's rows beyond each model type's own rotary code: every hf_axes adapter of a found model type's module
+    under the preset it names (Pixtral's 2-D rotary), and the hand-written adapter of a form hf_models cannot call
+    (GPT-J's); the expectation each is checked under is a preset's or the reader's of the default config."""
+    found = hf_models.discover(("pixtral", "gptj", "llama"))
+    by = {a.label: a for a in hf_models.adapters(found)}
+    assert set(by) == {"hf_axes:pixtral", "hf:gptj"}, by  # llama: its own rotary code is checked; nothing more
+    assert by["hf_axes:pixtral"].expectation().axes_kind() == "parity"
+    assert by["hf:gptj"].preset is None and by["hf:gptj"].expectation() == hf_models.expectation("gptj")
+    result = check(by["hf:gptj"].target, by["hf:gptj"].expectation(), array="torch", profile="ci", seed=1,
+                   invariants=["rope.conformance"])
+    assert result.passed, result.report()

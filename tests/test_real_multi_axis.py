@@ -11,36 +11,17 @@ import pytest
 
 pytest.importorskip("torch")
 
+from ropespec.implementations.adapters import hf_axes  # noqa: E402
 from ropespec.properties.framework import all_properties, run_property  # noqa: E402
 from ropespec.inputs import load_implementations  # noqa: E402
 from ropespec.spec import Expect, presets  # noqa: E402
 
 PROPERTIES = all_properties()
-#: adapter -> (the library it needs, the preset it is checked under)
+#: adapter -> (the library it needs, the preset it is checked under): every hf_axes adapter under the preset it names
+#: (hf_axes.CHECKED_UNDER, which the transformers sweep reads too), and diffusers' code
 MODELS = {
-    "hf_axes:qwen2_vl": ("transformers", "qwen2-vl-7b"),
-    "hf_axes:qwen2_5_vl": ("transformers", "qwen2.5-vl-7b"),
-    "hf_axes:qwen3_vl": ("transformers", "qwen3-vl-8b"),
-    "hf_axes:qwen3_5": ("transformers", "qwen3.5"),
-    "hf_axes:glm4v": ("transformers", "glm-4.1v"),
-    "hf_axes:cosmos3_edge": ("transformers", "cosmos3-edge"),  # Qwen3-VL's interleaved sections
-    "hf_axes:glm_image": ("transformers", "glm-image"),  # chunked sections over half the head, half pairs
-    "hf_axes:hy_v4_vl": ("transformers", "hy-v4-vl"),  # interleaved sections on MLA's rope slice, interleaved pairs
-    "hf_axes:qwen2_vl_vision": ("transformers", "qwen2-vl-vision"),
-    "hf_axes:qwen3_5_vision": ("transformers", "qwen3.5-vision"),  # rope_type axial
-    "hf_axes:pixtral": ("transformers", "pixtral-12b"),
-    "hf_axes:mlcd": ("transformers", "mlcd-vit-bigg"),
-    "hf_axes:llama4_vision": ("transformers", "llama-4-vision"),  # its 24-patch grid, patches counted from 1
-    "hf_axes:exaone4_5": ("transformers", "exaone-4.5-vision"),  # towers of Qwen2-VL's vision code
-    "hf_axes:glm5_next": ("transformers", "glm-5-next-vision"),
-    "hf_axes:lfm3_vl": ("transformers", "lfm3-vl-vision"),
-    "hf_axes:video_llama_3": ("transformers", "videollama3-vision"),
-    "hf_axes:kimi_k25": ("transformers", "kimi-k2.5-vision"),  # its table recomposed one pair of each axis in turn
-    "hf_axes:inkling2": ("transformers", "inkling2-vision"),  # interleaved [w | h], patches counted from 1
-    "hf_axes:sam2_video": ("transformers", "sam2-video"),  # SAM 2's memory attention, apply_rotary_pos_emb_2d
-    "hf_axes:edgetam_video": ("transformers", "sam2-video"),
-    "hf_axes:sam3_tracker_video": ("transformers", "sam2-video"),
-    "hf_axes:dinov3": ("transformers", "dinov3-vitl16"),  # patch centres in [-1, 1] times 2 pi: real coordinates
+    **{f"hf_axes:{name}": ("transformers", preset) for name, (_, preset) in hf_axes.CHECKED_UNDER.items()
+       if name != "hunyuan_vl"},  # HunyuanOCR's fails, a flaw of transformers': its own test below
     # ascending ladders dealt per frequency, coordinates (i - base/2) pi/base, at a dim that is a multiple of 6
     "diffusers:ltx_video": ("diffusers", "examples/ltx_video_48.json"),
     "diffusers:flux": ("diffusers", "flux.1-dev"),
@@ -162,11 +143,6 @@ def test_ltx_video_at_its_own_inner_dim_turns_all_but_its_two_leading_dims():
     assert statuses and set(statuses.values()) == {"pass"}, statuses
 
 
-#: HunyuanOCR's text M-RoPE: four axes (p, w, h, image) of 16 pairs over the NTK-alpha base 1e4 x 1000^(128/126)
-HUNYUAN = {"head_dim": 128, "rope_theta": 10000.0 * 1000.0 ** (128 / 126), "mrope_section": [16, 16, 16, 16],
-           "axis_names": ["p", "w", "h", "i"], "max_position": 32768}
-
-
 def test_hunyuan_vl_splits_its_table_by_other_sizes_than_its_pairs():
     """A genuine flaw (transformers 5.24): HunYuanVLRotaryEmbedding splits cat(freqs, freqs) by [2 s for s in
     sections] where Qwen2-VL's (and Tencent's) repeat the list, so at unequal axes pair (j, j + 64) takes its cos from
@@ -176,7 +152,7 @@ def test_hunyuan_vl_splits_its_table_by_other_sizes_than_its_pairs():
         pytest.skip("transformers is not installed")
     from ropespec import check
 
-    result = check("ropespec.implementations.adapters.hf_axes:hunyuan_vl", expect=HUNYUAN, array="torch", seed=0,
+    result = check("ropespec.implementations.adapters.hf_axes:hunyuan_vl", expect="hunyuanocr", array="torch", seed=0,
                    invariants=["rope.norm-per-pair", "rope.conformance", "axes.text-reduction"])
     by = {(r.invariant, r.property): r for r in result.reports[0].results if r.applicable}
     assert by[("rope.norm-per-pair", "norm_per_pair")].status == "fail"

@@ -52,6 +52,9 @@ class Model:
     rope_dim_key: str | None = None
     #: the apply function of a "sam2" call (EdgeTAM's self-attention has its own name for SAM 2's)
     apply: str = "apply_rotary_pos_emb_2d"
+    #: the preset of the released model's rotary, under which tests/test_real_multi_axis.py and the transformers
+    #: sweep check this code
+    preset: str = ""
 
 
 #: SAM 2 video's config keys for its memory attention's width, heads and downsample rate (head_dim = width / (rate
@@ -59,48 +62,48 @@ class Model:
 _SAM2 = ("memory_attention_hidden_size", "memory_attention_num_attention_heads", "memory_attention_downsample_rate")
 
 MODELS = {
-    "qwen2_vl": Model("qwen2_vl", "Qwen2VLTextConfig", "Qwen2VLRotaryEmbedding", "chunked"),
-    "qwen2_5_vl": Model("qwen2_5_vl", "Qwen2_5_VLTextConfig", "Qwen2_5_VLRotaryEmbedding", "chunked"),
-    "qwen3_vl": Model("qwen3_vl", "Qwen3VLTextConfig", "Qwen3VLTextRotaryEmbedding", "interleaved"),
-    "qwen3_5": Model("qwen3_5", "Qwen3_5TextConfig", "Qwen3_5TextRotaryEmbedding", "interleaved", partial=True),
+    "qwen2_vl": Model("qwen2_vl", "Qwen2VLTextConfig", "Qwen2VLRotaryEmbedding", "chunked", preset="qwen2-vl-7b"),
+    "qwen2_5_vl": Model("qwen2_5_vl", "Qwen2_5_VLTextConfig", "Qwen2_5_VLRotaryEmbedding", "chunked", preset="qwen2.5-vl-7b"),
+    "qwen3_vl": Model("qwen3_vl", "Qwen3VLTextConfig", "Qwen3VLTextRotaryEmbedding", "interleaved", preset="qwen3-vl-8b"),
+    "qwen3_5": Model("qwen3_5", "Qwen3_5TextConfig", "Qwen3_5TextRotaryEmbedding", "interleaved", preset="qwen3.5", partial=True),
     # HunyuanOCR's four axes (p, w, h, image) over a ladder at the NTK-alpha base theta alpha^(d/(d - 2)), stated as
     # rope_theta (transformers 5.24 splits its table by [2 s for s in sections]: see README, "A genuine flaw")
-    "hunyuan_vl": Model("hunyuan_vl", "HunYuanVLTextConfig", "HunYuanVLRotaryEmbedding", "chunked", n_axes=4),
-    "cosmos3_edge": Model("cosmos3_edge", "Cosmos3EdgeTextConfig", "Cosmos3EdgeTextRotaryEmbedding", "interleaved"),
-    "glm_image": Model("glm_image", "GlmImageTextConfig", "GlmImageTextRotaryEmbedding", "chunked", partial=True),
-    "hy_v4_vl": Model("hy_v4_vl", "HYV4VLTextConfig", "HYV4VLRotaryEmbedding", "interleaved", convention="interleaved",
+    "hunyuan_vl": Model("hunyuan_vl", "HunYuanVLTextConfig", "HunYuanVLRotaryEmbedding", "chunked", preset="hunyuanocr", n_axes=4),
+    "cosmos3_edge": Model("cosmos3_edge", "Cosmos3EdgeTextConfig", "Cosmos3EdgeTextRotaryEmbedding", "interleaved", preset="cosmos3-edge"),
+    "glm_image": Model("glm_image", "GlmImageTextConfig", "GlmImageTextRotaryEmbedding", "chunked", preset="glm-image", partial=True),
+    "hy_v4_vl": Model("hy_v4_vl", "HYV4VLTextConfig", "HYV4VLRotaryEmbedding", "interleaved", preset="hy-v4-vl", convention="interleaved",
                       rope_dim_key="qk_rope_head_dim"),
-    "glm4v": Model("glm4v", "Glm4vTextConfig", "Glm4vTextRotaryEmbedding", "chunked", convention="interleaved",
+    "glm4v": Model("glm4v", "Glm4vTextConfig", "Glm4vTextRotaryEmbedding", "chunked", preset="glm-4.1v", convention="interleaved",
                    partial=True),
-    "qwen2_vl_vision": Model("qwen2_vl", "Qwen2VLVisionConfig", "Qwen2VLVisionRotaryEmbedding", "per-axis",
+    "qwen2_vl_vision": Model("qwen2_vl", "Qwen2VLVisionConfig", "Qwen2VLVisionRotaryEmbedding", "per-axis", preset="qwen2-vl-vision",
                              n_axes=2, call="vision"),
-    "qwen3_5_vision": Model("qwen3_5", "Qwen3_5VisionConfig", "Qwen3_5VisionRotaryEmbedding", "per-axis", n_axes=2,
+    "qwen3_5_vision": Model("qwen3_5", "Qwen3_5VisionConfig", "Qwen3_5VisionRotaryEmbedding", "per-axis", preset="qwen3.5-vision", n_axes=2,
                             call="vision", sizes=("hidden_size", "num_heads", "depth")),
-    "pixtral": Model("pixtral", "PixtralVisionConfig", "PixtralVisionRotaryEmbedding", "parity", n_axes=2,
+    "pixtral": Model("pixtral", "PixtralVisionConfig", "PixtralVisionRotaryEmbedding", "parity", preset="pixtral-12b", n_axes=2,
                      call="pixtral"),
-    "mlcd": Model("mlcd", "MLCDVisionConfig", "MLCDRotaryEmbedding", "per-axis", n_axes=2, call="vision",
+    "mlcd": Model("mlcd", "MLCDVisionConfig", "MLCDRotaryEmbedding", "per-axis", preset="mlcd-vit-bigg", n_axes=2, call="vision",
                   sizes=("hidden_size", "num_attention_heads", "num_hidden_layers")),
     # vision towers of Qwen2-VL's code under their own names, and two that deal its table otherwise
-    "exaone4_5": Model("exaone4_5", "Exaone4_5_VisionConfig", "Exaone4_5_VisionRotaryEmbedding", "per-axis", n_axes=2,
+    "exaone4_5": Model("exaone4_5", "Exaone4_5_VisionConfig", "Exaone4_5_VisionRotaryEmbedding", "per-axis", preset="exaone-4.5-vision", n_axes=2,
                        call="vision", sizes=("hidden_size", "num_heads", "depth")),
-    "glm5_next": Model("glm5_next", "Glm5NextVisionConfig", "Glm5NextVisionRotaryEmbedding", "per-axis", n_axes=2,
+    "glm5_next": Model("glm5_next", "Glm5NextVisionConfig", "Glm5NextVisionRotaryEmbedding", "per-axis", preset="glm-5-next-vision", n_axes=2,
                        call="vision", sizes=("hidden_size", "num_heads", "depth")),
-    "lfm3_vl": Model("lfm3_vl", "Lfm3VlVisionConfig", "Lfm3VlVisionRotaryEmbedding", "per-axis", n_axes=2,
+    "lfm3_vl": Model("lfm3_vl", "Lfm3VlVisionConfig", "Lfm3VlVisionRotaryEmbedding", "per-axis", preset="lfm3-vl-vision", n_axes=2,
                      call="vision", sizes=("hidden_size", "num_attention_heads", "num_hidden_layers")),
-    "video_llama_3": Model("video_llama_3", "VideoLlama3VisionConfig", "VideoLlama3VisionRotaryEmbedding", "per-axis",
+    "video_llama_3": Model("video_llama_3", "VideoLlama3VisionConfig", "VideoLlama3VisionRotaryEmbedding", "per-axis", preset="videollama3-vision",
                            n_axes=2, call="vision", sizes=("hidden_size", "num_attention_heads", "num_hidden_layers")),
-    "kimi_k25": Model("kimi_k25", "Kimi_K25VisionConfig", "Kimi_K25VisionRotaryEmbedding", "per-axis", n_axes=2,
+    "kimi_k25": Model("kimi_k25", "Kimi_K25VisionConfig", "Kimi_K25VisionRotaryEmbedding", "per-axis", preset="kimi-k2.5-vision", n_axes=2,
                       call="vision", sizes=("hidden_size", "num_attention_heads", "num_hidden_layers"), flip=True,
                       per_frequency=True),
     # SAM 2's memory attention RoPE (and its kin): interleaved [w | h] ladders, apply_rotary_pos_emb_2d
-    "sam2_video": Model("sam2_video", "Sam2VideoConfig", "Sam2VideoVisionRotaryEmbedding", "per-axis",
+    "sam2_video": Model("sam2_video", "Sam2VideoConfig", "Sam2VideoVisionRotaryEmbedding", "per-axis", preset="sam2-video",
                         convention="interleaved", n_axes=2, call="sam2", sizes=_SAM2),
-    "edgetam_video": Model("edgetam_video", "EdgeTamVideoConfig", "EdgeTamVideoVisionRotaryEmbedding", "per-axis",
+    "edgetam_video": Model("edgetam_video", "EdgeTamVideoConfig", "EdgeTamVideoVisionRotaryEmbedding", "per-axis", preset="sam2-video",
                            convention="interleaved", n_axes=2, call="sam2", sizes=_SAM2,
                            apply="apply_rotary_pos_emb_2d_self_attn"),
     "sam3_tracker_video": Model("sam3_tracker_video", "Sam3TrackerVideoConfig", "Sam3TrackerVideoVisionRotaryEmbedding",
-                                "per-axis", convention="interleaved", n_axes=2, call="sam2", sizes=_SAM2),
-    "inkling2": Model("inkling2", "Inkling2VisionConfig", "Inkling2VisionRotaryEmbedding", "per-axis",
+                                "per-axis", preset="sam2-video", convention="interleaved", n_axes=2, call="sam2", sizes=_SAM2),
+    "inkling2": Model("inkling2", "Inkling2VisionConfig", "Inkling2VisionRotaryEmbedding", "per-axis", preset="inkling2-vision",
                       convention="interleaved", n_axes=2, call="vision",
                       sizes=("hidden_size", "num_attention_heads", "num_hidden_layers"), flip=True, offset=(1, 1)),
 }
@@ -306,6 +309,10 @@ def _same(want, got) -> bool:
 
 llama4_vision.axes = ("per-axis",)
 dinov3.axes = ("per-axis",)
+#: every adapter: (the transformers module its code is from, the preset it is checked under)
+CHECKED_UNDER: dict[str, tuple[str, str]] = {**{name: (m.module, m.preset) for name, m in MODELS.items()},
+                                             "llama4_vision": ("llama4", "llama-4-vision"),
+                                             "dinov3": ("dinov3_vit", "dinov3-vitl16")}
 qwen2_vl = factory("qwen2_vl")
 qwen2_5_vl = factory("qwen2_5_vl")
 qwen3_vl = factory("qwen3_vl")

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ropespec.implementations.adapters import hf_axes
 from ropespec.implementations.adapters.hf import MODEL_TYPES as HAND_WRITTEN, attention_call, complex_call
+from ropespec.spec import presets
 from ropespec.spec.hfconfig import checked_layer_type, from_hf_config
 
 ARRAY = "torch"
@@ -290,6 +291,37 @@ def factory(model_type: str):
     return make
 
 
+@dataclass(frozen=True)
+class Adapter:
+    """A model type's rotary code that an adapter of its own checks where :func:`factory` cannot call it (a vision
+    tower's 2-D RoPE, a text M-RoPE's position ids, GPT-J's sin/cos form) or checks one more side of it (Qwen2-VL's
+    vision tower beside its text model): under the preset of the released model, or the config.json reader's
+    expectation of the default config."""
+
+    model_type: str
+    target: str  # ropespec.implementations.adapters.<module>:<factory>
+    preset: str | None = None  # None: the reader's expectation of the model type's default config
+
+    @property
+    def label(self) -> str:
+        """``hf_axes:qwen2_vl_vision``: the adapter, as the sweep's table names it."""
+        return self.target.rsplit(".", 1)[1]
+
+    def expectation(self):
+        return presets.get(self.preset) if self.preset else expectation(self.model_type)
+
+
+def adapters(found: tuple[Found, ...]) -> tuple[Adapter, ...]:
+    """The adapters that check ``found``'s model types: every hf_axes adapter of a found model type's module, under its
+    preset, and the hand-written adapter of each model type whose form :func:`factory` cannot call."""
+    by_module = {f.module.split(".")[-2]: f.model_type for f in found}
+    out = [Adapter(by_module[module], f"ropespec.implementations.adapters.hf_axes:{name}", preset)
+           for name, (module, preset) in hf_axes.CHECKED_UNDER.items() if module in by_module]
+    out += [Adapter(f.model_type, f"ropespec.implementations.adapters.hf:{f.model_type}") for f in found
+            if not f.checkable and f.model_type in HAND_WRITTEN]
+    return tuple(out)
+
+
 def _rope(f: Found):
     modeling = importlib.import_module(f.module)
     config = _rotary_config(f)
@@ -312,4 +344,4 @@ def __getattr__(name: str):
     return factory(name)
 
 
-__all__ = ["Found", "candidates", "discover", "expectation", "expectation_of", "factory"]
+__all__ = ["Adapter", "Found", "adapters", "candidates", "discover", "expectation", "expectation_of", "factory"]
