@@ -48,6 +48,8 @@ class Fingerprint:
     max_errors: dict[str, float] = field(default_factory=dict)  # position -> max error / pair norm
     presets: list[str] = field(default_factory=list)  # every preset with the same RoPE (several can share one)
     same_frequencies: dict[str, str] = field(default_factory=dict)  # preset -> its convention, where only that differs
+    #: the expected method's mistake whose table is the fitted one too (Llama 3.1's bands swapped is Llama 4's step)
+    same_as_mistake: str | None = None
     expect: dict | None = None  # the expectation that reproduces what was measured
     #: a multi-axis RoPE: each pair's axis, the kind (chunked, interleaved, per-axis, parity) and the sizes
     axes: dict | None = None
@@ -192,6 +194,11 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
     if err is not None and err <= fits:
         fp.curve, fp.curve_error = (curve if methods.get(curve).scales else "ntk-or-default"), err
         fp.scaling = cand.to_dict()["rope_scaling"]
+        if expect.method.scales and cand.rope_scaling != expect.rope_scaling and not fp.length_dependent:
+            # the fit is a config of its own, and perhaps also a known mistake of the expected one: both are said
+            fp.same_as_mistake = next((what for tag, what, tv in diagnose.scaling_variants(expect, None)
+                                       if tag != "unscaled" and len(tv) == len(table)
+                                       and float(np.max(np.abs(tv - table) / table)) <= fits), None)
         g = fp.attention_factor
         if "attention_factor" in cand.method.keys and abs(reference.attention_factor(cand) - g) > 1e-6 * g:
             try:  # the measured factor differs from the method's default g(s): state it explicitly
@@ -428,6 +435,9 @@ def _presets(cand: Expect, g: float, tol: float) -> list[str]:
             continue  # another way of dealing pairs to axes (a 1-D model's RoPE is no M-RoPE's), or other offsets
         want = reference.rates(pe)
         got = reference.rates(cand)
-        if np.max(np.abs(want - got) / want) <= max(tol, 1e-6) and abs(reference.attention_factor(pe) - g) <= 1e-6 * g:
+        # relative where a pair turns; a still pair (proportional RoPE's, frequency 0) matches only a still one
+        off = np.abs(want - got) / np.where(want > 0, want, 1.0)
+        if (np.max(off) <= max(tol, 1e-6) and np.array_equal(want > 0, got > 0)
+                and abs(reference.attention_factor(pe) - g) <= 1e-6 * g):
             found.append(name)
     return found

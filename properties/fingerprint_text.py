@@ -41,7 +41,8 @@ def describe(fp: Fingerprint) -> list[str]:
     elif (fp.curve == "unknown" or fp.switches) and not fp.scaling:
         out.append(f"curve: {fp.curve}" + (" (per-pair factors that change with the length)" if fp.switches else ""))
     else:
-        out.append(f"curve: {fp.curve} {json_compact(fp.scaling)} (fits to {fp.curve_error:.1e})")
+        out.append(f"curve: {fp.curve} {json_compact(fp.scaling)} (fits to {fp.curve_error:.1e})"
+                   + (f"; the same table as the expected {fp.same_as_mistake}" if fp.same_as_mistake else ""))
     if fp.precision_class is not None or fp.max_errors:
         errs = ", ".join(f"p={p}: {v:.2g}" for p, v in fp.max_errors.items())
         out.append(f"precision: {('strict' if fp.precision_class == 'exact' else (fp.precision_class or 'none') + ' angles')} "

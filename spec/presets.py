@@ -47,6 +47,14 @@ _PRESETS: dict[str, dict[str, Any]] = {
                     "rope_scaling": {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 16384,
                                      "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0},
                     "query_temperature_beta": 0.1, "query_temperature_length": 16384, "yarn_softmax_mscale": False},
+    # proportional RoPE over the whole head of the full-attention layers (Gemma 4's global layers)
+    "gemma-4": {"head_dim": 512, "rope_theta": 1000000.0, "max_position": 131072,
+                "rope_scaling": {"rope_type": "proportional", "partial_rotary_factor": 0.25}},
+    # Llama 4 Scout's RoPE layers (its NoPE layers carry the query temperature and no RoPE: see NOTES)
+    "llama-4-scout": {"head_dim": 128, "rope_theta": 500000.0, "convention": "interleaved", "max_position": 10485760,
+                      "n_heads": 40, "n_kv_heads": 8,
+                      "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                                       "high_freq_factor": 1.0, "original_max_position_embeddings": 8192}},
     # multi-axis RoPE: positions are (n, A) vectors, one column per axis in the order of the sections
     "qwen2-vl-7b": {"head_dim": 128, "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "max_position": 32768,
                     "video_time": "grid"},
@@ -91,6 +99,19 @@ _PRESETS: dict[str, dict[str, Any]] = {
                        "axis_names": ["x", "y"], "axes_offset": [1, 1], "max_position": 24},
     "dinov3-vitl16": {"head_dim": 64, "rope_theta": 100.0, "axes_dims_rope": [32, 32], "axis_names": ["h", "w"],
                       "axes_offset": [-6.5, -6.5], "axes_scale": [4 * math.pi / 14, 4 * math.pi / 14], "max_position": 14},
+    # LTX-Video's transformer: RoPE over its whole inner dim 2048 (32 heads x 64), 2048 mod 6 = 2 leading dims still,
+    # ascending ladders dealt one pair of each axis per frequency, coordinates (i - base/2) pi / base of its base grid
+    # 20 frames x 2048 x 2048
+    "ltx-video": {"head_dim": 2048, "rotary_start": 2, "rope_theta": 10000.0, "convention": "interleaved",
+                  "axes_dims_rope": [682, 682, 682], "axis_names": ["f", "h", "w"], "axes_ladder": "ascending",
+                  "axes_interleaved": True, "axes_offset": [-10, -1024, -1024],
+                  "axes_scale": [math.pi / 20, math.pi / 2048, math.pi / 2048], "max_position": 2048},
+    # SAM 3's ViT: [w | h] over patch indices, a windowed layer's 24 x 24 window; a global layer's 72 x 72 grid scaled
+    # by window_size / 72
+    "sam3-vit": {"head_dim": 64, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [32, 32],
+                 "axis_names": ["w", "h"], "max_position": 24},
+    "sam3-vit-global": {"head_dim": 64, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [32, 32],
+                        "axis_names": ["w", "h"], "axes_scale": [1 / 3, 1 / 3], "max_position": 72},
     "flux.1-dev": {"head_dim": 128, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
                    "max_position": 4096},
     "hunyuan-video": {"head_dim": 128, "rope_theta": 256.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
@@ -101,6 +122,12 @@ _PRESETS: dict[str, dict[str, Any]] = {
 
 #: preset -> what could not be confirmed from a primary source (the model's own config or code)
 UNVERIFIED: dict[str, str] = {
+    "gemma-4": ("from transformers' Gemma4TextConfig defaults for its full-attention layers (global_head_dim 512, "
+                "rope_theta 1e6, partial_rotary_factor 0.25); a checkpoint's config.json was not read here"),
+    "llama-4-scout": ("rope_scaling llama3 16x (low 1, high 1, original 8192) and max_position_embeddings 10485760 as "
+                      "public code quotes meta-llama/Llama-4-Scout-17B-16E's config.json; not read here"),
+    "ltx-video": ("base grid 20 frames x 2048 x 2048 (diffusers' LTXVideoRotaryPosEmbed defaults) and inner dim 2048 "
+                  "from diffusers' LTXVideoTransformer3DModel defaults; max_position 2048 is ropespec's"),
     "glm-4.1v": "partial_rotary_factor 0.5 and mrope_section [8, 12, 12] as transformers' Glm4vTextRotaryEmbedding "
                 "defaults them; the checkpoint's config.json was not read here",
     "qwen3.5": "rope_theta and max_position as transformers' Qwen3_5TextConfig defaults them (mrope_section [11, 11, 10] "
@@ -152,6 +179,17 @@ UNVERIFIED: dict[str, str] = {
 
 #: preset -> note shown by ``ropespec presets``
 NOTES: dict[str, str] = {
+    "sam3-vit": ("SAM 3's ViT (windowed layers): [w | h] ladders theta^(-2k/32) of interleaved pairs over a 24-patch "
+                 "window (head_dim 64 = hidden_size 1024 / 16 heads, transformers' Sam3ViTConfig defaults)"),
+    "sam3-vit-global": ("SAM 3's ViT global layers (7, 15, 23, 31): as sam3-vit over the whole 72-patch grid "
+                        "(image_size 1008 / patch_size 14), each coordinate scaled by window_size / 72 = 1/3"),
+    "gemma-4": ("proportional RoPE (p-RoPE): pairs (i, i + 256) over the whole 512-dim head, the first 64 turning by "
+                "theta^(-2i/512), the other 192 still (frequency 0)"),
+    "llama-4-scout": ("its RoPE layers (three of every four): interleaved pairs (complex freqs_cis), llama3 scaling; "
+                      "its NoPE layers turn nothing and scale q by 1 + 0.1 ln(1 + floor((p + 1)/8192)) "
+                      "(attn_temperature_tuning), which no expectation of a RoPE layer states"),
+    "ltx-video": ("dims 2..2047 turn: per frequency one pair each of f, h, w, each axis the ascending ladder "
+                  "theta^(k/340), k < 341; coordinate (i - base/2) pi/base of the base grid 20 x 2048 x 2048"),
     "llama2-7b": "Meta's reference code pairs interleaved; HF's converted weights pair half",
     "deepseek-v3": ("transformers' code (rope_interleave) reads interleaved pairs and writes them in the half layout; "
                     "DeepSeek's own inference/model.py rotates interleaved pairs in place: check it with convention "

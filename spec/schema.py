@@ -44,7 +44,7 @@ RANGES = {
     "rope_scaling.attention_factor": "a finite number > 0",
     "rope_scaling.mscale, mscale_all_dim": "a finite number >= 0",
     "rope_scaling.beta_fast, beta_slow": "finite numbers > 0 with beta_fast > beta_slow",
-    "rope_scaling.low_freq_factor, high_freq_factor": "finite numbers > 0 with low < high",
+    "rope_scaling.low_freq_factor, high_freq_factor": "finite numbers > 0 with low <= high (equal: a step, Llama 4's)",
     "rope_scaling.short_factor, long_factor": f"rotary_dim/2 numbers in (0, {FACTOR_MAX:g}]",
     "rope_scaling.max_model_len": (f"an integer in [1, {MAX_POSITION_MAX}]: LongRoPE's served length; with it, vLLM's "
                                    f"policy (the long factors at every length once it exceeds the original length), "

@@ -2,15 +2,25 @@
 
 import json
 
+import numpy as np
 import pytest
 
+from ropespec import reference
 from ropespec.cli import main
 from ropespec.spec import presets
 
 PRESETS = presets.names()
 
 
-@pytest.mark.parametrize("name", PRESETS)
+def _aliased(name: str) -> bool:
+    """Whether a preset turns some pair by more than pi per position (LTX-Video's ascending ladders at its base grid's
+    coordinates): at integer positions a rate w and w - 2 pi k give the same outputs, so no probe tells them apart."""
+    return float(np.max(reference.rates(presets.get(name)))) > np.pi
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.skipif(
+    _aliased(n), reason="a rate above pi per position is not identifiable from outputs at integer positions"))
+    for n in PRESETS])
 def test_fingerprint_recovers_every_preset_from_the_numpy_implementation(tmp_path, capsys, name):
     out = tmp_path / "fp.json"
     assert main(["fingerprint", "ropespec.implementations.numpy_rope:make", "--expect", name, "--dtype", "float64",

@@ -9,10 +9,11 @@ import textwrap
 from pathlib import Path
 
 import mpmath
+import numpy as np
 import pytest
 
 from ropespec import reference
-from ropespec.spec import Expect, ExpectationError, methods, tables
+from ropespec.spec import Expect, ExpectationError, methods, presets, tables
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the project's code (the tests compare what reports say, which is theirs to do)
@@ -192,3 +193,17 @@ def test_vllm_s_policy_holds_code_that_follows_it_and_names_a_port_of_transforme
     failed = [x for x in r.results if x.status == "fail"]
     assert failed and {x.diagnosis for x in failed} == {"scaling"}, r.report()
     assert all("transformers' policy" in x.message for x in failed), r.report()
+
+
+def test_llama3_with_equal_band_factors_is_llama_4s_step():
+    """Llama 4's config sets low_freq_factor = high_freq_factor = 1: no band, a step at wavelength L (transformers'
+    ramp is 0/0 only on the step itself, which no pair of its ladder lands on); factors the other way round stay
+    refused."""
+    e = presets.get("llama-4-scout")
+    th, th0 = reference.thetas(e), reference.thetas(e.replace(rope_scaling=None))
+    wavelength = 2 * np.pi / th0
+    assert np.allclose(th[wavelength < 8192], th0[wavelength < 8192], rtol=1e-15)
+    assert np.allclose(th[wavelength > 8192], th0[wavelength > 8192] / 16, rtol=1e-15)
+    assert (wavelength < 8192).any() and (wavelength > 8192).any()
+    with pytest.raises(ExpectationError, match="high_freq_factor"):
+        Expect.from_dict({**e.to_dict(), "rope_scaling": {**e.rope_scaling, "low_freq_factor": 4.0}})

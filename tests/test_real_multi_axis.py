@@ -132,12 +132,12 @@ def test_cogvideox_table_lookup_from_a_scratch_folder_holds_every_invariant(tmp_
 
 def test_ltx_video_at_its_own_inner_dim_turns_all_but_its_two_leading_dims():
     """LTX-Video's rotary over its inner dim 2048 (32 heads of 64) pads 2048 mod 6 = 2 dims ahead of the rotated
-    ones: under examples/ltx_video.json (rotary_start 2) its code passes conformance and the pass-through property."""
+    ones: under the ltx-video preset (rotary_start 2) its code passes conformance and the pass-through property."""
     if importlib.util.find_spec("diffusers") is None:
         pytest.skip("diffusers is not installed")
     from ropespec import check
 
-    result = check("ropespec.implementations.adapters.diffusers:ltx_video", expect=_expect("examples/ltx_video.json"),
+    result = check("ropespec.implementations.adapters.diffusers:ltx_video", expect="ltx-video",
                    array="torch", seed=0, invariants=["rope.conformance", "rope.partial-passthrough"])
     statuses = {(r.invariant, r.property): r.status for r in result.reports[0].results if r.applicable}
     assert statuses and set(statuses.values()) == {"pass"}, statuses
