@@ -10,7 +10,9 @@ function, called as the model calls them, on rows x (n, head_dim) at positions (
 Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``qwen3_5``, ``glm4v`` (text: position_ids (3, batch, seq), the merged
 table from the rotary embedding's forward, ``apply_rotary_pos_emb``), ``qwen2_vl_vision`` and ``qwen3_5_vision`` (the vision towers:
 position_ids (n, 2), ``apply_rotary_pos_emb_vision``) and ``pixtral`` (``PixtralVisionRotaryEmbedding``);
-``qwen2_vl_table``, ``qwen3_vl_table``, ``glm4v_table`` and ``pixtral_table`` are the rotary embeddings alone, as table
+``llama4_vision``, ``dinov3`` and ``sam3_vit`` (``sam3_vit_global``) are written out where a model's code is called
+otherwise (a fixed table of every patch, pixel values in, a layer's own scaled grid); every factory's preset is in
+:data:`CHECKED_UNDER`. ``qwen2_vl_table``, ``qwen3_vl_table``, ``glm4v_table`` and ``pixtral_table`` are the rotary embeddings alone, as table
 builders (``--form table``): the merged per-dim table their forward returns. Needs
 ``transformers`` (``pip install -e '.[hf]'``); without it they decline. What a model's code cannot express (another
 kind of axes, convention, number of axes) is declined, so that a verdict is always about the model's own code.
@@ -301,6 +303,46 @@ def dinov3(expect):
     return rope
 
 
+def sam3_vit(expect):
+    """transformers' Sam3ViTRotaryEmbedding and apply_rotary_pos_emb_2d as SAM 3's ViT layers call them: a layer's
+    patch coordinates from the layer's own ``Sam3ViTLayer.precompute_positions`` ((w, h) per patch, row by row, times
+    window_size / grid width), read at each row's (w, h) and applied to q (1, 1, n, head_dim). It computes per-axis
+    ladders [w | h] of theta^(-2k/(d/2)), interleaved pairs: a windowed layer over its window of max_position patches
+    per side, unscaled (the sam3-vit preset); a global layer over the image's max_position patches per side scaled by
+    window_size / max_position (sam3-vit-global: 24 / 72). Other expectations are declined."""
+    torch = _torch()
+    try:
+        from transformers import Sam3ViTConfig
+        # the module itself (its package's lazy import asks for torchvision, which the rotary code does not use)
+        modeling = importlib.import_module("transformers.models.sam3.modeling_sam3")
+    except ImportError:
+        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+    d, side, scale = expect.head_dim, expect.max_position, expect.axes_scale
+    window = side if scale is None else round(scale[0] * side)
+    if (expect.axes_kind() != "per-axis" or expect.axes_dims_rope != (d // 2, d // 2) or expect.convention != "interleaved"
+            or expect.rotary_dim != d or expect.axes_offset is not None or d % 4 or window < 1
+            or (scale is not None and not _same(((window / side,) * 2,), (scale,)))):
+        raise NotImplementedError("transformers' SAM 3 ViT rotary computes per-axis ladders [w | h] of interleaved "
+                                  "pairs over patch indices, unscaled in a window (the sam3-vit preset) or scaled by "
+                                  "window_size / patches per side in a global layer (sam3-vit-global)")
+    config = Sam3ViTConfig(hidden_size=d, num_attention_heads=1, num_hidden_layers=1, image_size=14 * side,
+                           patch_size=14, window_size=window,
+                           rope_parameters={"rope_type": "axial", "rope_theta": expect.rope_theta})
+    rotary = modeling.Sam3ViTRotaryEmbedding(config)
+    # a windowed layer's grid is its window; a global layer's (window_size 0 to precompute_positions) the image's
+    grid = modeling.Sam3ViTLayer.precompute_positions(config, window if scale is None else 0)
+
+    def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
+        rotary.to(x.device)
+        with torch.no_grad():
+            idx = (positions[:, 1] * side + positions[:, 0]).long().cpu()
+            cos, sin = rotary(x, grid[idx].to(x.device))  # (1, n, d) in float32
+            q = x[None, None]  # (batch, heads, n, head_dim), as the ViT's attention holds q
+            return modeling.apply_rotary_pos_emb_2d(q, q, cos, sin)[0][0, 0]
+
+    return rope
+
+
 def _same(want, got) -> bool:
     """Whether stated (offsets, scales) are the ones a model computes, to float64's rounding of 4 pi/H."""
     return all(g is not None and all(abs(a - b) <= 1e-12 * max(1.0, abs(a)) for a, b in zip(w, g))
@@ -309,10 +351,15 @@ def _same(want, got) -> bool:
 
 llama4_vision.axes = ("per-axis",)
 dinov3.axes = ("per-axis",)
+sam3_vit.axes = ("per-axis",)
+sam3_vit_global = sam3_vit  # SAM 3's global layers: the same code, checked under sam3-vit-global
 #: every adapter: (the transformers module its code is from, the preset it is checked under)
 CHECKED_UNDER: dict[str, tuple[str, str]] = {**{name: (m.module, m.preset) for name, m in MODELS.items()},
                                              "llama4_vision": ("llama4", "llama-4-vision"),
-                                             "dinov3": ("dinov3_vit", "dinov3-vitl16")}
+                                             "dinov3": ("dinov3_vit", "dinov3-vitl16"),
+                                             "sam3_vit": ("sam3", "sam3-vit"),
+                                             "sam3_vit_global": ("sam3", "sam3-vit-global")}
+
 qwen2_vl = factory("qwen2_vl")
 qwen2_5_vl = factory("qwen2_5_vl")
 qwen3_vl = factory("qwen3_vl")
