@@ -107,3 +107,32 @@ def test_what_hf_models_cannot_call_an_adapter_of_its_own_checks(subset):
     result = check(by["hf:gptj"].target, by["hf:gptj"].expectation(), array="torch", profile="ci", seed=1,
                    invariants=["rope.conformance"])
     assert result.passed, result.report()
+
+
+def test_a_rotary_is_built_from_the_config_that_states_it_and_the_released_sizes():
+    """BLT's and Nemotron 3 Diarization's outer configs state no RoPE (their towers build the rotary from their own:
+    the first sub-config that states one), Nemotron 3.5 Transcribe's is its ASR encoder's, two levels down; where the
+    config class's defaults are no model (GLM-4.5's 96 heads of 4096 / 96 dims, no head_dim), the released model's
+    values are set (hf_models.RELEASED), and BLT's towers pair interleaved, as its rotate_half does."""
+    found = {f.model_type: f for f in hf_models.discover(("blt", "nemotron3_diarization", "nemo_speechlm", "glm4_moe",
+                                                          "cohere_compass"))}
+    assert all(f.checkable for f in found.values()), {t: f.reason for t, f in found.items()}
+    assert type(hf_models._rotary_config(found["nemo_speechlm"])).__name__ == "Nemotron3_5TranscribeAsrAudioConfig"
+    glm = hf_models.expectation_of(found["glm4_moe"])
+    assert (glm.head_dim, glm.rotary_dim) == (128, 64)
+    assert hf_models.expectation_of(found["blt"]).convention == "interleaved"
+    assert hf_models.expectation_of(found["cohere_compass"]).rope_theta == 50000.0  # its sliding layers' RoPE
+    for model_type in ("blt", "glm4_moe"):
+        result = check(f"ropespec.implementations.adapters.hf_models:{model_type}",
+                       hf_models.expectation_of(found[model_type]), array="torch", profile="ci", seed=1,
+                       invariants=["rope.conformance"])
+        assert result.passed, result.report()
+
+
+def test_codegens_attention_hands_its_turned_queries_on_in_their_own_dtype():
+    """CodeGen turns q in its float32 table and its attention casts q back (query.to(value.dtype)): the adapter
+    hands on what the attention does, so bfloat16 in is bfloat16 out (GPT-J's rotary casts its table instead)."""
+    e = hf_models.expectation("codegen").replace(dtype="bfloat16")
+    result = check("ropespec.implementations.adapters.hf:codegen", e, array="torch", profile="ci", seed=1,
+                   invariants=["contract.shape-finite", "rope.conformance"])
+    assert result.passed, result.report()

@@ -147,7 +147,9 @@ def factory(model_type: str):
                 q = x[None, :, None, :]
                 sin, cos = rotary(q, positions[None])
                 out = torch.cat([apply(q[..., :r], sin, cos), q[..., r:]], dim=-1)
-                return out[0, :, 0]
+                # the attention hands q on in x's dtype: GPT-J's rotary casts its table to it, CodeGen's attention
+                # casts the turned q (query.to(value.dtype)) after a turn in its float32 table's
+                return out[0, :, 0].to(x.dtype)
 
         return rope
 

@@ -218,21 +218,71 @@ def _found(model_type: str) -> Found:
     raise ValueError(f"model_type {model_type!r}: no rotary embedding class of its own in this transformers")
 
 
+#: the released model's values where its config class's defaults are no model (no check of those defaults says
+#: anything of the code a user runs): transformers' Glm4MoeConfig has GLM-4.5's 96 heads of 4096 / 96 dims and no
+#: head_dim, so 21 rotating dims; Qwen3OmniMoeTextConfig 28 heads of 2048 / 28 = 73; CohereCompassTextConfig no
+#: rope_parameters at all. Set on the rotary embedding's config before it is built and read.
+RELEASED: dict[str, dict] = {
+    "glm4_moe": {"head_dim": 128},  # zai-org/GLM-4.5 (and -Air): head_dim 128, partial_rotary_factor 0.5
+    "glm4v_moe": {"head_dim": 128},  # zai-org/GLM-4.5V's text_config: head_dim 128
+    "qwen3_omni_moe": {"head_dim": 128, "num_attention_heads": 32},  # Qwen/Qwen3-Omni-30B-A3B-Instruct's thinker
+    # CohereLabs/North-Micro-Vision-Instruct: RoPE on its sliding layers only (theta 5e4; its interleaved M-RoPE
+    # sections [24, 20, 20] are the rotary embedding's default, and text tokens, one row of positions, turn as 1-D
+    # RoPE), none on its full-attention layers
+    "cohere_compass": {"rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 50000.0},
+                                           "full_attention": None},
+                       "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention",
+                                       "full_attention"] * 7},
+}
+
+
 def _rotary_config(f: Found):
-    """The config the model type's rotary embedding is built from: the sub-config its ``__init__``'s annotation names
-    (PE Video's encoder config), else the text model's."""
+    """The config the model type's rotary embedding is built from: the config its ``__init__``'s annotation names
+    (PE Video's encoder config, Nemotron 3.5 Transcribe's ASR encoder's, at any depth), else the text model's; where
+    that one states no RoPE and a sub-config does (BLT's, Nemotron 3 Diarization's outer config over the towers that
+    build the rotary from their own), the first such sub-config. The released model's values (RELEASED) are set on
+    it."""
     import transformers
 
     cfg = getattr(transformers, f.config)()
     text = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
     if f.rotary is None:
-        return text
+        return _released(f.model_type, text)
     wanted = inspect.signature(getattr(importlib.import_module(f.module), f.rotary).__init__).parameters.get("config")
     name = getattr(wanted.annotation, "__name__", wanted.annotation) if wanted is not None else None
     # a sub-config the annotation names (an encoder's); not the outer config, which some annotate but whose model
     # hands its text config over (Qwen2-VL)
-    subs = [text, *(v for v in vars(cfg).values() if isinstance(v, transformers.PretrainedConfig))]
-    return next((c for c in subs if isinstance(name, str) and type(c).__name__ == name), text)
+    subs = [text, *_sub_configs(cfg)]
+    chosen = _released(f.model_type, next((c for c in subs if isinstance(name, str) and type(c).__name__ == name), text))
+    if not _states_rope(chosen):
+        chosen = next((c for c in subs if _states_rope(c)), chosen)
+    return chosen
+
+
+def _sub_configs(cfg) -> list:
+    """Every config inside ``cfg``, depth first, in the order its attributes hold them."""
+    import transformers
+
+    out = []
+    for v in vars(cfg).values():
+        if isinstance(v, transformers.PretrainedConfig) and v is not cfg:
+            out += [v, *_sub_configs(v)]
+    return out
+
+
+def _states_rope(cfg) -> bool:
+    """Whether a config says a RoPE of its own: a rope_theta, or rope_parameters holding one, and a size to turn."""
+    d = cfg.to_dict()
+    params = d.get("rope_parameters") or d.get("rope_scaling") or {}
+    theta = d.get("rope_theta") or (isinstance(params, dict) and (params.get("rope_theta") or any(
+        isinstance(v, dict) and v.get("rope_theta") for v in params.values())))
+    return bool(theta) and bool(d.get("head_dim") or d.get("hidden_size"))
+
+
+def _released(model_type: str, cfg):
+    for key, value in RELEASED.get(model_type, {}).items():
+        setattr(cfg, key, value)
+    return cfg
 
 
 def expectation(model_type: str):
