@@ -617,3 +617,39 @@ def test_a_finding_of_several_fields_crosses_a_process_boundary_whole():
     found = _with(("base", "theta is 5e5"), ("attention-factor", "every pair scaled by 1.1"))
     back = pickle.loads(pickle.dumps(found))
     assert isinstance(back, Finding) and tuple(back) == tuple(found) and back.also == ("attention-factor",)
+
+
+GRID_FLOAT32 = '''
+import numpy as np
+
+
+def rope(x, positions):
+    """A vision tower's [w | h] ladders of interleaved pairs over patches counted from {offset}, its inverse
+    frequencies, angles and turn in float32 (as transformers' vision rotaries and apply functions form them)."""
+    d = x.shape[1]
+    inv = (1.0 / (np.float32(10000.0) ** (np.arange(0, d // 2, 2, dtype=np.float32) / np.float32(d // 2))))
+    p = np.asarray(positions).astype(np.float32) + np.float32({offset})
+    phi = np.concatenate([p[:, :1] * inv, p[:, 1:] * inv], axis=1).astype(np.float32)
+    c, s = np.cos(phi), np.sin(phi)
+    a, b = x[:, 0::2].astype(np.float32), x[:, 1::2].astype(np.float32)
+    out = np.empty(x.shape, dtype=np.float32)
+    out[:, 0::2], out[:, 1::2] = a * c - b * s, a * s + b * c
+    return out
+'''
+
+
+@pytest.mark.parametrize("offset", [0, 1])
+def test_float32_angles_on_a_short_grid_under_the_strict_class_are_angle_precision(tmp_path, offset):
+    """SAM 3's and Inkling 2's vision rotaries under the strict class (the transformers sweep's third column): on a
+    grid of 24 patches the float32 rounding leaves the exact bound at a few positions by little, which the growth
+    sweep finds only when it measures every position of so short a domain; and patches counted from 1, as the
+    expectation states, are no position-offset."""
+    (tmp_path / "grid.py").write_text(GRID_FLOAT32.replace("{offset}", str(offset)))
+    expect = {"head_dim": 64, "convention": "interleaved", "axes_dims_rope": [32, 32], "axis_names": ["w", "h"],
+              "max_position": 24, **({"axes_offset": [1, 1]} if offset else {})}
+    fine = check(f"{tmp_path / 'grid.py'}:rope", expect=expect, seed=1, profile="ci")
+    assert fine.passed, fine.report()
+    strict = check(f"{tmp_path / 'grid.py'}:rope", expect={**expect, "angle_dtype": "exact", "inv_freq_dtype": "exact"},
+                   seed=1, profile="ci")
+    failed = _failed(strict)
+    assert failed and {r.diagnosis for r in failed} == {"angle-precision"}, [(r.diagnosis, r.message) for r in failed]

@@ -127,8 +127,10 @@ def _measured_fault(f, e: Expect) -> tuple[str, str] | None:
     d = e.head_dim
     top = e.max_position - 1
     pairs = list(zip(e.pairs(), e.out_pairs()))
-    small = np.array([p for p in (1, 3, 5, 33, 257, 999) if p <= top], dtype=np.int64)  # where the
-    explained = precision.explain_low_precision(f, e, small)  # candidates differ least among themselves
+    small = [p for p in (1, 3, 5, 33, 257, 999) if p <= top]  # where the candidates differ least among themselves
+    if len(small) < 4 and top not in small:  # a short domain (a vision grid's 24 patches): its last position too,
+        small.append(top)  # where its rounding is largest and a failure of a short domain shows
+    explained = precision.explain_low_precision(f, e, np.array(small, dtype=np.int64))
     if explained:
         return "angle-precision", explained
     norms = np.array([probe.angles(f, d, pairs, p, seq)[1] for p in (1, 5, min(top, 1001))])
