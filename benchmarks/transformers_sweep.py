@@ -62,14 +62,14 @@ def main() -> None:
     found = hf_models.discover(tuple(args.only.split(",")) if args.only else None)
     checkable = [f for f in found if f.checkable]
     adapters = hf_models.adapters(found)
-    # (label, the table's model type cell, TARGET, expectation): each model type's own rotary code by hf_models, then
+    # (label, the table's model type cell, TARGET, expectation, model type): each model type's own rotary code by hf_models, then
     # what the adapters check (a vision tower, a text M-RoPE, GPT-J's form) under the released model's preset
     rows = [(f.model_type, f.model_type, f"ropespec.implementations.adapters.hf_models:{f.model_type}",
-             hf_models.expectation_of(f)) for f in checkable]
+             hf_models.expectation_of(f), f.model_type) for f in checkable]
     rows += [(a.label, f"{a.model_type} ({a.label}{f', preset {a.preset}' if a.preset else ''})", a.target,
-              a.expectation()) for a in adapters]
+              a.expectation(), a.model_type) for a in adapters]
     requests = []  # one TARGET per row, in the matrix of its own expectation and the two dtypes
-    for label, _, target, expect in rows:
+    for label, _, target, expect, _ in rows:
         configs = [matrix.Configuration(label, expect, dtype, "nd") for dtype in DTYPES]
         configs.append(matrix.Configuration(f"{label}-strict", strict(expect), "float32", "nd"))
         requests += matrix.requests_for([target], configs, lambda c: dict(array="torch", dtype=c.dtype))
@@ -98,15 +98,22 @@ def main() -> None:
     by_type: dict[str, dict[str, object]] = {}
     for rep in reports:
         by_type.setdefault(rep.impl.configuration["expect"], {})[rep.impl.configuration["dtype"]] = rep
+    covered = {a.model_type for a in adapters}
+    checked = {f.model_type for f in checkable} | covered
+    # a model type holds where each of its rows (its own code, each adapter's) held in both dtypes
+    failed_types = {model_type for label, model_type in ((r[0], r[4]) for r in rows)
+                    if any(verdict(by_type.get(label, {}).get(dtype), []) != "held" for dtype in DTYPES)}
+    held = checked - failed_types
     print(f"`python benchmarks/transformers_sweep.py -j {args.j} --profile {args.profile}`, transformers "
-          f"{transformers.__version__}, {date.today()}, {machine()}: {len(found)} model types with a rotary embedding "
-          f"class of their own, {len(checkable)} checked by their own rotary code and {len(adapters)} rotary codes by "
-          f"adapters ({len({a.model_type for a in adapters} - {f.model_type for f in checkable})} more model types; "
-          f"{len(requests)} implementations, {took:.0f} s)\n")
+          f"{transformers.__version__}, {date.today()}, {machine()}: {len(found)} model types whose source has RoPE "
+          f"(a rotary class or rotary functions of their own), {len(checkable)} checked by their own rotary code "
+          f"and {len(adapters)} rotary codes by adapters ({len(covered - {f.model_type for f in checkable})} more "
+          f"model types): {len(checked)} model types checked, {len(held)} of them held in float32 and bfloat16 by "
+          f"every check; {len(requests)} implementations, {took:.0f} s\n")
     print(f"| model type | expectation | float32 | bfloat16 | failed (word) | strict, to 2^{LONG.bit_length() - 1} (a "
           f"grid: its own size) | s (warm-up, then first to last result, all three) |")
     print("|---|---|---|---|---|---|---|")
-    for label, cell, _, _ in rows:
+    for label, cell, _, _, _ in rows:
         reps = by_type.get(label, {})
         words: list[str] = []
         strict_words: list[str] = []
@@ -123,7 +130,6 @@ def main() -> None:
         print(f"| {cell} | {expect} | {cells[0]} | {cells[1]} | {'; '.join(dict.fromkeys(words))} | {long} "
               f"| {secs:.1f} |")
     print("\nnot checked:\n")
-    covered = {a.model_type for a in adapters}
     for f in found:
         if not f.checkable and f.model_type not in covered:
             print(f"- {f.model_type}: {f.reason}")

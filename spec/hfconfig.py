@@ -50,7 +50,7 @@ INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "cohere", 
                            "moonshine", "moonshine_streaming", "openai_privacy_filter", "pe_video", "pe_video_encoder",
                            "pe_audio", "pe_audio_encoder", "pe_audio_video", "pe_audio_video_encoder",
                            "deepseek_v4", "llama4", "blt", "blt_patcher", "blt_local_encoder", "blt_local_decoder",
-                           "blt_global_transformer")
+                           "blt_global_transformer", "roformer")
 #: model types that read interleaved pairs and write the half layout where the config names no ``rope_interleave``:
 #: DeepSeek-V3's config defaults it to true, the others' MLA attention calls ``apply_rotary_pos_emb_interleave``
 #: whatever the config says (transformers 5.24)
@@ -66,8 +66,9 @@ REVERSED_MODEL_TYPES = ("nanochat",)
 _NOT_ROTARY = ("max_position_embeddings", "llama_4_scaling_beta")
 
 
-#: where a config keeps its number of attention heads: most, DBRX's, Moonshine's (its decoder's, as its encoder's)
-_HEAD_COUNTS = ("num_attention_heads", "n_heads", "decoder_num_attention_heads")
+#: where a config keeps its number of attention heads: most, DBRX's, Moonshine's (its decoder's, as its encoder's),
+#: SeamlessM4T's speech encoder's, whose heads the rotary divides hidden_size by
+_HEAD_COUNTS = ("num_attention_heads", "n_heads", "decoder_num_attention_heads", "speech_encoder_attention_heads")
 #: keys only a config with a rotary embedding has
 ROTARY_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base", "rotary_pct", "rotary_dim",
                "partial_rotary_factor", "qk_rope_head_dim", "rope_interleave", "axes_dims_rope", "rope_axes_dim")
@@ -79,7 +80,8 @@ VIDEO_TIME = {"qwen2_vl": "grid", "qwen2_5_vl": "seconds", "qwen3_vl": "frames",
               "glm4v": "frames", "glm4v_moe": "frames"}
 #: model types that use RoPE even where an older config.json names none of ROTARY_KEYS (the 10000 base was implied)
 ROPE_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi", "phi3", "gpt_neox",
-                    "gptj", "codegen", "stablelm", "starcoder2", "olmo", "cohere", "deepseek_v2", "deepseek_v3")
+                    "gptj", "codegen", "stablelm", "starcoder2", "olmo", "cohere", "deepseek_v2", "deepseek_v3",
+                    "roformer")
 
 
 def has_rope(d: dict) -> bool:
@@ -88,6 +90,8 @@ def has_rope(d: dict) -> bool:
     if d.get("_class_name") in DIFFUSERS_CLASSES:
         return True
     d = _text_model(d)
+    if d.get("position_embeddings_type") == "rotary":  # the Conformer speech encoders' (Wav2Vec2-Conformer's)
+        return True
     if d.get("alibi") is True or d.get("position_embedding_type") not in (None, "rotary", "rope"):
         return any(k in d for k in ROTARY_KEYS) and d.get("alibi") is not True
     return any(k in d for k in ROTARY_KEYS) or d.get("model_type") in ROPE_MODEL_TYPES
@@ -177,7 +181,8 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
     else:  # GPT-J, CodeGen
         head_dim = _int(d, "n_embd") // _int(d, "n_head")
     out: dict[str, Any] = {"head_dim": head_dim}
-    theta = d.get("rope_theta", params.get("rope_theta", d.get("rotary_emb_base", 10000.0)))
+    theta = d.get("rope_theta", params.get("rope_theta", d.get("rotary_emb_base", d.get("rotary_embedding_base",
+                                                                                        10000.0))))
     if layer_type is not None and "rope_theta" in params:  # the layer type's own base, not the top-level one kept
         theta = params["rope_theta"]  # beside it (DeepSeek-V4: 10000 there, 160000 for its compressed layers)
     out["rope_theta"] = theta

@@ -112,6 +112,10 @@ _PRESETS: dict[str, dict[str, Any]] = {
                  "axis_names": ["w", "h"], "max_position": 24},
     "sam3-vit-global": {"head_dim": 64, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [32, 32],
                         "axis_names": ["w", "h"], "axes_scale": [1 / 3, 1 / 3], "max_position": 72},
+    # V-JEPA 2's ViT-L: three per-axis ladders [t | h | w] of 2 ((64 // 3) // 2) = 20 dims, the last 4 dims still
+    "vjepa2-vitl": {"head_dim": 64, "rotary_dim": 60, "rope_theta": 10000.0, "convention": "interleaved",
+                    "axes_dims_rope": [20, 20, 20],
+                    "axis_names": ["t", "h", "w"], "max_position": 16},
     "flux.1-dev": {"head_dim": 128, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
                    "max_position": 4096},
     "hunyuan-video": {"head_dim": 128, "rope_theta": 256.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
@@ -179,6 +183,10 @@ UNVERIFIED: dict[str, str] = {
 
 #: preset -> note shown by ``ropespec presets``
 NOTES: dict[str, str] = {
+    "vjepa2-vitl": ("what V-JEPA 2's code means to compute (head_dim 64 = hidden_size 1024 / 16 heads, grid 256 / 16 = "
+                    "16 patches per side, transformers' VJEPA2Config defaults): [t | h | w] ladders theta^(-2k/20) of "
+                    "interleaved pairs, dims 60..63 still; its code turns no pair by one angle (README, \"A genuine "
+                    "flaw: V-JEPA 2\")"),
     "sam3-vit": ("SAM 3's ViT (windowed layers): [w | h] ladders theta^(-2k/32) of interleaved pairs over a 24-patch "
                  "window (head_dim 64 = hidden_size 1024 / 16 heads, transformers' Sam3ViTConfig defaults)"),
     "sam3-vit-global": ("SAM 3's ViT global layers (7, 15, 23, 31): as sam3-vit over the whole 72-patch grid "

@@ -136,3 +136,40 @@ def test_codegens_attention_hands_its_turned_queries_on_in_their_own_dtype():
     result = check("ropespec.implementations.adapters.hf:codegen", e, array="torch", profile="ci", seed=1,
                    invariants=["contract.shape-finite", "rope.conformance"])
     assert result.passed, result.report()
+
+
+def test_rope_of_other_forms_is_found_and_each_is_checked_or_said_to_be_none():
+    """Modules whose RoPE is no *RotaryEmbedding(x, position_ids) class are found by their source too: RoFormer's
+    sinusoidal table and the Conformers' rotary are checked by hf_other's adapters, DINOv3's by hf_axes'; Jamba's
+    apply_rotary_pos_emb, never called, is said to be no RoPE."""
+    found = {f.model_type: f for f in hf_models.discover(("roformer", "wav2vec2-conformer", "dinov3_vit", "jamba"))}
+    assert set(found) == {"roformer", "wav2vec2-conformer", "dinov3_vit", "jamba"}
+    assert "not a RoPE model" in found["jamba"].reason
+    by = {a.model_type: a for a in hf_models.adapters(tuple(found.values()))}
+    assert set(by) == {"roformer", "wav2vec2-conformer", "dinov3_vit"}, by
+    assert by["dinov3_vit"].label == "hf_axes:dinov3"
+    roformer = by["roformer"].expectation()
+    assert (roformer.head_dim, roformer.convention, roformer.rope_theta) == (64, "interleaved", 10000.0)
+    for model_type in ("roformer", "wav2vec2-conformer"):
+        for dtype in ("float32", "bfloat16"):
+            result = check(by[model_type].target, by[model_type].expectation().replace(dtype=dtype), array="torch",
+                           profile="ci", seed=1, invariants=["rope.conformance", "contract.shape-finite"])
+            assert result.passed, result.report()
+
+
+def test_vjepa2s_3d_rope_is_no_rotation():
+    """README's genuine flaw: V-JEPA 2 lays its angles out by repeat where its pairs are interleaved, so dims 2i and
+    2i + 1 turn at two frequencies; its code fails [not-a-rotation] under what it means to compute, and README's
+    reproduction without ropespec prints a unit pair's norm 0.665."""
+    import torch
+    from transformers.models.vjepa2.modeling_vjepa2 import rotate_queries_or_keys
+
+    result = check("ropespec.implementations.adapters.hf_other:vjepa2", "vjepa2-vitl", array="torch", profile="ci",
+                   seed=1, invariants=["rope.norm-per-pair", "rope.conformance", "axes.separation"])
+    by = {r.property: r for r in result.reports[0].results if r.applicable}
+    assert by["norm_per_pair"].status == "fail" and by["norm_per_pair"].diagnosis == "not-a-rotation"
+    assert by["separation"].status == "pass"  # each axis's dims turn with their own axis only
+    x = torch.zeros(1, 1, 1, 20)
+    x[..., 0] = 1.0
+    y = rotate_queries_or_keys(x, pos=torch.tensor([1]))
+    assert abs(y[..., :2].norm().item() - 0.66499) < 1e-4

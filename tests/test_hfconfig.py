@@ -290,3 +290,22 @@ def test_a_complex_form_apply_is_called_in_the_layout_it_broadcasts_its_table_ov
     got = rope(torch.tensor(x), torch.tensor(p)).numpy()
     assert got.shape == x.shape
     assert np.abs(got[:64] - reference.apply(e, x[:64], p[:64])).max() < 1e-9
+
+
+def test_roformer_and_the_conformers_rotary_configs_are_read():
+    """RoFormer's config names no rotary key (RoPE is its model, base 10000 implied, pairs interleaved); a Conformer
+    speech encoder turns by RoPE only where position_embeddings_type says rotary (facebook/wav2vec2-conformer-rope-large),
+    its base rotary_embedding_base, SeamlessM4T's heads its speech encoder's."""
+    roformer = from_hf_config({"model_type": "roformer", "hidden_size": 768, "num_attention_heads": 12,
+                               "max_position_embeddings": 1536})
+    assert (roformer.head_dim, roformer.convention, roformer.rope_theta, roformer.max_position) == \
+        (64, "interleaved", 10000.0, 1536)
+    conformer = {"model_type": "wav2vec2-conformer", "hidden_size": 1024, "num_attention_heads": 16,
+                 "position_embeddings_type": "rotary", "rotary_embedding_base": 10000}
+    e = from_hf_config(conformer)
+    assert (e.head_dim, e.convention, e.rope_theta) == (64, "half", 10000.0)
+    with pytest.raises(ExpectationError, match="no rotary embedding"):
+        from_hf_config({**conformer, "position_embeddings_type": "relative"})
+    seamless = from_hf_config({"model_type": "seamless_m4t", "hidden_size": 1024, "speech_encoder_attention_heads": 16,
+                               "position_embeddings_type": "rotary", "rotary_embedding_base": 10000})
+    assert seamless.head_dim == 64

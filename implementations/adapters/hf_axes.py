@@ -10,7 +10,7 @@ function, called as the model calls them, on rows x (n, head_dim) at positions (
 Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``qwen3_5``, ``glm4v`` (text: position_ids (3, batch, seq), the merged
 table from the rotary embedding's forward, ``apply_rotary_pos_emb``), ``qwen2_vl_vision`` and ``qwen3_5_vision`` (the vision towers:
 position_ids (n, 2), ``apply_rotary_pos_emb_vision``) and ``pixtral`` (``PixtralVisionRotaryEmbedding``);
-``llama4_vision``, ``dinov3`` and ``sam3_vit`` (``sam3_vit_global``) are written out where a model's code is called
+``llama4_vision``, ``dinov3`` (``sapiens2``: its code as Sapiens 2's own) and ``sam3_vit`` (``sam3_vit_global``) are written out where a model's code is called
 otherwise (a fixed table of every patch, pixel values in, a layer's own scaled grid); every factory's preset is in
 :data:`CHECKED_UNDER`. ``qwen2_vl_table``, ``qwen3_vl_table``, ``glm4v_table`` and ``pixtral_table`` are the rotary embeddings alone, as table
 builders (``--form table``): the merged per-dim table their forward returns. Needs
@@ -268,7 +268,20 @@ def llama4_vision(expect):
     return rope
 
 
-def dinov3(expect):
+def _dinov3_like(module: str, config_class: str, rotary_class: str, model: str):
+    """make(expect) of a ViT whose rotary is DINOv3's RopePositionEmbedding (DINOv3's, Sapiens 2's)."""
+
+    def make(expect):
+        return _dinov3_rope(expect, module, config_class, rotary_class, model)
+
+    make.__name__ = make.__qualname__ = module.removesuffix("_vit")
+    make.__doc__ = _dinov3_rope.__doc__.replace("DINOv3ViTRopePositionEmbedding", rotary_class).replace("DINOv3's ViT",
+                                                                                                    f"{model}'s ViT")
+    make.axes = ("per-axis",)
+    return make
+
+
+def _dinov3_rope(expect, module: str, config_class: str, rotary_class: str, model: str):
     """transformers' DINOv3ViTRopePositionEmbedding and apply_rotary_pos_emb as DINOv3's ViT calls them: the table of
     every patch of an H x H grid (H = max_position) from a pixel_values of H x H patches, read at each row's (h, w) =
     (row, column), patch index h H + w, and applied to q (1, heads, n, head_dim) with no prefix tokens. It computes
@@ -276,20 +289,21 @@ def dinov3(expect):
     and scale 4 pi/H on each axis (the dinov3-vitl16 preset); other expectations are declined."""
     torch = _torch()
     try:
-        from transformers import DINOv3ViTConfig
-        from transformers.models.dinov3_vit import modeling_dinov3_vit as modeling
+        import transformers
+
+        modeling = importlib.import_module(f"transformers.models.{module}.modeling_{module}")
     except ImportError:
         raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
     d, side = expect.head_dim, expect.max_position
     centred = ((0.5 - side / 2,) * 2, (4 * math.pi / side,) * 2)
     if (expect.axes_kind() != "per-axis" or expect.axes_dims_rope != (d // 2, d // 2) or expect.convention != "half"
             or expect.rotary_dim != d or d % 4 or not _same(centred, (expect.axes_offset, expect.axes_scale))):
-        raise NotImplementedError("transformers' DINOv3 rotary computes per-axis ladders [d/2 | d/2] of half pairs over "
+        raise NotImplementedError(f"transformers' {model} rotary computes per-axis ladders [d/2 | d/2] of half pairs over "
                                   "patch centres in [-1, 1] times 2 pi: axes_offset 0.5 - H/2 and axes_scale 4 pi/H, H "
                                   "= max_position (the dinov3-vitl16 preset)")
-    config = DINOv3ViTConfig(hidden_size=d, num_attention_heads=1, image_size=16 * side, patch_size=16,
-                             rope_theta=expect.rope_theta)
-    rotary = modeling.DINOv3ViTRopePositionEmbedding(config).eval()
+    config = getattr(transformers, config_class)(hidden_size=d, num_attention_heads=1, image_size=16 * side,
+                                                 patch_size=16, rope_theta=expect.rope_theta)
+    rotary = getattr(modeling, rotary_class)(config).eval()
 
     def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
         rotary.to(x.device)
@@ -301,6 +315,10 @@ def dinov3(expect):
             return modeling.apply_rotary_pos_emb(q, q, cos[idx], sin[idx])[0][0, 0]
 
     return rope
+
+
+dinov3 = _dinov3_like("dinov3_vit", "DINOv3ViTConfig", "DINOv3ViTRopePositionEmbedding", "DINOv3")
+sapiens2 = _dinov3_like("sapiens2", "Sapiens2Config", "Sapiens2RopePositionEmbedding", "Sapiens 2")
 
 
 def sam3_vit(expect):
@@ -350,13 +368,13 @@ def _same(want, got) -> bool:
 
 
 llama4_vision.axes = ("per-axis",)
-dinov3.axes = ("per-axis",)
 sam3_vit.axes = ("per-axis",)
 sam3_vit_global = sam3_vit  # SAM 3's global layers: the same code, checked under sam3-vit-global
 #: every adapter: (the transformers module its code is from, the preset it is checked under)
 CHECKED_UNDER: dict[str, tuple[str, str]] = {**{name: (m.module, m.preset) for name, m in MODELS.items()},
                                              "llama4_vision": ("llama4", "llama-4-vision"),
                                              "dinov3": ("dinov3_vit", "dinov3-vitl16"),
+                                             "sapiens2": ("sapiens2", "dinov3-vitl16"),  # DINOv3's code, as its own
                                              "sam3_vit": ("sam3", "sam3-vit"),
                                              "sam3_vit_global": ("sam3", "sam3-vit-global")}
 

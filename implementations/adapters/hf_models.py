@@ -75,8 +75,8 @@ def discover(only: tuple[str, ...] | None = None) -> tuple[Found, ...]:
 
 @functools.lru_cache(maxsize=None)
 def candidates() -> tuple[tuple[str, str, str], ...]:
-    """(model type, module, config class) of every modeling module whose source defines a ``*RotaryEmbedding`` class,
-    read without importing it: one per module, the module's own model type where several share it (qwen2_vl, not
+    """(model type, module, config class) of every modeling module whose source is a RoPE model's (_ROPE_SOURCE: a
+    ``*RotaryEmbedding`` class, a rotary class of another name, rotary functions), read without importing it: one per module, the module's own model type where several share it (qwen2_vl, not
     qwen2_vl_text)."""
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES, model_type_to_module_name
 
@@ -85,7 +85,7 @@ def candidates() -> tuple[tuple[str, str, str], ...]:
     for model_type, config in sorted(CONFIG_MAPPING_NAMES.items()):
         module = model_type_to_module_name(model_type)
         path = models / module / f"modeling_{module}.py"
-        if path.is_file() and re.search(r"^class \w*RotaryEmbedding\(", path.read_text(), re.M):
+        if path.is_file() and re.search(_ROPE_SOURCE, path.read_text(), re.M):
             by_module.setdefault(module, []).append((model_type, config))
     out = []
     for module, types in sorted(by_module.items()):
@@ -94,9 +94,55 @@ def candidates() -> tuple[tuple[str, str, str], ...]:
     return tuple(out)
 
 
+#: what makes a modeling module's source a RoPE model's: a ``*RotaryEmbedding`` class (the form :func:`factory` calls),
+#: a rotary or RoPE class of another name (DINOv3's RopePositionEmbedding, the Conformers' RotaryPositionalEmbedding,
+#: V-JEPA 2's RopeAttention), or rotary functions without a class (RoFormer's; and a language model's borrowed
+#: rotary, or an apply_rotary_pos_emb its attention never calls: OTHER_FORMS says which)
+_ROPE_SOURCE = (r"^class \w*(Rotary|Rope|RoPE)\w*\(|^\s*def (apply_rotary\w*|rotate_half\w*|\w*rope\w*)\(")
+
+#: the model types whose source matches _ROPE_SOURCE by no ``*RotaryEmbedding`` class: what their RoPE is, and the
+#: adapter that checks it (None: not a RoPE to check, the reason said); a model type found so and not named here is
+#: said to be "a RoPE of another form that no adapter checks yet"
+OTHER_FORMS: dict[str, tuple[str | None, str]] = {
+    "roformer": ("ropespec.implementations.adapters.hf_other:roformer",
+                 "RoFormer's sinusoidal table and apply_rotary_position_embeddings"),
+    "wav2vec2-conformer": ("ropespec.implementations.adapters.hf_other:wav2vec2_conformer",
+                           "a Conformer's rotary on the attention's input (position_embeddings_type rotary)"),
+    "wav2vec2-bert": ("ropespec.implementations.adapters.hf_other:wav2vec2_bert",
+                      "a Conformer's rotary on the attention's input (position_embeddings_type rotary)"),
+    "seamless_m4t": ("ropespec.implementations.adapters.hf_other:seamless_m4t",
+                     "its speech encoder's Conformer rotary on the attention's input (position_embeddings_type rotary)"),
+    "dinov3_vit": (None, "DINOv3's RopePositionEmbedding of patch centres: hf_axes:dinov3 checks it"),
+    "sapiens2": (None, "DINOv3's RopePositionEmbedding of patch centres: hf_axes:sapiens2 checks it"),
+    "clvp": (None, "its encoder's rotary turns q, k and v, over max(projection_dim // (2 heads), 32) dims: no adapter "
+                   "checks it yet"),
+    "vjepa2": ("ropespec.implementations.adapters.hf_other:vjepa2",
+               "V-JEPA 2's 3-D RoPE (rotate_queries_or_keys), which is no rotation (README, \"A genuine flaw: V-JEPA 2\")"),
+    "lightglue": (None, "not a RoPE to check: its frequencies are learned weights (a Linear(2, head_dim / 2) of the "
+                        "keypoints' continuous coordinates)"),
+    "glm46v": (None, "its language model is glm4v_text's, checked as glm4v (hf_axes:glm4v)"),
+    "cosmos3_omni": (None, "its language model is qwen3_vl_text's, checked as qwen3_vl"),
+    "minicpmv4_7": (None, "its language model is qwen3_5_text's, checked as qwen3_5"),
+    "jamba": (None, "not a RoPE model: its attention never calls the apply_rotary_pos_emb it defines"),
+    "nemotron_h": (None, "not a RoPE model: its attention never calls the apply_rotary_pos_emb it defines"),
+    "parakeet_ctc": (None, "not a RoPE model: Transformer-XL relative positions; apply_rotary_pos_emb is never called"),
+    "nemotron_asr_streaming": (None, "not a RoPE model: Transformer-XL relative positions; apply_rotary_pos_emb is "
+                                     "never called"),
+    "pp_doclayout_v2": (None, "not a RoPE model: a sinusoidal embedding of box relations as an additive attention bias"),
+}
+
+
+#: the preset an OTHER_FORMS adapter is checked under where the config.json reader cannot read its model's config
+OTHER_PRESETS = {"vjepa2": "vjepa2-vitl"}
+
+
 def _inspect(model_type: str, module: str, config: str) -> Found:
     name = f"transformers.models.{module}.modeling_{module}"
     found = Found(model_type, name, config)
+    source = (_transformers_models() / module / f"modeling_{module}.py").read_text()
+    if not re.search(r"^class \w*RotaryEmbedding\(", source, re.M):  # a RoPE of another form, or none
+        target, what = OTHER_FORMS.get(model_type, (None, "a RoPE of another form that no adapter checks yet"))
+        return _with(found, reason=what + (f": {target.rsplit('.', 1)[1]} checks it" if target else ""))
     try:
         modeling = importlib.import_module(name)
     except Exception as e:
@@ -223,6 +269,11 @@ def _found(model_type: str) -> Found:
 #: head_dim, so 21 rotating dims; Qwen3OmniMoeTextConfig 28 heads of 2048 / 28 = 73; CohereCompassTextConfig no
 #: rope_parameters at all. Set on the rotary embedding's config before it is built and read.
 RELEASED: dict[str, dict] = {
+    # the Conformers' rotary path (position_embeddings_type rotary: facebook/wav2vec2-conformer-rope-large's; W2v-BERT
+    # 2.0's and SeamlessM4T's checkpoints use relative positions), where the classes default another encoding
+    "wav2vec2-conformer": {"position_embeddings_type": "rotary"},
+    "wav2vec2-bert": {"position_embeddings_type": "rotary"},
+    "seamless_m4t": {"position_embeddings_type": "rotary"},
     "glm4_moe": {"head_dim": 128},  # zai-org/GLM-4.5 (and -Air): head_dim 128, partial_rotary_factor 0.5
     "glm4v_moe": {"head_dim": 128},  # zai-org/GLM-4.5V's text_config: head_dim 128
     "qwen3_omni_moe": {"head_dim": 128, "num_attention_heads": 32},  # Qwen/Qwen3-Omni-30B-A3B-Instruct's thinker
@@ -369,6 +420,8 @@ def adapters(found: tuple[Found, ...]) -> tuple[Adapter, ...]:
            for name, (module, preset) in hf_axes.CHECKED_UNDER.items() if module in by_module]
     out += [Adapter(f.model_type, f"ropespec.implementations.adapters.hf:{f.model_type}") for f in found
             if not f.checkable and f.model_type in HAND_WRITTEN]
+    out += [Adapter(f.model_type, OTHER_FORMS[f.model_type][0], OTHER_PRESETS.get(f.model_type)) for f in found
+            if not f.checkable and OTHER_FORMS.get(f.model_type, (None,))[0]]
     return tuple(out)
 
 
