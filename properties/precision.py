@@ -304,7 +304,10 @@ def _angle_signature(expect: Expect, x: np.ndarray, y: np.ndarray, positions: np
         # proportional to the angle: the largest angles (top quarter) carry errors as large, in units of
         # u |phi|, as any (an error of fixed size, which is no rounding of the angle, fades there as 1/|phi|)
         large = phi[informative] >= np.quantile(phi[informative], 0.75)
-        if (np.all(dphi[informative] <= allowed[informative]) and np.max(ratio) >= 0.1
+        # and within the allowance everywhere it says something, not only where it is informative: a pair whose
+        # angle is too small for the rounding to show, and yet off (a wrong frequency of a slow pair), is no rounding
+        said = 2 * u * phi <= 0.5
+        if (np.all(dphi[said] <= allowed[said]) and np.max(ratio) >= 0.1
                 and np.max(ratio[large]) >= 0.25 * np.max(ratio) and np.max(dphi[informative]) >= 4 * rounding):
             k = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
             return (f"every pair keeps its norm and is off its angle by at most {np.max(ratio):.2g} u |p theta| for "

@@ -116,6 +116,9 @@ _PRESETS: dict[str, dict[str, Any]] = {
     "vjepa2-vitl": {"head_dim": 64, "rotary_dim": 60, "rope_theta": 10000.0, "convention": "interleaved",
                     "axes_dims_rope": [20, 20, 20],
                     "axis_names": ["t", "h", "w"], "max_position": 16},
+    # EfficientLoFTR's coarse attention: RoPE over its whole hidden size 256 before the heads are split
+    "efficientloftr": {"head_dim": 256, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [128, 128],
+                       "axis_names": ["h", "w"], "axes_interleaved": True, "axes_offset": [1, 1], "max_position": 64},
     "flux.1-dev": {"head_dim": 128, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
                    "max_position": 4096},
     "hunyuan-video": {"head_dim": 128, "rope_theta": 256.0, "convention": "interleaved", "axes_dims_rope": [16, 56, 56],
@@ -183,6 +186,10 @@ UNVERIFIED: dict[str, str] = {
 
 #: preset -> note shown by ``ropespec presets``
 NOTES: dict[str, str] = {
+    "efficientloftr": ("EfficientLoFTR's coarse attention (transformers' EfficientLoFTRConfig defaults: hidden_size 256, "
+                       "rope_theta 10000): one ladder theta^(-2k/128) per axis, pair 2k on the row i and 2k + 1 on the "
+                       "column j of the aggregated grid, both counted from 1 (axes_offset [1, 1]), interleaved pairs "
+                       "over the whole hidden size; max_position 64 cells per side is ropespec's"),
     "vjepa2-vitl": ("what V-JEPA 2's code means to compute (head_dim 64 = hidden_size 1024 / 16 heads, grid 256 / 16 = "
                     "16 patches per side, transformers' VJEPA2Config defaults): [t | h | w] ladders theta^(-2k/20) of "
                     "interleaved pairs, dims 60..63 still; its code turns no pair by one angle (README, \"A genuine "

@@ -653,3 +653,49 @@ def test_float32_angles_on_a_short_grid_under_the_strict_class_are_angle_precisi
                    seed=1, profile="ci")
     failed = _failed(strict)
     assert failed and {r.diagnosis for r in failed} == {"angle-precision"}, [(r.diagnosis, r.message) for r in failed]
+
+
+SCOUT_PORT = '''
+import math
+
+import numpy as np
+
+
+def _inv_freq(low, high):
+    d, theta, factor, L = 128, 500000.0, 16.0, 8192
+    inv = 1.0 / theta ** (np.arange(0, d, 2, dtype=np.float64) / d)
+    wl = 2 * math.pi / inv
+    out = np.where(wl < L / high, inv, inv / factor)
+    if high != low:  # Llama 3.1's band, ramped
+        smooth = (L / wl - low) / (high - low)
+        mid = (wl >= L / high) & (wl <= L / low)
+        out = np.where(mid, (1 - smooth) * inv / factor + smooth * inv, out)
+    return out.astype(np.float32)
+
+
+def _rope(inv):
+    def rope(x, positions):
+        ang = np.asarray(positions, dtype=np.float32)[:, None] * inv[None, :]
+        c, s = np.cos(ang), np.sin(ang)
+        a, b = x[:, 0::2], x[:, 1::2]
+        out = np.empty_like(x)
+        out[:, 0::2], out[:, 1::2] = a * c - b * s, a * s + b * c
+        return out
+    return rope
+
+
+scout = _rope(_inv_freq(1.0, 1.0))
+scout_with_llama31_bands = _rope(_inv_freq(1.0, 4.0))
+'''
+
+
+def test_a_frequency_off_where_angles_are_small_is_not_a_rounding(tmp_path):
+    """Llama 4 Scout's step ported with Llama 3.1's band (a user's mistake): six slow pairs turn up to 8 times too
+    slowly, where p theta is too small at the probed positions for a float32 rounding to show; a rounding explains an
+    error only where every entry is within its allowance, so these are named scaling, not angle-precision (which they
+    were, beside errors 2,700 times the bound). The port of the step holds."""
+    (tmp_path / "scout.py").write_text(SCOUT_PORT)
+    assert check(f"{tmp_path / 'scout.py'}:scout", "llama-4-scout", seed=0, profile="ci").passed
+    result = check(f"{tmp_path / 'scout.py'}:scout_with_llama31_bands", "llama-4-scout", seed=0, profile="ci")
+    failed = _failed(result)
+    assert failed and {r.diagnosis for r in failed} == {"scaling"}, [(r.property, r.diagnosis) for r in failed]

@@ -268,11 +268,12 @@ def llama4_vision(expect):
     return rope
 
 
-def _dinov3_like(module: str, config_class: str, rotary_class: str, model: str):
-    """make(expect) of a ViT whose rotary is DINOv3's RopePositionEmbedding (DINOv3's, Sapiens 2's)."""
+def _dinov3_like(module: str, config_class: str, rotary_class: str, model: str, in_parameters: bool = False):
+    """make(expect) of a ViT whose rotary is DINOv3's RopePositionEmbedding (DINOv3's, Sapiens 2's, EoMT-DINOv3's;
+    ``in_parameters``: its config takes the base in rope_parameters, EoMT's, not as rope_theta)."""
 
     def make(expect):
-        return _dinov3_rope(expect, module, config_class, rotary_class, model)
+        return _dinov3_rope(expect, module, config_class, rotary_class, model, in_parameters)
 
     make.__name__ = make.__qualname__ = module.removesuffix("_vit")
     make.__doc__ = _dinov3_rope.__doc__.replace("DINOv3ViTRopePositionEmbedding", rotary_class).replace("DINOv3's ViT",
@@ -281,7 +282,7 @@ def _dinov3_like(module: str, config_class: str, rotary_class: str, model: str):
     return make
 
 
-def _dinov3_rope(expect, module: str, config_class: str, rotary_class: str, model: str):
+def _dinov3_rope(expect, module: str, config_class: str, rotary_class: str, model: str, in_parameters: bool = False):
     """transformers' DINOv3ViTRopePositionEmbedding and apply_rotary_pos_emb as DINOv3's ViT calls them: the table of
     every patch of an H x H grid (H = max_position) from a pixel_values of H x H patches, read at each row's (h, w) =
     (row, column), patch index h H + w, and applied to q (1, heads, n, head_dim) with no prefix tokens. It computes
@@ -301,8 +302,10 @@ def _dinov3_rope(expect, module: str, config_class: str, rotary_class: str, mode
         raise NotImplementedError(f"transformers' {model} rotary computes per-axis ladders [d/2 | d/2] of half pairs over "
                                   "patch centres in [-1, 1] times 2 pi: axes_offset 0.5 - H/2 and axes_scale 4 pi/H, H "
                                   "= max_position (the dinov3-vitl16 preset)")
+    base = ({"rope_parameters": {"rope_type": "default", "rope_theta": expect.rope_theta}} if in_parameters
+            else {"rope_theta": expect.rope_theta})
     config = getattr(transformers, config_class)(hidden_size=d, num_attention_heads=1, image_size=16 * side,
-                                                 patch_size=16, rope_theta=expect.rope_theta)
+                                                 patch_size=16, **base)
     rotary = getattr(modeling, rotary_class)(config).eval()
 
     def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
@@ -319,6 +322,51 @@ def _dinov3_rope(expect, module: str, config_class: str, rotary_class: str, mode
 
 dinov3 = _dinov3_like("dinov3_vit", "DINOv3ViTConfig", "DINOv3ViTRopePositionEmbedding", "DINOv3")
 sapiens2 = _dinov3_like("sapiens2", "Sapiens2Config", "Sapiens2RopePositionEmbedding", "Sapiens 2")
+eomt_dinov3 = _dinov3_like("eomt_dinov3", "EomtDinov3Config", "EomtDinov3RotaryEmbedding", "EoMT-DINOv3",
+                           in_parameters=True)
+
+
+def efficientloftr(expect):
+    """transformers' EfficientLoFTRRotaryEmbedding and apply_rotary_pos_emb as EfficientLoFTR's coarse attention calls
+    them: the table its forward forms for a feature map whose aggregated grid is max_position patches per side
+    (compute_embeddings: row i and column j counted from 1, i on the even pairs and j on the odd ones of one ladder),
+    read at each row's (h, w) and applied over the whole hidden size before the heads are split (q of (1, n, 1,
+    hidden)). It computes per-axis ladders [h | w] of hidden / 2 dims dealt one pair of each axis per frequency,
+    interleaved pairs, each axis offset by 1 (the efficientloftr preset); other expectations are declined."""
+    torch = _torch()
+    try:
+        import transformers
+
+        modeling = importlib.import_module("transformers.models.efficientloftr.modeling_efficientloftr")
+    except ImportError:
+        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+    d, side = expect.head_dim, expect.max_position
+    if (expect.axes_kind() != "per-axis" or expect.axes_dims_rope != (d // 2, d // 2) or not expect.axes_interleaved
+            or expect.convention != "interleaved" or expect.rotary_dim != d or expect.axes_offset != (1, 1)
+            or expect.axes_scale is not None or d % 16):
+        raise NotImplementedError("transformers' EfficientLoFTR rotary computes per-axis ladders [h | w] of d/2 dims "
+                                  "dealt one pair of each per frequency, interleaved pairs, rows and columns counted "
+                                  "from 1 (the efficientloftr preset)")
+    # 8 heads and its partial_rotary_factor 4: inv_freq of hidden / 4 frequencies, one per pair of each axis
+    config = transformers.EfficientLoFTRConfig(hidden_size=d, num_attention_heads=8, out_features=[64, 64, 128, d],
+                                               rope_parameters={"rope_type": "default", "rope_theta": expect.rope_theta,
+                                                                "partial_rotary_factor": 4.0})
+    rotary = modeling.EfficientLoFTRRotaryEmbedding(config)
+    k, stride = config.q_aggregation_kernel_size, config.q_aggregation_stride
+
+    def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
+        rotary.to(x.device)
+        with torch.no_grad():
+            feats = x.new_zeros((1, 1, (side - 1) * stride + k, (side - 1) * stride + k))
+            cos, sin = rotary(feats)  # (1, side, side, d): every cell of the aggregated grid
+            h, w = positions[:, 0].long(), positions[:, 1].long()
+            q = x[None, :, None, :]  # (batch, n, 1, hidden), as the coarse attention views q
+            return modeling.apply_rotary_pos_emb(q, q, cos[:, h, w], sin[:, h, w], unsqueeze_dim=2)[0][0, :, 0]
+
+    return rope
+
+
+efficientloftr.axes = ("per-axis",)
 
 
 def sam3_vit(expect):
@@ -375,6 +423,8 @@ CHECKED_UNDER: dict[str, tuple[str, str]] = {**{name: (m.module, m.preset) for n
                                              "llama4_vision": ("llama4", "llama-4-vision"),
                                              "dinov3": ("dinov3_vit", "dinov3-vitl16"),
                                              "sapiens2": ("sapiens2", "dinov3-vitl16"),  # DINOv3's code, as its own
+                                             "eomt_dinov3": ("eomt_dinov3", "dinov3-vitl16"),
+                                             "efficientloftr": ("efficientloftr", "efficientloftr"),
                                              "sam3_vit": ("sam3", "sam3-vit"),
                                              "sam3_vit_global": ("sam3", "sam3-vit-global")}
 

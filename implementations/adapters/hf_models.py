@@ -100,8 +100,8 @@ def candidates() -> tuple[tuple[str, str, str], ...]:
 #: rotary, or an apply_rotary_pos_emb its attention never calls: OTHER_FORMS says which)
 _ROPE_SOURCE = (r"^class \w*(Rotary|Rope|RoPE)\w*\(|^\s*def (apply_rotary\w*|rotate_half\w*|\w*rope\w*)\(")
 
-#: the model types whose source matches _ROPE_SOURCE by no ``*RotaryEmbedding`` class: what their RoPE is, and the
-#: adapter that checks it (None: not a RoPE to check, the reason said); a model type found so and not named here is
+#: the model types whose RoPE is of another form (their source matches _ROPE_SOURCE by no ``*RotaryEmbedding`` class,
+#: or their rotary turns something else than token positions): what their RoPE is, and the adapter that checks it (None: not a RoPE to check, the reason said); a model type found so and not named here is
 #: said to be "a RoPE of another form that no adapter checks yet"
 OTHER_FORMS: dict[str, tuple[str | None, str]] = {
     "roformer": ("ropespec.implementations.adapters.hf_other:roformer",
@@ -129,6 +129,10 @@ OTHER_FORMS: dict[str, tuple[str | None, str]] = {
     "nemotron_asr_streaming": (None, "not a RoPE model: Transformer-XL relative positions; apply_rotary_pos_emb is "
                                      "never called"),
     "pp_doclayout_v2": (None, "not a RoPE model: a sinusoidal embedding of box relations as an additive attention bias"),
+    "esmfold2": (None, "not a RoPE of positions to check: its atom encoder turns by 3-D atom coordinates (a base of 20 "
+                       "on x, y and z) beside a group index (base 1e4), a base per kind of coordinate"),
+    "musicflamingo": (None, "not a RoPE to check: it turns the audio encoder's output (no queries or keys) by a window "
+                            "index times its timestamp in seconds, derived from the input; no relative position to keep"),
 }
 
 
@@ -140,7 +144,7 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     name = f"transformers.models.{module}.modeling_{module}"
     found = Found(model_type, name, config)
     source = (_transformers_models() / module / f"modeling_{module}.py").read_text()
-    if not re.search(r"^class \w*RotaryEmbedding\(", source, re.M):  # a RoPE of another form, or none
+    if model_type in OTHER_FORMS or not re.search(r"^class \w*RotaryEmbedding\(", source, re.M):
         target, what = OTHER_FORMS.get(model_type, (None, "a RoPE of another form that no adapter checks yet"))
         return _with(found, reason=what + (f": {target.rsplit('.', 1)[1]} checks it" if target else ""))
     try:
