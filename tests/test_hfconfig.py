@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from ropespec import reference
 from ropespec.cli import main
 from ropespec.inputs import parse_expect
 from ropespec.spec import ExpectationError, presets, tables
@@ -309,3 +310,22 @@ def test_roformer_and_the_conformers_rotary_configs_are_read():
     seamless = from_hf_config({"model_type": "seamless_m4t", "hidden_size": 1024, "speech_encoder_attention_heads": 16,
                                "position_embeddings_type": "rotary", "rotary_embedding_base": 10000})
     assert seamless.head_dim == 64
+
+
+def test_hunyuans_fixed_ntk_alpha_is_read_as_ntk():
+    """HunYuan's checkpoints say "type": "dynamic" beside an alpha (tencent/Hunyuan-A13B-Instruct), which transformers
+    computes as a fixed NTK-alpha base, b alpha^(r/(r-2)), whatever the length: read as the ntk method of factor alpha
+    (the reader refused the config for its alpha key); under a multi-axis RoPE, which takes no scaling, the ladder's base
+    itself (HunyuanOCR's, the hunyuanocr preset's)."""
+    a13b = from_hf_config({"model_type": "hunyuan_v1_moe", "hidden_size": 4096, "num_attention_heads": 32, "head_dim": 128,
+                           "rope_theta": 10000.0, "max_position_embeddings": 32768,
+                           "rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0,
+                                            "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}})
+    assert a13b.rope_scaling == {"rope_type": "ntk", "factor": 1000.0}
+    assert reference.thetas(a13b)[1] == pytest.approx((10000.0 * 1000.0 ** (128 / 126)) ** (-2 / 128), rel=1e-12)
+    ocr = from_hf_config({"model_type": "hunyuan_vl", "hidden_size": 1024, "num_attention_heads": 8, "head_dim": 128,
+                          "max_position_embeddings": 32768,
+                          "rope_parameters": {"rope_type": "dynamic", "alpha": 1000.0, "rope_theta": 10000.0,
+                                              "mrope_section": [16, 16, 16, 16]}})
+    assert ocr.rope_scaling is None and ocr.mrope_section == (16, 16, 16, 16)
+    assert ocr.rope_theta == pytest.approx(presets.get("hunyuanocr").rope_theta, rel=1e-15)

@@ -10,8 +10,9 @@ function, called as the model calls them, on rows x (n, head_dim) at positions (
 Factories: ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl``, ``qwen3_5``, ``glm4v`` (text: position_ids (3, batch, seq), the merged
 table from the rotary embedding's forward, ``apply_rotary_pos_emb``), ``qwen2_vl_vision`` and ``qwen3_5_vision`` (the vision towers:
 position_ids (n, 2), ``apply_rotary_pos_emb_vision``) and ``pixtral`` (``PixtralVisionRotaryEmbedding``);
-``llama4_vision``, ``dinov3`` (``sapiens2``: its code as Sapiens 2's own) and ``sam3_vit`` (``sam3_vit_global``) are written out where a model's code is called
-otherwise (a fixed table of every patch, pixel values in, a layer's own scaled grid); every factory's preset is in
+``llama4_vision``, ``dinov3`` (``sapiens2``, ``eomt_dinov3``: its code as their own), ``efficientloftr`` and
+``sam3_vit`` (``sam3_vit_global``) are written out where a model's code is called otherwise (a fixed table of every
+patch, pixel values or a feature map in, a layer's own scaled grid); every factory's preset is in
 :data:`CHECKED_UNDER`. ``qwen2_vl_table``, ``qwen3_vl_table``, ``glm4v_table`` and ``pixtral_table`` are the rotary embeddings alone, as table
 builders (``--form table``): the merged per-dim table their forward returns. Needs
 ``transformers`` (``pip install -e '.[hf]'``); without it they decline. What a model's code cannot express (another

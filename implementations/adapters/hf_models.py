@@ -1,10 +1,10 @@
-"""Every model type of the installed transformers whose modeling module has a rotary embedding of its own, found by
-name and signature (no hand list), and each one's rotary code as a factory.
+"""Every model type of the installed transformers whose modeling module has RoPE of its own, found by its source (no
+hand list), and each one's rotary code as a factory.
 
     ropespec check ropespec.implementations.adapters.hf_models:stablelm --array torch --expect stablelm.json
 
-:func:`discover` lists every model type whose ``modeling_<module>.py`` defines a ``*RotaryEmbedding`` class, with
-what makes it checkable or why it is not (an attention whose apply function takes neither ``(q, k, cos, sin)`` nor
+:func:`discover` lists every model type whose ``modeling_<module>.py`` has RoPE (a rotary class of any name, or rotary
+functions), with what makes it checkable here or why it is not (a RoPE of another form, :data:`OTHER_FORMS`; an attention whose apply function takes neither ``(q, k, cos, sin)`` nor
 ``(x, cos, sin)``, a rotary embedding that takes multi-axis position ids, a config the class defaults cannot build, a
 config the config.json reader cannot read). ``hf_models:<model_type>`` is the factory of one of them: it builds the
 rotary embedding from the model type's config class with its defaults (no weights), and calls it and the apply
@@ -16,8 +16,10 @@ the pass-through is joined as StableLM's and Persimmon's attention joins it; an 
 the queries, then the keys, as Gemma 4's attention calls it). Where the config holds one ``rope_parameters`` per layer
 type, the layer type :func:`ropespec.spec.hfconfig.checked_layer_type` names is the one checked, in the reader and here. The
 factory computes the default config's RoPE only: :func:`expectation` (the config.json reader on that config's
-``to_dict()``) says which, and any other expectation is declined, so a verdict is about the model's own code under its
-own defaults. Needs ``transformers`` and ``torch`` (``pip install -e '.[hf]'``).
+``to_dict()``) says which, with the released model's values where the class defaults are no model (:data:`RELEASED`),
+and any other expectation is declined, so a verdict is about the model's own code under its own defaults.
+:func:`adapters` names the adapters that check what this factory cannot call (hf_axes', hf's, hf_other's), each under
+its preset or the reader's expectation: the transformers sweep runs both. Needs ``transformers`` and ``torch`` (``pip install -e '.[hf]'``).
 """
 
 from __future__ import annotations
@@ -76,8 +78,8 @@ def discover(only: tuple[str, ...] | None = None) -> tuple[Found, ...]:
 @functools.lru_cache(maxsize=None)
 def candidates() -> tuple[tuple[str, str, str], ...]:
     """(model type, module, config class) of every modeling module whose source is a RoPE model's (_ROPE_SOURCE: a
-    ``*RotaryEmbedding`` class, a rotary class of another name, rotary functions), read without importing it: one per module, the module's own model type where several share it (qwen2_vl, not
-    qwen2_vl_text)."""
+    ``*RotaryEmbedding`` class, a rotary class of another name, rotary functions), read without importing it: one per
+    module, the module's own model type where several share it (qwen2_vl, not qwen2_vl_text)."""
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES, model_type_to_module_name
 
     models = _transformers_models()
@@ -101,8 +103,9 @@ def candidates() -> tuple[tuple[str, str, str], ...]:
 _ROPE_SOURCE = (r"^class \w*(Rotary|Rope|RoPE)\w*\(|^\s*def (apply_rotary\w*|rotate_half\w*|\w*rope\w*)\(")
 
 #: the model types whose RoPE is of another form (their source matches _ROPE_SOURCE by no ``*RotaryEmbedding`` class,
-#: or their rotary turns something else than token positions): what their RoPE is, and the adapter that checks it (None: not a RoPE to check, the reason said); a model type found so and not named here is
-#: said to be "a RoPE of another form that no adapter checks yet"
+#: or their rotary turns something else than token positions): what their RoPE is, and the adapter that checks it
+#: (None: none does, the reason said); a model type found so and not named here is said to be "a RoPE of another form
+#: that no adapter checks yet"
 OTHER_FORMS: dict[str, tuple[str | None, str]] = {
     "roformer": ("ropespec.implementations.adapters.hf_other:roformer",
                  "RoFormer's sinusoidal table and apply_rotary_position_embeddings"),
@@ -273,8 +276,8 @@ def _found(model_type: str) -> Found:
 #: head_dim, so 21 rotating dims; Qwen3OmniMoeTextConfig 28 heads of 2048 / 28 = 73; CohereCompassTextConfig no
 #: rope_parameters at all. Set on the rotary embedding's config before it is built and read.
 RELEASED: dict[str, dict] = {
-    # the Conformers' rotary path (position_embeddings_type rotary: facebook/wav2vec2-conformer-rope-large's; W2v-BERT
-    # 2.0's and SeamlessM4T's checkpoints use relative positions), where the classes default another encoding
+    # the Conformers' rotary path (position_embeddings_type rotary, facebook/wav2vec2-conformer-rope-large's), where
+    # the classes default relative positions
     "wav2vec2-conformer": {"position_embeddings_type": "rotary"},
     "wav2vec2-bert": {"position_embeddings_type": "rotary"},
     "seamless_m4t": {"position_embeddings_type": "rotary"},
