@@ -38,9 +38,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import mpmath
-
-from ropespec.spec import methods, scaling as scaling_math
+from ropespec.spec import methods
 from ropespec.spec.expectation import Expect, ExpectationError, _is_number, load_json
 
 #: model types whose code pairs interleaved (its rotate_half takes x[..., ::2] and x[..., 1::2], or its complex-form
@@ -228,13 +226,16 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
         _query_temperature(scaling, top_original, out)
         if scaling.get("mscale_all_dim") and model_type in NO_SOFTMAX_MSCALE_MODEL_TYPES:
             out["yarn_softmax_mscale"] = False  # its attention's softmax scale is 1/sqrt(d) alone
-        scaling = _ntk_alpha({k: v for k, v in scaling.items() if k not in _MROPE_KEYS + _NOT_ROTARY})
+        scaling = {k: v for k, v in scaling.items() if k not in _MROPE_KEYS + _NOT_ROTARY}
         rt = scaling.get("rope_type", scaling.get("type"))
-        if rt == "ntk" and "mrope_section" in out:  # multi-axis RoPE takes no scaling: its one ladder's base, moved
-            r = out.get("rotary_dim") or int(out["head_dim"] * out.get("partial_rotary_factor", 1.0))
-            out["rope_theta"] = float(scaling_math.ntk_base(mpmath.mpf(out["rope_theta"]), mpmath.mpf(scaling["factor"]),
-                                                           mpmath.mpf(r)))
-            scaling, rt = None, None
+        if rt in methods.REGISTRY:  # what the method reads the config's dict to mean (HunYuan's alpha: a fixed base)
+            scaling = methods.get(rt).read_config(scaling)
+            rt = scaling.get("rope_type", scaling.get("type"))
+        if rt in methods.REGISTRY and "mrope_section" in out:  # multi-axis RoPE takes no scaling: a moved base is its
+            r = out.get("rotary_dim") or int(out["head_dim"] * out.get("partial_rotary_factor", 1.0))  # ladder's own
+            moved = methods.get(rt).moved_base(out["rope_theta"], scaling, r)
+            if moved is not None:
+                out["rope_theta"], scaling, rt = moved, None, None
         if not methods.scales(rt):
             scaling = None
         elif max_pos is not None and rt in methods.REGISTRY:  # an unknown type is the expectation's to refuse
@@ -255,15 +256,6 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
         return Expect.from_dict(out)
     except ExpectationError as e:
         raise ExpectationError(f"config.json: {e.field}", e.problem) from None
-
-
-def _ntk_alpha(scaling: dict) -> dict:
-    """HunYuan's fixed NTK-alpha: its checkpoints say ``"type": "dynamic"`` beside an ``alpha``, which transformers'
-    code computes as ntk_alpha (base alpha^(r/(r-2)), whatever the length, attention factor 1; the YaRN-like keys
-    beside it unread): the ntk method of factor alpha."""
-    if scaling.get("rope_type", scaling.get("type")) in ("dynamic", "ntk_alpha") and scaling.get("alpha"):
-        return {"rope_type": "ntk", "factor": scaling["alpha"]}
-    return scaling
 
 
 #: model types whose config may carry YaRN's mscale_all_dim but whose attention's softmax scale is 1/sqrt(d) alone

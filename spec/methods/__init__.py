@@ -88,6 +88,16 @@ class ScalingMethod:
         max_position_embeddings, ``top_original()`` a top-level original_max_position_embeddings (Phi-3), ``out``
         the expectation's fields being built. Raises ExpectationError."""
 
+    def read_config(self, scaling: dict) -> dict:
+        """The scaling a config.json's dict of this rope_type means, before it is read: its own, as it stands, unless
+        the method says otherwise (HunYuan's "dynamic" beside an alpha is a fixed NTK base: :class:`Dynamic`)."""
+        return scaling
+
+    def moved_base(self, theta: float, scaling: dict, rotary_dim: int) -> float | None:
+        """Where the method only moves the ladder's base, whatever the length, that base (which a multi-axis RoPE,
+        taking no scaling, states as its rope_theta); None otherwise."""
+        return None
+
     def to_hf(self, params: dict, max_position: int) -> int:
         """Adapts transformers 5.x ``rope_parameters`` (``params``, edited in place) to how transformers reads the
         method; returns the max_position_embeddings to give the config."""

@@ -38,6 +38,14 @@ class Dynamic(ScalingMethod):
             scaling_dict["original_max_position_embeddings"] = max_pos
             out["max_position"] = int(max_pos * factor)
 
+    def read_config(self, scaling_dict):
+        """HunYuan's checkpoints say "dynamic" beside an ``alpha`` (tencent/Hunyuan-A13B-Instruct), which transformers
+        computes as a fixed NTK-alpha base, b alpha^(r/(r-2)), whatever the length (ntk_alpha; the YaRN-like keys beside
+        it unread): the ntk method of factor alpha."""
+        if scaling_dict.get("alpha"):
+            return {"rope_type": "ntk", "factor": scaling_dict["alpha"]}
+        return scaling_dict
+
     def to_hf(self, params, max_position):
         """transformers' dynamic NTK grows past max_position_embeddings (it reads no original length)."""
         return params.pop("original_max_position_embeddings", max_position)

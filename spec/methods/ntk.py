@@ -17,6 +17,9 @@ class NTK(ScalingMethod):
         return table(scaling.ntk_base(mpmath.mpf(expect.rope_theta), mpmath.mpf(expect.rope_scaling["factor"]),
                                       mpmath.mpf(expect.rotary_dim)))
 
+    def moved_base(self, theta, scaling_dict, rotary_dim):
+        return float(scaling.ntk_base(mpmath.mpf(theta), mpmath.mpf(scaling_dict["factor"]), mpmath.mpf(rotary_dim)))
+
     def mistakes(self, e, seq_len, thetas, th0):
         f = e.rope_scaling["factor"]
         yield "base times factor", f"the default table with base * s = {e.rope_theta * f:g} (not base * s^(r/(r-2)))", \
