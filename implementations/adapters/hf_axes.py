@@ -165,13 +165,19 @@ def _torch():
     return torch
 
 
+def _modeling(module: str):
+    """transformers' ``modeling_<module>`` module itself (not through its package's lazy import, which may ask for
+    what the rotary code does not use: SAM 3's torchvision); NotImplementedError without transformers."""
+    try:
+        return importlib.import_module(f"transformers.models.{module}.modeling_{module}")
+    except ImportError:
+        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+
+
 def _rotary(name: str, m: Model, expect):
     """The model's modeling module and its rotary embedding built for ``expect``, once the expectation is one its code
     can express (else the factory declines: NotImplementedError, also when transformers is missing)."""
-    try:
-        modeling = importlib.import_module(f"transformers.models.{m.module}.modeling_{m.module}")
-    except ImportError:
-        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+    modeling = _modeling(m.module)
     _decline(name, m, expect)
     return modeling, getattr(modeling, m.rotary)(config_for(name, expect))
 
@@ -290,12 +296,9 @@ def _dinov3_rope(expect, module: str, config_class: str, rotary_class: str, mode
     per-axis ladders [d/2 | d/2] of half pairs over patch centres normalised to [-1, 1] times 2 pi: offset 0.5 - H/2
     and scale 4 pi/H on each axis (the dinov3-vitl16 preset); other expectations are declined."""
     torch = _torch()
-    try:
-        import transformers
+    modeling = _modeling(module)
+    import transformers
 
-        modeling = importlib.import_module(f"transformers.models.{module}.modeling_{module}")
-    except ImportError:
-        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
     d, side = expect.head_dim, expect.max_position
     centred = ((0.5 - side / 2,) * 2, (4 * math.pi / side,) * 2)
     if (expect.axes_kind() != "per-axis" or expect.axes_dims_rope != (d // 2, d // 2) or expect.convention != "half"
@@ -335,12 +338,9 @@ def efficientloftr(expect):
     hidden)). It computes per-axis ladders [h | w] of hidden / 2 dims dealt one pair of each axis per frequency,
     interleaved pairs, each axis offset by 1 (the efficientloftr preset); other expectations are declined."""
     torch = _torch()
-    try:
-        import transformers
+    modeling = _modeling("efficientloftr")
+    import transformers
 
-        modeling = importlib.import_module("transformers.models.efficientloftr.modeling_efficientloftr")
-    except ImportError:
-        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
     d, side = expect.head_dim, expect.max_position
     if (expect.axes_kind() != "per-axis" or expect.axes_dims_rope != (d // 2, d // 2) or not expect.axes_interleaved
             or expect.convention != "interleaved" or expect.rotary_dim != d or expect.axes_offset != (1, 1)
@@ -378,12 +378,9 @@ def sam3_vit(expect):
     per side, unscaled (the sam3-vit preset); a global layer over the image's max_position patches per side scaled by
     window_size / max_position (sam3-vit-global: 24 / 72). Other expectations are declined."""
     torch = _torch()
-    try:
-        from transformers import Sam3ViTConfig
-        # the module itself (its package's lazy import asks for torchvision, which the rotary code does not use)
-        modeling = importlib.import_module("transformers.models.sam3.modeling_sam3")
-    except ImportError:
-        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+    modeling = _modeling("sam3")
+    from transformers import Sam3ViTConfig
+
     d, side, scale = expect.head_dim, expect.max_position, expect.axes_scale
     window = side if scale is None else round(scale[0] * side)
     if (expect.axes_kind() != "per-axis" or expect.axes_dims_rope != (d // 2, d // 2) or expect.convention != "interleaved"

@@ -18,27 +18,13 @@ Needs ``transformers`` (``pip install -e '.[hf]'``).
 from __future__ import annotations
 
 import copy
-import importlib
 from dataclasses import dataclass
+
+from ropespec.implementations.adapters.hf_axes import _modeling, _torch
 
 ARRAY = "torch"
 #: RoFormer's create_weight forms its table in a Python loop over every (position, dim): the largest table built
 ROFORMER_ROWS = 65536
-
-
-def _torch():
-    try:
-        import torch
-    except ImportError:
-        raise NotImplementedError("torch is not installed") from None
-    return torch
-
-
-def _modeling(module: str):
-    try:
-        return importlib.import_module(f"transformers.models.{module}.modeling_{module}")
-    except ImportError:
-        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
 
 
 def _decline(name: str, expect, convention: str) -> None:
@@ -133,7 +119,6 @@ def conformer(name: str):
 wav2vec2_conformer = conformer("wav2vec2_conformer")
 wav2vec2_bert = conformer("wav2vec2_bert")
 seamless_m4t = conformer("seamless_m4t")
-
 
 
 def vjepa2(expect):
