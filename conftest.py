@@ -86,6 +86,7 @@ SLOW = {
     "tests/test_report_files.py::test_an_interrupted_run_is_never_passed": "an interrupted run",
     "tests/test_report_files.py::test_a_terminated_hang_with_nothing_done": "a terminated hang",
     "tests/test_diagnoses.py::test_float32_frequencies_under_the_strict_class": "transformers' Llama rotary",
+    "tests/test_forms.py::test_a_complex_form_function_is_checked_as_its_users_call_it": "Meta's and DeepSeek's torch code",
     # the batched layouts hand positions over alike (one axis order each): bshd's domain record is fast
     "tests/test_domain.py::test_no_property_hands_over_a_position_outside_the_domain[apply-bhsd]": "another axis order",
     "tests/test_domain.py::test_no_property_hands_over_a_position_outside_the_domain[apply-sbhd]": "another axis order",

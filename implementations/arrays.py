@@ -118,6 +118,21 @@ def to_native(x: np.ndarray, positions: np.ndarray, array: str, dtype: str, devi
     return tx, tp
 
 
+def complex_native(cos: np.ndarray, sin: np.ndarray, array: str, dtype: str, device: str = "cpu") -> Any:
+    """cos + i sin (float64 arrays) as the implementation's complex array: complex64 for a float32 or narrower dtype
+    (no complex bfloat16 exists, and Meta's and DeepSeek's code build their freqs_cis in complex64 whatever the dtype
+    of x), complex128 for float64."""
+    cdtype = "complex128" if dtype == "float64" else "complex64"
+    z = np.ascontiguousarray(cos + 1j * sin).astype(cdtype)
+    if array == "numpy":
+        return z
+    if array == "jax":
+        return jax_module().numpy.asarray(z)
+    if array == "list":
+        raise ArrayError("a complex table is handed to numpy, torch or jax implementations, not nested lists")
+    return torch_module().tensor(z, device=device)
+
+
 def snapshot(value: Any, array: str) -> Any:
     """An independent copy of a native array, to detect writes into it."""
     if array == "numpy":

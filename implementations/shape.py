@@ -18,6 +18,12 @@ from ropespec.spec.glossary import FORMS, LAYOUTS, POSITIONS
 from ropespec.spec.layouts import Layout
 
 
+def _either(names) -> str:
+    """"a", "a or b", "a, b or c"."""
+    names = list(names)
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
+
+
 class ShapeError(ValueError):
     """Options that do not fit together, in one line naming the option."""
 
@@ -52,20 +58,20 @@ class CallShape:
         if not layouts.get(self.layout).plain:
             owners = forms_in_layout(self.layout)
             if self.family in {f.family for f in owners} and self.layout not in own[self.form].layouts:
-                said = " or ".join(f.name for f in owners if f.family == self.family)
+                said = _either(f.name for f in owners if f.family == self.family)
                 raise ShapeError(f"--layout {self.layout}: a layout of the {said} form; drop it with --form {self.form}")
             if (self.family, self.form) not in {f.key for f in owners}:
                 said = " and ".join(f"{f.layouts_of} (--family {f.family})" for f in owners)
                 raise ShapeError(f"--layout {self.layout}: a layout of {said}; drop it with --family {self.family}")
         if self.inplace and not own[self.form].writes_in_place:
-            said = " or ".join(f.says_itself for f in own.values() if f.writes_in_place)
+            said = _either(f.says_itself for f in own.values() if f.writes_in_place)
             raise ShapeError(f"--inplace: {said} writes in place; drop it with --form {self.form}")
         if self.positions not in POSITIONS:
             raise ShapeError(f"--positions: one of {', '.join(POSITIONS)}, got {self.positions!r}")
         if self.positions != "per-sequence" and not layouts.get(self.layout).packed:
             raise ShapeError(f"--positions {self.positions}: the positions of a packed call, with --layout thd")
         if self.table is not None and not own[self.form].handed_a_table:
-            kernels = " or ".join(n for n, f in own.items() if f.handed_a_table)
+            kernels = _either(n for n, f in own.items() if f.handed_a_table)
             raise ShapeError(f"--table: the table of an apply kernel, with --form {kernels} (not --form {self.form})")
         if self.table is not None and self.table_label is None:
             label = self.table if isinstance(self.table, str) else getattr(self.table, "__qualname__", None)
@@ -85,6 +91,12 @@ class CallShape:
     def rows(self) -> str:
         """How one call lays out its rows: the layout, or the one its form's calls have (vLLM's flattened heads)."""
         return self.declared.rows or self.layout
+
+    @property
+    def own_layout(self) -> str:
+        """The layout its form's calls take their rows in: ``--layout``, or for the plain default the form's first
+        (the complex form's bshd, Meta's)."""
+        return self.declared.layouts[0] if layouts.get(self.layout).plain else self.layout
 
     @property
     def laid_out(self) -> Layout:

@@ -144,7 +144,9 @@ def test_qk(bind, case):
     b, s_ = pos.shape[:2]
     c, s = table(e, pos.reshape((b * s_,) + pos.shape[2:]))
     c, s = c.reshape(b, s_, -1), s.reshape(b, s_, -1)
-    q_out, k_out = bind(e).qk(case["q"], case["k"], c, s)
+    f = bind(e)
+    q_out, k_out = f.qk(case["q"], case["k"], c, s)
+    says = f.host.shape.declared.ops["qk"].says  # transformers' apply(q, k, cos, sin), or the complex form's call
     worst = 0.0
     for name, x, got in (("q_embed", case["q"], q_out), ("k_embed", case["k"], k_out)):
         h = x.shape[1]
@@ -152,7 +154,7 @@ def test_qk(bind, case):
         want = rotated(e, rows, cr, sr)
         got = np.asarray(got).reshape(len(rows), -1)
         try:
-            worst = max(worst, assert_close(name, got, want, bound, call=f"apply(q, k, cos, sin), batch {b}, heads "
+            worst = max(worst, assert_close(name, got, want, bound, call=f"{says}, batch {b}, heads "
                                             f"{case['q'].shape[1]}/{case['k'].shape[1]}, positions {listed(pos)}", dtype=e.dtype,
                                             index_names=("row (batch, head, seq)", "dim")))
         except Failure as err:

@@ -28,6 +28,8 @@ FORMS: dict[str, str] = {
     "kernel": "an apply kernel handed its table: kernel(x, cos, sin)",
     "qk": "transformers' apply(q, k, cos, sin) -> (q_embed, k_embed)",
     "vllm": "vLLM's forward(positions, query, key) -> (query, key), heads flattened",
+    "complex": "Meta's and DeepSeek's apply_rotary_emb(xq, xk, freqs_cis) -> (xq_out, xk_out), freqs_cis = cos + i sin "
+               "per pair, q and k (batch, seq, heads, head_dim) or with --layout bhsd",
 }
 
 #: how an apply function takes its rows (``--layout``): the layouts' registry (ropespec.spec.layouts) says them

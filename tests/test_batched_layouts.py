@@ -81,10 +81,10 @@ def test_an_inplace_function_not_declared_is_named(cli, tmp_path):
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["--layout", "bshd", "--form", "kernel"], "--layout bshd: a layout of the apply form; drop it with --form kernel"),
+    (["--layout", "bshd", "--form", "kernel"], "--layout bshd: a layout of the apply or complex form; drop it with --form kernel"),
     (["--inplace", "--family", "sinusoidal"], "--inplace: a layout of RoPE apply functions (--family rope); drop it with --family"),
     (["--inplace", "--form", "table"], "--inplace: an apply function or vLLM's forward writes in place"),
-    (["--layout", "bhsd", "--form", "vllm"], "--layout bhsd: a layout of the apply form; drop it with --form vllm"),
+    (["--layout", "bhsd", "--form", "vllm"], "--layout bhsd: a layout of the apply or complex form; drop it with --form vllm"),
 ])
 def test_layout_options_that_do_not_fit_are_one_line_exit_2(cli, argv, says):
     code, _, err = cli("check", "ropespec.implementations.numpy_layout:bshd", *argv)
@@ -104,7 +104,7 @@ def test_the_python_api_takes_the_layout_and_the_table():
     assert r.passed and r.reports[0].impl.shape.flags() == ["--form", "kernel", "--table", "implementations/numpy_table.py:make"]
     from ropespec.inputs import UsageError
 
-    with pytest.raises(UsageError, match="--layout bshd: a layout of the apply form"):
+    with pytest.raises(UsageError, match="--layout bshd: a layout of the apply or complex form"):
         ropespec.check(numpy_kernel.make, form="kernel", layout="bshd")
 
 

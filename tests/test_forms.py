@@ -143,7 +143,7 @@ def test_a_kernel_and_its_librarys_table_are_checked_together(capsys):
 def test_a_table_without_a_kernel_is_one_line_exit_2(capsys):
     code = main(["check", "ropespec.implementations.numpy_rope:make", "--table", "ropespec.implementations.numpy_table:make"])
     err = capsys.readouterr().err
-    assert code == 2 and "--table: the table of an apply kernel, with --form kernel or qk (not --form apply)" in err, err
+    assert code == 2 and "--table: the table of an apply kernel, with --form kernel, qk or complex (not --form apply)" in err, err
 
 
 def test_a_familys_failure_replays_in_its_family(capsys):
@@ -264,3 +264,85 @@ def test_a_direction_flipped_on_q_only_is_said_so(member, one_sided):
     [failed] = [x for x in r.results if x.status == "fail"]
     assert failed.diagnosis == "direction", r.report()
     assert ("flipped on one of q and k only" in failed.message) == one_sided, failed.message
+
+
+META_COMPLEX = '''
+"""Meta's Llama reference code (llama/model.py) and DeepSeek's, as their users copy them."""
+import torch
+
+
+def reshape_for_broadcast(freqs_cis, x):
+    ndim = x.ndim
+    assert freqs_cis.shape == (x.shape[1], x.shape[-1])
+    shape = [d if i == 1 or i == ndim - 1 else 1 for i, d in enumerate(x.shape)]
+    return freqs_cis.view(*shape)
+
+
+def apply_rotary_emb(xq, xk, freqs_cis):
+    xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+    freqs_cis = reshape_for_broadcast(freqs_cis, xq_)
+    xq_out = torch.view_as_real(xq_ * freqs_cis).flatten(3)
+    xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
+    return xq_out.type_as(xq), xk_out.type_as(xk)
+
+
+def deepseek_v3(x, freqs_cis):  # DeepSeek-V3's inference/model.py: one tensor at a time
+    dtype = x.dtype
+    x = torch.view_as_complex(x.float().view(*x.shape[:-1], -1, 2))
+    freqs_cis = freqs_cis.view(1, x.size(1), 1, x.size(-1))
+    return torch.view_as_real(x * freqs_cis).flatten(3).to(dtype)
+
+
+def deepseek_v2(xq, xk, freqs_cis):  # transformers' deepseek_v2: q and k (b, h, s, d), a table per batch row
+    xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+    freqs_cis = freqs_cis.unsqueeze(1)
+    return torch.view_as_real(xq_ * freqs_cis).flatten(3).type_as(xq), torch.view_as_real(xk_ * freqs_cis).flatten(3).type_as(xk)
+deepseek_v2.table = "batch"
+
+
+def keys_conjugated(xq, xk, freqs_cis):  # a port that conjugates the table for the keys
+    return apply_rotary_emb(xq, xk, freqs_cis)[0], apply_rotary_emb(xq, xk, freqs_cis.conj())[1]
+
+
+def precompute(positions, dim=64, theta=10000.0):  # the library's own table at given positions
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    return torch.polar(torch.ones(len(positions), dim // 2), torch.outer(positions.float(), freqs))
+'''
+INTERLEAVED = {"head_dim": 64, "convention": "interleaved", "n_heads": 4, "n_kv_heads": 2}
+
+
+def test_a_complex_form_function_is_checked_as_its_users_call_it(tmp_path):
+    """Meta's apply_rotary_emb(xq, xk, freqs_cis) verbatim passes in float32 and bfloat16 (q and k sequence first, one
+    table per call), as do DeepSeek-V3's one-tensor form and transformers' DeepSeek-V2 form (heads first, a table per
+    batch row); Meta's code with the library's own table (--table) passes too; keys turned by the conjugate table fail
+    with direction, said of the keys only."""
+    pytest.importorskip("torch")
+    from ropespec import check
+
+    p = tmp_path / "meta.py"
+    p.write_text(META_COMPLEX)
+    for target, layout, dtype in ((f"{p}:apply_rotary_emb", "nd", "bfloat16"), (f"{p}:deepseek_v3", "nd", "float32"),
+                                  (f"{p}:deepseek_v2", "bhsd", "bfloat16")):
+        r = check(target, INTERLEAVED, form="complex", layout=layout, array="torch", dtype=dtype, seed=0)
+        assert r.passed and {x.status for x in r.results if x.applicable} == {"pass"}, r.report()
+    piped = check(f"{p}:apply_rotary_emb", {"head_dim": 64, "convention": "interleaved"}, form="complex",
+                  table=f"{p}:precompute", array="torch", seed=0, invariants=["rope.conformance"])
+    assert piped.passed and {x.status for x in piped.results if x.applicable} == {"pass"}, piped.report()
+    bad = check(f"{p}:keys_conjugated", INTERLEAVED, form="complex", array="torch", seed=0, invariants=["kernel.qk"])
+    [failed] = bad.results
+    assert failed.diagnosis == "direction" and "k_embed turns by -p theta_i" in failed.message, bad.report()
+    assert "apply(xq, xk, freqs_cis)" in failed.message, failed.message
+
+
+def test_the_complex_form_is_a_form_of_its_own_layouts(capsys):
+    """The complex form takes q and k sequence first or heads first; another layout, or a table shape it does not
+    know, is a clear answer."""
+    code = main(["check", "ropespec.implementations.numpy_complex:make", "--form", "complex", "--layout", "thd"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--layout thd: a layout of the apply form; drop it with --form complex" in err, err
+    assert main(["check", "ropespec.implementations.numpy_complex:make", "--form", "complex", "--layout", "bhsd",
+                 "--seed", "1", "--expect", '{"head_dim": 32, "n_heads": 2, "n_kv_heads": 1}']) == 1
+    out = capsys.readouterr().out  # numpy_complex takes (b, s, h, d): handed (b, h, s, d), its broadcast fails
+    assert "kernel.qk (qk): fail" in out, out

@@ -77,7 +77,7 @@ def test_a_call_shape_lays_out_its_rows_as_its_layout_or_its_form_says(form, lay
 
 
 def test_a_layout_of_the_apply_form_is_refused_for_another_form():
-    with pytest.raises(ShapeError, match="--layout bshd: a layout of the apply form; drop it with --form kernel"):
+    with pytest.raises(ShapeError, match="--layout bshd: a layout of the apply or complex form; drop it with --form kernel"):
         CallShape(form="kernel", layout="bshd")
 
 

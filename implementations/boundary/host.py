@@ -56,7 +56,7 @@ def load_target(target, shape: CallShape, label: str, array: str, dtype: str, de
         table = shape.table
         tobj = guarded("importing the --table TARGET", resolve, {"target": table} if isinstance(table, str) else table) \
             if isinstance(table, (str, dict)) else table
-        obj = pipeline(obj, tobj, shape.declared, describe_loaded(obj, shape.declared, label),
+        obj = pipeline(obj, tobj, shape.declared, shape.own_layout, describe_loaded(obj, shape.declared, label),
                        describe_loaded(tobj, form_of(CallShape(form="table")), shape.table_label))
     form = form_of(shape)
     info = describe_loaded(obj, form, label, shape.layout)

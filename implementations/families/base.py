@@ -114,6 +114,9 @@ class Form:
     #: it is handed a cos/sin table as arguments (a kernel): ``--table`` names the library's own table builder, and
     #: without one it is handed ropespec's
     handed_a_table: bool = False
+    #: a function handed a table and its library's table builder as one f(x, positions): ``piped(kernel, table,
+    #: layout)`` (``--table``)
+    piped: Callable[[Callable, Callable, str], Callable] | None = None
     #: it may write its result into its input (``--inplace``)
     writes_in_place: bool = False
     #: how a message names a function of this form ("vLLM's forward")

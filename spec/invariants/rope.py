@@ -185,8 +185,10 @@ INVARIANTS = [
         "transformers' apply(q, k, cos, sin) -> (q_embed, k_embed), q (batch, h_q, seq, d) and k (batch, "
         "h_kv, seq, d) with h_q a multiple of h_kv, cos and sin (batch, seq, rotary_dim) one value per "
         "dim: every head of q and of k is rotated by its own batch row's table at its own position, as "
-        "kernel.rotation.",
-        source="transformers' apply_rotary_pos_emb (modeling_llama and the models that copy it)",
+        "kernel.rotation. The same holds of the complex form, apply(xq, xk, freqs_cis) with freqs_cis = cos + "
+        "i sin one complex number per pair, q and k (batch, seq, heads, d) or (batch, heads, seq, d).",
+        source="transformers' apply_rotary_pos_emb (modeling_llama and the models that copy it); Meta's Llama and "
+               "DeepSeek's reference apply_rotary_emb(xq, xk, freqs_cis)",
     ),
     Invariant(
         "rope.layout",

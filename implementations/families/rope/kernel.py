@@ -117,11 +117,26 @@ def warm_qk(host, fn, e: Expect) -> None:
     op_qk(host, fn, e, x, x, half, half)
 
 
-def pipeline(kernel: Callable, table: Callable, form: Form, kernel_info: dict, table_info: dict) -> Callable:
-    """A library's table builder and apply kernel (``--form kernel|qk --table TARGET``) as one apply function: a
-    factory ``make(expect)`` building both (each a factory or a plain function, as ``*_info["mode"]`` says) and
-    returning ``f(x, positions) = kernel(x, *table(positions))``, or for the qk form ``apply(x, x, cos, sin)[0]``
-    with x as one head of one batch row. The library's own table, in its own dtype, goes to its kernel as it is."""
+def piped_kernel(kernel: Callable, table: Callable, layout: str) -> Callable:
+    """f(x, positions) = kernel(x, *table(positions))."""
+    return lambda x, positions: kernel(x, *table(positions))
+
+
+def piped_qk(kernel: Callable, table: Callable, layout: str) -> Callable:
+    """f(x, positions) = apply(x, x, cos, sin)[0] with x as one head of one batch row."""
+    def apply(x, positions):
+        cos, sin = table(positions)
+        return kernel(x[None, None], x[None, None], cos[None], sin[None])[0].reshape(x.shape)
+
+    return apply
+
+
+def pipeline(kernel: Callable, table: Callable, form: Form, layout: str, kernel_info: dict,
+             table_info: dict) -> Callable:
+    """A library's table builder and apply kernel (``--form kernel|qk|complex --table TARGET``) as one apply
+    function: a factory ``make(expect)`` building both (each a factory or a plain function, as ``*_info["mode"]``
+    says) and returning the form's f(x, positions) through the table (``form.piped``). The library's own table, in
+    its own dtype, goes to its kernel as it is."""
     for info in (kernel_info, table_info):
         if info["error"]:
             raise TargetError(info["error"])
@@ -129,12 +144,7 @@ def pipeline(kernel: Callable, table: Callable, form: Form, kernel_info: dict, t
 
     def make(expect: Expect):
         k, t = ((obj(expect) if mode == "factory" else obj) for obj, mode in zip((kernel, table), modes))
-        if form.q_and_k:
-            def apply(x, positions):
-                cos, sin = t(positions)
-                return k(x[None, None], x[None, None], cos[None], sin[None])[0].reshape(x.shape)
-            return apply
-        return lambda x, positions: k(x, *t(positions))
+        return form.piped(k, t, layout)
 
     make.promise = getattr(table, "promise", None)  # the table decides the angles' precision class
     return make
