@@ -75,6 +75,8 @@ ROTARY_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "rotary_emb_base
 #: diffusers transformers with a multi-axis RoPE, by ``_class_name``
 DIFFUSERS_CLASSES = ("FluxTransformer2DModel", "HunyuanVideoTransformer3DModel", "WanTransformer3DModel")
 _MROPE_KEYS = ("mrope_section", "mrope_interleaved")
+#: a multi-axis key's legacy name, which transformers reads as the key (HunyuanOCR's checkpoints' xdrope_section)
+_LEGACY_MROPE_KEYS = {"xdrope_section": "mrope_section"}
 #: model type -> how its get_rope_index lets a video's temporal positions grow (ropespec.spec.positions.TIME_RULES)
 VIDEO_TIME = {"qwen2_vl": "grid", "qwen2_5_vl": "seconds", "qwen3_vl": "frames", "qwen3_vl_moe": "frames",
               "glm4v": "frames", "glm4v_moe": "frames"}
@@ -214,6 +216,13 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
     scaling = d.get("rope_scaling")
     for source in (scaling, params):  # M-RoPE rides in the scaling dict, or in 5.x's rope_parameters
         if isinstance(source, dict):
+            for legacy, key in _LEGACY_MROPE_KEYS.items():
+                if legacy in source and key in source and list(source[legacy]) != list(source[key]):
+                    raise ExpectationError(f"config.json: rope_scaling.{legacy}",
+                                           f"its legacy name for {key} must equal {key} {source[key]}, got "
+                                           f"{source[legacy]}")
+                if legacy in source and key not in out:
+                    out[key] = source[legacy]
             out.update({k: source[k] for k in _MROPE_KEYS if k in source and k not in out})
     if isinstance(scaling, dict) and scaling.get("rope_type", scaling.get("type")) == "mrope":
         scaling = {k: v for k, v in scaling.items() if k not in ("type", "rope_type") + _MROPE_KEYS} or None
@@ -226,7 +235,10 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
         _query_temperature(scaling, top_original, out)
         if scaling.get("mscale_all_dim") and model_type in NO_SOFTMAX_MSCALE_MODEL_TYPES:
             out["yarn_softmax_mscale"] = False  # its attention's softmax scale is 1/sqrt(d) alone
-        scaling = {k: v for k, v in scaling.items() if k not in _MROPE_KEYS + _NOT_ROTARY}
+        scaling = {k: v for k, v in scaling.items() if k not in _MROPE_KEYS + tuple(_LEGACY_MROPE_KEYS) + _NOT_ROTARY}
+        for key in ("rope_type", "type"):  # another name a config gives a method (HunYuan's "xdrope": dynamic)
+            if key in scaling:
+                scaling[key] = methods.named_in_config(scaling[key])
         rt = scaling.get("rope_type", scaling.get("type"))
         if rt in methods.REGISTRY:  # what the method reads the config's dict to mean (HunYuan's alpha: a fixed base)
             scaling = methods.get(rt).read_config(scaling)

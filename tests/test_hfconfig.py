@@ -329,3 +329,27 @@ def test_hunyuans_fixed_ntk_alpha_is_read_as_ntk():
                                               "mrope_section": [16, 16, 16, 16]}})
     assert ocr.rope_scaling is None and ocr.mrope_section == (16, 16, 16, 16)
     assert ocr.rope_theta == pytest.approx(presets.get("hunyuanocr").rope_theta, rel=1e-15)
+
+
+def test_a_methods_other_config_names_and_legacy_section_keys_are_read_as_transformers_reads_them():
+    """HunyuanOCR's checkpoint names its NTK-alpha "xdrope" and its sections xdrope_section, which transformers'
+    HunYuan-VL config reads as dynamic and mrope_section: the same expectation as the hunyuanocr preset. Phi-3's 2024
+    checkpoints name LongRoPE "su". A legacy key disagreeing with the key it stands for is refused by name."""
+    ocr = {"model_type": "hunyuan_vl", "hidden_size": 1024, "num_attention_heads": 8, "head_dim": 128,
+           "max_position_embeddings": 32768, "rope_theta": 10000.0,
+           "rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0,
+                            "mscale_all_dim": 1.0, "type": "xdrope", "xdrope_section": [16, 16, 16, 16]}}
+    e = from_hf_config(ocr)
+    preset = presets.get("hunyuanocr")
+    assert e.rope_scaling is None and e.mrope_section == preset.mrope_section
+    assert e.rope_theta == pytest.approx(preset.rope_theta, rel=1e-15)
+    both = dict(ocr, rope_scaling=dict(ocr["rope_scaling"], mrope_section=[16, 16, 16, 8]))
+    with pytest.raises(ExpectationError, match=r"rope_scaling.xdrope_section: its legacy name for mrope_section must "
+                                               r"equal mrope_section \[16, 16, 16, 8\]"):
+        from_hf_config(both)
+    factors = [1.0] * 48
+    phi3 = from_hf_config({"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32,
+                           "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+                           "rope_theta": 10000.0, "rope_scaling": {"type": "su", "long_factor": factors,
+                                                                    "short_factor": factors}})
+    assert phi3.rope_scaling["rope_type"] == "longrope", phi3.rope_scaling

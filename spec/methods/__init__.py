@@ -55,6 +55,8 @@ class ScalingMethod:
     mistake_words: ClassVar[dict[str, str]] = {}
     #: transformers' name for it (``ROPE_INIT_FUNCTIONS``), None where transformers has no such type
     hf_name: ClassVar[str | None] = None
+    #: other rope_type names a config.json gives it, which transformers reads as it (legacy or one model's own)
+    config_names: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -164,6 +166,12 @@ class ScalingMethod:
 def get(name: str) -> ScalingMethod:
     """The method named ``name``; KeyError for an unknown one."""
     return REGISTRY[name]
+
+
+def named_in_config(name):
+    """The method's name for a rope_type a config.json gives (its own, or one of a method's ``config_names``); an
+    unknown one as it is, for the expectation to refuse by name."""
+    return next((m.name for m in REGISTRY.values() if name in m.config_names), name)
 
 
 def names(where: Callable[["ScalingMethod"], bool] | None = None) -> tuple[str, ...]:

@@ -18,6 +18,8 @@ class Dynamic(ScalingMethod):
     new_base = True
     promises = ("scaling.bounded", "scaling.dynamic-length", "scaling.attention-factor")
     hf_name = "dynamic"
+    #: HunYuan-VL's and HunyuanOCR's checkpoints name their NTK-alpha "xdrope", which transformers reads as dynamic
+    config_names = ("xdrope",)
 
     def variant(self, expect, seq_len):
         L = scaling.original_length(expect)

@@ -22,6 +22,8 @@ class LongRoPE(ScalingMethod):
     switches_at_length = True
     promises = ("scaling.longrope-switch", "scaling.attention-factor")
     hf_name = "longrope"
+    #: Phi-3's checkpoints of 2024 name it "su", which transformers' Phi-3 config reads as longrope
+    config_names = ("su",)
 
     def validate(self, s, rotary_dim, max_position):
         served = s.get("max_model_len")
