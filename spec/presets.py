@@ -149,9 +149,9 @@ UNVERIFIED: dict[str, str] = {
     "cosmos3-edge": "from transformers' Cosmos3EdgeTextConfig defaults (a checkpoint's config.json was not read here)",
     "glm-image": ("from transformers' GlmImageTextConfig defaults, whose own rope_parameters lack partial_rotary_factor "
                   "and mrope_section (its code's fallback [8, 12, 12] over half the head, as GLM-4V MoE's)"),
-    "hunyuanocr": ("rope_theta 10000 with rope_type xdrope (dynamic), alpha 1000 and xdrope_section [16, 16, 16, 16] as public "
-                   "code states HunyuanOCR's (its transformers config class defaults none of them); the checkpoint's "
-                   "config.json was not read here; max_position 32768 is ropespec's"),
+    "hunyuanocr": ("rope_theta 10000 with rope_type xdrope (dynamic), alpha 1000 and xdrope_section [16, 16, 16, 16] "
+                   "as public code states HunyuanOCR's (its transformers config class defaults none of them); the "
+                   "checkpoint's config.json was not read here; max_position 32768 is ropespec's"),
     "hy-v4-vl": ("head_dim 64 is qk_rope_head_dim (MLA: the rope slice of q, k shared across heads), from transformers' "
                  "HYV4VLTextConfig defaults"),
     "sam2-video": ("SAM 2 video's memory attention (EdgeTAM video's and SAM 3 tracker video's alike): head_dim 256 = "
