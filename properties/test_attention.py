@@ -269,7 +269,29 @@ def _temperature_variant(e, q, k, v, pos, out, bound) -> str | None:
         if np.all(np.abs(out - attention(e.replace(**change), q, k, v, pos, True)) <= bound):
             return (f"the output is the exact attention with {what} (the expectation's tau at positions "
                     f"{listed(pos)}: {', '.join(f'{t:.6g}' for t in tau)})")
+    if block.tempered:
+        beta = _fitted_beta(e, q, k, v, pos, out)
+        if beta is not None and np.all(np.abs(out - attention(e.replace(query_temperature_beta=beta), q, k, v, pos,
+                                                              True)) <= bound):
+            return (f"the output is the exact attention with beta {beta:.6g} (fitted), where the expectation's "
+                    f"temperature is {block.says()}")
     return None
+
+
+def _fitted_beta(e, q, k, v, pos, out) -> float | None:
+    """The temperature's beta that brings the exact attention closest to ``out`` (golden-section search over
+    [0, 4 beta]), or None where the closest lies at an end of it (no beta of this form explains the output)."""
+    beta = e.params("attention").query_temperature_beta
+
+    def miss(b: float) -> float:
+        return float(np.max(np.abs(out - attention(e.replace(query_temperature_beta=b), q, k, v, pos, True))))
+
+    lo, hi, g = 0.0, 4 * beta, (np.sqrt(5) - 1) / 2
+    for _ in range(60):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        lo, hi = (lo, b) if miss(a) <= miss(b) else (a, hi)
+    fit = (lo + hi) / 2
+    return None if fit <= 1e-3 * beta or fit >= 3.99 * beta else fit
 
 
 @rope_property("attention.grouped-query",

@@ -120,6 +120,15 @@ def angle_error(expect: Expect, positions, thetas, xp=np):
     return phi * rel
 
 
+def rate_allowance(expect: Expect) -> float:
+    """The largest relative error of a pair's rate (its angle per unit of position) that :func:`angle_error` allows
+    every pair at once: the angle's rounding, the worst inverse frequency's, and a real coordinate's roundings. A rate
+    off by more, by one factor for every pair, is no rounding but a scale."""
+    u_a = _u(expect.angle_dtype)
+    coordinate = COORDINATE_ROUNDINGS * u_a if expect.coordinates else 0.0
+    return u_a + float(np.max(inv_freq_relative_error(expect), initial=0.0)) + coordinate
+
+
 #: roundings in forming a query temperature tau(p) in the angle's precision, see :func:`attention_bound`
 TEMPERATURE_ROUNDINGS = 4
 

@@ -699,3 +699,29 @@ def test_a_frequency_off_where_angles_are_small_is_not_a_rounding(tmp_path):
     result = check(f"{tmp_path / 'scout.py'}:scout_with_llama31_bands", "llama-4-scout", seed=0, profile="ci")
     failed = _failed(result)
     assert failed and {r.diagnosis for r in failed} == {"scaling"}, [(r.property, r.diagnosis) for r in failed]
+
+
+@pytest.mark.parametrize("pi, word", [(3.14, "scaling"), (3.1416, "scaling"), ("bfloat16", None), ("float16", None)])
+def test_a_scale_of_the_coordinates_is_scaling_and_its_rounding_is_not(pi, word):
+    """DINOv3's coordinates at one factor: a hand-typed pi (3.14: said inverse frequencies formed in float16, a false
+    word; 3.1416, 4 times the bound: unnamed) is scaling, with the factor; the scale rounded to bfloat16 or float16
+    moves every pair by one factor too, but that factor is a rounding, not a scale, and is not said as one."""
+    import math
+    import re
+
+    from ropespec.implementations.zoo._axes import build
+    from ropespec.implementations.zoo.rope import near_coordinate_pi
+    from ropespec.properties.diagnose import diagnose
+    from ropespec.spec.dtypes import round_to
+
+    e = Expect.from_dict(near_coordinate_pi.EXPECT)
+    sc = e.axes_scale[0]
+    factor = pi / math.pi if isinstance(pi, float) else float(round_to(sc, pi)) / sc
+    offset = np.asarray(e.axes_offset)
+    f = build(e, positions_map=lambda p: (p + offset) * factor - offset)
+    found = diagnose(f, e)
+    if word is None:
+        assert found is None or found[0] != "scaling", found
+    else:
+        said = re.search(r"every pair turns ([0-9.]+) times its rate on every axis", found[1])
+        assert found[0] == word and said and float(said.group(1)) == pytest.approx(factor, rel=1e-7), found

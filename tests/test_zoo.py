@@ -77,7 +77,7 @@ def test_a_member_named_without_its_family_s_folder_is_read_by_its_folder():
 def test_near_threshold_members_exist_for_the_main_bounds():
     near = {t for m in MEMBERS if m.near for t in m.targets}
     assert {"rope.conformance", "rope.norm-per-pair", "rope.linearity", "scaling.band-edges", "sinusoidal.norm",
-            "attention.shift-invariance", "alibi.softmax-rows", "xpos.conformance"} <= near
+            "attention.shift-invariance", "attention.query-temperature", "alibi.softmax-rows", "xpos.conformance"} <= near
 
 
 def test_sources_cite_what_a_reader_can_open():

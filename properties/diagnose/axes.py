@@ -7,6 +7,8 @@ import numpy as np
 
 from ropespec import reference
 from ropespec.properties import probe
+from ropespec.spec import tolerance
+from ropespec.spec.dtypes import round_to
 from ropespec.spec.expectation import Expect
 from ropespec.properties.diagnose.findings import _close, _with
 from ropespec.properties.diagnose.frequencies import _other_base
@@ -133,6 +135,9 @@ def _split_pairs(f, e: Expect) -> tuple[str, str] | None:
 def _axes_frequencies(e: Expect, omega, precision, got, th) -> tuple[str, str] | None:
     """Each pair's frequency on the axis it turns with against e's ladder: another base or another kind of ladder."""
     freq = np.array([omega[a, j] for j, a in enumerate(got)])
+    scaled = _scaled_axes(e, freq, th, got)
+    if scaled:
+        return scaled
     tol = np.maximum(1e-6, 100 * np.nan_to_num(np.array([precision[a, j] for j, a in enumerate(got)]), nan=1.0))
     if _close(freq, th, tol):
         return None
@@ -145,6 +150,41 @@ def _axes_frequencies(e: Expect, omega, precision, got, th) -> tuple[str, str] |
                           f"{freq[int(np.argmax(np.abs(th - freq)))]:.6g} per unit, {e.axes_kind()} expects "
                           f"{th[int(np.argmax(np.abs(th - freq)))]:.6g})")
     return None
+
+
+def _scaled_axes(e: Expect, freq, th, got) -> tuple[str, str] | None:
+    """("scaling", evidence) where every pair of an axis turns at one factor times its rate, shared by the axis's pairs
+    to a tenth of its distance from 1 (rounding scatters the pairs; a scale moves them together) and beyond what
+    rounding allows every pair at once in float32 or the promised class (tolerance.rate_allowance): the axis's
+    positions or coordinates are scaled, as linear scaling scales a 1-D RoPE's. A factor that is the axis's scale
+    rounded to bfloat16 or float16 is a precision's, not a scale's: not said here."""
+    if np.any(th <= 0) or np.any(freq <= 0):
+        return None
+    ratio = freq / th
+    allowed = max(tolerance.rate_allowance(e), tolerance.rate_allowance(e.replace(angle_dtype="float32",
+                                                                                   inv_freq_dtype="float32")))
+    scale = e.axes_scale or (1.0,) * e.n_axes
+    factors = {}
+    for a in sorted(set(got)):
+        mine = ratio[np.array(got) == a]
+        c = float(np.median(mine))
+        if np.max(np.abs(mine - c)) > 0.1 * abs(c - 1):
+            return None  # not one factor: another model's to name
+        if any(abs(c - float(round_to(scale[a], dt)) / scale[a]) <= 0.1 * abs(c - 1) for dt in ("bfloat16", "float16")):
+            return None
+        factors[a] = c
+    if all(abs(c - 1) <= allowed for c in factors.values()):
+        return None
+    said = ", ".join(f"{e.axes[a]} {c:.9g}" + (f" (its scale {scale[a] * c:.9g}, expected {scale[a]:.9g})"
+                                                if e.axes_scale else "") for a, c in factors.items())
+    if len({round(c, 12) for c in factors.values()}) == 1:
+        c = next(iter(factors.values()))
+        return "scaling", (f"every pair turns {c:.9g} times its rate on every axis (each to a tenth of its distance "
+                           f"from 1, beyond the {allowed:.1e} rounding allows): the "
+                           + ("coordinates' scale is " if e.axes_scale else "positions are ")
+                           + f"multiplied by {c:.9g} ({said}), as linear scaling by {1 / c:.9g} would")
+    return "scaling", (f"each axis's pairs turn at one factor times their rate, beyond the {allowed:.1e} rounding "
+                       f"allows: {said}; its positions or coordinates are scaled")
 
 
 def _other_ladders(e: Expect):
