@@ -43,6 +43,7 @@ _PRESETS: dict[str, dict[str, Any]] = {
     "gpt-j-6b": {"head_dim": 256, "rotary_dim": 64, "rope_theta": 10000.0, "convention": "interleaved",
                  "max_position": 2048},
     "codellama-7b": {"head_dim": 128, "rope_theta": 1000000.0, "max_position": 16384},
+    "clvp": {"head_dim": 64, "rotary_dim": 32, "rope_theta": 10000.0, "max_position": 4096},
     "ministral-3": {"head_dim": 128, "rope_theta": 1000000.0, "max_position": 262144, "n_heads": 32, "n_kv_heads": 8,
                     "rope_scaling": {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 16384,
                                      "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0},
@@ -129,6 +130,8 @@ _PRESETS: dict[str, dict[str, Any]] = {
 
 #: preset -> what could not be confirmed from a primary source (the model's own config or code)
 UNVERIFIED: dict[str, str] = {
+    "clvp": ("from transformers' ClvpEncoderConfig defaults (hidden_size 768 / 12 heads, projection_dim 768: "
+             "max(768 // 24, 32) = 32 rotating dims); max_position: no limit of its own, 4096 is ropespec's"),
     "gemma-4": ("from transformers' Gemma4TextConfig defaults for its full-attention layers (global_head_dim 512, "
                 "rope_theta 1e6, partial_rotary_factor 0.25); a checkpoint's config.json was not read here"),
     "llama-4-scout": ("rope_scaling llama3 16x (low 1, high 1, original 8192) and max_position_embeddings 10485760 as "
@@ -210,6 +213,7 @@ NOTES: dict[str, str] = {
                     "DeepSeek's own inference/model.py rotates interleaved pairs in place: check it with convention "
                     "'interleaved'"),
     "gpt-j-6b": "rotate_every_two: interleaved pairs on the first 64 dims",
+    "clvp": "CLVP's text and speech encoders: the first 32 of 64 dims turn, half pairs; its attention turns v too",
     "gpt-neox-20b": "rotary_pct 0.25: 24 of 96 dims rotate",
     "pythia-6.9b": "rotary_pct 0.25: 32 of 128 dims rotate",
     "qwen2-vl-7b": "M-RoPE: t, h, w sections of 16, 24, 24 pairs of one shared ladder (half); text tokens have t = h = w",

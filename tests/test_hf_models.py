@@ -10,6 +10,7 @@ pytest.importorskip("transformers")
 
 from ropespec.implementations.adapters import hf_models  # noqa: E402
 from ropespec import check  # noqa: E402
+from ropespec.spec import presets  # noqa: E402
 
 #: plain Llama; partial rotary that the apply function splits itself (Phi-3's, GPT-NeoX's) and that its attention
 #: splits (StableLM); interleaved pairs (Cohere); pairs that turn the other way (nanochat); proportional RoPE, whose
@@ -173,3 +174,27 @@ def test_vjepa2s_3d_rope_is_no_rotation():
     x[..., 0] = 1.0
     y = rotate_queries_or_keys(x, pos=torch.tensor([1]))
     assert abs(y[..., :2].norm().item() - 0.66499) < 1e-4
+
+
+def test_clvps_rotary_holds_in_float32_and_hands_float32_on_in_bfloat16():
+    """README's genuine flaw: CLVP's encoder rotary holds every RoPE invariant in float32; in bfloat16, built as
+    from_pretrained builds it (its inv_freq float32), it hands q on in float32 (contract.shape-finite, [shape]), and
+    README's reproduction without ropespec shows the encoder then raises in its out_proj."""
+    import torch
+    import transformers
+    from transformers.models.clvp import modeling_clvp
+
+    [adapter] = [a for a in hf_models.adapters(hf_models.discover(("clvp",))) if a.model_type == "clvp"]
+    assert adapter.expectation() == presets.get("clvp")
+    good = check(adapter.target, "clvp", array="torch", profile="ci", seed=1)
+    assert good.passed, good.report()
+    bad = check(adapter.target, presets.get("clvp").replace(dtype="bfloat16"), array="torch", profile="ci", seed=1,
+                invariants=["contract.shape-finite", "rope.conformance"])
+    by = {r.invariant: r for r in bad.reports[0].results if r.applicable}
+    assert by["contract.shape-finite"].diagnosis == "shape" and "dtype=float32" in by["contract.shape-finite"].message
+    assert by["rope.conformance"].status == "pass"  # its values are right: float32 is what it hands on
+    config = transformers.ClvpEncoderConfig(hidden_size=128, num_attention_heads=2, projection_dim=128,
+                                            num_hidden_layers=1, intermediate_size=256)
+    encoder = modeling_clvp.ClvpEncoder._from_config(config, dtype=torch.bfloat16)
+    with pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype"):
+        encoder(input_ids=torch.randint(0, 200, (1, 10)))

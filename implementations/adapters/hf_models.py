@@ -117,8 +117,9 @@ OTHER_FORMS: dict[str, tuple[str | None, str]] = {
                      "its speech encoder's Conformer rotary on the attention's input (position_embeddings_type rotary)"),
     "dinov3_vit": (None, "DINOv3's RopePositionEmbedding of patch centres: hf_axes:dinov3 checks it"),
     "sapiens2": (None, "DINOv3's RopePositionEmbedding of patch centres: hf_axes:sapiens2 checks it"),
-    "clvp": (None, "its encoder's rotary turns q, k and v, over max(projection_dim // (2 heads), 32) dims: no adapter "
-                   "checks it yet"),
+    "clvp": ("ropespec.implementations.adapters.hf_other:clvp",
+             "its encoders' rotary over max(projection_dim // (2 heads), 32) dims, which its attention applies to q, k "
+             "and v"),
     "vjepa2": ("ropespec.implementations.adapters.hf_other:vjepa2",
                "V-JEPA 2's 3-D RoPE (rotate_queries_or_keys), which is no rotation (README, \"A genuine flaw: V-JEPA 2\")"),
     "lightglue": (None, "not a RoPE to check: its frequencies are learned weights (a Linear(2, head_dim / 2) of the "
@@ -140,7 +141,7 @@ OTHER_FORMS: dict[str, tuple[str | None, str]] = {
 
 
 #: the preset an OTHER_FORMS adapter is checked under where the config.json reader cannot read its model's config
-OTHER_PRESETS = {"vjepa2": "vjepa2-vitl"}
+OTHER_PRESETS = {"vjepa2": "vjepa2-vitl", "clvp": "clvp"}
 
 
 def _inspect(model_type: str, module: str, config: str) -> Found:

@@ -10,7 +10,8 @@ for the expectation it computes and called as the model calls it, on rows x (n, 
 ``wav2vec2_conformer``, ``wav2vec2_bert``, ``seamless_m4t``: the Conformer speech encoders' rotary
 (``position_embeddings_type: "rotary"``): the ``*RotaryPositionalEmbedding`` table of a length's rows and the
 self-attention's ``_apply_rotary_embedding``, which turns the attention's input per head, half pairs, before its q and
-k projections. ``vjepa2``: V-JEPA 2's 3-D RoPE (``VJEPA2RopeAttention.apply_rotary_embeddings``), which is no rotation
+k projections. ``clvp``: CLVP's encoder rotary on its first max(projection_dim // (2 heads), 32) dims (its attention
+turns q, k and v alike). ``vjepa2``: V-JEPA 2's 3-D RoPE (``VJEPA2RopeAttention.apply_rotary_embeddings``), which is no rotation
 (README, "A genuine flaw: V-JEPA 2"). What a model's code cannot compute (another convention, base, scaling, a partial rotary) is declined.
 Needs ``transformers`` (``pip install -e '.[hf]'``).
 """
@@ -121,6 +122,36 @@ wav2vec2_bert = conformer("wav2vec2_bert")
 seamless_m4t = conformer("seamless_m4t")
 
 
+def clvp(expect):
+    """CLVP's encoder rotary as its self-attention applies it: ``ClvpRotaryPositionalEmbedding`` (a table of the
+    sequence's rows, max(projection_dim // (2 heads), 32) dims, base 10000, in float32 as the module builds it) and
+    ``apply_rotary_pos_emb(q, k, v, cos, sin, position_ids)`` on the first rotary dims of q (its attention turns k and v
+    alike), the rest passed through as ``ClvpSelfAttention`` concatenates them. One head of head_dim; a rotary_dim
+    the config cannot give (below 32, or odd) is declined."""
+    torch = _torch()
+    modeling = _modeling("clvp")
+    d, r = expect.head_dim, expect.rotary_dim
+    if (expect.multi_axis or expect.convention != "half" or expect.method.scales or expect.rotary_start
+            or expect.direction != "forward" or expect.rope_theta != 10000.0 or r < 32):
+        raise NotImplementedError("transformers' CLVP code turns half pairs over its first max(projection_dim // "
+                                  "(2 heads), 32) dims by +p theta, base 10000, unscaled (1-D RoPE)")
+    import transformers
+
+    rotary = modeling.ClvpRotaryPositionalEmbedding(transformers.ClvpEncoderConfig(
+        hidden_size=d, num_attention_heads=1, projection_dim=2 * r))
+
+    def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
+        rotary.to(x.device)
+        with torch.no_grad():
+            table = rotary(x.new_zeros((1, int(positions.max()) + 1, d)))  # (1, L, r), as the encoder forms it
+            cos, sin = table.cos().squeeze(0), table.sin().squeeze(0)
+            q_rot, q_pass = x[None, None, :, :r], x[None, None, :, r:]
+            q_rot = modeling.apply_rotary_pos_emb(q_rot, q_rot, q_rot, cos, sin, positions[None])[0]
+            return torch.cat((q_rot, q_pass), dim=-1)[0, 0]
+
+    return rope
+
+
 def vjepa2(expect):
     """V-JEPA 2's 3-D RoPE as its attention applies it (``VJEPA2RopeAttention.apply_rotary_embeddings``: q of (batch,
     heads, n, head_dim), its (frame, row, column) ids one (n,) row each): three per-axis ladders [t | h | w] of
@@ -149,4 +180,4 @@ def vjepa2(expect):
 
 vjepa2.axes = ("per-axis",)
 
-__all__ = ["CONFORMERS", "conformer", "roformer", "seamless_m4t", "wav2vec2_bert", "vjepa2", "wav2vec2_conformer"]
+__all__ = ["CONFORMERS", "clvp", "conformer", "roformer", "seamless_m4t", "wav2vec2_bert", "vjepa2", "wav2vec2_conformer"]
