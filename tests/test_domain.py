@@ -40,6 +40,10 @@ COVER = [
     ("table", "ropespec.implementations.numpy_table:make", CallShape(form="table"), "numpy", "float32", None),
     ("kernel", "ropespec.implementations.numpy_kernel:make", CallShape(form="kernel"), "numpy", "float32", None),
     ("qk", "ropespec.implementations.numpy_qk:make", CallShape(form="qk"), "numpy", "float32", None),
+    ("complex-bshd", "ropespec.implementations.numpy_complex:make", CallShape(form="complex", layout="bshd"), "numpy",
+     "float32", None),
+    ("complex-bhsd", "ropespec.implementations.numpy_complex:heads_first", CallShape(form="complex", layout="bhsd"),
+     "numpy", "float32", None),
     ("sinusoidal", "ropespec.implementations.sinusoidal:make", CallShape(family="sinusoidal"), "numpy", "float64", None),
     ("learned", "ropespec.implementations.learned:make", CallShape(family="learned"), "numpy", "float64", None),
     ("attention", "ropespec.implementations.attention:make", CallShape(family="attention"), "numpy", "float64", None),
@@ -56,7 +60,7 @@ COVER = [
 #: what hands over no position the domain rule bounds: a kernel is handed its table, a position-id builder its tokens, T5's
 #: bucket function relative positions (every integer is its domain) and a learned table's lookups are not declared (its
 #: bounds invariant asks past max_len on purpose)
-NO_POSITIONS = ("kernel", "qk", "position-ids", "t5-bucket", "learned")
+NO_POSITIONS = ("kernel", "qk", "complex-bshd", "complex-bhsd", "position-ids", "t5-bucket", "learned")
 #: small enough that drawn positions meet both ends of the domain often
 MAX_POSITION = 48
 
@@ -112,12 +116,14 @@ def test_no_property_hands_over_a_position_outside_the_domain(monkeypatch, name,
 LONG = {"apply-nd": "rope.conformance", "apply-nd-pinned-axes": "rope.conformance", "apply-bshd": "rope.layout",
         "apply-bhsd": "rope.layout", "apply-sbhd": "rope.layout", "apply-thd": "rope.layout",
         "apply-thd-per-token": "rope.layout", "vllm": "rope.layout", "table": "table.angles",
-        "kernel": "kernel.rotation", "qk": "kernel.qk", "sinusoidal": "sinusoidal.conformance",
+        "kernel": "kernel.rotation", "qk": "kernel.qk", "complex-bshd": "kernel.qk", "complex-bhsd": "kernel.qk",
+        "sinusoidal": "sinusoidal.conformance",
         "learned": "learned.in-range", "attention": "attention.shift-invariance", "alibi": "alibi.softmax-rows",
         "alibi-bhqk": "alibi.softmax-rows", "t5-bucket": "t5-bias.conformance", "t5-lookup": "t5-bias.lookup",
         "xpos": "xpos.conformance"}
 #: the forms whose calls carry heads: a call of more than 8 of them is made
-HEADED = ("apply-bshd", "apply-bhsd", "apply-sbhd", "apply-thd", "apply-thd-per-token", "vllm", "qk", "attention",
+HEADED = ("apply-bshd", "apply-bhsd", "apply-sbhd", "apply-thd", "apply-thd-per-token", "vllm", "qk", "complex-bshd",
+          "complex-bhsd", "attention",
           "alibi", "alibi-bhqk", "t5-lookup")
 
 
