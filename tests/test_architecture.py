@@ -27,6 +27,8 @@ MAY_IMPORT = {"spec": set(), "reference": {"spec"}, "implementations": {"spec"},
 LAZY = {
     ("ropespec.pytest_plugin", "*"): "loaded by every pytest run where ropespec is installed: a run that uses none "
                                      "of it pays nothing for it",
+    ("ropespec", "*"): "its names load on first use (PEP 562): the pytest plugin, loaded by every pytest run, imports "
+                       "the package",
     ("ropespec.commands.spec", "ropespec.specdoc"): "sympy takes 0.15 s to import; only spec and proofs need it",
     ("ropespec.commands.proofs", "ropespec.spec.proofs"): "sympy, as above",
     ("ropespec.implementations.zoo.rope.autograd_sign", "ropespec.implementations.torch_rope"): "torch is optional",

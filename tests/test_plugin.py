@@ -65,3 +65,13 @@ def test_a_bad_matrix_list_is_a_usage_error():
     proc = pytest_run("properties/test_rotation.py", "--rope-dtype", "float32,float8")
     assert proc.returncode == 4 and "--rope-dtype: unknown 'float8'" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_plugin_imports_nothing_heavy_until_it_is_used():
+    """pytest loads the plugin in every run where ropespec is installed: importing it loads no engine, no properties,
+    no Hypothesis and no numpy (the package's names load on first use), and a name of the package still works."""
+    code = ("import sys, ropespec.pytest_plugin; heavy = {'hypothesis', 'numpy', 'ropespec.api', 'ropespec.engine', "
+            "'ropespec.properties', 'sympy'} & set(sys.modules); print(sorted(heavy)); import ropespec; "
+            "print(ropespec.check.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.splitlines() == ["[]", "ropespec.api"], (out.stdout, out.stderr)
