@@ -29,6 +29,7 @@ def to_json(result) -> dict:
     return {
         "passed": result.passed,
         "interrupted": result.interrupted,
+        "stopped": result.stopped,
         "error": result.error,
         "checks_finished": result.finished,
         "seed": result.seed,
@@ -54,11 +55,13 @@ def _xml(text: str) -> str:
 def junit_text(result) -> str:
     """JUnit XML: a testsuite per implementation (in a configuration matrix, named by its configuration and carrying
     it as properties), a testcase per property (skips and failures marked); an
-    interrupted or stopped run says so on the root (``interrupted``, ``error``). Whatever the implementation's
+    interrupted or stopped run says so on the root (``interrupted``, ``stopped``, ``error``). Whatever the implementation's
     messages hold, the text is valid XML."""
     root = ET.Element("testsuites", name="ropespec", passed=str(result.passed).lower())
     if result.interrupted:
         root.set("interrupted", result.interrupted)
+    if result.stopped:
+        root.set("stopped", _xml(result.stopped))
     if result.error:
         root.set("error", _xml(result.error))
     for rep in result.reports:

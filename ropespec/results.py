@@ -88,6 +88,7 @@ class CheckResult:
     interrupted: str | None = None  # "interrupted" (Ctrl-C) or "terminated" (SIGTERM): the reports hold what finished
     error: str | None = None  # why the run stopped before it was done (a TARGET that does not load)
     resumed_from: str | None = None  # the report whose held implementations this run kept (--resume)
+    stopped: str | None = None  # why the run stopped before checking every implementation (--maxfail, -x)
 
     @property
     def unchecked(self) -> list[ImplementationReport]:

@@ -322,3 +322,25 @@ def test_a_target_named_by_its_folder_is_read_by_its_installed_name(cli, tmp_pat
 
     assert installed_target("implementations.mine:make") == "implementations.mine:make"
     assert installed_target("implementations/numpy_rope.py:make") == "implementations/numpy_rope.py:make"
+
+
+def test_exitfirst_and_maxfail_stop_at_failing_implementations(cli, tmp_path):
+    """-x stops at the first failing implementation, --maxfail N at the Nth, as pytest's do: the report and its JSON
+    hold the implementations that finished and say the run stopped and how many were not checked (exit 1); a limit
+    reached by the last implementation stops nothing; --maxfail 0 is one line, exit 2."""
+    import json
+
+    zoo = "ropespec.implementations.zoo.rope"
+    targets = ["ropespec.implementations.numpy_rope:make", f"{zoo}.off_by_one:make", f"{zoo}.wrong_base:make",
+               "ropespec.implementations.numpy_rope:make"]
+    report = tmp_path / "r.json"
+    code, out, err = cli("check", *targets, "-x", "--seed", "1", "--invariant", "rope.conformance", "--json", report)
+    assert code == 1 and "stopped after 1 failing implementation (-x, --maxfail 1): 2 of 4 implementations not " \
+        "checked" in err, err
+    d = json.loads(report.read_text())
+    assert d["stopped"].startswith("stopped after 1") and not d["passed"]
+    assert [i["name"] for i in d["implementations"]] == targets[:2]
+    code, out, err = cli("check", *targets[:3], "--maxfail", "2", "--seed", "1", "--invariant", "rope.conformance")
+    assert code == 1 and "stopped" not in err and "(3 of 3 done)" in err, err
+    code, out, err = cli("check", targets[0], "--maxfail", "0")
+    assert code == 2 and err.strip() == "ropespec: error: --maxfail: must be >= 1, got 0", err

@@ -76,6 +76,10 @@ def add(sub) -> None:
                                                         "whose head node is at HOST:PORT, or on one started here for "
                                                         "the run (local); needs the cluster extra")
     options.limits(p)
+    p.add_argument("-x", "--exitfirst", action="store_const", const=1, dest="maxfail",
+                   help="stop at the first failing implementation (as --maxfail 1)")
+    p.add_argument("--maxfail", type=int, metavar="N",
+                   help="stop once N implementations have failed; those not yet checked are left out of the report")
     p.add_argument("--allow-skip", action="store_true",
                    help="exit 0 (not 2) when every property was skipped on an implementation (CI matrices)")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON (schema in README; - for standard output)")
@@ -98,6 +102,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     replay = parse_replay(args.replay)
     if args.jobs < 1:
         raise UsageError(f"-j: must be >= 1, got {args.jobs}")
+    if args.maxfail is not None and args.maxfail < 1:
+        raise UsageError(f"--maxfail: must be >= 1, got {args.maxfail}")
     resumed = resume.read(args.resume, args.seed, args.profile) if args.resume else None
     notes: list[str] = []
     requests = matrix.requests(args, configurations, notes)
@@ -142,10 +148,19 @@ def _merged(requests: list[LoadRequest], held: dict, checked: list) -> list:
 def _run(args, requests, props, seed, replay, jobs, console: Console, cluster=None) -> CheckResult:
     """Check every implementation, with a progress display; what finished, however the run ended."""
     reports: list = []
-    interrupted = error = None
+    interrupted = error = stopped = None
+    done: list = []  # the implementations finished, in the order they finished
+
+    def finished(rep) -> None:
+        display.finished(rep)
+        done.append(rep)
+        failing = sum(not r.passed for r in done)
+        if args.maxfail is not None and failing >= args.maxfail and len(done) < len(requests):
+            raise _Enough(failing)
+
     with _Display(console, total=len(requests) * len(props), implementations=len(requests),
                   parallel=cluster is not None or jobs > 1) as display:
-        shown = dict(on_result=display.advance, on_implementation=display.finished, on_progress=display.running_now,
+        shown = dict(on_result=display.advance, on_implementation=finished, on_progress=display.running_now,
                      into=reports)
         elsewhere = dict(invariant_ids=list(args.invariant) if args.invariant else None, profile=args.profile, seed=seed,
                          replay=replay, **shown)  # each implementation checked in a process of its own making
@@ -164,8 +179,23 @@ def _run(args, requests, props, seed, replay, jobs, console: Console, cluster=No
         except KeyboardInterrupt as e:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the report short
             interrupted = "terminated" if signals.terminated(e) else "interrupted"
+        except _Enough as e:  # the report holds the implementations that finished; the others were not checked
+            reports[:] = [rep for rep in reports if any(rep is d for d in done)]
+            left = len(requests) - len(reports)
+            said = "-x, --maxfail 1" if args.maxfail == 1 else f"--maxfail {args.maxfail}"
+            stopped = (f"stopped after {e.failing} failing implementation{'s' * (e.failing > 1)} ({said}): {left} of "
+                       f"{len(requests)} implementations not checked")
     return CheckResult(reports, seed, args.profile, allow_skip=args.allow_skip, explicit=bool(args.targets),
-                       interrupted=interrupted, error=error)
+                       interrupted=interrupted, error=error, stopped=stopped)
+
+
+class _Enough(Exception):
+    """--maxfail's count of failing implementations reached, with implementations still to check: the run stops (the
+    serial loop, the -j runners and the cluster's tasks all end theirs on any exception)."""
+
+    def __init__(self, failing: int):
+        super().__init__(failing)
+        self.failing = failing
 
 
 def _finish(args, result: CheckResult, outs, notes: list[str], console: Console) -> int:
@@ -182,6 +212,8 @@ def _finish(args, result: CheckResult, outs, notes: list[str], console: Console)
                       values=f"in {args.json}" if outs.get("--json") else "rerun with --json PATH")
     for line in unwritten:
         print(f"ropespec: error: {line}", file=sys.stderr)
+    if result.stopped is not None:
+        print(f"ropespec: {result.stopped}", file=sys.stderr)
     if result.interrupted is not None:
         print(f"ropespec: {result.interrupted}: the report above holds the {result.finished} checks that finished",
               file=sys.stderr)
