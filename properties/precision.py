@@ -87,6 +87,15 @@ class Sweep:
     ratio: dict[str, np.ndarray] = field(default_factory=dict)
     bounds: dict[str, np.ndarray] = field(default_factory=dict)  # class bound of pair 0, unit pair norm
     nonfinite: np.ndarray | None = None
+    #: a user's own tolerance (atol, rtol), torch.testing.assert_close's |actual - expected| <= atol + rtol |expected|
+    #: elementwise, and per position the worst |actual - expected| / (atol + rtol |expected|) under it
+    allclose: tuple[float, float] | None = None
+    allclose_ratio: np.ndarray | None = None
+
+    def allclose_first_exceeded(self) -> int | None:
+        """The first swept position where the output leaves the user's tolerance (None: it never does)."""
+        bad = np.flatnonzero(~(self.allclose_ratio <= 1.0))
+        return int(self.positions[bad[0]]) if bad.size else None
 
     def informative(self, cls: str) -> np.ndarray:
         """Per position: does class ``cls`` still promise anything? Not once its bound (pair 0's, the
@@ -143,6 +152,10 @@ class Sweep:
             "safe_position": {c: self.safe_position(c) for c in classes},
             "promises_until": {c: self.promises_until(c) for c in classes},
             "growth_exponent": self.growth(),
+            "allclose": None if self.allclose is None else {
+                "atol": self.allclose[0], "rtol": self.allclose[1],
+                "first_exceeded": self.allclose_first_exceeded(),
+                "ratio": [_num(v) for v in self.allclose_ratio]},
         }
 
 
@@ -164,9 +177,11 @@ def measure(
     classes: tuple[str, ...] | None = None,
     progress: Callable[[int], None] | None = None,
     chunk: int = None,
+    allclose: tuple[float, float] | None = None,
 ) -> Sweep:
     """Rotate ``vectors`` random vectors at every position with ``f`` and compare with the reference, ``chunk``
-    positions per call (default :data:`SWEEP_CHUNK`)."""
+    positions per call (default :data:`SWEEP_CHUNK`); ``allclose``: a user's (atol, rtol) measured too
+    (:attr:`Sweep.allclose_ratio`)."""
     chunk = chunk or SWEEP_CHUNK
     classes = tuple(classes) if classes is not None else tuple(dict.fromkeys(("exact", class_of(expect)) + tuple(CLASSES)))
     rng = np.random.default_rng(seed)
@@ -175,6 +190,7 @@ def measure(
     max_err, med_err = np.zeros(n_pos), np.zeros(n_pos)
     ratio = {c: np.zeros(n_pos) for c in classes}
     nonfinite = np.zeros(n_pos, dtype=bool)
+    user = np.zeros(n_pos) if allclose is not None else None
     class_expects = {c: (with_class(expect, c) if c in CLASSES else expect) for c in classes}
     swept = along_axes(expect, positions)  # a multi-axis RoPE is swept on every axis at once
     for start in range(0, n_pos, chunk):
@@ -194,6 +210,12 @@ def measure(
         max_err[start : start + len(pos_chunk)] = rows.max(axis=1)
         med_err[start : start + len(pos_chunk)] = np.median(rel.reshape(len(pos_chunk), vectors, -1).max(axis=2), axis=1)
         nonfinite[start : start + len(pos_chunk)] = ~np.isfinite(y).reshape(len(pos_chunk), -1).all(axis=1)
+        if user is not None:  # torch.testing's test, elementwise, against the exact output
+            allowed = allclose[0] + allclose[1] * np.abs(want)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                u = np.where(allowed > 0, err / allowed, np.where(err > 0, np.inf, 0.0))
+            u = np.where(np.isnan(u), np.inf, u)
+            user[start : start + len(pos_chunk)] = u.reshape(len(pos_chunk), -1).max(axis=1)
         for c in classes:
             b = per_dim(expect, tolerance.component_bound(class_expects[c], pos, th, norms)) + own
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -209,7 +231,8 @@ def measure(
         b = tolerance.component_bound(class_expects[c], swept, th, unit) - tolerance.atol(expect)
         bounds[c] = b.max(axis=1) if expect.multi_axis else b[:, 0]  # the fastest pair's (pair 0 in 1-D)
         ratio[c] = saturated_ratio(ratio[c], max_err, bounds[c])
-    return Sweep(expect, np.asarray(positions, dtype=np.int64), max_err, med_err, ratio, bounds, nonfinite)
+    return Sweep(expect, np.asarray(positions, dtype=np.int64), max_err, med_err, ratio, bounds, nonfinite,
+                 allclose=allclose, allclose_ratio=user)
 
 
 def saturated_ratio(ratio, error, bound, xp=np):

@@ -281,3 +281,24 @@ def test_the_plot_keeps_its_legend_off_the_curves_and_says_what_the_text_says():
         assert any(re.fullmatch(r".*fails? from p = \d+", t) for t in notes), notes
     finally:
         plt.close(fig)
+
+
+def test_a_users_own_tolerance_is_swept_as_torch_testing_takes_it(cli):
+    """--atol/--rtol (torch.testing.assert_close's): where the output first leaves the user's tolerance, which then
+    decides the exit code. float32 angles hold the default class to 2^20 yet leave torch's float32 tolerance (1e-5,
+    1.3e-6) from p = 129; exact angles hold it; the two are given together, and not with --exhaustive."""
+    argv = ["precision", "ropespec.implementations.zoo.rope.float32_angles:make", "--dtype", "float32",
+            "--max-position", "1048576", "--atol", "1e-5", "--rtol", "1.3e-6"]
+    code, out, err = cli(*argv)
+    assert code == 1 and "the declared class (float32 output, angles in float32, inv_freq in float32) held at every " \
+        "swept position\n" in out, out
+    assert "your tolerance, atol 1e-05, rtol 1.3e-06 (torch.testing.assert_close's |actual - expected| <= atol + rtol " \
+        "|expected|): first exceeded at p = 129, held to p = 91" in out and out.rstrip().endswith("exit 1"), out
+    code, out, err = cli("precision", "--max-position", "65536", "--atol", "1e-5", "--rtol", "1.3e-6")
+    assert code == 0 and "held at every swept position, to p = 65535" in out, out
+    code, out, err = cli("precision", "--atol", "1e-5")
+    assert code == 2 and "--atol and --rtol: give both" in err, err
+    code, out, err = cli("precision", "--atol", "1e-5", "--rtol", "-1")
+    assert code == 2 and "must be finite numbers >= 0" in err, err
+    code, out, err = cli("precision", "--atol", "1e-5", "--rtol", "0", "--exhaustive")
+    assert code == 2 and "drop them with --exhaustive" in err, err

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
+
+import numpy as np
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -49,6 +52,11 @@ def add(sub) -> None:
                         "class fails, and the worst one")
     p.add_argument("--chunk", type=int, default=8192, metavar="K",
                    help="with --exhaustive: positions per call (default 8192; memory grows with it)")
+    p.add_argument("--atol", type=float, metavar="A",
+                   help="with --rtol: your own tolerance, as torch.testing.assert_close takes it (|actual - expected| "
+                        "<= atol + rtol |expected|, elementwise): where the output first leaves it; the exit code "
+                        "is then its verdict")
+    p.add_argument("--rtol", type=float, metavar="R", help="with --atol: see --atol")
     p.add_argument("--plot", metavar="PATH.png", help="draw error vs position with the bounds (needs matplotlib)")
     p.add_argument("--json", metavar="PATH", help="write the sweep as JSON (schema in README; - for standard output)")
 
@@ -59,7 +67,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"--max-position: must be >= 2, got {args.max_position}")
     if args.per_octave < 1 or args.vectors < 1:
         raise UsageError("--per-octave and --vectors must be >= 1")
+    if (args.atol is None) != (args.rtol is None):
+        raise UsageError("--atol and --rtol: give both, as torch.testing.assert_close takes them, or neither")
+    if args.atol is not None and not (args.atol >= 0 and args.rtol >= 0 and math.isfinite(args.atol + args.rtol)):
+        raise UsageError(f"--atol and --rtol: must be finite numbers >= 0, got atol {args.atol}, rtol {args.rtol}")
     if args.exhaustive:
+        if args.atol is not None:
+            raise UsageError("--atol/--rtol: measured by the sampled sweep; drop them with --exhaustive")
         if args.max_position > EXHAUSTIVE_MAX:
             raise UsageError(f"--max-position: with --exhaustive at most 2^27 = {EXHAUSTIVE_MAX} positions (every one "
                              f"is called and compared), got {args.max_position}")
@@ -85,8 +99,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 def _sweep(f, e, target: str, args, console: Console, outs) -> int:
     positions = precision.sweep_positions(e.max_position, per_octave=args.per_octave)
+    allclose = (args.atol, args.rtol) if args.atol is not None else None
     sw = _with_progress(console, target, "sweeping positions", len(positions), lambda progress: precision.measure(
-        f, e, positions, vectors=args.vectors, seed=args.seed, progress=progress))
+        f, e, positions, vectors=args.vectors, seed=args.seed, progress=progress, allclose=allclose))
     if sw is None:
         return 1
     report.render_precision(sw, console, target)
@@ -102,9 +117,23 @@ def _sweep(f, e, target: str, args, console: Console, outs) -> int:
     nonfinite = [int(p) for p, n in zip(sw.positions, sw.nonfinite if sw.nonfinite is not None else []) if n]
     noise = sw.promises_until(declared) if bad and sw.is_noise(declared, bad[0]) else None
     code = unwritten or _verdict(console, e, bad[0] if bad else None, nonfinite[0] if nonfinite else None,
-                                 "swept position", noise)
+                                 "swept position", noise, decides=allclose is None)
     if bad:
         _source(console, f, e, target, args)
+    if allclose is not None:  # the user's own question: its answer is the exit code
+        first = sw.allclose_first_exceeded()
+        said = f"atol {args.atol:g}, rtol {args.rtol:g} (torch.testing.assert_close's |actual - expected| <= atol + " \
+               f"rtol |expected|)"
+        if first is None:
+            say(console, f"your tolerance, {said}: held at every swept position, to p = {int(sw.positions[-1])} (worst "
+                         f"{float(np.max(sw.allclose_ratio)):.3g} of it): exit 0")
+            return unwritten or 0
+        i = int(np.argmax(sw.allclose_ratio))
+        held = int(sw.positions[list(sw.positions).index(first) - 1]) if first != int(sw.positions[0]) else None
+        say(console, f"your tolerance, {said}: first exceeded at p = {first}"
+                     + (f", held to p = {held}" if held is not None else ", not held even at the first position")
+                     + f"; worst {float(sw.allclose_ratio[i]):.3g} times it, at p = {int(sw.positions[i])}: exit 1")
+        return unwritten or 1
     return code
 
 
@@ -142,21 +171,26 @@ def _source(console: Console, f, e, target: str, args) -> None:
 
 
 def _verdict(console: Console, e, first_failure: int | None, nonfinite_at: int | None, what: str,
-             noise_past: int | None = None) -> int:
+             noise_past: int | None = None, decides: bool = True) -> int:
     """precision's exit code, said in its last line: 0 when the class the expectation declares held at every
     position measured, 1 when it did not (exit 0 means it all held, as for ropespec check). ``noise_past``: the
-    failure is noise where the class promises nothing, past that position (its bound saturated there)."""
+    failure is noise where the class promises nothing, past that position (its bound saturated there). ``decides``:
+    False where a user's own tolerance (--atol, --rtol) decides the exit code instead, which the line then leaves
+    unsaid."""
+    def exits(code: int) -> str:
+        return f": exit {code}" if decides else ""
+
     where = [p for p in (first_failure, nonfinite_at) if p is not None]
     if not where:
-        say(console, f"the declared class ({tolerance.class_name(e)}) held at every {what}: exit 0")
+        say(console, f"the declared class ({tolerance.class_name(e)}) held at every {what}{exits(0)}")
         return 0
     if noise_past is not None and min(where) == first_failure:
         say(console, f"the declared class ({tolerance.class_name(e)}) holds nowhere past {describe_position(noise_past)}"
                      f": its bound reaches twice the pair norm there, and the output is noise from p = "
-                     f"{first_failure} (an error of the pair norm or more): exit 1")
+                     f"{first_failure} (an error of the pair norm or more){exits(1)}")
         return 1
     say(console, f"the declared class ({tolerance.class_name(e)}) fails from p = {min(where)} (the first {what} "
-                 f"where it does): exit 1")
+                 f"where it does){exits(1)}")
     return 1
 
 
