@@ -41,13 +41,13 @@ def _cases(invariant, where=lambda method: True):
 def _of_type(invariant, where=lambda method: True):
     """Skips an implementation whose expectation's method does not promise ``invariant``, and a factory that
     declines the first method :func:`_cases` draws (said at once, on that method's canonical example)."""
-    kinds = methods.promising(invariant)
     drawn = methods.names(lambda m: invariant in m.promises and where(m))
 
     def applies(impl):
         e = impl.expect
         if e is not None and invariant not in e.method.promises:
-            return f"the expectation's rope_type is {e.rope_type!r}, not {' or '.join(kinds)}"
+            return (f"not about rope_type {e.rope_type!r}, the expectation's: the scaling properties check what a "
+                    f"length-extension method does to the table")
         canonical = list(methods.get(drawn[0]).examples(8, 1024).values())
         if e is None and canonical:
             try:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 import textwrap
 
 from rich import box
@@ -30,7 +31,49 @@ def shown_results(rep):
     return [r for r in rep.results if r.applicable]
 
 
+@dataclass(frozen=True)
+class SkipGroup:
+    """Skips of several properties of one implementation for one and the same reason: one row of the text report (the
+    JSON and JUnit reports keep a result each)."""
+
+    results: tuple
+
+    status = "skip"
+    diagnosis = None
+    worst = None
+
+    @property
+    def message(self) -> str:
+        return self.results[0].message
+
+    @property
+    def label(self) -> str:
+        sections = {r.invariant.split(".", 1)[0] for r in self.results}
+        return f"{len(self.results)} {next(iter(sections)) + ' ' if len(sections) == 1 else ''}properties"
+
+
+def display_rows(rep) -> list:
+    """The rows of an implementation in the text report: its shown results, with the skips that share a reason said
+    once, as a :class:`SkipGroup` where the first of them stands."""
+    shown = shown_results(rep)
+    by_reason: dict[str, list] = {}
+    for r in shown:
+        if r.status == "skip" and r.message:
+            by_reason.setdefault(r.message, []).append(r)
+    rows, said = [], set()
+    for r in shown:
+        group = by_reason.get(r.message) if r.status == "skip" and r.message else None
+        if group is None or len(group) < 2:
+            rows.append(r)
+        elif r.message not in said:
+            said.add(r.message)
+            rows.append(SkipGroup(tuple(group)))
+    return rows
+
+
 def result_label(r) -> str:
+    if isinstance(r, SkipGroup):
+        return r.label
     """The invariant id, with the property's name when it is not the invariant's own."""
     own = r.invariant.split(".", 1)[1].replace("-", "_")
     full = r.invariant.replace(".", "_").replace("-", "_")
@@ -88,7 +131,7 @@ def _table(reports, console: Console) -> None:
         table.add_column("note", overflow="fold", ratio=1)
     notes = []
     for rep in reports:
-        for r in shown_results(rep):
+        for r in display_rows(rep):
             note = r.message if r.status not in ("fail", "error") and r.message else ""  # failures: under 'N failing'
             # Text, not markup: '[scaling]' and '[row 1, dim 5]' in a message are text, not styles
             cells = [Text(names[id(rep)]), Text(result_label(r)), Text(r.status, style=_STYLE[r.status]),
@@ -105,7 +148,7 @@ def _table(reports, console: Console) -> None:
 
 def _fits(reports, width: int) -> bool:
     """The table with every implementation's full name fits ``width`` columns, no column folded."""
-    rows = [r for rep in reports for r in shown_results(rep)] or [None]
+    rows = [r for rep in reports for r in display_rows(rep)] or [None]
     name = max(len(rep.impl.name) for rep in reports) if reports else 0
     invariant = max([len(result_label(r)) for r in rows if r is not None] + [9])
     word = max([len(r.diagnosis or "") for r in rows if r is not None] + [4])
@@ -141,9 +184,9 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
         _table(reports, console)
     else:
         w_name = max([len(rep.impl.name) for rep in reports] + [14])
-        w_inv = max([len(result_label(r)) for rep in reports for r in shown_results(rep)] + [9])
+        w_inv = max([len(result_label(r)) for rep in reports for r in display_rows(rep)] + [9])
         for rep in reports:
-            for r in shown_results(rep):
+            for r in display_rows(rep):
                 detail = _detail(r)
                 if r.status in ("fail", "error") and len(detail) > _PIPED_DETAIL:  # said in full below
                     detail = detail[:_PIPED_DETAIL] + f" [... cut: in full under '{failing} failing' below]"

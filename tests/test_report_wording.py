@@ -254,3 +254,20 @@ def test_the_progress_bar_names_and_counts_only_checks_that_run_and_fits_80_colu
     assert len(line) <= 80 and re.search(r"1 check, 1 failed, 2 running \d+:\d\d:\d\d ~\d+:\d\d left$",
                                          line.rstrip()), line
     assert line.startswith("rope.conformance (") or "…" in line, line
+
+
+def test_skips_of_one_reason_are_one_row_and_each_in_the_json(cli, tmp_path):
+    """The scaling properties skipped for an unscaled expectation say so once ("6 scaling properties", with the
+    reason), not once each; the JSON report keeps a result per property."""
+    import json
+
+    report = tmp_path / "r.json"
+    code, out, err = cli("check", "ropespec.implementations.numpy_rope:make", "--expect", "llama2-7b", "--seed", "1",
+                         "--json", report)
+    assert code == 0, out[-2000:]
+    rows = [ln for ln in out.splitlines() if "not about rope_type 'default'" in ln]
+    assert len(rows) == 1 and "6 scaling properties" in rows[0] and " skip " in rows[0], rows
+    assert not [ln for ln in out.splitlines() if "scaling.bounded" in ln], out
+    [impl] = json.loads(report.read_text())["implementations"]
+    skipped = [r["invariant"] for r in impl["results"] if r["status"] == "skip" and "rope_type 'default'" in r["message"]]
+    assert len(skipped) == 6 and "scaling.bounded" in skipped, skipped
