@@ -254,6 +254,13 @@ def test_the_progress_bar_names_and_counts_only_checks_that_run_and_fits_80_colu
     assert len(line) <= 80 and re.search(r"1 check, 1 failed, 2 running \d+:\d\d:\d\d ~\d+:\d\d left$",
                                          line.rstrip()), line
     assert line.startswith("rope.conformance (") or "…" in line, line
+    wide = Console(file=io.StringIO(), force_terminal=True, width=200)  # the bar after the label, not at the far edge
+    shown = _Display(wide, total=4)
+    shown.advance(SimpleNamespace(applicable=True, invariant="rope.conformance", implementation=long, status="pass"))
+    out = Console(file=io.StringIO(), width=200, force_terminal=False)
+    out.print(shown.bar.make_tasks_table(shown.bar.tasks))
+    line = out.file.getvalue().splitlines()[0]
+    assert 0 < line.index("━") <= 62 and len(line.rstrip()) < 120, line
 
 
 def test_skips_of_one_reason_are_one_row_and_each_in_the_json(cli, tmp_path):
@@ -271,3 +278,32 @@ def test_skips_of_one_reason_are_one_row_and_each_in_the_json(cli, tmp_path):
     [impl] = json.loads(report.read_text())["implementations"]
     skipped = [r["invariant"] for r in impl["results"] if r["status"] == "skip" and "rope_type 'default'" in r["message"]]
     assert len(skipped) == 6 and "scaling.bounded" in skipped, skipped
+
+
+def test_piped_progress_says_a_long_property_once_then_a_heartbeat_and_no_estimate_without_evidence(capsys):
+    """In a CI log a property still running is said once (it was every 10 s: 24 lines for a four-implementation run
+    under load), then, after HEARTBEAT_S with nothing printed, a heartbeat with how far the run is; the time left is
+    said once a fifth of the run is done (a 20 s run said "~2:48 left" from its first checks)."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from ropespec.commands import check
+
+    display = check._Display(Console(file=io.StringIO(), force_terminal=False), total=20, implementations=2)
+    for seconds in (5, 15, 25, 35):
+        display.running_now("impl", "decode.consistency", "example 3", seconds)
+    said = capsys.readouterr().err.splitlines()
+    assert said == ["ropespec: impl: decode.consistency still running after 5 s (example 3)"], said
+    display.advance(SimpleNamespace(applicable=True, invariant="rope.conformance", implementation="impl", status="pass"))
+    assert display.left() == ""  # 1 of 20 done: no evidence yet
+    display.printed -= check.HEARTBEAT_S
+    display.running_now("impl", "decode.consistency", "example 9", 75)
+    [beat] = capsys.readouterr().err.splitlines()
+    assert beat == "ropespec: still running: 1 check of 20; now decode.consistency on impl (example 9)", beat
+    for _ in range(4):
+        display.advance(SimpleNamespace(applicable=True, invariant="rope.conformance", implementation="impl",
+                                        status="pass"))
+    display.bar.tasks[0].start_time -= 10.0
+    assert re.fullmatch(r"~0:\d\d left", display.left()), display.left()  # a quarter done: an estimate

@@ -9,6 +9,7 @@ import os
 import random
 import signal
 import sys
+import time
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -41,8 +42,14 @@ examples:
   ropespec check kernels.py:make --array torch --dtype bfloat16 --expect llama3.1-8b -j 2 --json r.json
 """
 
-#: a property running this long is said to be running on stderr when the output is piped
+#: a property running this long is said to be running on stderr when the output is piped (once per property)
 LONG_PROPERTY_S = 5.0
+#: piped, a run that has printed nothing for this long says how far it has got (a heartbeat for CI logs)
+HEARTBEAT_S = 60.0
+#: the share of the run done before a time left is estimated from it: earlier, the first checks say too little
+ESTIMATE_FROM = 0.2
+#: the widest the progress label gets, so that on a wide terminal the bar sits after it, not at the far edge
+LABEL_MAX = 60
 
 
 
@@ -232,22 +239,27 @@ class _Display:
     """How far the run has got, across every check of every implementation (a whole configuration matrix): on a
     terminal a progress bar with the checks done, failed and (when several run at once) running, and the time left;
     piped (CI logs), a line on stderr per implementation as it finishes (with how many are done and the time left when
-    there are several), and one for a property still running after LONG_PROPERTY_S seconds (again every twice that).
-    The time left is the time so far scaled by the share of the run still to do."""
+    there are several), one for a property still running after LONG_PROPERTY_S seconds (once per property), and a
+    heartbeat when nothing was printed for HEARTBEAT_S. The time left is the time so far scaled by the share of the run
+    still to do, said once ESTIMATE_FROM of it is done."""
 
     def __init__(self, console: Console, total: int, implementations: int = 1, parallel: bool = False):
         self.piped = not console.is_terminal
-        self.said: dict = {}
+        self.said: set = set()
+        self.printed = time.monotonic()
         self.implementations, self.parallel = implementations, parallel
         self.checks = self.failed = self.done = 0
         self.running: set[str] = set()
         # what runs, cut to fit (an ellipsis), before the bar, the checks done and the times, which always show; the
         # bar moves over every (implementation, property) pair, the count is of the checks that ran, as the report's
-        self.bar = Progress(TextColumn("{task.description}", table_column=Column(ratio=1, no_wrap=True,
-                                                                                 overflow="ellipsis", min_width=8)),
+        # the label takes a fixed width (at most LABEL_MAX; on a narrow terminal what the bar, the counts and the times
+        # leave, about 62 columns): the bar after it stays put
+        label = max(8, min(LABEL_MAX, console.width - 62))
+        self.bar = Progress(TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis",
+                                                                                 min_width=label, max_width=label)),
                             BarColumn(bar_width=10), TextColumn("{task.fields[checks]}", table_column=Column(no_wrap=True)),
                             TimeElapsedColumn(), TextColumn("{task.fields[left]}", table_column=Column(no_wrap=True)),
-                            console=console, transient=True, disable=self.piped, expand=True)
+                            console=console, transient=True, disable=self.piped)
         self.task = self.bar.add_task("checking", total=total, checks="0 checks", left="")
 
     def __enter__(self):
@@ -266,10 +278,10 @@ class _Display:
         return text
 
     def left(self) -> str:
-        """"~M:SS left" once a share of the run is done, else nothing."""
+        """"~M:SS left" once ESTIMATE_FROM of the run is done, else nothing."""
         task = self.bar.tasks[0]
         share = task.completed / task.total if task.total else 0.0
-        if not 0 < share < 1 or not task.elapsed:
+        if not ESTIMATE_FROM <= share < 1 or not task.elapsed:
             return ""
         seconds = round(task.elapsed * (1 - share) / share)
         return f"~{seconds // 60}:{seconds % 60:02d} left"
@@ -301,7 +313,11 @@ class _Display:
             if self.implementations > 1:
                 left = self.left()
                 where = f" ({self.done} of {self.implementations} done" + (f", {left}" if left else "") + ")"
-            print(f"ropespec: {rep.impl.name}: {report.counts_text(rep.results)}{where}", file=sys.stderr, flush=True)
+            self._say(f"ropespec: {rep.impl.name}: {report.counts_text(rep.results)}{where}")
+
+    def _say(self, line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+        self.printed = time.monotonic()
 
     def running_now(self, implementation: str, invariant: str, text: str, seconds: float) -> None:
         self.running.add(implementation)
@@ -310,10 +326,13 @@ class _Display:
                             left=self.left())
             return
         key = (implementation, invariant)
-        if seconds >= LONG_PROPERTY_S and seconds - self.said.get(key, -LONG_PROPERTY_S) >= 2 * LONG_PROPERTY_S:
-            self.said[key] = seconds
-            print(f"ropespec: {implementation}: {invariant} still running after {seconds:.0f} s ({text})",
-                  file=sys.stderr, flush=True)
+        if seconds >= LONG_PROPERTY_S and key not in self.said:
+            self.said.add(key)
+            self._say(f"ropespec: {implementation}: {invariant} still running after {seconds:.0f} s ({text})")
+        elif time.monotonic() - self.printed >= HEARTBEAT_S:
+            left = self.left()
+            self._say(f"ropespec: still running: {self._counts()} of {self.bar.tasks[0].total}"
+                      + (f", {left}" if left else "") + f"; now {invariant} on {implementation} ({text})")
 
 
 def _loaded(requests: list[LoadRequest], allow_skip: bool):
