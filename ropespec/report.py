@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 import textwrap
+from dataclasses import dataclass
 
 from rich import box
 from rich.console import Console
