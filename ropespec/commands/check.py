@@ -252,14 +252,15 @@ class _Display:
         self.running: set[str] = set()
         # what runs, cut to fit (an ellipsis), before the bar, the checks done and the times, which always show; the
         # bar moves over every (implementation, property) pair, the count is of the checks that ran, as the report's
-        # the label takes a fixed width (at most LABEL_MAX; on a narrow terminal what the bar, the counts and the times
-        # leave, about 62 columns): the bar after it stays put
-        label = max(8, min(LABEL_MAX, console.width - 62))
-        self.bar = Progress(TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis",
-                                                                                 min_width=label, max_width=label)),
+        # on a terminal wide enough the label takes LABEL_MAX columns and the bar sits after it; on a narrower one it
+        # takes what the bar, the counts and the times leave (about 45 columns), cut with an ellipsis
+        wide = console.width > LABEL_MAX + 45
+        label = Column(no_wrap=True, overflow="ellipsis", min_width=LABEL_MAX if wide else 8,
+                       max_width=LABEL_MAX if wide else None, ratio=None if wide else 1)
+        self.bar = Progress(TextColumn("{task.description}", table_column=label),
                             BarColumn(bar_width=10), TextColumn("{task.fields[checks]}", table_column=Column(no_wrap=True)),
                             TimeElapsedColumn(), TextColumn("{task.fields[left]}", table_column=Column(no_wrap=True)),
-                            console=console, transient=True, disable=self.piped)
+                            console=console, transient=True, disable=self.piped, expand=not wide)
         self.task = self.bar.add_task("checking", total=total, checks="0 checks", left="")
 
     def __enter__(self):
