@@ -301,7 +301,7 @@ def test_piped_progress_says_a_long_property_once_then_a_heartbeat_and_no_estima
     display.printed -= check.HEARTBEAT_S
     display.running_now("impl", "decode.consistency", "example 9", 75)
     [beat] = capsys.readouterr().err.splitlines()
-    assert beat == "ropespec: still running: 1 check of 20; now decode.consistency on impl (example 9)", beat
+    assert beat == "ropespec: still running: 1 of 20 done (1 check); now decode.consistency on impl (example 9)", beat
     for _ in range(4):
         display.advance(SimpleNamespace(applicable=True, invariant="rope.conformance", implementation="impl",
                                         status="pass"))

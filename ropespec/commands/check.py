@@ -332,7 +332,8 @@ class _Display:
             self._say(f"ropespec: {implementation}: {invariant} still running after {seconds:.0f} s ({text})")
         elif time.monotonic() - self.printed >= HEARTBEAT_S:
             left = self.left()
-            self._say(f"ropespec: still running: {self._counts()} of {self.bar.tasks[0].total}"
+            task = self.bar.tasks[0]  # every (implementation, property) pair: the share the time left is taken from
+            self._say(f"ropespec: still running: {int(task.completed)} of {int(task.total)} done ({self._counts()})"
                       + (f", {left}" if left else "") + f"; now {invariant} on {implementation} ({text})")
 
 
