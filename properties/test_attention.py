@@ -286,10 +286,19 @@ def _fitted_beta(e, q, k, v, pos, out) -> float | None:
     def miss(b: float) -> float:
         return float(np.max(np.abs(out - attention(e.replace(query_temperature_beta=b), q, k, v, pos, True))))
 
-    lo, hi, g = 0.0, 4 * beta, (np.sqrt(5) - 1) / 2
-    for _ in range(60):
-        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-        lo, hi = (lo, b) if miss(a) <= miss(b) else (a, hi)
+    g = (np.sqrt(5) - 1) / 2
+    lo, hi = 0.0, 4 * beta
+    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+    fa, fb = miss(a), miss(b)
+    for _ in range(40):  # each step keeps one point and its miss: one attention per step, to 4 beta 0.618^40 ~ 1e-8 beta
+        if fa <= fb:
+            hi, b, fb = b, a, fa
+            a = hi - g * (hi - lo)
+            fa = miss(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + g * (hi - lo)
+            fb = miss(b)
     fit = (lo + hi) / 2
     return None if fit <= 1e-3 * beta or fit >= 3.99 * beta else fit
 

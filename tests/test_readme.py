@@ -119,15 +119,16 @@ def _verdicts(proc) -> dict[str, dict[str, str]]:
     """Implementation name -> {row label: "pass", "skip" or "fail [word]"}, read from the run's --json report (the
     text folds skips of one reason into a row, and a loaded machine may print progress between rows): the label is
     the invariant, with its property where that is not the invariant's own (as the table says it)."""
+    from ropespec.properties.results import Result
+    from ropespec.report import result_label
+
     out: dict[str, dict[str, str]] = {}
     for impl in json.loads(Path(proc.report).read_text())["implementations"]:
         rows = out.setdefault(impl["name"], {})
-        for r in impl["results"]:
-            if not r.get("applicable", True):
-                continue
-            own, full = r["invariant"].split(".", 1)[1].replace("-", "_"), r["invariant"].replace(".", "_").replace("-", "_")
-            label = r["invariant"] if r["property"] in (own, full) else f"{r['invariant']} ({r['property']})"
-            rows[label] = f"{r['status']} [{r['diagnosis']}]" if r["status"] == "fail" and r["diagnosis"] else r["status"]
+        for d in impl["results"]:
+            r = Result.from_json(d, implementation=impl["name"], seed=None, profile=None)
+            if r.applicable:
+                rows[result_label(r)] = f"{r.status} [{r.diagnosis}]" if r.status == "fail" and r.diagnosis else r.status
     return out
 
 

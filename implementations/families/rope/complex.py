@@ -22,6 +22,7 @@ import numpy as np
 from ropespec.implementations import arrays
 from ropespec.implementations.contract import Fault, Unsupported
 from ropespec.implementations.families.rope.backward import _autograd, _backward, _grad_of, _leaves
+from ropespec.implementations.families.rope.kernel import native_shaped
 from ropespec.spec import layouts
 from ropespec.spec.expectation import Expect
 
@@ -85,7 +86,7 @@ def op_complex(host, fn, e: Expect, q, k, cos, sin):
     perm = _perm(host.shape.own_layout)
     got = ([], [])
     for _, laid, freqs in _calls(host, fn, e, q, k, cos, sin):
-        native = [host.native(v.reshape(-1, v.shape[-1]), np.zeros(1, np.int64), e)[0].reshape(v.shape) for v in laid]
+        native = [native_shaped(host, v, e) for v in laid]
         for out, v, acc in zip(_call(host, fn, *native, freqs), laid, got):
             acc.append(_laid(host.rows(out, e, v.shape), perm, back=True))
     return np.concatenate(got[0]), np.concatenate(got[1])

@@ -61,6 +61,11 @@ def op_kernel(host, fn, e: Expect, x, cos, sin):
     return host.rows(out, e, tuple(np.shape(x))), mutated
 
 
+def native_shaped(host, v: np.ndarray, e: Expect):
+    """A float64 array of any shape as the implementation's array, in its dtype, of the same shape."""
+    return host.native(v.reshape(-1, v.shape[-1]), np.zeros(1, np.int64), e)[0].reshape(v.shape)
+
+
 def op_qk(host, fn, e: Expect, q, k, cos, sin):
     """apply(q, k, cos, sin) as transformers calls it: q (b, h_q, s, d), k (b, h_kv, s, d), cos and sin given per
     pair (b, s, rotary_dim/2) and handed over per dim (b, s, rotary_dim), or per pair when the function says
@@ -68,8 +73,7 @@ def op_qk(host, fn, e: Expect, q, k, cos, sin):
     cos, sin = qk_table(fn, e, cos, sin)
     if host.array == "list":
         raise Unsupported("the qk form takes 4-d numpy arrays or torch tensors, not nested lists")
-    native = [host.native(v.reshape(-1, v.shape[-1]), np.zeros(1, np.int64), e)[0] for v in (q, k, cos, sin)]
-    shaped = [v.reshape(t.shape) for v, t in zip(native, (q, k, cos, sin))]
+    shaped = [native_shaped(host, v, e) for v in (q, k, cos, sin)]
     out = host.call("apply(q, k, cos, sin)", fn, *shaped)
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise Fault(f"returned {type(out).__name__}, expected a pair (q_embed, k_embed)", "shape")
