@@ -44,7 +44,7 @@ from ropespec.spec.expectation import Expect, ExpectationError, _is_number, load
 #: model types whose code pairs interleaved (its rotate_half takes x[..., ::2] and x[..., 1::2], or its complex-form
 #: apply_rotary_emb reads pairs (2i, 2i + 1) as one complex number: DeepSeek-V2's, Llama 4's; a text config's
 #: ``<model>_text`` reads as its model's, here and in ROPE_INTERLEAVE_MODEL_TYPES); config.json does not
-#: say it, the model's code does (transformers 5.24's modeling modules, found by benchmarks/transformers_sweep.py)
+#: say it, the model's code does (transformers 5.25's modeling modules, found by benchmarks/transformers_sweep.py)
 INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "cohere", "cohere2", "cohere2_moe",
                            "ernie4_5", "ernie4_5_moe", "ernie4_5_vl_moe", "glm", "glm4", "glm_ocr", "helium",
                            "moonshine", "moonshine_streaming", "openai_privacy_filter", "pe_video", "pe_video_encoder",
@@ -53,9 +53,10 @@ INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "cohere", 
                            "blt_global_transformer", "roformer")
 #: model types that read interleaved pairs and write the half layout where the config names no ``rope_interleave``:
 #: DeepSeek-V3's config defaults it to true, the others' MLA attention calls ``apply_rotary_pos_emb_interleave``
-#: whatever the config says (transformers 5.24)
+#: whatever the config says (transformers 5.25; HY-V4's and HY-V4-VL's from 5.25 on, where 5.24's paired halves and
+#: interleaved pairs in place)
 ROPE_INTERLEAVE_MODEL_TYPES = ("deepseek_v3", "deepseek_v32", "axk2", "bailing_hybrid", "dots3_note", "glm_moe_dsa",
-                               "longcat_flash", "mistral_large4")
+                               "longcat_flash", "mistral_large4", "hy_v4", "hy_v4_vl")
 _NOT_SCALING = ("rope_theta", "partial_rotary_factor")
 #: model types whose code turns every pair by -p theta (its rotate_half is cat(x2, -x1)), as their checkpoints were
 #: trained: their expectation's direction is reverse

@@ -72,7 +72,7 @@ _PRESETS: dict[str, dict[str, Any]] = {
                    "axis_names": ["p", "w", "h", "i"], "max_position": 32768},
     "glm-image": {"head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "mrope_section": [8, 12, 12],
                   "max_position": 131072},
-    "hy-v4-vl": {"head_dim": 64, "rope_theta": 10000.0, "convention": "interleaved", "mrope_section": [12, 10, 10],
+    "hy-v4-vl": {"head_dim": 64, "rope_theta": 10000.0, "convention": "rope_interleave", "mrope_section": [12, 10, 10],
                  "mrope_interleaved": True, "max_position": 262144},
     "glm-4.1v": {"head_dim": 128, "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "convention": "interleaved",
                  "mrope_section": [8, 12, 12], "max_position": 65536, "video_time": "frames"},
@@ -156,7 +156,8 @@ UNVERIFIED: dict[str, str] = {
                    "as public code states HunyuanOCR's (its transformers config class defaults none of them); the "
                    "checkpoint's config.json was not read here; max_position 32768 is ropespec's"),
     "hy-v4-vl": ("head_dim 64 is qk_rope_head_dim (MLA: the rope slice of q, k shared across heads), from transformers' "
-                 "HYV4VLTextConfig defaults"),
+                 "HYV4VLTextConfig defaults; rope_interleave as transformers 5.25's code applies it (interleaved pairs "
+                 "written in the half layout; 5.24's wrote them in place: the same attention scores)"),
     "sam2-video": ("SAM 2 video's memory attention (EdgeTAM video's and SAM 3 tracker video's alike): head_dim 256 = "
                    "memory_attention_hidden_size / (downsample rate 1 x 1 head), max_position 64 = "
                    "memory_attention_rope_feat_sizes (SAM 3 tracker's are 72), from transformers' Sam2VideoConfig "

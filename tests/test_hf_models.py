@@ -3,6 +3,8 @@ hf_models.py), and a fixed few of them checked here as the sweep checks them all
 the model's own rotary embedding and apply function under its config class's defaults, against the expectation the
 config.json reader makes of that config."""
 
+import inspect
+
 import pytest
 
 pytest.importorskip("torch")
@@ -35,6 +37,22 @@ def subset():
 def test_a_model_type_that_cannot_be_checked_says_why(subset):
     assert not subset["pixtral"].checkable and "vision" in subset["pixtral"].reason
     assert "hf_axes:pixtral checks it" in subset["pixtral"].reason  # its 2-D axial rotary: the hf_axes adapter's
+
+
+def test_an_apply_function_a_hub_kernel_wraps_is_read_by_the_function_it_calls():
+    """transformers 5.25 decorates apply_rotary_pos_emb with the kernels package's use_kernel_forward_from_hub, which
+    turns the function into an nn.Module instance whose forward calls it (signature (*args, **kwargs)): its form is
+    the wrapped function's."""
+    kernels = pytest.importorskip("kernels")
+
+    def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+        return q, k
+
+    wrapped = kernels.use_kernel_forward_from_hub("rotary_pos_emb")(apply_rotary_pos_emb)
+    assert not inspect.isfunction(wrapped)
+    assert hf_models._function_of(wrapped) is apply_rotary_pos_emb
+    assert hf_models._form(hf_models._function_of(wrapped)) == "qk"
+    assert hf_models._function_of(object()) is None
 
 
 def test_a_tower_is_told_by_what_follows_the_models_own_name():

@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 ARRAY = "torch"
 
@@ -53,11 +53,28 @@ class Model:
     per_frequency: bool = False
     #: a config key that must say the head dim too (HY-V4-VL's MLA sets head_dim from qk_rope_head_dim)
     rope_dim_key: str | None = None
-    #: the apply function of a "sam2" call (EdgeTAM's self-attention has its own name for SAM 2's)
-    apply: str = "apply_rotary_pos_emb_2d"
+    #: the apply function its attention calls, where not its call's own (:data:`APPLY`): EdgeTAM's self-attention has
+    #: its own name for SAM 2's
+    apply: str = ""
     #: the preset of the released model's rotary, under which tests/test_real_multi_axis.py and the transformers
     #: sweep check this code
     preset: str = ""
+
+
+#: the apply function each call's attention calls, unless the model names its own
+APPLY = {"text": "apply_rotary_pos_emb", "vision": "apply_rotary_pos_emb_vision", "pixtral": "apply_rotary_pos_emb",
+         "sam2": "apply_rotary_pos_emb_2d"}
+
+
+def _as_installed(m: Model, modeling) -> Model:
+    """``m`` as the installed module computes it: a text model whose module holds ``apply_rotary_pos_emb_interleave``
+    and no ``apply_rotary_pos_emb`` (HY-V4-VL from transformers 5.25 on; before, its apply function wrote interleaved
+    pairs back in place) calls that one, which reads interleaved pairs and writes them in the half layout (DeepSeek's
+    form: the rope_interleave convention; the attention scores are the same, its rows' layout is not)."""
+    if m.call == "text" and not hasattr(modeling, "apply_rotary_pos_emb") and hasattr(modeling,
+                                                                                      "apply_rotary_pos_emb_interleave"):
+        return replace(m, convention="rope_interleave", apply="apply_rotary_pos_emb_interleave")
+    return replace(m, apply=m.apply or APPLY[m.call])
 
 
 #: SAM 2 video's config keys for its memory attention's width, heads and downsample rate (head_dim = width / (rate
@@ -178,8 +195,9 @@ def _rotary(name: str, m: Model, expect):
     """The model's modeling module and its rotary embedding built for ``expect``, once the expectation is one its code
     can express (else the factory declines: NotImplementedError, also when transformers is missing)."""
     modeling = _modeling(m.module)
+    m = _as_installed(m, modeling)
     _decline(name, m, expect)
-    return modeling, getattr(modeling, m.rotary)(config_for(name, expect))
+    return modeling, getattr(modeling, m.rotary)(config_for(name, expect)), m
 
 
 def factory(name: str):
@@ -190,7 +208,8 @@ def factory(name: str):
 
     def make(expect):
         torch = _torch()
-        modeling, rotary = _rotary(name, m, expect)
+        modeling, rotary, m = _rotary(name, MODELS[name], expect)
+        apply = getattr(modeling, m.apply)
 
         def rope(x: "torch.Tensor", positions: "torch.Tensor") -> "torch.Tensor":
             rotary.to(x.device)
@@ -198,19 +217,19 @@ def factory(name: str):
                 if m.call == "text":  # the text model: position_ids (3, batch, seq), q (batch, heads, seq, dim)
                     cos, sin = rotary(x, positions.T[:, None, :])
                     q = x[None, None]
-                    return modeling.apply_rotary_pos_emb(q, q, cos, sin, unsqueeze_dim=1)[0][0, 0]
+                    return apply(q, q, cos, sin, unsqueeze_dim=1)[0][0, 0]
                 if m.flip:  # the model's (h, w) from the expectation's (w, h)
                     positions = positions[:, [1, 0]]
                 if m.offset:  # its position builder's patches counted from 1
                     positions = positions + torch.tensor(m.offset, device=positions.device, dtype=positions.dtype)
                 cos, sin = rotary(x, positions)  # the vision towers: position_ids (n, 2), (h, w) per patch
                 if m.call == "vision":  # q (n, heads, dim)
-                    return modeling.apply_rotary_pos_emb_vision(x[:, None], x[:, None], cos, sin)[0][:, 0]
+                    return apply(x[:, None], x[:, None], cos, sin)[0][:, 0]
                 if m.call == "sam2":  # SAM 2's memory attention: q (batch, heads, n, dim), cos (n, dim), (w, h) rows
                     q = x[None, None]
-                    return getattr(modeling, m.apply)(q, q, cos, sin)[0][0, 0]
+                    return apply(q, q, cos, sin)[0][0, 0]
                 q = x[None, None]  # Pixtral's attention: q (batch, heads, n, dim), cos (n, dim)
-                return modeling.apply_rotary_pos_emb(q, q, cos, sin, unsqueeze_dim=0)[0][0, 0]
+                return apply(q, q, cos, sin, unsqueeze_dim=0)[0][0, 0]
 
         return rope
 
@@ -226,7 +245,7 @@ def table_factory(name: str):
 
     def make(expect):
         torch = _torch()
-        _, rotary = _rotary(name, m, expect)
+        _, rotary, _ = _rotary(name, m, expect)
 
         def table(positions: "torch.Tensor"):
             like = torch.zeros(1, dtype=getattr(torch, expect.dtype), device=positions.device)

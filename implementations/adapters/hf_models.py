@@ -163,8 +163,8 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
         return _with(found, reason="its only rotary embeddings are a vision or audio tower's" + _hf_axes_says(model_type))
     rotary = min(rotaries, key=len)  # the text model's (Qwen2VLRotaryEmbedding before Qwen2VLTextRotaryEmbedding)
     found = _with(found, rotary=rotary)
-    forms = {n: _form(obj) for n, obj in vars(modeling).items()
-             if n.startswith("apply_rotary") and inspect.isfunction(obj) and mine(obj)}
+    forms = {n: _form(fn) for n, obj in vars(modeling).items()
+             if n.startswith("apply_rotary") and (fn := _function_of(obj)) is not None and mine(fn)}
     called = sorted(_attention_applies(modeling, mine, prefix)) or sorted(n for n in forms if n.startswith("apply_rotary_pos_emb"))
     if {"apply_rotary_pos_emb", "apply_rotary_pos_emb_interleave"} <= set(called):
         # its attention calls the one its config's rope_interleave names (DeepSeek-V3's MLA)
@@ -228,6 +228,19 @@ def _attention_applies(modeling, mine, prefix: str = "") -> set[str]:
         if inspect.isclass(obj) and mine(obj) and re.search(r"Attention|MLA", n) and not _tower(n, prefix):
             names.update(re.findall(r"\b(apply_rotary\w*)\(", inspect.getsource(obj)))
     return names
+
+
+def _function_of(obj):
+    """The plain function a modeling module's ``apply_rotary*`` name holds: itself (unwrapped of functools.wraps), or
+    the one function a wrapper object's forward calls, as the kernels package's ``use_kernel_forward_from_hub`` makes of
+    a function (transformers 5.25 on: an nn.Module instance whose forward calls the model's function, where no hub
+    kernel replaces it, as none does on a CPU); None for anything else. Its signature says the form; the module's
+    attribute stays what is called, so that a verdict is on what the model's attention calls."""
+    if inspect.isfunction(obj):
+        return inspect.unwrap(obj)
+    forward = getattr(type(obj), "forward", None)
+    called = [c.cell_contents for c in getattr(forward, "__closure__", None) or () if inspect.isfunction(c.cell_contents)]
+    return inspect.unwrap(called[0]) if len(called) == 1 else None
 
 
 def _form(fn) -> str | None:
