@@ -6,6 +6,7 @@ impl parametrisation and the report header live in the ropespec pytest plugin
 is installed: this repository and a user's test suite share one code path.
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -90,6 +91,11 @@ SLOW = {
     # the batched layouts hand positions over alike (one axis order each): bshd's domain record is fast
     "tests/test_domain.py::test_no_property_hands_over_a_position_outside_the_domain[apply-bhsd]": "another axis order",
     "tests/test_domain.py::test_no_property_hands_over_a_position_outside_the_domain[apply-sbhd]": "another axis order",
+    # positions per token and pinned axes are thd's and nd's with other positions: thd's and nd's records are fast
+    "tests/test_domain.py::test_no_property_hands_over_a_position_outside_the_domain[apply-thd-per-token]":
+        "another layout's positions",
+    "tests/test_domain.py::test_no_property_hands_over_a_position_outside_the_domain[apply-nd-pinned-axes]":
+        "another layout's positions",
     # the plugin in scratch projects beyond its --rope-impl run and its usage errors
     "tests/test_plugin.py::test_env_variable_and_expectation": "the plugin in a scratch project",
     "tests/test_plugin.py::test_rope_timeout_option_reaches_the_worker": "the plugin in a scratch project",
@@ -111,9 +117,27 @@ SLOW_COMMANDS = ("--array torch", "adapters.hf", "adapters.diffusers", "adapters
 FAST_PRESETS = ("llama3.1-8b", "deepseek-v3", "qwen2-vl-7b", "qwen3-vl-8b", "flux.1-dev")
 
 
+#: the tiers by time: a test of the fast tier that took SLOW_S seconds or more when tests/durations.json was recorded
+#: (benchmarks/test_durations.py, on an idle 2-core machine) runs in the slow tier, so that README's `pytest` keeps
+#: within its 4 minutes; FAST_ALWAYS stays fast whatever it takes, the fast tier's coverage of every invariant,
+#: family, form and word: each zoo member failing with its word (and every shipped implementation holding), each
+#: form's domain record, each proof and its mutations (tests/test_tiers.py checks they are all collected)
+SLOW_S = 2.0
+FAST_ALWAYS = ("tests/test_zoo.py::", "tests/test_proofs.py::", "tests/test_domain.py::test_no_property_hands_over",
+               "tests/test_domain.py::test_every_form_is_called", "tests/test_tiers.py::")
+#: ROPESPEC_TIERS=all: the recorded times do not move anything (benchmarks/test_durations.py records with it)
+_DURATIONS = Path(__file__).parent / "tests" / "durations.json"
+RECORDED = ({} if os.environ.get("ROPESPEC_TIERS") == "all" or not _DURATIONS.exists()
+            else json.loads(_DURATIONS.read_text())["seconds"])
+
+
+def slow_by_time(nodeid: str) -> bool:
+    return RECORDED.get(nodeid, 0.0) >= SLOW_S and not nodeid.startswith(FAST_ALWAYS)
+
+
 def _slow(item) -> bool:
     nodeid = item.nodeid
-    if nodeid.startswith(tuple(SLOW)):
+    if nodeid.startswith(tuple(SLOW)) or slow_by_time(nodeid):
         return True
     callspec = getattr(item, "callspec", None)
     command = callspec.params.get("command") if callspec is not None else None
