@@ -50,7 +50,7 @@ INTERLEAVED_MODEL_TYPES = ("gptj", "codegen", "deepseek_v2", "glm4v", "cohere", 
                            "moonshine", "moonshine_streaming", "openai_privacy_filter", "pe_video", "pe_video_encoder",
                            "pe_audio", "pe_audio_encoder", "pe_audio_video", "pe_audio_video_encoder",
                            "deepseek_v4", "llama4", "blt", "blt_patcher", "blt_local_encoder", "blt_local_decoder",
-                           "blt_global_transformer", "roformer")
+                           "blt_global_transformer", "roformer", "ergo")
 #: model types that read interleaved pairs and write the half layout where the config names no ``rope_interleave``:
 #: DeepSeek-V3's config defaults it to true, the others' MLA attention calls ``apply_rotary_pos_emb_interleave``
 #: whatever the config says (transformers 5.25; HY-V4's and HY-V4-VL's from 5.25 on, where 5.24's paired halves and

@@ -87,6 +87,10 @@ _PRESETS: dict[str, dict[str, Any]] = {
                        "max_position": 8192},
     "videollama3-vision": {"head_dim": 64, "rope_theta": 10000.0, "axes_dims_rope": [32, 32], "axis_names": ["h", "w"],
                            "max_position": 8192},
+    "llava-onevision-1.5-vision": {"head_dim": 64, "rope_theta": 10000.0, "axes_dims_rope": [32, 32],
+                                   "axis_names": ["h", "w"], "max_position": 8192},
+    "ovis2.5-vision": {"head_dim": 72, "rope_theta": 10000.0, "axes_dims_rope": [36, 36], "axis_names": ["h", "w"],
+                       "max_position": 8192},
     "kimi-k2.5-vision": {"head_dim": 72, "rope_theta": 10000.0, "axes_dims_rope": [36, 36], "axes_interleaved": True,
                          "axis_names": ["w", "h"], "max_position": 8192},
     "inkling2-vision": {"head_dim": 64, "rope_theta": 10000.0, "convention": "interleaved", "axes_dims_rope": [32, 32],
@@ -170,6 +174,11 @@ UNVERIFIED: dict[str, str] = {
                        "defaults; max_position: no limit of its own, 8192 is ropespec's"),
     "videollama3-vision": ("head_dim 64 = hidden_size 768 / 12 heads, from transformers' VideoLlama3VisionConfig "
                            "defaults; max_position: no limit of its own, 8192 is ropespec's"),
+    "llava-onevision-1.5-vision": ("head_dim 64 = hidden_size 1024 / 16 heads, from transformers' "
+                                   "LlavaOnevision15VisionConfig defaults; max_position: no limit of its own, 8192 is "
+                                   "ropespec's"),
+    "ovis2.5-vision": ("head_dim 72 = hidden_size 1152 / 16 heads, from transformers' Ovis2_5VisionConfig defaults; "
+                       "max_position: no limit of its own, 8192 is ropespec's"),
     "kimi-k2.5-vision": ("head_dim 72 = hidden_size 1152 / 16 heads, from transformers' Kimi_K25VisionConfig defaults; "
                          "its temporal axis is an additive table, not RoPE; max_position 8192 is ropespec's"),
     "inkling2-vision": ("head_dim 64 = hidden_size 1024 / 16 heads, from transformers' Inkling2VisionConfig defaults; "

@@ -55,6 +55,18 @@ def test_an_apply_function_a_hub_kernel_wraps_is_read_by_the_function_it_calls()
     assert hf_models._function_of(object()) is None
 
 
+def test_apply_functions_defined_and_never_called_are_no_rope_model():
+    """Zamba's modeling module (transformers 5.25) defines rotate_half and apply_rotary_pos_emb and its attention calls
+    neither, as Jamba's and Nemotron-H's: no RoPE model, by the rule, not by a list; a decorator naming the function
+    is no call of it."""
+    source = ("def apply_rotary_pos_emb(q, k, cos, sin):\n    return q, k\n\n"
+              "@use_kernelized_func(apply_rotary_pos_emb)\nclass ZambaAttention:\n    pass\n")
+    assert "not a RoPE model" in hf_models._unused_applies(source)
+    assert hf_models._unused_applies(source + "x = apply_rotary_pos_emb(q, k, cos, sin)\n") is None
+    found = {f.model_type: f for f in hf_models.discover(("zamba", "jamba", "nemotron_h")) if f.model_type}
+    assert all("not a RoPE model" in (f.reason or "") for f in found.values()), {t: f.reason for t, f in found.items()}
+
+
 def test_a_tower_is_told_by_what_follows_the_models_own_name():
     """A tower's class says Vision, Audio, 2D, ... after the model's own name: Granite 4 Vision's text rotary, Higgs
     Audio V2's language model's and Nemotron 3 Diarization's ('3D' inside its name) are the main model's, and found."""

@@ -198,9 +198,12 @@ def test_the_keys_the_transformers_sweep_found_missing():
     moonshine = from_hf_config({"model_type": "moonshine", "hidden_size": 288, "decoder_num_attention_heads": 8,
                                 "encoder_num_attention_heads": 8, "rope_theta": 10000.0})
     assert (zamba2.head_dim, jetmoe.head_dim, dbrx.head_dim, moonshine.head_dim) == (160, 128, 128, 36)
-    for model_type in ("cohere", "ernie4_5", "glm4", "helium", "moonshine"):
+    for model_type in ("cohere", "ernie4_5", "glm4", "helium", "moonshine", "ergo"):
         assert from_hf_config({"model_type": model_type, "hidden_size": 1024, "num_attention_heads": 8,
                                "rope_theta": 10000.0}).convention == "interleaved", model_type
+    # transformers 5.25's HY-V4 reads interleaved pairs and writes the half layout, as DeepSeek-V3's MLA does
+    assert from_hf_config({"model_type": "hy_v4", "hidden_size": 1024, "num_attention_heads": 8,
+                           "rope_theta": 10000.0}).convention == "rope_interleave"
     beam = from_hf_config({"model_type": "beam", "hidden_size": 1024, "num_attention_heads": 8, "rope_parameters": {
         "sliding_attention": {"rope_type": "default", "rope_theta": 20000.0}, "full_attention": None}})
     assert beam.rope_theta == 20000.0

@@ -112,6 +112,11 @@ MODELS = {
                      call="vision", sizes=("hidden_size", "num_attention_heads", "num_hidden_layers")),
     "video_llama_3": Model("video_llama_3", "VideoLlama3VisionConfig", "VideoLlama3VisionRotaryEmbedding", "per-axis", preset="videollama3-vision",
                            n_axes=2, call="vision", sizes=("hidden_size", "num_attention_heads", "num_hidden_layers")),
+    "llava_onevision1_5": Model("llava_onevision1_5", "LlavaOnevision15VisionConfig", "LlavaOnevision15VisionRotaryEmbedding",
+                                "per-axis", preset="llava-onevision-1.5-vision", n_axes=2, call="vision",
+                                sizes=("hidden_size", "num_heads", "depth")),
+    "ovis2_5": Model("ovis2_5", "Ovis2_5VisionConfig", "Ovis2_5VisionRotaryEmbedding", "per-axis", preset="ovis2.5-vision",
+                     n_axes=2, call="vision", sizes=("hidden_size", "num_attention_heads", "num_hidden_layers")),
     "kimi_k25": Model("kimi_k25", "Kimi_K25VisionConfig", "Kimi_K25VisionRotaryEmbedding", "per-axis", preset="kimi-k2.5-vision", n_axes=2,
                       call="vision", sizes=("hidden_size", "num_attention_heads", "num_hidden_layers"), flip=True,
                       per_frequency=True),
@@ -462,6 +467,8 @@ exaone4_5 = factory("exaone4_5")
 glm5_next = factory("glm5_next")
 lfm3_vl = factory("lfm3_vl")
 video_llama_3 = factory("video_llama_3")
+llava_onevision1_5 = factory("llava_onevision1_5")
+ovis2_5 = factory("ovis2_5")
 kimi_k25 = factory("kimi_k25")
 inkling2 = factory("inkling2")
 sam2_video = factory("sam2_video")

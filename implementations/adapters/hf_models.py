@@ -104,8 +104,8 @@ _ROPE_SOURCE = (r"^class \w*(Rotary|Rope|RoPE)\w*\(|^\s*def (apply_rotary\w*|rot
 
 #: the model types whose RoPE is of another form (their source matches _ROPE_SOURCE by no ``*RotaryEmbedding`` class,
 #: or their rotary turns something else than token positions): what their RoPE is, and the adapter that checks it
-#: (None: none does, the reason said); a model type found so and not named here is said to be "a RoPE of another form
-#: that no adapter checks yet"
+#: (None: none does, the reason said); a model type found so and not named here is no RoPE model where it calls none of
+#: the apply functions it defines (:func:`_unused_applies`), else "a RoPE of another form that no adapter checks yet"
 OTHER_FORMS: dict[str, tuple[str | None, str]] = {
     "roformer": ("ropespec.implementations.adapters.hf_other:roformer",
                  "RoFormer's sinusoidal table and apply_rotary_position_embeddings"),
@@ -127,8 +127,6 @@ OTHER_FORMS: dict[str, tuple[str | None, str]] = {
     "glm46v": (None, "its language model is glm4v_text's, checked as glm4v (hf_axes:glm4v)"),
     "cosmos3_omni": (None, "its language model is qwen3_vl_text's, checked as qwen3_vl"),
     "minicpmv4_7": (None, "its language model is qwen3_5_text's, checked as qwen3_5"),
-    "jamba": (None, "not a RoPE model: its attention never calls the apply_rotary_pos_emb it defines"),
-    "nemotron_h": (None, "not a RoPE model: its attention never calls the apply_rotary_pos_emb it defines"),
     "parakeet_ctc": (None, "not a RoPE model: Transformer-XL relative positions; apply_rotary_pos_emb is never called"),
     "nemotron_asr_streaming": (None, "not a RoPE model: Transformer-XL relative positions; apply_rotary_pos_emb is "
                                      "never called"),
@@ -149,7 +147,8 @@ def _inspect(model_type: str, module: str, config: str) -> Found:
     found = Found(model_type, name, config)
     source = (_transformers_models() / module / f"modeling_{module}.py").read_text()
     if model_type in OTHER_FORMS or not re.search(r"^class \w*RotaryEmbedding\(", source, re.M):
-        target, what = OTHER_FORMS.get(model_type, (None, "a RoPE of another form that no adapter checks yet"))
+        target, what = OTHER_FORMS.get(model_type, (None, _unused_applies(source) or
+                                                    "a RoPE of another form that no adapter checks yet"))
         return _with(found, reason=what + (f": {target.rsplit('.', 1)[1]} checks it" if target else ""))
     try:
         modeling = importlib.import_module(name)
@@ -228,6 +227,16 @@ def _attention_applies(modeling, mine, prefix: str = "") -> set[str]:
         if inspect.isclass(obj) and mine(obj) and re.search(r"Attention|MLA", n) and not _tower(n, prefix):
             names.update(re.findall(r"\b(apply_rotary\w*)\(", inspect.getsource(obj)))
     return names
+
+
+def _unused_applies(source: str) -> str | None:
+    """Why a module without a rotary embedding class is no RoPE model, where it is so: it defines apply functions and
+    calls none of them (a copy kept beside an attention without RoPE: Jamba's, Nemotron-H's, Zamba's)."""
+    defined = sorted(set(re.findall(r"^def (apply_rotary\w*)\(", source, re.M)))
+    called = set(re.findall(r"(?<!def )\b(apply_rotary\w*)\(", source))
+    if defined and not called:
+        return f"not a RoPE model: its attention never calls the {', '.join(defined)} it defines"
+    return None
 
 
 def _function_of(obj):
