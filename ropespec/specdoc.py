@@ -14,6 +14,7 @@ what the proofs give today.
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import json
@@ -144,7 +145,7 @@ def _conventions() -> list[str]:
 
 
 def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> list[tuple]:
-    """The document as blocks: ("h", level, text), ("p", text), ("math", latex, mathml), ("ul", [text]),
+    """The document as blocks: ("h", level, text), ("p", text), ("math", latex, mathml()), ("ul", [text]),
     ("table", header, rows), ("pre", text). Text may hold `code` and [links](url)."""
     record = load_record()
     stamp = f"ropespec {__version__}. "
@@ -166,7 +167,7 @@ def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> l
     out += [("h", 2, "definitions"), ("p", "Each formula below is printed from the function that defines it, evaluated "
                                            "on symbols; the proofs run on the same functions.")]
     for name, (_, note) in formulas.DEFINITIONS.items():
-        out += [("h", 3, name), ("math", formulas.definition_latex(name), formulas.definition_mathml(name)), ("p", note)]
+        out += [("h", 3, name), ("math", formulas.definition_latex(name), functools.partial(formulas.definition_mathml, name)), ("p", note)]
     out += [("h", 3, "conventions"), ("ul", _conventions())]
 
     out += [("h", 2, "tolerances"), ("p", "The error model of `spec/tolerance.py`, from which every bound is derived "
@@ -188,7 +189,7 @@ def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> l
             if verdicts and verdicts.get(inv.id):
                 items.append(f"verdict: **{verdicts[inv.id]}**")
             out += [("h", 3, f"`{inv.id}`"), ("p", inv.statement),
-                    ("math", formulas.latex(inv.id), formulas.mathml(inv.id)), ("ul", items)]
+                    ("math", formulas.latex(inv.id), functools.partial(formulas.mathml, inv.id)), ("ul", items)]
 
     out += [("h", 2, "lemmas"), ("ul", [f"`{pid}`: " + _proof_line(pid, record) for pid in proofs.LEMMAS])]
 
@@ -235,12 +236,13 @@ def tolerance_blocks(doc: str) -> list[tuple]:
     out: list[tuple] = []
     for para in doc.strip().split("\n\n")[1:]:  # the first line is the module's title
         if para.startswith("    "):  # the displayed formula: the rounded rotation
-            out.append(("math", formulas.tolerance_latex("rounded rotation"), formulas.tolerance_mathml("rounded rotation")))
+            out.append(("math", formulas.tolerance_latex("rounded rotation"),
+                        functools.partial(formulas.tolerance_mathml, "rounded rotation")))
         elif para.startswith("Sum:"):
             rest = para.split("``exact``", 1)
             out += [("p", "Sum, for one component of one pair ([p∉A] is 1 where p is not representable in A, "
                           "rel_θ(E) the relative error of the inverse frequencies above):"),
-                    ("math", formulas.tolerance_latex("bound"), formulas.tolerance_mathml("bound")),
+                    ("math", formulas.tolerance_latex("bound"), functools.partial(formulas.tolerance_mathml, "bound")),
                     ("p", _prose("``exact``" + rest[1]) if len(rest) > 1 else "")]
         else:
             out.append(("p", _prose(para)))
@@ -368,7 +370,7 @@ def html_doc(verdicts: dict[str, str] | None = None, impl: str | None = None) ->
             body.append(f"<p>{_inline(blk[1])}</p>")
         elif tag == "math":
             body.append(f"<div class='formula'><math xmlns='http://www.w3.org/1998/Math/MathML' display='block'>"
-                        f"{blk[2]}</math></div>")
+                        f"{blk[2]()}</math></div>")
         elif tag == "ul":
             body.append("<ul>" + "".join(f"<li>{_inline(item)}</li>" for item in blk[1]) + "</ul>")
         elif tag == "pre":
