@@ -142,6 +142,31 @@ class _storage:
         configuration.set_hypothesis_home_dir(self.saved)
 
 
+class _seed_alone:
+    """While a property runs, Hypothesis draws none of the constants it collects from the local modules loaded in the
+    process (literals of their source, cached per kind of draw). The code under test runs in a worker process, so
+    those modules are ropespec's own or whatever its caller imported: with them a seeded run drew other examples as
+    other modules happened to be loaded (after ``import ropespec.specdoc``, in a test session, beside a user's
+    module), and a printed seed did not say the run. Hypothesis's global constants (0, the edges of a range, ...) are
+    still drawn. Where a Hypothesis version lays its providers out otherwise, nothing is changed."""
+
+    _cache: dict = {}  # what Hypothesis caches per kind of draw, from the global constants alone: the same every run
+
+    def __enter__(self):
+        from hypothesis.internal.conjecture import providers
+
+        self.providers = providers
+        self.saved = None
+        if callable(getattr(providers, "_get_local_constants", None)) and hasattr(providers, "CONSTANTS_CACHE"):
+            self.saved = providers._get_local_constants, providers.CONSTANTS_CACHE
+            none = type(providers._local_constants)()
+            providers._get_local_constants, providers.CONSTANTS_CACHE = (lambda: none), self._cache
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            self.providers._get_local_constants, self.providers.CONSTANTS_CACHE = self.saved
+
+
 class _Abort(BaseException):
     """A fault that ended or stalled the implementation's process (timeout, crash): the property stops
     at the case that caused it, with no shrinking (each further case could cost a whole timeout).
@@ -219,7 +244,7 @@ def run_property(
     token = _RUNNING.set((on_progress, state) if on_progress else None)
     try:
         test = _hypothesis_test(prop, impl, rec, state, profile, seed_value, replay, should_stop)
-        with _storage():
+        with _storage(), _seed_alone():
             test()
     except NotChecked as e:
         res.status, res.message = "skip", str(e)

@@ -174,3 +174,19 @@ def test_every_kind_of_failure_replays_with_its_word(member, capsys):
     out = capsys.readouterr().out
     assert code == 1, out[-2000:]
     assert re.search(rf"fail \[{re.escape(r.diagnosis)}\]", out), (r.diagnosis, out[-2000:])
+
+
+def test_a_seeded_run_draws_the_same_examples_whatever_modules_are_loaded(tmp_path):
+    """Hypothesis draws the constants of every local module loaded in the process now and then; the code under test
+    runs in a worker process, so these are ropespec's own modules or whatever else the caller imported, and a seeded
+    run would draw other examples after `import ropespec.specdoc` or a user's module (README's seeded output was
+    another in the test session than in a shell). ropespec's runs draw no module's constants: the same seed, the same
+    examples, whatever is loaded (each run a process of its own, as a user's are)."""
+    (tmp_path / "many_constants.py").write_text("CONSTANTS = [" + ", ".join(str(7 * i + 3) for i in range(3000)) + "]\n")
+    run = ("{imports}from ropespec import check\n"
+           "r = check('ropespec.implementations.numpy_rope:make', expect={{'head_dim': 128, 'rope_theta': 500000}}, "
+           "seed=1227376188, invariants=['rope.relative-position', 'rope.composition']).reports[0].results\n"
+           "print([(x.worst, x.examples) for x in r])\n")
+    said = [subprocess.run([sys.executable, "-c", run.format(imports=imports)], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=600).stdout for imports in ("", "import many_constants\nimport ropespec.specdoc\n")]
+    assert said[0] and said[0] == said[1], said
