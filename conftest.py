@@ -58,6 +58,7 @@ SLOW = {
     "tests/test_jax.py": "jax",
     "tests/test_cluster.py": "a local Ray cluster",
     "tests/test_browser.py": "headless Chromium",
+    "tests/test_docs.py::test_in_chromium": "headless Chromium",
     "tests/test_terminal.py": "tmux",
     "tests/test_examples.py": "the examples with transformers, and the plugin in scratch projects",
     "tests/test_memory.py": "the peak memory of whole runs",

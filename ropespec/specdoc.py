@@ -275,8 +275,11 @@ def seeds_link(out_path: str | None) -> str:
     return Path(os.path.relpath(ROOT / "docs" / "seeds", where)).as_posix()
 
 
-def markdown(verdicts: dict[str, str] | None = None, impl: str | None = None, seeds: str = "seeds") -> str:
-    """``seeds``: the link to docs/seeds from where the file goes (docs/SPEC.md: "seeds")."""
+def markdown(verdicts: dict[str, str] | None = None, impl: str | None = None, seeds: str = "seeds",
+             math: str = "tex") -> str:
+    """``seeds``: the link to docs/seeds from where the file goes (docs/SPEC.md: "seeds"); ``math``: a formula as
+    ``$$ TeX $$`` (GitHub renders it) or as a block of MathML (``mathml``: the documentation site's page, which
+    browsers render without a script)."""
     out = []
     for blk in blocks(verdicts, impl):
         tag = blk[0]
@@ -284,6 +287,9 @@ def markdown(verdicts: dict[str, str] | None = None, impl: str | None = None, se
             out += ["#" * blk[1] + " " + blk[2], ""]
         elif tag == "p":
             out += [blk[1], ""]
+        elif tag == "math" and math == "mathml":
+            out += [f"<div class='formula'><math xmlns='http://www.w3.org/1998/Math/MathML' display='block'>{blk[2]()}"
+                    f"</math></div>", ""]
         elif tag == "math":
             out += [f"$$ {blk[1]} $$", ""]
         elif tag == "ul":

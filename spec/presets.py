@@ -205,8 +205,8 @@ NOTES: dict[str, str] = {
                        "over the whole hidden size; max_position 64 cells per side is ropespec's"),
     "vjepa2-vitl": ("what V-JEPA 2's code means to compute (head_dim 64 = hidden_size 1024 / 16 heads, grid 256 / 16 = "
                     "16 patches per side, transformers' VJEPA2Config defaults): [t | h | w] ladders theta^(-2k/20) of "
-                    "interleaved pairs, dims 60..63 still; its code turns no pair by one angle (README, \"A genuine "
-                    "flaw: V-JEPA 2\")"),
+                    "interleaved pairs, dims 60..63 still; its code turns no pair by one angle (docs/findings.md, \""
+                    "V-JEPA 2\")"),
     "sam3-vit": ("SAM 3's ViT (windowed layers): [w | h] ladders theta^(-2k/32) of interleaved pairs over a 24-patch "
                  "window (head_dim 64 = hidden_size 1024 / 16 heads, transformers' Sam3ViTConfig defaults)"),
     "sam3-vit-global": ("SAM 3's ViT global layers (7, 15, 23, 31): as sam3-vit over the whole 72-patch grid "

@@ -1,4 +1,4 @@
-"""The expectation's vocabulary: the valid values and ranges of its fields, stated once (README copies the table),
+"""The expectation's vocabulary: the valid values and ranges of its fields, stated once (the documentation site renders it: ropespec/docsite.py),
 and the one error every rejection raises, naming the field and its range. Read by :mod:`ropespec.spec.expectation` and by
 the scaling methods' own validation (:mod:`ropespec.spec.methods`)."""
 
@@ -18,7 +18,7 @@ DIRECTIONS = ("forward", "reverse")
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 #: dtypes in which an angle or an inverse-frequency table may be formed; "exact" is the strict class.
 ANGLE_DTYPES = ("exact",) + DTYPES
-#: The valid ranges, stated once (README copies this table). Every rejection names the field and its range.
+#: The valid ranges, stated once (the site's reference page renders it). Every rejection names the field and its range.
 HEAD_DIM_MAX = 4096  # even, 2 ... 4096 (real heads are 64-256; the mpmath reference grows with it)
 MAX_POSITION_MAX = 2**53  # 2 ... 2^53: positions are int64 and exact in float64 (ropespec.reference.fast's range)
 FACTOR_MAX = 65536.0  # a scaling factor is in [1, 65536]

@@ -1,6 +1,7 @@
-"""Every command README shows is run, in a scratch directory with README's my_rope.py, and ends with
-the exit code README gives it (a trailing '# ... exit N', else 0). The few that cannot run inside the
-test suite say why here."""
+"""Every command the documentation shows (README and the site's pages under docs/: tests/docs_text.py) is run, in a
+scratch directory with the files its examples save (README's my_rope.py, ...), and ends with the exit code the
+documentation gives it (a trailing '# ... exit N', else 0). The few that cannot run inside the test suite say why
+here."""
 
 import json
 import os
@@ -13,13 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from tests import docs_text
+
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+README = docs_text.TEXT  # README and the site's hand-written pages
 
 #: commands run elsewhere, and why
 NOT_HERE = {
     "pip install": "installation: .ci/run runs exactly these lines on a clean machine",
     "pytest": "the test suite itself: .ci/run runs it",
+    "pytest -m slow": "the slow tier of the test suite itself: .ci/run runs it",
+    "mkdocs build": "the documentation site: tests/test_docs.py builds it (warnings as errors) and reads it in Chromium",
     "ropespec check ropespec.implementations.adapters.hf_axes:qwen3_vl --array torch --dtype bfloat16 --expect qwen3-vl-8b":
         "tests/test_real_multi_axis.py checks this adapter under this preset and dtype in the suite's own workers, "
         "where one import of transformers serves every adapter (a process of its own would import it again)",
@@ -241,8 +246,8 @@ def scratch(tmp_path_factory):
     """A directory with README's my_rope.py, a docs/ folder, and the repository's examples and
     implementations (README's commands name them by path)."""
     d = tmp_path_factory.mktemp("readme")
-    code = re.search(r"```python\n(# my_rope\.py.*?)```", README, re.S)[1]
-    (d / "my_rope.py").write_text(code)
+    for name, code in docs_text.python_files().items():
+        (d / name).write_text(code)
     (d / "docs").mkdir()
     for name in ("examples", "implementations", "properties", "conftest.py", "pyproject.toml"):
         (d / name).symlink_to(ROOT / name)
@@ -335,7 +340,7 @@ def test_the_json_schema_names_every_field_the_report_writes(tmp_path):
 
     result = check("ropespec.implementations.numpy_rope:make", seed=1, invariants=["rope.norm-per-pair"])
     data = result.to_json()
-    block = re.search(r"```json\n(.*?)```", README, re.S)[1]
+    block = re.search(r"```json\n(.*?)```", docs_text.page("reference/reports.md"), re.S)[1]
     keys = set(re.findall(r'"(\w+)":', block))
     written = set(data) | set(data["implementations"][0]) | set(data["implementations"][0]["results"][0])
     assert written <= keys, sorted(written - keys)
@@ -345,3 +350,24 @@ def test_the_json_schema_names_every_field_the_report_writes(tmp_path):
     assert set(FAILURE_FIELDS) <= keys, sorted(set(FAILURE_FIELDS) - keys)
     inner = {"bytes", "cut", "text", "expect", "dtype", "layout", "a", "b", "x", *FAILURE_FIELDS}
     assert keys - written <= inner, sorted(keys - written - inner)
+
+
+#: README's worked examples: the command each ```text block shows the output of (seeded, as the output says)
+SHOWN = {0: "ropespec check my_rope.py:apply --expect '{\"head_dim\": 128, \"rope_theta\": 500000}' --seed 1227376188",
+         1: "ropespec check my_rope.py:apply --expect llama3.1-8b --seed 1",
+         2: "ropespec precision my_rope.py:apply --expect '{\"head_dim\": 128, \"rope_theta\": 500000}'"}
+
+
+@pytest.mark.parametrize("block", sorted(SHOWN))
+def test_readme_shows_what_its_commands_print(block, scratch, monkeypatch, cli):
+    """Every line of README's output blocks is a line the command prints (run here with the seed the output states),
+    but for what it elides ('...', a replay's '{...}') and the warm-up's seconds."""
+    text = re.findall(r"```text\n(.*?)```", docs_text.page("README.md"), re.S)[block]
+    monkeypatch.syspath_prepend(str(scratch))
+    monkeypatch.setenv("COLUMNS", "100")
+    proc = cli(*shlex.split(SHOWN[block])[1:], cwd=scratch)
+    printed = [line.rstrip() for line in proc.stdout.splitlines()]
+    for line in text.splitlines():
+        if "..." in line or "warm-up" in line:
+            continue
+        assert line.rstrip() in printed, (line, proc.stdout[-3000:])

@@ -87,7 +87,7 @@ MODELS = {
     "qwen3_vl": Model("qwen3_vl", "Qwen3VLTextConfig", "Qwen3VLTextRotaryEmbedding", "interleaved", preset="qwen3-vl-8b"),
     "qwen3_5": Model("qwen3_5", "Qwen3_5TextConfig", "Qwen3_5TextRotaryEmbedding", "interleaved", preset="qwen3.5", partial=True),
     # HunyuanOCR's four axes (p, w, h, image) over a ladder at the NTK-alpha base theta alpha^(d/(d - 2)), stated as
-    # rope_theta (transformers 5.24 splits its table by [2 s for s in sections]: see README, "A genuine flaw")
+    # rope_theta (transformers 5.24 splits its table by [2 s for s in sections]: docs/findings.md)
     "hunyuan_vl": Model("hunyuan_vl", "HunYuanVLTextConfig", "HunYuanVLRotaryEmbedding", "chunked", preset="hunyuanocr", n_axes=4),
     "cosmos3_edge": Model("cosmos3_edge", "Cosmos3EdgeTextConfig", "Cosmos3EdgeTextRotaryEmbedding", "interleaved", preset="cosmos3-edge"),
     "glm_image": Model("glm_image", "GlmImageTextConfig", "GlmImageTextRotaryEmbedding", "chunked", preset="glm-image", partial=True),

@@ -121,7 +121,7 @@ OTHER_FORMS: dict[str, tuple[str | None, str]] = {
              "its encoders' rotary over max(projection_dim // (2 heads), 32) dims, which its attention applies to q, k "
              "and v"),
     "vjepa2": ("ropespec.implementations.adapters.hf_other:vjepa2",
-               "V-JEPA 2's 3-D RoPE (rotate_queries_or_keys), which is no rotation (README, \"A genuine flaw: V-JEPA 2\")"),
+               "V-JEPA 2's 3-D RoPE (rotate_queries_or_keys), which is no rotation (docs/findings.md, \"V-JEPA 2\")"),
     "lightglue": (None, "not a RoPE to check: its frequencies are learned weights (a Linear(2, head_dim / 2) of the "
                         "keypoints' continuous coordinates)"),
     "glm46v": (None, "its language model is glm4v_text's, checked as glm4v (hf_axes:glm4v)"),

@@ -12,7 +12,7 @@ for the expectation it computes and called as the model calls it, on rows x (n, 
 self-attention's ``_apply_rotary_embedding``, which turns the attention's input per head, half pairs, before its q and
 k projections. ``clvp``: CLVP's encoder rotary on its first max(projection_dim // (2 heads), 32) dims (its attention
 turns q, k and v alike). ``vjepa2``: V-JEPA 2's 3-D RoPE (``VJEPA2RopeAttention.apply_rotary_embeddings``), which is no rotation
-(README, "A genuine flaw: V-JEPA 2"). What a model's code cannot compute (another convention, base, scaling, a partial rotary) is declined.
+(docs/findings.md, "V-JEPA 2"). What a model's code cannot compute (another convention, base, scaling, a partial rotary) is declined.
 Needs ``transformers`` (``pip install -e '.[hf]'``).
 """
 

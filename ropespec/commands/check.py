@@ -89,7 +89,7 @@ def add(sub) -> None:
                    help="stop once N implementations have failed; those not yet checked are left out of the report")
     p.add_argument("--allow-skip", action="store_true",
                    help="exit 0 (not 2) when every property was skipped on an implementation (CI matrices)")
-    p.add_argument("--json", metavar="PATH", help="write the results as JSON (schema in README; - for standard output)")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON (schema: docs/reference/reports.md; - for standard output)")
     p.add_argument("--junit", metavar="PATH", help="write the results as JUnit XML (one testcase per property)")
     p.add_argument("--resume", metavar="REPORT", help="run only the checks the --json REPORT of an earlier run of this "
                                                       "command does not hold (with its seed), and report them all")

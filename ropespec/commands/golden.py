@@ -18,7 +18,7 @@ NAME = "golden"
 def add(sub) -> None:
     p = sub.add_parser(NAME, help="write inputs and exact outputs at chosen positions (for tests in any language)",
                        description="Write a golden file: inputs (exact in bfloat16) and the exact outputs rounded "
-                                   "correctly to float64, float32 and bfloat16, as hex floats (format in README).")
+                                   "correctly to float64, float32 and bfloat16, as hex floats (format: docs/howto/precision.md).")
     options.expect(p, required=True)
     p.add_argument("--positions", required=True, metavar="LIST", help="comma-separated positions, e.g. 1,999,65521")
     p.add_argument("--seed", type=int, default=0, help="seed of the input vectors (default: 0)")

@@ -58,7 +58,7 @@ def add(sub) -> None:
                         "is then its verdict")
     p.add_argument("--rtol", type=float, metavar="R", help="with --atol: see --atol")
     p.add_argument("--plot", metavar="PATH.png", help="draw error vs position with the bounds (needs matplotlib)")
-    p.add_argument("--json", metavar="PATH", help="write the sweep as JSON (schema in README; - for standard output)")
+    p.add_argument("--json", metavar="PATH", help="write the sweep as JSON (schema: docs/reference/reports.md; - for standard output)")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:

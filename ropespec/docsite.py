@@ -1,0 +1,95 @@
+"""The documentation site's generated pages: what the code states, rendered at build time so that no page can drift
+from it (``mkdocs build``: ``docs/hooks.py`` adds :func:`pages` to the site).
+
+* ``index.md``: README.md, the site's home, its ``docs/`` links made the site's own;
+* ``reference/cli.md``: every command and option, as ``--help`` prints it (argparse, :func:`ropespec.cli.parser`);
+* ``reference/expectation.md``: every expectation key with its valid range (:data:`ropespec.spec.schema.RANGES`), the
+  conventions, directions and dtypes, and every preset with its note;
+* ``reference/words.md``: every fault word with its meaning (:data:`ropespec.spec.glossary.DIAGNOSES`) and the zoo
+  members that fail with it;
+* ``reference/invariants.md``: every invariant with its statement and source (:data:`ropespec.spec.invariants.REGISTRY`);
+* ``reference/spec.md``: the executable spec (:func:`ropespec.specdoc.markdown`), its formulas as MathML.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ropespec import cli, specdoc
+from ropespec.implementations.zoo import members
+from ropespec.spec import glossary, presets, schema
+from ropespec.spec.invariants import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def index() -> str:
+    """README as the site's home: its links into ``docs/`` are the site's pages (docs/SPEC.md's is the spec page, which
+    renders its formulas); other repository files are code."""
+    text = (ROOT / "README.md").read_text().replace("](docs/SPEC.md)", "](reference/spec.md)")  # its site page
+    return re.sub(r"\]\(docs/([^)]*)\)", r"](\1)", text)
+
+
+def cli_page() -> str:
+    ap = cli.parser()
+    sub = next(a for a in ap._actions if a.choices and isinstance(a.choices, dict))
+    out = ["# Command line", "", "Every command and option, as `ropespec COMMAND --help` prints it (generated from the "
+           "argument parser).", "", "```text", ap.format_help().rstrip(), "```", ""]
+    for name, parser in sub.choices.items():
+        out += [f"## ropespec {name}", "", "```text", parser.format_help().rstrip(), "```", ""]
+    return "\n".join(out)
+
+
+def expectation_page() -> str:
+    out = ["# The expectation", "", "What the implementation is expected to compute: a preset, inline JSON, a JSON file "
+           "or a Hugging Face config.json (`--expect`). Every key and its valid range (a value outside it is refused "
+           "with one line naming the key and the range, exit 2):", "", "| key | valid values |", "|---|---|"]
+    out += [f"| `{_cell(k)}` | {_cell(v)} |" for k, v in schema.RANGES.items()]
+    out += ["", f"Conventions: {', '.join(f'`{c}`' for c in schema.CONVENTIONS)}. Directions: "
+            f"{', '.join(f'`{d}`' for d in schema.DIRECTIONS)}. Dtypes: {', '.join(f'`{d}`' for d in schema.DTYPES)}; "
+            f"angle and inverse-frequency dtypes also `exact` (the strict class).", "",
+            "## Presets", "", "`ropespec presets` lists them; each is a model's published values.", "",
+            "| preset | note |", "|---|---|"]
+    out += [f"| `{name}` | {_cell(presets.NOTES.get(name, ''))} |" for name in presets.names()]
+    return "\n".join(out) + "\n"
+
+
+def words_page() -> str:
+    by_word: dict[str, list[str]] = {}
+    for m in members():
+        by_word.setdefault(m.diagnosis, []).append(m.name)
+    out = ["# Fault words", "", "The word a failure carries, from a fixed vocabulary: each is chosen by evidence measured "
+           "on the implementation, and each has zoo members (buggy implementations in `implementations/zoo/`) that "
+           "fail with it.", "", "| word | meaning | zoo members that fail with it |", "|---|---|---|"]
+    for word, meaning in glossary.DIAGNOSES.items():
+        zoo = ", ".join(f"`{n}`" for n in sorted(by_word.get(word, [])))
+        out.append(f"| `{word}` | {_cell(meaning)} | {zoo} |")
+    return "\n".join(out) + "\n"
+
+
+def invariants_page() -> str:
+    out = ["# Invariants", "", "Every invariant ropespec checks, as the registry states it (`ropespec invariants`); the "
+           "[spec](spec.md) adds each one's formula, proof, properties and zoo.", ""]
+    for inv in REGISTRY.values():
+        out += [f"## {inv.id}", "", inv.statement, ""]
+        if inv.expected_to_fail:
+            out += [f"*A documented non-invariant*: {inv.expected_to_fail}", ""]
+        if inv.source:
+            out += [f"Source: {inv.source}", ""]
+    return "\n".join(out)
+
+
+def spec_page() -> str:
+    return specdoc.markdown(seeds="../seeds", math="mathml")
+
+
+def pages() -> dict[str, str]:
+    """Each generated page by its path under the site."""
+    return {"index.md": index(), "reference/cli.md": cli_page(), "reference/expectation.md": expectation_page(),
+            "reference/words.md": words_page(), "reference/invariants.md": invariants_page(),
+            "reference/spec.md": spec_page()}
