@@ -8,7 +8,9 @@ from it (``mkdocs build``: ``docs/hooks.py`` adds :func:`pages` to the site).
 * ``reference/words.md``: every fault word with its meaning (:data:`ropespec.spec.glossary.DIAGNOSES`) and the zoo
   members that fail with it;
 * ``reference/invariants.md``: every invariant with its statement and source (:data:`ropespec.spec.invariants.REGISTRY`);
-* ``reference/spec.md``: the executable spec (:func:`ropespec.specdoc.markdown`), its formulas as MathML.
+* ``reference/spec.md``: the executable spec (:func:`ropespec.specdoc.markdown`), its formulas as MathML;
+* ``explanation/tolerance.md``: the error model every bound is derived from and the rules of every verdict, as the
+  code that enforces them states them (:mod:`ropespec.spec.tolerance`, :func:`ropespec.specdoc.rules_blocks`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from ropespec import cli, specdoc
 from ropespec.implementations.zoo import members
-from ropespec.spec import glossary, presets, schema
+from ropespec.spec import glossary, presets, schema, tolerance
 from ropespec.spec.invariants import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,8 +90,17 @@ def spec_page() -> str:
     return specdoc.markdown(seeds="../seeds", math="mathml")
 
 
+def tolerance_page() -> str:
+    intro = ("Every bound a check compares against is derived from the precision the expectation promises and this "
+             "error model, never tuned to make a check pass; the [spec](../reference/spec.md) lists each invariant's "
+             "rule with it. The model and the rules are read from the code that applies them.")
+    blks = [("h", 1, "The tolerance model"), ("p", intro), *specdoc.tolerance_blocks(tolerance.__doc__),
+            *specdoc.rules_blocks()]
+    return specdoc.render_markdown(blks, math="mathml")
+
+
 def pages() -> dict[str, str]:
     """Each generated page by its path under the site."""
     return {"index.md": index(), "reference/cli.md": cli_page(), "reference/expectation.md": expectation_page(),
             "reference/words.md": words_page(), "reference/invariants.md": invariants_page(),
-            "reference/spec.md": spec_page()}
+            "reference/spec.md": spec_page(), "explanation/tolerance.md": tolerance_page()}

@@ -280,8 +280,13 @@ def markdown(verdicts: dict[str, str] | None = None, impl: str | None = None, se
     """``seeds``: the link to docs/seeds from where the file goes (docs/SPEC.md: "seeds"); ``math``: a formula as
     ``$$ TeX $$`` (GitHub renders it) or as a block of MathML (``mathml``: the documentation site's page, which
     browsers render without a script)."""
+    return render_markdown(blocks(verdicts, impl), math=math).replace("](seeds/", f"]({seeds}/")
+
+
+def render_markdown(blks: list[tuple], math: str = "tex") -> str:
+    """Blocks (:func:`blocks`) as Markdown, formulas as TeX or MathML (:func:`markdown`)."""
     out = []
-    for blk in blocks(verdicts, impl):
+    for blk in blks:
         tag = blk[0]
         if tag == "h":
             out += ["#" * blk[1] + " " + blk[2], ""]
@@ -301,7 +306,7 @@ def markdown(verdicts: dict[str, str] | None = None, impl: str | None = None, se
             out.append("|" + "---|" * len(blk[1]))
             out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in blk[2]]
             out.append("")
-    return "\n".join(out).replace("](seeds/", f"]({seeds}/")
+    return "\n".join(out)
 
 
 # -- HTML -----------------------------------------------------------------------------------------------
