@@ -29,6 +29,7 @@ def parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add(sub)
+    ap.commands = sub.choices  # each command's own parser, by name (its --help; the site's reference page)
     return ap
 
 

@@ -26,10 +26,6 @@ from ropespec.spec.invariants import REGISTRY
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def index() -> str:
     """README as the site's home: its links into ``docs/`` are the site's pages (docs/SPEC.md's is the spec page, which
     renders its formulas); other repository files are code."""
@@ -39,39 +35,40 @@ def index() -> str:
 
 def cli_page() -> str:
     ap = cli.parser()
-    sub = next(a for a in ap._actions if a.choices and isinstance(a.choices, dict))
     out = ["# Command line", "", "Every command and option, as `ropespec COMMAND --help` prints it (generated from the "
            "argument parser).", "", "```text", ap.format_help().rstrip(), "```", ""]
-    for name, parser in sub.choices.items():
+    for name, parser in ap.commands.items():
         out += [f"## ropespec {name}", "", "```text", parser.format_help().rstrip(), "```", ""]
     return "\n".join(out)
 
 
 def expectation_page() -> str:
-    out = ["# The expectation", "", "What the implementation is expected to compute: a preset, inline JSON, a JSON file "
-           "or a Hugging Face config.json (`--expect`). Every key and its valid range (a value outside it is refused "
-           "with one line naming the key and the range, exit 2):", "", "| key | valid values |", "|---|---|"]
-    out += [f"| `{_cell(k)}` | {_cell(v)} |" for k, v in schema.RANGES.items()]
-    out += ["", f"Conventions: {', '.join(f'`{c}`' for c in schema.CONVENTIONS)}. Directions: "
-            f"{', '.join(f'`{d}`' for d in schema.DIRECTIONS)}. Dtypes: {', '.join(f'`{d}`' for d in schema.DTYPES)}; "
-            f"angle and inverse-frequency dtypes also `exact` (the strict class).", "",
-            "## Presets", "", "`ropespec presets` lists them; each is a model's published values.", "",
-            "| preset | note |", "|---|---|"]
-    out += [f"| `{name}` | {_cell(presets.NOTES.get(name, ''))} |" for name in presets.names()]
-    return "\n".join(out) + "\n"
+    return specdoc.render_markdown([
+        ("h", 1, "The expectation"),
+        ("p", "What the implementation is expected to compute: a preset, inline JSON, a JSON file or a Hugging Face "
+              "config.json (`--expect`). Every key and its valid range (a value outside it is refused with one line "
+              "naming the key and the range, exit 2):"),
+        ("table", ["key", "valid values"], [[f"`{k}`", v] for k, v in schema.RANGES.items()]),
+        ("p", f"Conventions: {', '.join(f'`{c}`' for c in schema.CONVENTIONS)}. Directions: "
+              f"{', '.join(f'`{d}`' for d in schema.DIRECTIONS)}. Dtypes: {', '.join(f'`{d}`' for d in schema.DTYPES)};"
+              f" angle and inverse-frequency dtypes also `exact` (the strict class)."),
+        ("h", 2, "Presets"), ("p", "`ropespec presets` lists them; each is a model's published values."),
+        ("table", ["preset", "note"], [[f"`{name}`", presets.NOTES.get(name, "")] for name in presets.names()]),
+    ])
 
 
 def words_page() -> str:
     by_word: dict[str, list[str]] = {}
     for m in members():
         by_word.setdefault(m.diagnosis, []).append(m.name)
-    out = ["# Fault words", "", "The word a failure carries, from a fixed vocabulary: each is chosen by evidence measured "
-           "on the implementation, and each has zoo members (buggy implementations in `implementations/zoo/`) that "
-           "fail with it.", "", "| word | meaning | zoo members that fail with it |", "|---|---|---|"]
-    for word, meaning in glossary.DIAGNOSES.items():
-        zoo = ", ".join(f"`{n}`" for n in sorted(by_word.get(word, [])))
-        out.append(f"| `{word}` | {_cell(meaning)} | {zoo} |")
-    return "\n".join(out) + "\n"
+    return specdoc.render_markdown([
+        ("h", 1, "Fault words"),
+        ("p", "The word a failure carries, from a fixed vocabulary, chosen by evidence measured on the implementation; "
+              "beside each, the zoo members (buggy implementations in `implementations/zoo/`) that fail with it."),
+        ("table", ["word", "meaning", "zoo members that fail with it"],
+         [[f"`{word}`", meaning, ", ".join(f"`{n}`" for n in sorted(by_word.get(word, [])))]
+          for word, meaning in glossary.DIAGNOSES.items()]),
+    ])
 
 
 def invariants_page() -> str:

@@ -310,13 +310,9 @@ IN_A_PROCESS = ("ropespec check", "ropespec check --help")
 
 
 def _check_parser():
-    import argparse
+    from ropespec.cli import parser
 
-    from ropespec.commands import check as check_command
-
-    sub = argparse.ArgumentParser().add_subparsers()
-    check_command.add(sub)
-    return sub.choices["check"]
+    return parser().commands["check"]
 
 
 def test_the_options_paragraph_is_check_help():
