@@ -367,3 +367,53 @@ def test_readme_shows_what_its_commands_print(block, scratch, monkeypatch, cli):
         if "..." in line or "warm-up" in line:
             continue
         assert line.rstrip() in printed, (line, proc.stdout[-3000:])
+
+
+def _benchmark(name: str):
+    """A script of benchmarks/ as a module (they import each other by name, as a script run from there does)."""
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        spec = importlib.util.spec_from_file_location(f"benchmarks_{name}", ROOT / "benchmarks" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+def _sweep_counts(text: str) -> tuple[int, int, int]:
+    """(model types with RoPE, checked, held) as docs/transformers_sweep.md's rows and not-checked list say them: a
+    model type is checked where it has a row, and holds where each of its rows held in float32 and bfloat16."""
+    rows: dict[str, list[bool]] = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 7 and cells[2] in ("held", "fail", "skipped", "not run"):
+            rows.setdefault(cells[0].split(" (")[0], []).append(cells[2] == cells[3] == "held")
+    unchecked = re.findall(r"^- ([\w-]+): ", text.split("\nnot checked:\n", 1)[1], re.M)
+    assert not set(unchecked) & set(rows), set(unchecked) & set(rows)
+    return len(rows) + len(unchecked), len(rows), sum(all(v) for v in rows.values())
+
+
+def test_readme_states_the_transformers_sweeps_counts_with_its_command():
+    """README's counts of transformers' RoPE model types are what the sweep's table (docs/transformers_sweep.md) holds,
+    and the command that made it stands beside them."""
+    sweep = (ROOT / "docs" / "transformers_sweep.md").read_text()
+    found, checked, held = _sweep_counts(sweep)
+    text = " ".join(docs_text.page("README.md").split())
+    said = (f"{found} model types whose source has RoPE, {checked} checked, {held} of them holding every invariant in "
+            f"float32 and bfloat16")
+    assert said in text and said in " ".join(sweep.split()), said
+    assert "`python benchmarks/transformers_sweep.py -j 2 --profile ci`" in text
+    tail = sweep.split("\nnot checked:\n", 1)[1]
+    assert f"the other {found - checked} " in text and len(re.findall(r"^- ", tail, re.M)) == found - checked
+
+
+def test_the_sweep_counts_come_from_the_rows():
+    """The counting rule itself: a model type with one failing row of two does not hold; one with no row is counted
+    only where the not-checked list gives it a reason."""
+    table = ("| model type | e | float32 | bfloat16 | w | s | t |\n|---|---|---|---|---|---|---|\n"
+             "| a | x | held | held |  | s | 1 |\n| b (hf_axes:b) | x | held | held |  | s | 1 |\n"
+             "| b | x | held | fail | w | s | 1 |\n\nnot checked:\n\n- c: its reason\n")
+    assert _sweep_counts(table) == (3, 2, 1)
