@@ -103,7 +103,7 @@ def test_transformers_table_and_apply_checked_together():
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_transformers_dynamic_ntk_cache_is_caught_in_every_run(seed):
-    """transformers #25104, and its reset fix: the dynamic table a longer call grows is kept for every length between
+    """transformers #25306, and its reset fix: the dynamic table a longer call grows is kept for every length between
     the original and the cached one, so the same call answers differently after a longer one. The history probe
     (contract.deterministic:history) finds it whatever the seed; it had been found when a draw happened to make a long
     call first (nondeterministic in one run, pass in another)."""

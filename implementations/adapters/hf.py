@@ -11,7 +11,7 @@
 '.[hf]'``); without it the factories decline. The expectation becomes the model type's config class
 (``rope_parameters`` in transformers 5.x words). Everything transformers does is kept: float32 inverse
 frequencies and angles, cos/sin cast to x's dtype, and for ``dynamic`` its cached, stateful table (the
-behaviour behind transformers #25104). What a model's code cannot express (another convention, partial
+behaviour behind transformers #25306). What a model's code cannot express (another convention, partial
 rotary where its apply function has none, a base GPT-J hard-codes, ropespec's static ``ntk``) is declined,
 so that a verdict is always about the model's own code.
 """
