@@ -168,4 +168,15 @@ class Implementation:
         what = ((family.rules(self.expect) or family.describe(self.expect)) if self.expect is not None else
                 family.drawn(self.dtype))
         where_ = self.name if self.name == self.target else f"{self.name} = {self.target}"
-        return f"{where_} ({self.mode}, {self.array} arrays{self.shape.describe()}): {what}"
+        return f"{where_} ({self.mode}, {self.array} arrays{self.shape.describe()}): {what}{self.unchecked_params()}"
+
+    def unchecked_params(self) -> str:
+        """What the expectation states that another family's properties check, said so beside its header: the
+        attention family's query temperature (q and positions meet only in attention) or the position-id builders'
+        video time rule is shown on a rope run's line, and none of the rope family's properties checks it."""
+        if self.expect is None:
+            return ""
+        family = self.shape.family
+        blocks = [block for fam, block in self.expect.family_params.items() if fam != family and block.says()]
+        return "".join(f"; its {block.label} is the {block.family} family's: --family {block.family} checks it, "
+                       f"not this run" for block in blocks)

@@ -45,3 +45,23 @@ def test_the_shipped_attention_holds_the_temperature_and_shift_invariance_within
     statuses = {r.invariant: r.status for r in result.reports[0].results if r.applicable}
     assert statuses["attention.query-temperature"] == "pass" and statuses["attention.shift-invariance"] == "pass"
     assert set(statuses.values()) == {"pass"}, statuses
+
+
+def test_a_rope_run_says_the_temperature_it_does_not_check():
+    """The query temperature meets positions only in attention: under a tempered expectation (ministral-3) a rope
+    function's header says that the attention family checks it and this run does not (its properties pass a RoPE with
+    no temperature, rightly), and the attention family's own header states it without that remark."""
+    from ropespec.implementations.loader import load_implementation
+    from ropespec.implementations.shape import CallShape
+    from ropespec.spec import presets
+
+    e = presets.get("ministral-3")
+    rope = load_implementation("ropespec.implementations.numpy_rope:make", expect=e, isolate=False)
+    said = rope.describe()
+    assert "query temperature 1 + 0.1 ln(1 + floor((p) / 16384))" in said
+    assert "its query temperature is the attention family's: --family attention checks it, not this run" in said
+    attention = load_implementation("ropespec.implementations.attention:make", expect=e, isolate=False,
+                                    shape=CallShape(family="attention"))
+    assert "not this run" not in attention.describe() and "query temperature" in attention.describe()
+    plain = load_implementation("ropespec.implementations.numpy_rope:make", expect=Expect(head_dim=8), isolate=False)
+    assert "not this run" not in plain.describe()

@@ -26,6 +26,8 @@ class Params:
     expectation that does not mention them), and sets ``family``."""
 
     family: ClassVar[str]
+    #: what the block states, in a few words: how a run of another family says it leaves it to this one
+    label: ClassVar[str] = "parameters"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -16,6 +16,7 @@ class AttentionParams(Params):
     (:func:`ropespec.spec.tables.score_temperature`)."""
 
     family = "attention"
+    label = "query temperature"
     query_temperature_beta: float = 0.0
     query_temperature_length: int = 8192
     query_temperature_offset: int = 0

@@ -15,6 +15,7 @@ class PositionRules(Params):
     (``video_time``), and the clock the seconds rule needs."""
 
     family = "position-ids"
+    label = "video time rule"
     video_time: str | None = None
     tokens_per_second: float | None = None
 
