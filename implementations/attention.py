@@ -3,7 +3,8 @@ causal)``; q is (n, n_heads * head_dim), k and v (n, n_kv_heads * head_dim), hea
 query head h reads key/value head h // (n_heads / n_kv_heads) (grouped-query attention). V is not
 rotated. The scores' softmax scale is 1/sqrt(head_dim) times the expectation's temperature (DeepSeek's YaRN:
 mscale(s, mscale_all_dim)^2, ropespec.spec.tables.score_temperature); each query row is multiplied by its temperature
-by position after RoPE (Llama 4's and Mistral's, ropespec.spec.tables.query_temperature)."""
+by position after RoPE (Llama 4's and Mistral's, ropespec.spec.tables.query_temperature). A NoPE layer
+(``attention_nope``: Llama 4's no_rope_layers) turns neither q nor k."""
 
 from __future__ import annotations
 
@@ -13,8 +14,13 @@ from ropespec.implementations.numpy_rope import make as make_rope
 from ropespec.spec.tables import query_temperature, score_temperature
 
 
+def unturned(x, positions):
+    """A NoPE layer's q and k: as they are."""
+    return np.asarray(x, dtype=np.float64)
+
+
 def make(expect):
-    rope = make_rope(expect.replace(dtype="float64"))
+    rope = make_rope(expect.replace(dtype="float64")) if expect.params("attention").turns else unturned
 
     d, group = expect.head_dim, expect.n_heads // expect.n_kv_heads
     scale = float(score_temperature(expect)) / np.sqrt(d)

@@ -1,20 +1,22 @@
 """Attention decoded with a KV cache, in numpy: ``make(expect)`` returns a decoder with
 ``prefill(q, k, v, positions)`` (the causal outputs of those rows) and ``step(q, k, v, position)`` (the
 output of one more row). Keys are cached rotated, values unrotated; the query is rotated at its own
-position; the softmax scale carries the expectation's temperature (ropespec.implementations.attention). Consistent with the
+position (a NoPE layer turns neither); the softmax scale carries the expectation's temperature
+(ropespec.implementations.attention). Consistent with the
 full causal pass for every table that does not change with the length."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ropespec.implementations.attention import unturned
 from ropespec.implementations.numpy_rope import make as make_rope
 from ropespec.spec.tables import query_temperature, score_temperature
 
 
 class Decoder:
     def __init__(self, expect):
-        self.rope = make_rope(expect.replace(dtype="float64"))
+        self.rope = make_rope(expect.replace(dtype="float64")) if expect.params("attention").turns else unturned
         self.k = np.zeros((0, expect.head_dim))
         self.v = np.zeros((0, expect.head_dim))
         self.scale = float(score_temperature(expect)) / np.sqrt(expect.head_dim)

@@ -426,7 +426,7 @@ def _stated(cand: Expect, matched: list[str]) -> Expect:
 
 def _presets(cand: Expect, g: float, tol: float) -> list[str]:
     found = []
-    for name in presets.names():
+    for name in presets.rotary():  # a NoPE layer's preset turns nothing: no RoPE to match
         pe = presets.get(name)
         if (pe.head_dim, pe.rotary_dim, pe.convention) != (cand.head_dim, cand.rotary_dim, cand.convention):
             continue

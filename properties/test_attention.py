@@ -18,6 +18,17 @@ from ropespec.spec import tables, tolerance
 HEADS = ((1, 1), (4, 4), (4, 2), (8, 1))  # (n_heads, n_kv_heads): one head, multi-head, grouped-query, multi-query
 
 
+def heads_of(e, heads: int, n: int) -> st.SearchStrategy[np.ndarray]:
+    """n rows of ``heads`` heads of head_dim each (heads contiguous), each head a vector :func:`vectors` draws: a model
+    of 40 heads of 128 dims is 40 vectors of 128, not one of 5120 (more dims than an expectation's head holds)."""
+    return vectors(e.replace(dtype="float64"), n * heads).map(lambda a: a.reshape(n, heads * e.head_dim))
+
+
+def made_heads(e, heads: int, n: int, seed: int = 0) -> np.ndarray:
+    """The rows :func:`heads_of` draws, made from ``seed`` (:func:`make_vectors`)."""
+    return make_vectors(e.replace(dtype="float64"), n * heads, seed=seed).reshape(n, heads * e.head_dim)
+
+
 def _cases(impl):
     @st.composite
     def build(draw):
@@ -27,11 +38,10 @@ def _cases(impl):
             e = e.replace(head_dim=min(e.head_dim, 16), max_position=min(e.max_position, 8192), n_heads=h, n_kv_heads=kv)
         n = draw(st.integers(2, 6), label="n")
         start = draw(positions(max_value=e.max_position - n), label="start")
-        wide = lambda heads: e.replace(dtype="float64", head_dim=heads * e.head_dim, n_heads=1, n_kv_heads=1)
         pos = np.arange(start, start + n, dtype=np.int64)
         return {"expect": e, "positions": pos,
-                "q": draw(vectors(wide(e.n_heads), n), label="q"),
-                "k, v": draw(vectors(wide(e.n_kv_heads), 2 * n), label="k, v"),
+                "q": draw(heads_of(e, e.n_heads, n), label="q"),
+                "k, v": draw(heads_of(e, e.n_kv_heads, 2 * n), label="k, v"),
                 "shift": _on_its_step(e, pos, draw(st.integers(-start, e.max_position - n - start), label="shift")),
                 "seed": draw(st.integers(0, 2**16), label="seed")}
 
@@ -58,9 +68,8 @@ def _long_pinned(impl):
             e = e.replace(head_dim=16, max_position=min(e.max_position, 8192), n_heads=TILE_HEADS,
                           n_kv_heads=TILE_KV_HEADS)
         n = min(257, e.max_position - 1)
-        wide = lambda heads: e.replace(dtype="float64", head_dim=heads * e.head_dim, n_heads=1, n_kv_heads=1)  # noqa: E731
-        out.append({"expect": e, "positions": np.arange(n, dtype=np.int64), "q": make_vectors(wide(e.n_heads), n),
-                    "k, v": make_vectors(wide(e.n_kv_heads), 2 * n, seed=1),
+        out.append({"expect": e, "positions": np.arange(n, dtype=np.int64), "q": made_heads(e, e.n_heads, n),
+                    "k, v": made_heads(e, e.n_kv_heads, 2 * n, seed=1),
                     "shift": _on_its_step(e, np.arange(n), e.max_position - 1 - n), "seed": 0})
     return out
 
@@ -164,13 +173,34 @@ def test_causal(bind, case):
         return assert_close("attend(q, k, v, causal)", out, ref, 2 * _bound(e, q, k, v, pos),
                             call="against the exact attention", dtype=e.dtype)
     except Failure as err:
-        found = _temperature(e, q, k, v, pos, out, 2 * _bound(e, q, k, v, pos))
+        found = _named(e, q, k, v, pos, out, 2 * _bound(e, q, k, v, pos))
         if found:
-            raise err.named("attention-factor", found) from None
-        found = _temperature_variant(e, q, k, v, pos, out, 2 * _bound(e, q, k, v, pos))
-        if found:
-            raise err.named("query-temperature", found) from None
+            raise err.named(*found) from None
         raise
+
+
+def _named(e, q, k, v, pos, out, bound) -> tuple[str, str] | None:
+    """(word, evidence) for a causal output that is not the exact attention of e but the exact attention of a nearby
+    expectation, tried from the most structural: the layer's RoPE turned on or off (nope), the softmax scale's
+    temperature (attention-factor), the queries' temperature by position (query-temperature)."""
+    for word, found in (("nope", lambda: _turning(e, q, k, v, pos, out, bound)),
+                        ("attention-factor", lambda: _temperature(e, q, k, v, pos, out, bound)),
+                        ("query-temperature", lambda: _temperature_variant(e, q, k, v, pos, out, bound))):
+        evidence = found()
+        if evidence:
+            return word, evidence
+    return None
+
+
+def _turning(e, q, k, v, pos, out, bound) -> str | None:
+    """The evidence that the layer turns q and k where e's has no RoPE (a NoPE layer ported with its model's RoPE), or
+    turns neither where e's has RoPE: the output is the exact causal attention of the other."""
+    nope = not e.params("attention").turns
+    if np.all(np.abs(out - attention(e.replace(attention_nope=not nope), q, k, v, pos, True)) <= bound):
+        return ("the output is the exact attention with q and k turned by RoPE, where the expectation's layer has no "
+                "RoPE (NoPE)" if nope else "the output is the exact attention with q and k unturned (a NoPE layer's), "
+                "where the expectation's layer turns them")
+    return None
 
 
 def _temperature(e, q, k, v, pos, out, bound) -> str | None:
@@ -215,10 +245,9 @@ def _temperature_cases(impl):
         steps = e.params("attention").steps(e.max_position)
         step = draw(st.sampled_from(steps[:1] + steps[-1:] + steps[1:8]), label="step")
         n = draw(st.integers(2, 6), label="n")
-        wide = lambda heads: e.replace(dtype="float64", head_dim=heads * e.head_dim, n_heads=1, n_kv_heads=1)  # noqa: E731
         return {"expect": e, "positions": _straddling(e, step, draw(st.integers(1, n - 1), label="before"), n),
-                "q": draw(vectors(wide(e.n_heads), n), label="q"),
-                "k, v": draw(vectors(wide(e.n_kv_heads), 2 * n), label="k, v")}
+                "q": draw(heads_of(e, e.n_heads, n), label="q"),
+                "k, v": draw(heads_of(e, e.n_kv_heads, 2 * n), label="k, v")}
 
     return build()
 
@@ -226,9 +255,8 @@ def _temperature_cases(impl):
 def _temperature_pinned(impl):
     e = impl.expect
     steps = e.params("attention").steps(e.max_position)
-    wide = lambda heads: e.replace(dtype="float64", head_dim=heads * e.head_dim, n_heads=1, n_kv_heads=1)  # noqa: E731
-    return [{"expect": e, "positions": _straddling(e, step, 2, 4), "q": make_vectors(wide(e.n_heads), 4),
-             "k, v": make_vectors(wide(e.n_kv_heads), 8, seed=1)} for step in sorted({steps[0], steps[-1]})]
+    return [{"expect": e, "positions": _straddling(e, step, 2, 4), "q": made_heads(e, e.n_heads, 4),
+             "k, v": made_heads(e, e.n_kv_heads, 8, seed=1)} for step in sorted({steps[0], steps[-1]})]
 
 
 @rope_property("attention.query-temperature",
@@ -246,9 +274,9 @@ def test_query_temperature(bind, case):
                             call=f"positions {listed(pos)} across a step of the query temperature "
                                  f"({e.params('attention').says()})", dtype=e.dtype)
     except Failure as err:
-        found = _temperature_variant(e, q, k, v, pos, out, bound)
+        found = _named(e, q, k, v, pos, out, bound)
         if found:
-            raise err.named("query-temperature", found) from None
+            raise err.named(*found) from None
         raise
 
 
@@ -324,10 +352,7 @@ def test_grouped_query(bind, case):
             if np.all(np.abs(got - modulo) <= 2 * _bound(e, q, k, v, pos)):
                 raise err.named("convention", f"query head h reads kv head h % {kv}, not h // "
                                               f"{e.n_heads // kv} (transformers' repeat_kv)") from None
-        found = _temperature(e, q, k, v, pos, got, 2 * _bound(e, q, k, v, pos))
+        found = _named(e, q, k, v, pos, got, 2 * _bound(e, q, k, v, pos))
         if found:
-            raise err.named("attention-factor", found) from None
-        found = _temperature_variant(e, q, k, v, pos, got, 2 * _bound(e, q, k, v, pos))
-        if found:
-            raise err.named("query-temperature", found) from None
+            raise err.named(*found) from None
         raise

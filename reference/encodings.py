@@ -37,7 +37,8 @@ def attention(expect: Expect, q, k, v, positions, causal: bool, *, additive: boo
     ropespec.spec.tables.score_temperature: 1 but for DeepSeek's YaRN; tau each query row's temperature by position,
     ropespec.spec.tables.query_temperature: 1 but for Llama 4's and Mistral's): q holds n_heads
     heads of head_dim (contiguous), k and v n_kv_heads; query head h reads kv head h // group.
-    ``additive``: the sinusoidal encoding added to q and k instead of the rotation."""
+    ``additive``: the sinusoidal encoding added to q and k instead of the rotation; a NoPE layer (the attention
+    block's ``attention_nope``) turns neither."""
     d, H, KV = expect.head_dim, expect.n_heads, expect.n_kv_heads
     temperature = float(tables.score_temperature(expect))  # DeepSeek's YaRN: mscale(s, mscale_all_dim)^2
     tau = tables.query_temperature(expect, positions)  # Llama 4's and Mistral's query temperature by position
@@ -48,6 +49,8 @@ def attention(expect: Expect, q, k, v, positions, causal: bool, *, additive: boo
         qh, kh, vh = q[:, h * d : (h + 1) * d], k[:, j * d : (j + 1) * d], v[:, j * d : (j + 1) * d]
         if additive:
             qr, kr = qh + pe, kh + pe
+        elif not expect.params("attention").turns:  # NoPE: Llama 4's no_rope_layers
+            qr, kr = qh, kh
         else:
             qr, kr = apply(expect, qh, positions), apply(expect, kh, positions)
         scores = qr @ kr.T / np.sqrt(d) * temperature * tau[:, None]  # each query row's temperature tau(p)

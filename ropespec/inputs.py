@@ -88,6 +88,15 @@ def _parse_expect(text: str | dict | Expect | None) -> Expect | None:
 MAX_TIMEOUT = 86400.0
 
 
+def with_rope(expect: Expect | None, family: str, what: str) -> None:
+    """A NoPE layer's expectation (``attention_nope``) states no RoPE: only its own family checks it. UsageError, naming
+    the key, where ``what`` (a rope run, the precision sweep, a fingerprint, golden data) would check a RoPE of it."""
+    block = expect.params("attention") if expect is not None else None
+    if block is not None and not block.turns and family != block.family:
+        raise UsageError(f"attention_nope: true says the layer turns neither q nor k, so {what} has no RoPE of it to "
+                         f"check; --family {block.family} checks a NoPE layer")
+
+
 def check_seconds(option: str, value: float | None) -> float | None:
     """A timeout option: 0 (no limit) or a finite number of seconds up to a day; UsageError otherwise."""
     if value is None:
@@ -191,6 +200,7 @@ def load_requests(
             raise UsageError(f"--max-position: {e.problem}") from None
     if device != "cpu" and not (device == "cuda" or device.startswith("cuda:") and device[5:].isdigit()):
         raise UsageError(f"--device: must be cpu, cuda or cuda:N, got {device!r}")
+    with_rope(expect, shape.family, f"a {shape.family} run")
     common = dict(expect=expect, max_position=max_position, device=device, timeout=timeout,
                   warmup_timeout=warmup_timeout, memory_limit=parse_memory("--memory-limit", memory_limit))
     shape = replace(shape, table=_installed(shape.table, "--table", notes))

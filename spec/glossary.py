@@ -82,6 +82,8 @@ DIAGNOSES: dict[str, str] = {
     "query-temperature": "the queries' temperature by position is not the expectation's: missing, put where there is "
                          "none, stepping one position early or late (floor(p / L) for floor((p + 1) / L)), or another "
                          "beta or step",
+    "nope": "an attention layer turns q and k where the expectation's layer has no RoPE (NoPE: Llama 4's no_rope_layers), "
+            "or turns neither where it has RoPE",
     "axes-chunked": "pairs are dealt to the axes in chunks where the expectation interleaves them (Qwen3-VL)",
     "axes-interleaved": "pairs are dealt to the axes interleaved where the expectation has them in chunks",
     "axes-sections": "an axis turns other pairs than its section: sections in another order or of other sizes",

@@ -56,6 +56,10 @@ _PRESETS: dict[str, dict[str, Any]] = {
                       "n_heads": 40, "n_kv_heads": 8,
                       "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
                                        "high_freq_factor": 1.0, "original_max_position_embeddings": 8192}},
+    # Llama 4 Scout's NoPE layers (one of every four): no RoPE, the queries times 1 + 0.1 ln(1 + floor((p + 1)/8192))
+    "llama-4-scout-nope": {"head_dim": 128, "rope_theta": 500000.0, "max_position": 10485760, "n_heads": 40,
+                           "n_kv_heads": 8, "attention_nope": True, "query_temperature_beta": 0.1,
+                           "query_temperature_length": 8192, "query_temperature_offset": 1},
     # multi-axis RoPE: positions are (n, A) vectors, one column per axis in the order of the sections
     "qwen2-vl-7b": {"head_dim": 128, "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "max_position": 32768,
                     "video_time": "grid"},
@@ -140,6 +144,8 @@ UNVERIFIED: dict[str, str] = {
                 "rope_theta 1e6, partial_rotary_factor 0.25); a checkpoint's config.json was not read here"),
     "llama-4-scout": ("rope_scaling llama3 16x (low 1, high 1, original 8192) and max_position_embeddings 10485760 as "
                       "public code quotes meta-llama/Llama-4-Scout-17B-16E's config.json; not read here"),
+    "llama-4-scout-nope": ("attn_scale 0.1 and floor_scale 8192 as transformers' Llama4TextConfig defaults them, "
+                           "heads and max_position as llama-4-scout's; a checkpoint's config.json was not read here"),
     "ltx-video": ("base grid 20 frames x 2048 x 2048 (diffusers' LTXVideoRotaryPosEmbed defaults) and inner dim 2048 "
                   "from diffusers' LTXVideoTransformer3DModel defaults; max_position 2048 is ropespec's"),
     "glm-4.1v": "partial_rotary_factor 0.5 and mrope_section [8, 12, 12] as transformers' Glm4vTextRotaryEmbedding "
@@ -215,7 +221,10 @@ NOTES: dict[str, str] = {
                 "theta^(-2i/512), the other 192 still (frequency 0)"),
     "llama-4-scout": ("its RoPE layers (three of every four): interleaved pairs (complex freqs_cis), llama3 scaling; "
                       "its NoPE layers turn nothing and scale q by 1 + 0.1 ln(1 + floor((p + 1)/8192)) "
-                      "(attn_temperature_tuning), which no expectation of a RoPE layer states"),
+                      "(attn_temperature_tuning): preset llama-4-scout-nope, for --family attention"),
+    "llama-4-scout-nope": ("its NoPE layers (no_rope_layers 0, every fourth): q and k not turned, the queries times "
+                           "1 + 0.1 ln(1 + floor((p + 1)/8192)) (attn_temperature_tuning, attn_scale 0.1, floor_scale "
+                           "8192); for --family attention (its RoPE layers: preset llama-4-scout)"),
     "ltx-video": ("dims 2..2047 turn: per frequency one pair each of f, h, w, each axis the ascending ladder "
                   "theta^(k/340), k < 341; coordinate (i - base/2) pi/base of the base grid 20 x 2048 x 2048"),
     "llama2-7b": "Meta's reference code pairs interleaved; HF's converted weights pair half",
@@ -260,6 +269,13 @@ NOTES: dict[str, str] = {
 
 def names() -> list[str]:
     return list(_PRESETS)
+
+
+def rotary() -> list[str]:
+    """The presets of a layer that turns q and k: every one but a NoPE layer's (``attention_nope``: Llama 4's
+    no_rope_layers), which states no RoPE to record as golden data, to match a fingerprint to, or to check outside the
+    attention family."""
+    return [n for n, d in _PRESETS.items() if not d.get("attention_nope")]
 
 
 def position_rules() -> list[str]:

@@ -73,6 +73,8 @@ RANGES = {
     "yarn_softmax_mscale": ("true or false: with YaRN's mscale_all_dim, the attention's softmax scale times g(s, "
                             "mscale_all_dim)^2 (DeepSeek's; true) or not (Ministral 3's)"),
     "query_temperature_offset": "0 or 1: floor((p + offset) / length), 1 for Llama 4's p + 1, 0 for Mistral's p",
+    "attention_nope": ("true or false: the attention layer turns neither q nor k (NoPE: Llama 4's no_rope_layers, "
+                       "whose queries carry the query temperature alone)"),
     "xpos_scale_base": "a finite number > 0 (xPos's decay zeta_i^((m - n) / xpos_scale_base); 512 is the published one)",
 }
 

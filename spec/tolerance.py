@@ -219,17 +219,20 @@ def attention_bound(expect: Expect, q: np.ndarray, k: np.ndarray, v: np.ndarray,
         ds_ij = sum over pairs |q_i,pair| |k_j,pair| (2 rtol + dphi_pair(p_i) + dphi_pair(p_j)) / sqrt(head_dim)
     (the largest pair norms over the heads). Scores that move by at most ds move a softmax-weighted mean of v
     by at most (exp(2 ds) - 1) max |v|. The mean itself, formed and rounded in the output dtype, errs by at
-    most (m + 4) u max |v| (m additions, the exponential, the normalisation and the final rounding)."""
+    most (m + 4) u max |v| (m additions, the exponential, the normalisation and the final rounding). A layer that turns
+    neither q nor k (NoPE) has no rotation to err: every dim is held as the pass-through dims are."""
     d = expect.head_dim
     q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
     n, m = len(q), len(k)
     pos = np.broadcast_to(np.asarray(positions, dtype=np.int64), (max(n, m),))
     a, b = (np.array(ix) for ix in zip(*expect.pairs()))
+    turns = expect.params("attention").turns
+    still = expect.passthrough if turns else np.arange(d)  # NoPE: no dim turns
 
     def pair_norms(x, rows):  # (rows, n_pairs): the largest over heads; pass-through dims as pairs of one
         heads = x.reshape(rows, -1, d)
-        rot = np.hypot(heads[:, :, a], heads[:, :, b]).max(axis=1)
-        rest = np.abs(heads[:, :, expect.passthrough]).max(axis=1)
+        rot = np.hypot(heads[:, :, a], heads[:, :, b]).max(axis=1) * (1.0 if turns else 0.0)
+        rest = np.abs(heads[:, :, still]).max(axis=1)
         return rot, rest
 
     hi, lo, _ = theta_hi_lo(expect, int(np.max(pos)) + 1)  # the definitions' table, cached per length

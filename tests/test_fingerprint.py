@@ -9,7 +9,7 @@ from ropespec import reference
 from ropespec.cli import main
 from ropespec.spec import presets
 
-PRESETS = presets.names()
+PRESETS = presets.rotary()
 
 
 def _aliased(name: str) -> bool:

@@ -20,7 +20,7 @@ all_properties()
 TYPES = {"default": None, **{name: d for m in methods.REGISTRY.values() if m.scales and m.hf_name
                              for name, d in m.examples(64, 2048).items()}}
 CASES = [(k, Expect(head_dim=128, rope_theta=5e5, max_position=131072, rope_scaling=v))
-         for k, v in TYPES.items()] + [(n, presets.get(n)) for n in presets.names() if presets.get(n).shared_ladder()]
+         for k, v in TYPES.items()] + [(n, presets.get(n)) for n in presets.rotary() if presets.get(n).shared_ladder()]
 # (a per-axis or parity ladder is no 1-D rope_init's: the multi-axis adapters' tests check those against the models)
 
 
@@ -229,3 +229,22 @@ MINISTRAL = {"head_dim": 32, "rope_theta": 1e6, "max_position": 262144, "query_t
              "query_temperature_length": 16384, "rope_scaling": {
                  "rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 16384, "beta_fast": 32.0,
                  "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0}, "yarn_softmax_mscale": False}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_llama4_nope_layer_with_its_query_temperature_passes(dtype):
+    """transformers' Llama 4 text attention on a NoPE layer (Llama4TextAttention.forward: no RoPE, its
+    attn_temperature_tuning of log1p(floor((p + 1) / floor_scale)) attn_scale + 1, eager attention) holds every attention
+    invariant under llama-4-scout-nope, four heads over two; an expectation with RoPE is declined, not failed."""
+    from ropespec import check
+    from ropespec.implementations.adapters import hf_attention
+    from ropespec.spec import presets
+
+    nope = dict(presets.get("llama-4-scout-nope").to_dict(), n_heads=4, n_kv_heads=2)
+    result = check("ropespec.implementations.adapters.hf_attention:llama4", expect=nope, family="attention",
+                   array="torch", dtype=dtype, seed=0)
+    statuses = {r.invariant: r.status for r in result.reports[0].results if r.applicable}
+    assert statuses.get("attention.query-temperature") == "pass", statuses
+    assert len(statuses) >= 6 and set(statuses.values()) == {"pass"}, statuses
+    with pytest.raises(NotImplementedError, match="NoPE layers"):
+        hf_attention.llama4(Expect.from_dict(dict(nope, attention_nope=False)))

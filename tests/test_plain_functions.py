@@ -28,7 +28,7 @@ def _kinds(names):
     return out
 
 
-EXPECTATIONS = _kinds(presets.names()) + [
+EXPECTATIONS = _kinds(presets.rotary()) + [
     (rope_type, parse_expect({"head_dim": 64, "rope_theta": 10000.0, "max_position": 65536, "rope_scaling": s}))
     for rope_type, s in SCALING.items()
 ]

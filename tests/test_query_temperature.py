@@ -65,3 +65,60 @@ def test_a_rope_run_says_the_temperature_it_does_not_check():
     assert "not this run" not in attention.describe() and "query temperature" in attention.describe()
     plain = load_implementation("ropespec.implementations.numpy_rope:make", expect=Expect(head_dim=8), isolate=False)
     assert "not this run" not in plain.describe()
+
+
+def test_a_nope_layer_is_attention_with_q_and_k_unturned():
+    """attention_nope (Llama 4's no_rope_layers): the exact attention is softmax(tau q . k / sqrt(d)) v with neither q
+    nor k turned, the temperature still by position; the expectation says so, and refuses a value that is no bool."""
+    from ropespec.reference.encodings import attention
+
+    e = Expect.from_dict({"head_dim": 8, "max_position": 512, "attention_nope": True, "query_temperature_beta": 0.1,
+                          "query_temperature_length": 64, "query_temperature_offset": 1, "dtype": "float64"})
+    assert "NoPE (q and k not turned)" in e.describe() and e.params("attention").label == "NoPE and query temperature"
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal((3, 5, 8))
+    pos = np.arange(60, 65)  # across the step at p = 63
+    tau = 1 + 0.1 * np.log1p(np.floor((pos + 1) / 64))
+    scores = np.where(np.tril(np.ones((5, 5), dtype=bool)), tau[:, None] * (q @ k.T) / np.sqrt(8), -np.inf)
+    w = np.exp(scores - scores.max(axis=1, keepdims=True))
+    assert np.allclose(attention(e, q, k, v, pos, True), (w / w.sum(axis=1, keepdims=True)) @ v, rtol=1e-13)
+    assert not np.allclose(attention(e.replace(attention_nope=False), q, k, v, pos, True), attention(e, q, k, v, pos, True))
+    with pytest.raises(ExpectationError) as info:
+        Expect.from_dict({"head_dim": 8, "attention_nope": "yes"})
+    assert info.value.field == "attention_nope"
+
+
+def test_the_shipped_attention_holds_llama_4s_nope_layers_and_its_ported_rope_is_named():
+    """Under llama-4-scout-nope (40 query heads over 8, no RoPE, Llama 4's temperature) the shipped numpy attention holds
+    every attention invariant; the same attention turning q and k (a NoPE layer ported with its model's RoPE) fails
+    with nope."""
+    from ropespec import check
+
+    e = dict(presets_dict("llama-4-scout-nope"), n_heads=4, n_kv_heads=2)
+    result = check("ropespec.implementations.attention:make", expect=e, family="attention", seed=0)
+    statuses = {r.invariant: r.status for r in result.reports[0].results if r.applicable}
+    assert len(statuses) >= 6 and set(statuses.values()) == {"pass"}, statuses
+    turned = check("ropespec.implementations.zoo.attention.nope_turned:make", expect=e, family="attention", seed=0,
+                   invariants=["attention.causal"])
+    [r] = [r for r in turned.reports[0].results if r.applicable]
+    assert (r.status, r.diagnosis) == ("fail", "nope"), (r.status, r.diagnosis, r.message[-300:])
+    assert "turned by RoPE, where the expectation's layer has no RoPE" in r.message
+
+
+def presets_dict(name: str) -> dict:
+    from ropespec.spec import presets
+
+    return presets.get(name).to_dict()
+
+
+@pytest.mark.parametrize("command", [["check", "ropespec.implementations.numpy_rope:make"],
+                                     ["precision", "ropespec.implementations.numpy_rope:make"],
+                                     ["fingerprint", "ropespec.implementations.numpy_rope:make"],
+                                     ["golden", "--positions", "1,2", "--out", "-"]])
+def test_a_nope_layer_has_no_rope_to_check_outside_attention(command, cli):
+    """A NoPE layer's expectation states no RoPE: a rope run, the precision sweep, a fingerprint and golden data refuse
+    it in one line naming the key, exit 2, and point at the family that checks it."""
+    code, out, err = cli(*command, "--expect", "llama-4-scout-nope")
+    assert code == 2, (code, out[-500:], err[-500:])
+    [line] = [ln for ln in err.splitlines() if ln.strip()]
+    assert "attention_nope: true says the layer turns neither q nor k" in line and "--family attention" in line, line

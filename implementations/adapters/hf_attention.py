@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+
 from ropespec.implementations.adapters.hf import rope_parameters
 from ropespec.spec import methods
 
@@ -52,6 +54,8 @@ def _factory(model_type: str):
             raise NotImplementedError(f"transformers' {model_type} rotates every qk_rope_head_dim dim")
         if expect.method not in _CHECKED_METHODS:
             raise NotImplementedError(f"ropespec checks {model_type}'s attention with default or yarn rope types")
+        if not expect.params("attention").turns:
+            raise NotImplementedError(f"transformers' {model_type} attention turns q and k: not a NoPE layer")
         params, max_pos = rope_parameters(expect)
         d, h, h_kv = expect.head_dim, expect.n_heads, expect.n_kv_heads
         config = getattr(transformers, config_name)(
@@ -99,6 +103,8 @@ def ministral3(expect):
     block = expect.params("attention")
     if expect.convention != "half" or expect.rotary_dim != expect.head_dim:
         raise NotImplementedError("transformers' ministral3 code pairs half, over the whole head")
+    if not block.turns:
+        raise NotImplementedError("transformers' ministral3 attention turns q and k: not a NoPE layer")
     if expect.method not in _CHECKED_METHODS:
         raise NotImplementedError("ropespec checks ministral3's attention with default, yarn, linear or dynamic")
     if block.tempered and block.query_temperature_offset != 0:
@@ -124,6 +130,87 @@ def ministral3(expect):
         return qh * scale.to(qh.dtype), kh
 
     return _eager_attend(modeling, module, expect, rotate)
+
+
+def llama4(expect):
+    """transformers' Llama 4 text attention as one of its NoPE layers computes it: Llama4TextAttention.forward itself
+    (layer 0, no_rope_layers [0]: no RoPE, no qk norm), its query temperature log1p(floor((p + 1) / floor_scale))
+    attn_scale + 1 (attn_temperature_tuning; the expectation's beta and length, offset 1) and eager_attention_forward
+    with transformers' additive causal mask. q, k and v are handed in one hidden state through projections that pick
+    each out of it (identity blocks, o_proj the identity back), so the module's own arithmetic is all there is. The
+    module takes the positions of a call from its cache (past_seen_tokens + arange(n), as a model's rows come in order):
+    the rows are handed over sorted by position, to a cache that says the call's first position was seen already and
+    keeps nothing, and the output rows are put back in the order given; positions that are no run of consecutive
+    integers are declined as no call the model makes. An expectation with RoPE is declined (its RoPE layers carry no
+    temperature and turn by apply_rotary_emb, which the rope family checks: hf_models' llama4)."""
+    try:
+        import torch
+        import transformers
+        from transformers.models.llama4 import modeling_llama4 as modeling
+    except ImportError:
+        raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+    block = expect.params("attention")
+    if block.turns:
+        raise NotImplementedError("transformers' llama4 attention is checked on its NoPE layers (attention_nope true): "
+                                  "its RoPE layers carry no temperature, and their apply_rotary_emb is the rope family's")
+    if block.tempered and block.query_temperature_offset != 1:
+        raise NotImplementedError("transformers' llama4 steps its query temperature at floor((p + 1) / floor_scale): "
+                                  "offset 1")
+    if expect.method not in _CHECKED_METHODS[:1]:  # the default method: no table, so no scaling of it
+        raise NotImplementedError("a NoPE layer has no table to scale: rope_scaling says nothing there")
+    d, h, h_kv = expect.head_dim, expect.n_heads, expect.n_kv_heads
+    width = (h + 2 * h_kv) * d  # the hidden state: q | k | v
+    config = transformers.Llama4TextConfig(
+        hidden_size=width, num_attention_heads=h, num_key_value_heads=h_kv, head_dim=d, num_hidden_layers=1,
+        no_rope_layers=[0], attn_temperature_tuning=block.tempered, floor_scale=block.query_temperature_length,
+        attn_scale=block.query_temperature_beta, max_position_embeddings=expect.max_position, use_qk_norm=False)
+    config._attn_implementation = "eager"
+    module = modeling.Llama4TextAttention(config, layer_idx=0).eval()
+    if module.use_rope:
+        raise NotImplementedError("transformers' Llama4TextConfig made layer 0 a RoPE layer: no NoPE layer to check")
+    with torch.no_grad():
+        for proj, start in ((module.q_proj, 0), (module.k_proj, h * d), (module.v_proj, (h + h_kv) * d)):
+            proj.weight.zero_()
+            proj.weight[:, start:start + proj.weight.shape[0]] = torch.eye(proj.weight.shape[0])
+        module.o_proj.weight.zero_()
+        module.o_proj.weight[: h * d] = torch.eye(h * d)
+
+    class Seen:
+        """A cache that says how many tokens came before the call and keeps nothing: the module reads its positions
+        off it (past_seen_tokens + arange(n)) and attends to the keys of the call alone."""
+
+        def __init__(self, first: int):
+            self.first = first
+
+        def get_seq_length(self, layer_idx=0):
+            return self.first
+
+        def update(self, key_states, value_states, layer_idx, *args, **kwargs):
+            return key_states, value_states
+
+    def attend(q, k, v, positions, causal):
+        pos = np.asarray(positions.cpu() if hasattr(positions, "cpu") else positions, dtype=np.int64)
+        order = np.argsort(pos, kind="stable")
+        first = int(pos[order[0]])
+        if not np.array_equal(pos[order], np.arange(first, first + len(pos))):
+            raise NotImplementedError("Llama 4's attention takes the positions of a call as a run of consecutive "
+                                      "integers (its cache's length plus the row index)")
+        idx = torch.as_tensor(order, device=q.device)
+        hidden = torch.cat([q[idx], k[idx], v[idx]], dim=1)[None].to(module.q_proj.weight.dtype)
+        n = len(pos)
+        mask = None
+        if causal:
+            mask = torch.full((n, n), torch.finfo(hidden.dtype).min, dtype=hidden.dtype, device=q.device)
+            mask = torch.triu(mask, diagonal=1)[None, None]
+        with torch.no_grad():
+            out, _ = module(hidden, None, mask, Seen(first))
+        back = torch.empty_like(idx)
+        back[idx] = torch.arange(n, device=q.device)
+        return out[0, :, : h * d][back].to(q.dtype)
+
+    attend.module = module
+    module.to(dtype=getattr(torch, expect.dtype))
+    return attend
 
 
 def _eager_attend(modeling, module, expect, rotate):

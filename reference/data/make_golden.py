@@ -1,4 +1,4 @@
-"""Regenerate the shipped golden set: one file per preset, positions up to 2**24.
+"""Regenerate the shipped golden set: one file per preset of a layer that turns (presets.rotary), positions up to 2**24.
 
     python reference/data/make_golden.py
 
@@ -16,7 +16,7 @@ POSITIONS = [1, 999, 65521, 1048573, 16777213]
 
 def main() -> None:
     out = Path(__file__).parent
-    for name in presets.names():
+    for name in presets.rotary():
         golden.write(out / f"{name}.json", golden.make(presets.get(name), POSITIONS))
         print(f"wrote {name}.json")
 

@@ -14,7 +14,7 @@ from ropespec.implementations.boundary.targets import resolve
 from ropespec.spec import families
 from ropespec.properties.fingerprint import fingerprint
 from ropespec.properties.fingerprint_text import describe, json_compact
-from ropespec.inputs import UsageError, load_implementations, parse_expect
+from ropespec.inputs import UsageError, load_implementations, parse_expect, with_rope
 from ropespec.spec import DEFAULT
 
 NAME = "fingerprint"
@@ -42,6 +42,7 @@ def add(sub) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     expect = parse_expect(args.expect) or DEFAULT
+    with_rope(expect, "rope", "a fingerprint")
     outs = options.outputs(args, **{"--json": args.json})
     if outs.to_stdout:
         console = console_for(to_stderr=True)

@@ -9,7 +9,7 @@ from rich.console import Console
 from ropespec.reference import golden
 from ropespec.commands import options
 from ropespec.console import say
-from ropespec.inputs import UsageError, parse_expect
+from ropespec.inputs import UsageError, parse_expect, with_rope
 from ropespec.spec.expectation import MAX_POSITION_MAX
 
 NAME = "golden"
@@ -27,6 +27,7 @@ def add(sub) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     expect = parse_expect(args.expect)
+    with_rope(expect, "rope", "golden data")
     outs = options.outputs(args, **{"--out": args.out})
     try:
         positions = [int(p) for p in args.positions.split(",") if p.strip()]

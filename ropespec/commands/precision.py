@@ -19,7 +19,7 @@ from ropespec.properties.precision import describe_position
 from ropespec import report
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
-from ropespec.inputs import UsageError, load_implementations, parse_expect
+from ropespec.inputs import UsageError, load_implementations, parse_expect, with_rope
 from ropespec.plots import precision_plot
 from ropespec.spec import DEFAULT, tolerance
 
@@ -63,6 +63,7 @@ def add(sub) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     expect = parse_expect(args.expect)
+    with_rope(expect, "rope", "the precision sweep")
     if args.max_position < 2:
         raise UsageError(f"--max-position: must be >= 2, got {args.max_position}")
     if args.per_octave < 1 or args.vectors < 1:
