@@ -6,6 +6,7 @@
     ropespec check examples/multi_axis.py:flux --expect flux.1-dev
     ropespec check examples/multi_axis.py:dinov3 --expect dinov3-vitl16
     ropespec check examples/multi_axis.py:ltx_video --expect examples/ltx_video_48.json
+    ropespec check examples/multi_axis.py:hunyuan_xdrope --expect hunyuanocr
 
 examples/multi_axis_bugs.py holds their buggy twins, one for each fault ropespec names.
 """
@@ -113,3 +114,19 @@ def ltx_video(x, positions, theta=10000.0, bases=(20.0, 2048.0, 2048.0)):
     angles = (freqs[None, None, :] * (grid[:, :, None] * 2 - 1)).transpose(0, 2, 1).reshape(len(x), d // 2)
     c, s = np.repeat(np.cos(angles), 2, axis=1), np.repeat(np.sin(angles), 2, axis=1)
     return apply_rotary_emb(x, c, s)
+
+
+# -- HunYuan's XD-RoPE (vLLM's XDRotaryEmbedding): four axes p | w | h | t of one NTK-alpha ladder, chunked, half pairs --
+def xd_merge(freqs, sections):
+    """XDRotaryEmbedding.forward_native: the cache's cos and sin split into sections of pairs, section i from axis i."""
+    split = np.split(freqs, np.cumsum(sections)[:-1], axis=-1)
+    return np.concatenate([m[i] for i, m in enumerate(split)], axis=-1)
+
+
+def hunyuan_xdrope(x, positions, sections=(16, 16, 16, 16), theta=1e4, alpha=1000.0):
+    """DynamicNTKAlphaRotaryEmbedding's base theta alpha^(d/(d - 2)) and its ladder over the whole head, each axis's
+    angles (positions (n, 4): P, W, H, T), merged by sections, turned neox-style (half pairs)."""
+    d = x.shape[1]
+    base = theta * alpha ** (d / (d - 2))
+    inv_freq = 1.0 / base ** (np.arange(0, d, 2) / d)
+    return apply_half(x, xd_merge(positions.T[:, :, None] * inv_freq, sections))

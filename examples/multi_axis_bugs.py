@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from multi_axis import apply_half, apply_rotary_emb, dinov3, flux, mrope_freqs, qwen2_vl, qwen2_vl_merge, qwen3_vl_merge
+from multi_axis import (apply_half, apply_rotary_emb, dinov3, flux, mrope_freqs, qwen2_vl, qwen2_vl_merge, qwen3_vl_merge,
+                        rotate_half)
 
 
 def qwen3_vl_chunked(x, positions):
@@ -76,3 +77,14 @@ def qwen2_vl_bshd_row0(x, positions):
     rows = np.repeat(pos.reshape(b * s, 3), h, axis=0)
     return qwen2_vl(x.reshape(-1, d), rows).reshape(x.shape)
 
+
+def hunyuan_vl_sections_doubled(x, positions, sections=(16, 16, 16, 16)):
+    """not-a-rotation: XD-RoPE's per-dim table cat(freqs, freqs) split by [2 s for s in sections] (transformers 5.24's
+    HunYuanVLRotaryEmbedding), so pair (j, j + 64) takes its cos from one axis and its sin from another."""
+    d = x.shape[1]
+    inv_freq = 1.0 / (1e4 * 1000.0 ** (d / (d - 2))) ** (np.arange(0, d, 2) / d)
+    freqs = positions.T[:, :, None] * inv_freq
+    emb = np.concatenate([freqs, freqs], axis=-1)  # (4, n, d)
+    split = np.split(emb, np.cumsum([2 * s for s in sections])[:-1], axis=-1)
+    merged = np.concatenate([m[i] for i, m in enumerate(split)], axis=-1)
+    return (x * np.cos(merged) + rotate_half(x) * np.sin(merged)).astype(x.dtype)

@@ -24,6 +24,7 @@ RUNS = {
     "flux.1-dev": ["flux", "flux_hw_swapped", "flux_one_ladder", "flux_one_based"],
     "dinov3-vitl16": ["dinov3", "dinov3_corners"],  # real coordinates: patch centres in [-1, 1] times 2 pi
     "ltx_video_48.json": ["ltx_video", "ltx_video_chunked"],  # ascending ladders dealt per frequency
+    "hunyuanocr": ["hunyuan_xdrope", "hunyuan_vl_sections_doubled"],  # four axes of one NTK-alpha ladder (vLLM's XD-RoPE)
 }
 
 
