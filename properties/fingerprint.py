@@ -278,6 +278,9 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
     if owner == [j % A for j in range(len(owner))] and len(set(counts)) == 1 and owner != chunked:
         # a ladder per axis dealt one pair of each axis per frequency (LTX-Video's, Kimi K2.5's)
         layouts.append(("per-axis", {"axes_dims_rope": [2 * c for c in counts], "axes_interleaved": True}))
+    # a per-axis ladder's rule: theta^(-2k/d_a), then the ascending and descending ones (LTX-Video's theta^linspace)
+    layouts += [(kind, {**fields, "axes_ladder": rule}) for kind, fields in list(layouts) if kind == "per-axis"
+                for rule in ("ascending", "descending")]
     # per-axis ladders each start at theta^0 = 1, so an axis whose first pair turns at s != 1 per position has scale s
     # (real coordinates, DINOv3's 2 pi x 2/H), read off before the fit; a scaled reading is the last tried, since a
     # ladder of another layout is a per-axis one scaled too (Pixtral's odd indices: theta^(-1/32) theta^(-2k/32))
@@ -288,8 +291,8 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
         # the base from the ladder's exponents: ln theta_j = -(2 i_j / R_j) ln b, fitted through the origin
         ladder = shape.ladder()
         unit = theta / shape.pair_scales()
-        expo = np.array([2.0 * i / R for i, R in ladder])
-        keep = expo > 0
+        expo = np.array([2.0 * i / R for i, R in ladder])  # an ascending ladder's are negative
+        keep = expo != 0
         if not keep.any():
             continue
         lnb = float(np.sum(-np.log(unit[keep]) * expo[keep]) / np.sum(expo[keep] ** 2))

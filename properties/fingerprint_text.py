@@ -19,7 +19,9 @@ def describe(fp: Fingerprint) -> list[str]:
     if fp.axes is not None:
         ax = fp.axes
         sizes = ax.get("mrope_section") or ax.get("axes_dims_rope")
-        out.append(f"axes: {ax['n_axes']}, {ax['kind']}" + (f" {sizes}" if sizes else "")
+        rule = {"ascending": "ascending ladders theta^(k/(K - 1))",
+                "descending": "descending ladders theta^(-k/(K - 1))"}.get(ax.get("axes_ladder"))
+        out.append(f"axes: {ax['n_axes']}, {ax['kind']}" + (f" {sizes}" if sizes else "") + (f", {rule}" if rule else "")
                    + f"; pairs per axis {ax['pairs_per_axis']} (pair j's axis: {_axis_runs(ax['pair_axes'])})")
     out.append(f"convention: {fp.convention}" + (f" {fp.pairs[:4]}..." if fp.convention == "explicit" else "")
                + f"; rotary dim {fp.rotary_dim} of {fp.head_dim}" + (f" ({pass_through} dims pass through)" if pass_through else "")

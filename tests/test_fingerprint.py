@@ -168,3 +168,18 @@ def test_an_axis_offset_is_measured_matched_and_named(tmp_path, capsys):
     assert "matches no preset" in capsys.readouterr().out
     r = check(f"{tmp_path / 'l4.py'}:patches_from_zero", "llama-4-vision", seed=0, invariants=["rope.conformance"])
     assert {x.diagnosis for x in r.results if x.status == "fail"} == {"position-offset"}, r.report()
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_an_ascending_ladder_is_read_as_its_rule(tmp_path, capsys, interleaved):
+    """LTX-Video's rule, theta^(k/(K - 1)) per axis (at coordinates whose rates stay below pi per position, where the
+    outputs identify them): read as ascending ladders of base theta with the axes' scale, not as no ladder at all."""
+    e = {"head_dim": 48, "rope_theta": 100.0, "axes_dims_rope": [16, 16, 16], "axes_ladder": "ascending",
+         "axes_scale": [0.01, 0.02, 0.02], "axes_interleaved": interleaved, "max_position": 256}
+    out = tmp_path / "fp.json"
+    assert main(["fingerprint", "ropespec.implementations.numpy_rope:make", "--expect", json.dumps(e), "--dtype",
+                 "float64", "--json", str(out)]) == 0
+    fp = json.loads(out.read_text())
+    assert fp["axes"]["axes_ladder"] == "ascending" and fp["base"] == pytest.approx(100.0, rel=1e-9)
+    assert fp["axes"]["axes_scale"] == pytest.approx([0.01, 0.02, 0.02], rel=1e-6)
+    assert "ascending ladders theta^(k/(K - 1))" in capsys.readouterr().out
