@@ -95,6 +95,7 @@ def test_the_expectations_say_what_the_code_computes(subset):
     nanochat's reverse direction."""
     gemma = hf_models.expectation_of(subset["gemma4"])
     assert gemma.rope_type == "proportional" and gemma.rotary_dim == gemma.head_dim
+    assert gemma == presets.get("gemma-4")  # the preset is what transformers' Gemma 4 config reads as: one expectation
     assert hf_models.expectation_of(subset["nanochat"]).direction == "reverse"
 
 
