@@ -97,8 +97,9 @@ def browser():
         b.close()
 
 
-#: the pages a person reads first: the home page, a guide with formulas in prose and long commands, the spec
-PAGES = ("index.html", "howto/multi-axis/index.html", "reference/spec/index.html")
+#: the pages a person reads first: the home page, the checking guide (its expectation table), a guide with formulas in
+#: prose and long commands, the spec
+PAGES = ("index.html", "guide/check/index.html", "howto/multi-axis/index.html", "reference/spec/index.html")
 
 
 @pytest.mark.parametrize("width", [1280, 700])
