@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ropespec.implementations.zoo import members
-from ropespec.properties.framework import all_properties, PROPERTIES, run_property
+from ropespec.properties.framework import all_properties, PROPERTIES
 from ropespec import check
 from ropespec.cli import main
 from ropespec.spec import Expect, presets
@@ -108,10 +108,11 @@ def test_the_report_leads_with_the_root_cause(capsys):
     assert "ropespec.implementations.zoo.rope.writes_half_layout:make: root cause layout" in listing.splitlines()[1]
 
 
-def test_stale_cache_evidence_names_a_row_whose_rotation_changed():
-    """'rows 0..0' was vacuous: row 0 sits at p = 0, where every table gives the identity."""
+def test_stale_cache_evidence_names_a_row_whose_rotation_changed(checked):
+    """'rows 0..0' was vacuous: row 0 sits at p = 0, where every table gives the identity (the run is the session's:
+    tests/test_zoo.py's of the same member and property)."""
     [member] = [m for m in members() if m.name == "decode_stale_cache"]
-    r = run_property(PROPERTIES["consistency"], member.impl(), profile="ci", seed_value=0)
+    _, r = checked.zoo(member, PROPERTIES["consistency"])
     assert r.status == "fail" and r.diagnosis == "scaling"
     import re
 

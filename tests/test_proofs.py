@@ -26,10 +26,11 @@ def test_every_invariant_has_a_proof_of_an_honest_kind():
 
 
 @pytest.mark.parametrize("proof_id", [k for k, v in proofs.ALL.items() if v.fn is not None])
-def test_proof_verifies(proof_id):
+def test_proof_verifies(proof_id, proved):
     """It verifies today, and docs/proofs.json (what ropespec spec renders) says so in the same words (the
-    record's own test, tests/test_spec.py, checks the rest of it without proving anything again)."""
-    ok, account = proofs.verify(proof_id)
+    record's own test, tests/test_spec.py, checks the rest of it without proving anything again; README's
+    `ropespec proofs` commands read the same session's proofs: tests/conftest.py's proved)."""
+    ok, account = proved.verify(proof_id)
     assert ok, account
     got = specdoc.load_record()["results"][proof_id]
     assert (got["ok"], got["account"]) == (ok, account), \
@@ -40,12 +41,12 @@ CASES = [(pid, mu) for pid, pr in proofs.ALL.items() for mu in pr.about]
 
 
 @pytest.mark.parametrize("proof_id, mutation", CASES, ids=[f"{p}|{m}" for p, m in CASES])
-def test_proof_fails_when_what_it_is_about_is_broken(proof_id, mutation):
+def test_proof_fails_when_what_it_is_about_is_broken(proof_id, mutation, proved):
     """(The proof itself verifies in test_proof_verifies; here, the definition the mutation replaced is back, the same
-    object, so that no later proof of this process runs on a mutant.)"""
+    object, so that no later proof of this process runs on a mutant: proved.survives asserts it of every run.)"""
     obj, attr, _ = proofs.MUTATIONS[mutation]
     before = obj.__dict__[attr]
-    assert not proofs.holds_under(proof_id, mutation), f"{proof_id} still verifies with {mutation!r}"
+    assert not proved.survives(proof_id, mutation), f"{proof_id} still verifies with {mutation!r}"
     assert obj.__dict__[attr] is before, "the mutation was not undone"
 
 
@@ -57,10 +58,10 @@ def test_every_proof_is_about_something_and_every_mutation_breaks_a_proof():
     assert used == set(proofs.MUTATIONS), set(proofs.MUTATIONS) - used
 
 
-def test_every_rotation_mutant_fails_conformance():
+def test_every_rotation_mutant_fails_conformance(proved):
     """The mutants the issue names: reflection, 2R, shear, transposed R (and a bias)."""
     for mu in ("R: reflection", "R: doubled", "R: shear", "R: transposed", "R: plus a bias"):
-        assert not proofs.holds_under("rope.conformance", mu), mu
+        assert not proved.survives("rope.conformance", mu), mu
 
 
 def _load_mutated_scaling(old: str, new: str):
@@ -95,11 +96,13 @@ def test_a_false_statement_is_not_proven():
         proofs._sign(proofs.s - 1, "nonnegative", "s >= 1 is not known of a positive s")
 
 
-def test_ropespec_proofs_exits_1_when_a_proof_fails_or_survives_its_mutations(monkeypatch, capsys):
+def test_ropespec_proofs_exits_1_when_a_proof_fails_or_survives_its_mutations(monkeypatch, capsys, proved):
+    """(The two proofs are the session's, proven once: proved.serving; under a mutation they are proven again.)"""
     from ropespec.cli import main
 
     monkeypatch.setattr(proofs, "holds_under", lambda pid, mu: pid == "rope.norm-per-pair")
-    assert main(["proofs", "rope.norm-per-pair", "rope.relative-position"]) == 1
+    with proved.serving():
+        assert main(["proofs", "rope.norm-per-pair", "rope.relative-position"]) == 1
     out = capsys.readouterr().out
     assert "still verifies with R: doubled" in out and "rope.norm-per-pair" in out
     assert "2 entries, 2 proofs" in out and "rope.conformance" not in out, out

@@ -150,11 +150,12 @@ def _replay_cases():
 
 
 @pytest.mark.parametrize("member", _replay_cases(), ids=lambda m: m.name)
-def test_every_kind_of_failure_replays_with_its_word(member, capsys):
-    """The replay a failing run prints exits 1 with the same word, whatever the call shape."""
+def test_every_kind_of_failure_replays_with_its_word(member, capsys, checked):
+    """The replay a failing run prints exits 1 with the same word, whatever the call shape (the failing run is the
+    session's: tests/test_zoo.py's of the same member and property, tests/conftest.py's checked.zoo)."""
     import shlex
 
-    from ropespec.properties.framework import all_properties, run_property
+    from ropespec.properties.framework import all_properties
     from ropespec.replay import replay_command
     from ropespec.cli import main
     from tests.test_zoo import target_property
@@ -162,8 +163,7 @@ def test_every_kind_of_failure_replays_with_its_word(member, capsys):
     if member.array == "torch":
         pytest.importorskip("torch")
     all_properties()
-    impl = member.impl()
-    r = run_property(target_property(member.targets[0]), impl, profile="ci", seed_value=0)
+    impl, r = checked.zoo(member, target_property(member.targets[0]))
     command = replay_command(impl, r)
     if r.status != "fail":  # an expected failure prints no replay
         assert command is None

@@ -21,14 +21,15 @@ def target_property(target: str):
 
 
 @pytest.mark.parametrize("member, invariant", CASES, ids=[f"{m.name}-{inv}" for m, inv in CASES])
-def test_zoo_member_fails_its_target(member, invariant):
-    """The very property the member targets catches it (not another property of the invariant), and names it."""
+def test_zoo_member_fails_its_target(member, invariant, checked):
+    """The very property the member targets catches it (not another property of the invariant), and names it (the
+    run is the session's: tests/test_replays.py replays the same one, tests/conftest.py's checked.zoo)."""
     if member.array == "torch":
         pytest.importorskip("torch")
     for library in member.requires:
         pytest.importorskip(library)
     prop = target_property(invariant)
-    r = run_property(prop, member.impl(), profile="ci", seed_value=0)
+    _, r = checked.zoo(member, prop)
     # a documented non-invariant (additive.cross-term-leakage) fails on every implementation of its family,
     # reported as an expected failure: that it fails is what the member shows
     want = "xfail" if REGISTRY[prop.invariant].expected_to_fail else "fail"
