@@ -1,19 +1,21 @@
 """How long a user waits: the time to a verdict, as a user runs each command, and README's other timings.
 
-    python benchmarks/verdict_time.py [--repeats 3] [--only NAME ...] [--pytest] [--slow]
+    python benchmarks/verdict_time.py [--repeats 3] [--only NAME ...] [--pytest] [--slow] [--record]
 
 Each case is a fresh process (``python -m ropespec ...``), wall clock, imports included; the runs of all
 cases are interleaved (case 1, case 2, ..., then again) so a noisy machine hurts every case alike. The
 import time of ``ropespec``'s command line is measured the same way and subtracted for the "after
 imports" column. Prints one Markdown table (median of ``--repeats`` and every run) with the date and
-the machine, ready for README. ``--pytest`` also times the README's test command, ``pytest`` (the fast tier, which
+the machine. ``--record`` also writes the run to ``benchmarks/verdict_time.json`` (RECORD: the command, date, machine,
+every case's runs and the ratios), the last recorded output that README's figures are read from and checked against
+(tests/test_readme.py). ``--pytest`` also times the README's test command, ``pytest`` (the fast tier, which
 takes minutes: target 4 minutes), and ``--slow`` the slow tier, ``pytest -m slow``. The families' cases check one
 shipped implementation of each family in its own properties.
 
 Cases and targets (dev profile, 2 cores): a plain numpy function <= 3 s after imports, a plain multi-axis one
 within 2x of it (the ratio of medians of one run), the
 numpy factory <= 10 s, the torch factory <= 12 s, the transformers adapter <= 12 s; ``ropespec spec``
-< 3 s; ``decode.consistency`` with dynamic NTK at L = 2048 decoding to 2L < 20 s; ``precision --exhaustive``
+<= 2 s; ``decode.consistency`` with dynamic NTK at L = 2048 decoding to 2L < 20 s; ``precision --exhaustive``
 over 2^20 positions at head_dim 128 <= 60 s; ``pytest`` <= 4 min. The same function in torch and in eager jax
 (``TWINS``): a jax verdict within 3x of the torch one, and ``--exhaustive`` of either within 3x of numpy's (ratios of
 medians in one run). jax keeps its compilations in ``~/.cache/ropespec/jax``: a first run on a machine compiles, the
@@ -23,12 +25,14 @@ runs after it read them back, and every run is listed.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from datetime import date
 from pathlib import Path
@@ -36,6 +40,8 @@ from pathlib import Path
 from ropespec.implementations.shipped import SHIPPED
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the last run recorded with --record: README quotes it (tests/test_readme.py reads both)
+RECORD = ROOT / "benchmarks" / "verdict_time.json"
 MY_ROPE = "# my_rope.py" + (ROOT / "README.md").read_text().split("```python\n# my_rope.py", 1)[1].split("```", 1)[0]
 PY = [sys.executable, "-m", "ropespec"]
 #: README's my_rope.py as a user writes it in torch and in eager JAX (MaxText's way): the same function per array kind
@@ -89,8 +95,8 @@ CASES = {
         ["check", "triton_rotary.py:kernel", "--form", "kernel", "--array", "torch", "--expect",
          '{"head_dim": 64, "rotary_dim": 48}', "--seed", "1"], None),
     "every shipped implementation": (["check", "--seed", "1"], None),
-    "spec (Markdown)": (["spec", "--out", "spec.md"], 3.0),
-    "spec (HTML)": (["spec", "--format", "html", "--out", "spec.html"], 3.0),
+    "spec (Markdown)": (["spec", "--out", "spec.md"], 2.0),
+    "spec (HTML)": (["spec", "--format", "html", "--out", "spec.html"], 2.0),
     "proofs": (["proofs"], None),
     "decode.consistency, dynamic NTK, L = 2048 to 2L (numpy decoder)": (
         ["check", "ropespec.implementations.numpy_decode:make", "--dtype", "float32", "--invariant", "decode.consistency",
@@ -129,6 +135,36 @@ RATIOS = (("plain multi-axis function (examples/multi_axis.py:qwen2_vl)", "plain
            3.0))
 
 
+#: the cases and ratios README's Speed section quotes from the record (every case is in the record and on the site)
+README_CASES = ("plain function (README's my_rope.py)", "my_rope.py in torch, float32", "my_rope.py in eager jax, float32",
+                "transformers adapter", "a user's Triton kernel file, interpreted (examples/triton_rotary.py:kernel)",
+                "every shipped implementation", "spec (Markdown)", "precision --exhaustive, 2^20 positions (my_rope.py)",
+                "pytest (README's test command, the fast tier)")
+README_RATIOS = ("my_rope.py in eager jax, float32", "my_rope.py in eager jax, bfloat16",
+                 "precision --exhaustive, 2^20 positions (torch twin)", "precision --exhaustive, 2^20 positions (jax twin)")
+
+
+def readme_section(record: dict) -> str:
+    """README's Speed section, made from a record of this script (``--readme`` prints it; tests/test_readme.py checks
+    that README holds it as made, so no figure there is copied by hand)."""
+    said = (f"`{record['command']}`, {record['date']}, {record['machine']}: the median of {record['repeats']} fresh "
+            f"runs of each command, wall clock, imports included (imports alone: {record['imports_s']:.2f} s); ratios "
+            "are of medians in the same run. Every case with its runs: `benchmarks/verdict_time.json`, and "
+            "[Development](docs/development.md#timings).")
+    lines = ["## Speed", "", *textwrap.wrap(said, 120, break_on_hyphens=False, break_long_words=False), "",
+             "| command | median | target |", "|---|---|---|"]
+    for name in README_CASES:
+        case = record["cases"].get(name)
+        if case:
+            lines.append(f"| {name} | {case['median_s']:.2f} s | {case['verdict']} |")
+    for r in record["ratios"]:
+        if r["case"] in README_RATIOS:
+            said = "" if r["at_most"] is None else f"{'met' if r['ratio'] <= r['at_most'] else 'NOT met'} " \
+                                                   f"(<= {r['at_most']:g}x)"
+            lines.append(f"| {r['case']} / {r['against']} | {r['ratio']:.2f}x | {said} |")
+    return "\n".join(lines) + "\n"
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -154,7 +190,15 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", help="substrings of case names to run (imports always run)")
     ap.add_argument("--pytest", action="store_true", help="also time `pytest` in the repository (minutes)")
     ap.add_argument("--slow", action="store_true", help="also time `pytest -m slow`, the slow tier (ten minutes)")
+    ap.add_argument("--readme", action="store_true", help="print README's Speed section from the last record, and stop")
+    ap.add_argument("--record", action="store_true", help=f"write the run to {RECORD.relative_to(ROOT)}, "
+                                                          "README's source (a run of every case only)")
     args = ap.parse_args()
+    if args.readme:
+        print(readme_section(json.loads(RECORD.read_text())), end="")
+        return 0
+    if args.record and args.only:
+        ap.error("--record writes README's source, a run of every case: not with --only")
     cases = {k: v for k, v in CASES.items() if k == "imports" or not args.only or any(s in k for s in args.only)}
     times: dict[str, list[float]] = {k: [] for k in cases}
     codes: dict[str, int] = {}
@@ -182,9 +226,11 @@ def main() -> int:
                     print(f"  {tier}: {t:.1f} s (exit {code})", file=sys.stderr, flush=True)
     imports = statistics.median(times["imports"])
     flags = (" --pytest" if args.pytest else "") + (" --slow" if args.slow else "")
-    print(f"`python benchmarks/verdict_time.py --repeats {args.repeats}{flags}`, "
-          f"{date.today().isoformat()}, {machine()}; median of {args.repeats} fresh runs, wall clock, imports "
-          f"included (imports alone: {imports:.2f} s):\n")
+    command = f"python benchmarks/verdict_time.py --repeats {args.repeats}{flags}{' --record' * args.record}"
+    run_record = {"command": command, "date": date.today().isoformat(), "machine": machine(), "repeats": args.repeats,
+                  "imports_s": round(imports, 2), "cases": {}, "ratios": []}
+    print(f"`{command}`, {run_record['date']}, {run_record['machine']}; median of {args.repeats} fresh runs, wall "
+          f"clock, imports included (imports alone: {imports:.2f} s):\n")
     print("| command | median | runs | exit | target |")
     print("|---|---|---|---|---|")
     for name, ts in times.items():
@@ -196,11 +242,19 @@ def main() -> int:
             measured = med - imports if name in AFTER_IMPORTS else med
             verdict = f"{'met' if measured <= target else 'NOT met'} (<= {target:g} s)"
         print(f"| {name} | {med:.2f} s{after} | {', '.join(f'{t:.2f}' for t in ts)} | {codes[name]} | {verdict} |")
+        run_record["cases"][name] = {"median_s": round(med, 2), "runs_s": [round(t, 2) for t in ts],
+                                     "exit": codes[name], "target_s": target, "verdict": verdict}
     for name, against, most in RATIOS:
         if name in times and against in times:
             ratio = statistics.median(times[name]) / statistics.median(times[against])
             said = "" if most is None else f" ({'met' if ratio <= most else 'NOT met'}, <= {most:g}x)"
             print(f"\n{name} / {against}: {ratio:.2f}x{said}")
+            run_record["ratios"].append({"case": name, "against": against, "ratio": round(ratio, 2), "at_most": most})
+    if args.record:  # whole or not at all: written beside, then moved over the last record
+        part = RECORD.with_suffix(".json.part")
+        part.write_text(json.dumps(run_record, indent=1) + "\n")
+        part.replace(RECORD)
+        print(f"\nrecorded in {RECORD.relative_to(ROOT)}", file=sys.stderr)
     return 0
 
 

@@ -383,6 +383,19 @@ def _benchmark(name: str):
         sys.path.remove(str(ROOT / "benchmarks"))
 
 
+def test_readme_speed_section_is_made_from_the_benchmarks_record():
+    """README's timings are benchmarks/verdict_time.py's last recorded run (--record), its Speed section as the script
+    makes it from that record (--readme): the command, date and machine beside every figure, none copied by hand."""
+    verdict_time = _benchmark("verdict_time")
+    record = json.loads(verdict_time.RECORD.read_text())
+    section = verdict_time.readme_section(record)
+    assert section in docs_text.page("README.md"), section
+    assert record["command"].endswith("--record") and "--only" not in record["command"]
+    # what it quotes is there: every case of README's (the fast tier's time among them) and the four ratios
+    assert all(name in record["cases"] for name in verdict_time.README_CASES), sorted(record["cases"])
+    assert len(re.findall(r"^\| .+ \| [0-9.]+x \|", section, re.M)) == len(verdict_time.README_RATIOS)
+
+
 def _sweep_counts(text: str) -> tuple[int, int, int]:
     """(model types with RoPE, checked, held) as docs/transformers_sweep.md's rows and not-checked list say them: a
     model type is checked where it has a row, and holds where each of its rows held in float32 and bfloat16."""
