@@ -1,8 +1,9 @@
 """An invariant's facts in one record, gathered from where each is declared: the statement and sources
-(``ropespec.spec.invariants``), the proof (``ropespec.spec.proofs``, declared on the proof), the properties that check it and the
+(``ropespec.spec.invariants``), the properties that check it and the
 tolerance rule they apply (``properties``, declared on the property), the forms that answer it
 (``ropespec.implementations.families``) and the zoo members that fail it (``ropespec.implementations.zoo``). Nothing here restates
-an invariant: a fact missing at its owner is missing here (``tests/test_invariant_facts.py``)."""
+an invariant: a fact missing at its owner is missing here (``tests/test_invariant_facts.py``). Its proof is the proofs'
+record's (``ropespec.specdoc``), which imports no sympy."""
 
 from __future__ import annotations
 
@@ -11,14 +12,12 @@ from dataclasses import dataclass
 from ropespec.implementations.families import forms_answering
 from ropespec.implementations.zoo import members
 from ropespec.properties.framework import Property, all_properties
-from ropespec.spec import proofs
 from ropespec.spec.invariants import REGISTRY, Invariant
 
 
 @dataclass(frozen=True)
 class Facts:
     invariant: Invariant
-    proof: proofs.Proof
     properties: tuple[Property, ...]
     rule: str
     forms: tuple[str, ...]  # the forms (and decoders) that answer it
@@ -47,6 +46,6 @@ def gather() -> dict[str, Facts]:
         for f in forms_answering(inv.id):
             label = f.label if f.answers(inv.id, "factory") else f"{f.label} decoders"
             forms.append(label)
-        out[inv.id] = Facts(inv, proofs.PROOFS[inv.id], mine, next((p.rule for p in mine if p.rule), ""),
+        out[inv.id] = Facts(inv, mine, next((p.rule for p in mine if p.rule), ""),
                             tuple(dict.fromkeys(forms)), tuple(zoo.get(inv.id, ())))
     return out

@@ -7,14 +7,14 @@ One document model (a list of blocks) is rendered to Markdown (``docs/SPEC.md``,
 ``ropespec spec --out docs/SPEC.md``) and to one self-contained HTML file (formulas as MathML printed
 by sympy; no scripts, no network), so both have the same sections.
 
-Rendering proves nothing: the proofs' results come from the record ``ropespec proofs --record`` writes
-(:data:`RECORD`, with the date and commit they were verified at); the tests check that the record is
-what the proofs give today.
+Rendering proves nothing and prints no formula: the proofs' results and the formulas sympy printed come from the
+record ``ropespec proofs --record`` writes (:data:`RECORD`, with the date and commit they were verified at), so
+rendering imports no sympy; the tests check that the record is what the proofs give and sympy prints today. Without a
+record the formulas are printed here and every proof is said to be unverified.
 """
 
 from __future__ import annotations
 
-import functools
 import html
 import os
 import json
@@ -28,7 +28,7 @@ from ropespec.properties import precision
 from ropespec.properties.facts import gather
 from ropespec.reference.facts import FACTS, SEEDS
 from ropespec import __version__
-from ropespec.spec import families, formulas, proofs, tolerance
+from ropespec.spec import families, tolerance
 from ropespec.spec.expectation import Expect
 from ropespec.spec.invariants import REGISTRY, SECTIONS
 
@@ -119,17 +119,29 @@ def load_record() -> dict | None:
         return None
 
 
+def printed(record: dict | None) -> dict:
+    """The formulas as :func:`ropespec.spec.formulas.printed` gives them: the record's, else printed now (sympy)."""
+    if record and "formulas" in record:
+        return record["formulas"]
+    from ropespec.spec import formulas  # sympy: only without a record
+    return formulas.printed()
+
+
 def _proof_line(pid: str, record: dict | None) -> str:
-    pr = proofs.ALL[pid]
-    if pr.fn is None:
-        return f"proof: **{pr.kind}**: {pr.note}"
     got = (record or {}).get("results", {}).get(pid)
-    if got is None:
-        return f"proof: **{pr.kind}**, not verified (no record: run `ropespec proofs --record docs/proofs.json`)"
+    if got is None or "proven" not in got:
+        from ropespec.spec import proofs  # sympy: only without a record that says it
+        pr = proofs.ALL[pid]
+        if pr.fn is None:
+            return f"proof: **{pr.kind}**: {pr.note}"
+        if got is None:
+            return f"proof: **{pr.kind}**, not verified (no record: run `ropespec proofs --record docs/proofs.json`)"
+    elif not got["proven"]:  # definition or tested only: its account is its note
+        return f"proof: **{got['kind']}**: {got['account']}"
     word = "verified" if got["ok"] else "FAILED"
     killed = got.get("mutants")
     extra = f"; fails under {killed[0]}/{killed[1]} mutations of what it is about" if killed else ""
-    return f"proof: **{pr.kind}**, {word}{extra}: {got['account']}"
+    return f"proof: **{got['kind']}**, {word}{extra}: {got['account']}"
 
 
 def _conventions() -> list[str]:
@@ -144,10 +156,19 @@ def _conventions() -> list[str]:
     return out
 
 
+def _lemmas(record: dict | None) -> list[str]:
+    """The lemmas' ids: the record's entries that are no invariant (it lists every proof), else the proofs' own."""
+    if record:
+        return [pid for pid in record["results"] if pid not in REGISTRY]
+    from ropespec.spec import proofs  # sympy: only without a record
+    return list(proofs.LEMMAS)
+
+
 def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> list[tuple]:
-    """The document as blocks: ("h", level, text), ("p", text), ("math", latex, mathml()), ("ul", [text]),
+    """The document as blocks: ("h", level, text), ("p", text), ("math", latex, mathml), ("ul", [text]),
     ("table", header, rows), ("pre", text). Text may hold `code` and [links](url)."""
     record = load_record()
+    shown = printed(record)
     stamp = f"ropespec {__version__}. "
     if record:
         stamp += (f"Proofs verified {record['verified_at']} at commit {record['commit']} with sympy {record['sympy']} "
@@ -166,13 +187,13 @@ def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> l
 
     out += [("h", 2, "definitions"), ("p", "Each formula below is printed from the function that defines it, evaluated "
                                            "on symbols; the proofs run on the same functions.")]
-    for name, (_, note) in formulas.DEFINITIONS.items():
-        out += [("h", 3, name), ("math", formulas.definition_latex(name), functools.partial(formulas.definition_mathml, name)), ("p", note)]
+    for fm in shown["definitions"]:
+        out += [("h", 3, fm["name"]), ("math", fm["tex"], fm["mathml"]), ("p", fm["note"])]
     out += [("h", 3, "conventions"), ("ul", _conventions())]
 
     out += [("h", 2, "tolerances"), ("p", "The error model of `spec/tolerance.py`, from which every bound is derived "
                                           "(never tuned); each invariant's rule is listed with it below.")]
-    out += tolerance_blocks(tolerance.__doc__)
+    out += tolerance_blocks(tolerance.__doc__, shown)
     out += rules_blocks()
 
     facts = gather()
@@ -189,9 +210,9 @@ def blocks(verdicts: dict[str, str] | None = None, impl: str | None = None) -> l
             if verdicts and verdicts.get(inv.id):
                 items.append(f"verdict: **{verdicts[inv.id]}**")
             out += [("h", 3, f"`{inv.id}`"), ("p", inv.statement),
-                    ("math", formulas.latex(inv.id), functools.partial(formulas.mathml, inv.id)), ("ul", items)]
+                    ("math", shown["invariants"][inv.id]["tex"], shown["invariants"][inv.id]["mathml"]), ("ul", items)]
 
-    out += [("h", 2, "lemmas"), ("ul", [f"`{pid}`: " + _proof_line(pid, record) for pid in proofs.LEMMAS])]
+    out += [("h", 2, "lemmas"), ("ul", [f"`{pid}`: " + _proof_line(pid, record) for pid in _lemmas(record)])]
 
     out += [("h", 2, "tutorial figures"),
             ("p", "Figures quoted by the seed tutorials (`docs/seeds/`), each quoted verbatim, recomputed by the reference "
@@ -230,19 +251,20 @@ def _prose(text: str) -> str:
     return "".join(parts)
 
 
-def tolerance_blocks(doc: str) -> list[tuple]:
+def tolerance_blocks(doc: str, shown: dict | None = None) -> list[tuple]:
     """ropespec.spec.tolerance's docstring as the spec shows it: its paragraphs as prose, its displayed formula and its sum
-    as formulas (ropespec.spec.formulas.TOLERANCE), so that the model is stated once, in the code, and read here."""
+    as formulas (ropespec.spec.formulas.TOLERANCE, as ``shown``: :func:`printed`), so that the model is stated once, in
+    the code, and read here."""
+    tol = (shown or printed(load_record()))["tolerance"]
     out: list[tuple] = []
     for para in doc.strip().split("\n\n")[1:]:  # the first line is the module's title
         if para.startswith("    "):  # the displayed formula: the rounded rotation
-            out.append(("math", formulas.tolerance_latex("rounded rotation"),
-                        functools.partial(formulas.tolerance_mathml, "rounded rotation")))
+            out.append(("math", tol["rounded rotation"]["tex"], tol["rounded rotation"]["mathml"]))
         elif para.startswith("Sum:"):
             rest = para.split("``exact``", 1)
             out += [("p", "Sum, for one component of one pair ([p∉A] is 1 where p is not representable in A, "
                           "rel_θ(E) the relative error of the inverse frequencies above):"),
-                    ("math", formulas.tolerance_latex("bound"), functools.partial(formulas.tolerance_mathml, "bound")),
+                    ("math", tol["bound"]["tex"], tol["bound"]["mathml"]),
                     ("p", _prose("``exact``" + rest[1]) if len(rest) > 1 else "")]
         else:
             out.append(("p", _prose(para)))
@@ -293,7 +315,7 @@ def render_markdown(blks: list[tuple], math: str = "tex") -> str:
         elif tag == "p":
             out += [blk[1], ""]
         elif tag == "math" and math == "mathml":
-            out += [f"<div class='formula'><math xmlns='http://www.w3.org/1998/Math/MathML' display='block'>{blk[2]()}"
+            out += [f"<div class='formula'><math xmlns='http://www.w3.org/1998/Math/MathML' display='block'>{blk[2]}"
                     f"</math></div>", ""]
         elif tag == "math":
             out += [f"$$ {blk[1]} $$", ""]
@@ -381,7 +403,7 @@ def html_doc(verdicts: dict[str, str] | None = None, impl: str | None = None) ->
             body.append(f"<p>{_inline(blk[1])}</p>")
         elif tag == "math":
             body.append(f"<div class='formula'><math xmlns='http://www.w3.org/1998/Math/MathML' display='block'>"
-                        f"{blk[2]()}</math></div>")
+                        f"{blk[2]}</math></div>")
         elif tag == "ul":
             body.append("<ul>" + "".join(f"<li>{_inline(item)}</li>" for item in blk[1]) + "</ul>")
         elif tag == "pre":

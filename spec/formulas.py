@@ -326,3 +326,14 @@ def tolerance_latex(name: str) -> str:
 
 def tolerance_mathml(name: str) -> str:
     return "<mrow>" + "<mo>,</mo><mspace width='1em'/>".join(_mathml(e) for e in TOLERANCE[name]) + "</mrow>"
+
+
+def printed() -> dict:
+    """Every formula the spec shows, printed once by sympy: the definitions (name, note, TeX, MathML) in their order, each
+    invariant's and the error model's (TeX, MathML). ``ropespec proofs --record`` writes it into the record
+    (docs/proofs.json) beside the proofs that ran on the same definitions, so that ``ropespec spec`` renders without
+    importing sympy; ``tests/test_spec.py`` holds the record to what this prints today."""
+    return {"definitions": [{"name": name, "note": note, "tex": definition_latex(name), "mathml": definition_mathml(name)}
+                            for name, (_, note) in DEFINITIONS.items()],
+            "invariants": {inv: {"tex": latex(inv), "mathml": mathml(inv)} for inv in FORMULAS},
+            "tolerance": {name: {"tex": tolerance_latex(name), "mathml": tolerance_mathml(name)} for name in TOLERANCE}}

@@ -26,15 +26,15 @@ def add(sub) -> None:
                                    "verifies and fails under all its mutations, 1 otherwise.")
     p.add_argument("ids", nargs="*", metavar="INVARIANT", help="run only these invariants' entries (default: every "
                                                               "one; ropespec invariants lists them)")
-    p.add_argument("--record", metavar="PATH", help="also write the results, date and commit as JSON (ropespec spec "
-                                                    "renders docs/proofs.json)")
+    p.add_argument("--record", metavar="PATH", help="also write the results, date and commit, and the formulas sympy "
+                                                    "prints, as JSON (ropespec spec renders docs/proofs.json)")
     p.add_argument("--no-mutants", action="store_true", help="skip the mutations (faster)")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
     import sympy  # 0.15 s to import: only this command and spec need it
 
-    from ropespec.spec import proofs
+    from ropespec.spec import formulas, proofs
 
     if args.record and args.no_mutants:
         raise UsageError("--record: run with the mutations (drop --no-mutants), the record states them")
@@ -56,14 +56,15 @@ def run(args: argparse.Namespace, console: Console) -> int:
         print(f"{o.id:<36} {o.kind:<18} {result:<9} {o.seconds:7.2f}  {muts}", flush=True)
         if not o.ok:
             print(f"    {o.account}")
-        results[o.id] = o.to_json()
+        results[o.id] = {**o.to_json(), "proven": pr.fn is not None}
     total = time.perf_counter() - t0
     proven = sum(1 for pid in results if proofs.ALL[pid].fn is not None)
     print(f"{len(results)} entries, {proven} proofs: {proven - failed} verified, {failed} failed; "
           f"{len(results) - proven} definition or tested only; {total:.1f} s")
     if args.record:
         record = {"verified_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                  "commit": _git_commit(), "sympy": sympy.__version__, "seconds": round(total, 1), "results": results}
+                  "commit": _git_commit(), "sympy": sympy.__version__, "seconds": round(total, 1), "results": results,
+                  "formulas": formulas.printed()}  # what ropespec spec shows, printed by sympy (ropespec.specdoc)
         Path(args.record).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
         print(f"wrote {args.record}")
     return 1 if failed else 0
