@@ -129,3 +129,15 @@ def test_record_needs_the_mutations(tmp_path, capsys):
 
     assert main(["proofs", "--no-mutants", "--record", str(tmp_path / "r.json")]) == 2
     assert "--record" in capsys.readouterr().err
+
+
+def test_a_record_path_that_cannot_be_written_is_refused_before_any_proof_runs(tmp_path, capsys, monkeypatch):
+    """--record is a report like any other (ropespec.outputs): checked before the proofs run, written whole or not."""
+    from ropespec.cli import main
+
+    def boom(*a, **k):
+        raise AssertionError("a proof ran")
+    monkeypatch.setattr(proofs, "run_all", boom)
+    assert main(["proofs", "--record", str(tmp_path / "missing" / "r.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--record" in err and "does not exist" in err, err

@@ -67,8 +67,42 @@ def test_the_record_is_what_the_proofs_give_today():
     for pid, pr in proofs.ALL.items():
         got = record["results"][pid]
         assert got["kind"] == pr.kind, pid
+        assert got["proven"] == (pr.fn is not None), f"{pid}: stale record"
+        if pr.fn is None:
+            assert got["account"] == pr.note, f"{pid}: stale record"
         if pr.fn is not None and pr.about:
             assert got["mutants"] == [len(pr.about), len(pr.about)], f"{pid}: stale record"
+    assert list(record["results"]) == list(proofs.ALL), "the record lists the proofs in their order (the lemmas last)"
+    assert record["formulas"] == formulas.printed(), \
+        "stale formulas in the record: run  ropespec proofs --record docs/proofs.json"
+
+
+def test_the_document_is_the_same_with_or_without_the_record_of_formulas(monkeypatch):
+    """The record's formulas are what sympy prints (above), and the document built from them is the one built by
+    printing them now: one document whichever way it is made."""
+    fast = specdoc.markdown(), specdoc.html_doc()
+    record = specdoc.load_record()
+    bare = {**record, "results": {pid: {k: v for k, v in got.items() if k != "proven"}
+                                  for pid, got in record["results"].items()}}
+    del bare["formulas"]
+    monkeypatch.setattr(specdoc, "load_record", lambda: bare)
+    assert (specdoc.markdown(), specdoc.html_doc()) == fast
+
+
+def test_rendering_imports_no_sympy():
+    """What keeps ropespec spec within its 2 s: the record carries what sympy printed and proved, so rendering
+    imports none of it (ropespec proofs, the one command that runs sympy, writes the record)."""
+    import subprocess
+    import sys
+    code = ("import sys, contextlib, io\n"
+            "from ropespec.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['spec']) == 0 and main(['spec', '--format', 'html']) == 0\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sympy' or m.startswith('ropespec.spec.proofs')"
+            " or m == 'ropespec.spec.formulas'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 def test_rendering_runs_no_proof(monkeypatch):

@@ -34,6 +34,7 @@ def add(sub) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     import sympy  # 0.15 s to import: only this command and spec need it
 
+    from ropespec.commands import options
     from ropespec.spec import formulas, proofs
 
     if args.record and args.no_mutants:
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"INVARIANT: {unknown[0]!r} has no entry in spec/proofs/ (ropespec invariants lists the ids)")
     if args.record and args.ids:
         raise UsageError("--record: the record states every proof; drop the INVARIANT ids")
+    outs = options.outputs(args, **{"--record": args.record})  # checked before the proofs run; whole or absent
     t0 = time.perf_counter()
     results, failed = {}, 0
     print(f"{'proof':<36} {'kind':<18} {'result':<9} {'seconds':>7}  mutations failed under")
@@ -65,7 +67,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         record = {"verified_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                   "commit": _git_commit(), "sympy": sympy.__version__, "seconds": round(total, 1), "results": results,
                   "formulas": formulas.printed()}  # what ropespec spec shows, printed by sympy (ropespec.specdoc)
-        Path(args.record).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+        if options.written(outs, "--record", json.dumps(record, indent=1, ensure_ascii=False) + "\n"):
+            return 2
         print(f"wrote {args.record}")
     return 1 if failed else 0
 
