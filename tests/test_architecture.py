@@ -29,8 +29,12 @@ LAZY = {
                                      "of it pays nothing for it",
     ("ropespec", "*"): "its names load on first use (PEP 562): the pytest plugin, loaded by every pytest run, imports "
                        "the package",
-    ("ropespec.commands.spec", "ropespec.specdoc"): "sympy takes 0.15 s to import; only spec and proofs need it",
-    ("ropespec.commands.proofs", "ropespec.spec.proofs"): "sympy, as above",
+    ("ropespec.commands.proofs", "ropespec.spec.proofs"): "sympy takes 0.5 s to import: only this command runs it",
+    ("ropespec.commands.proofs", "ropespec.spec.formulas"): "sympy, as above",
+    ("ropespec.specdoc", "ropespec.spec.formulas"): "sympy, as above: the spec renders the proofs' record, which carries "
+                                                    "the printed formulas, and prints them itself only without one",
+    ("ropespec.specdoc", "ropespec.spec.proofs"): "sympy, as above: the proofs' kinds and notes are the record's, read "
+                                                  "from the proofs only without one",
     ("ropespec.implementations.zoo.rope.autograd_sign", "ropespec.implementations.torch_rope"): "torch is optional",
     ("ropespec.implementations.zoo.rope.returns_complex", "ropespec.implementations.torch_rope"): "torch is optional",
     ("ropespec.implementations.triton_rope", "ropespec.implementations.triton_kernels"): "triton is optional, and its kernels must be "

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ropespec.commands import options
 from ropespec.inputs import UsageError
 
 NAME = "proofs"
@@ -32,9 +33,8 @@ def add(sub) -> None:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    import sympy  # 0.15 s to import: only this command and spec need it
+    import sympy  # 0.5 s to import: only this command runs it (the spec renders its record)
 
-    from ropespec.commands import options
     from ropespec.spec import formulas, proofs
 
     if args.record and args.no_mutants:

@@ -8,6 +8,7 @@ import sys
 
 from rich.console import Console
 
+from ropespec import specdoc
 from ropespec.api import check
 from ropespec.commands import options
 from ropespec.console import say
@@ -29,8 +30,6 @@ def add(sub) -> None:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    from ropespec import specdoc  # sympy (0.15 s to import): only this command and proofs need it
-
     outs = options.outputs(args, **{"--out": args.out})
     to_file = outs.get("--out") is not None and outs.get("--out").path is not None
     verdicts, impl = None, None
