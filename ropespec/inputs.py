@@ -15,6 +15,7 @@ from ropespec.implementations.implementation import Implementation
 from ropespec.implementations.shape import CallShape, ShapeError
 from ropespec.spec import families, hfconfig, presets
 from ropespec.spec.expectation import DEFAULT, DTYPES, Expect, ExpectationError, load_json
+from ropespec.spec.schema import near
 
 
 class UsageError(Exception):
@@ -75,10 +76,8 @@ def _parse_expect(text: str | dict | Expect | None) -> Expect | None:
         return Expect.from_dict(d)
     if stripped in presets.names():
         return presets.get(stripped)
-    import difflib
-
-    near = difflib.get_close_matches(stripped, presets.names(), n=1)
-    hint = f"; did you mean {near[0]}?" if near else ""
+    close = near(stripped, presets.names())
+    hint = f"; did you mean {close}?" if close else ""
     raise ExpectationError(
         "expect", f"{text!r} is not inline JSON, a JSON file or a preset (presets: {', '.join(presets.names())}){hint}"
     )

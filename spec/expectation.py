@@ -22,6 +22,7 @@ from ropespec.spec import methods, params
 from ropespec.spec.geometry import PairGeometry, validate_axes
 from ropespec.spec.schema import (  # noqa: F401 (the vocabulary, importable from here as before)
     _is_int, _is_number, _short, ANGLE_DTYPES, AXES_KINDS, DIRECTIONS, AXES_MAX, AXES_MIN, CONVENTIONS, DEFAULT_AXIS_NAMES, DTYPES, ExpectationError, FACTOR_MAX, HEAD_DIM_MAX, MAX_POSITION_MAX, RANGES,
+    unknown_name,
 )
 
 def _freeze(v: Any) -> Any:
@@ -340,7 +341,7 @@ class Expect:
         known = {f.name for f in dataclasses.fields(cls) if f.name != "family_params"} | set(owners)
         for k in d:
             if k not in known:
-                raise ExpectationError(str(k), f"unknown field (known: {', '.join(sorted(known))})")
+                raise ExpectationError(str(k), unknown_name(str(k), sorted(known)))
         core, given = {}, {}
         for k, v in d.items():
             if k in owners:

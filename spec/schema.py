@@ -96,6 +96,26 @@ def _is_number(v: Any) -> bool:
     return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
 
 
+def near(name: str, known) -> str | None:
+    """The known name a mistyped one most likely means (difflib's closest, at least 0.6 alike), or None."""
+    import difflib
+
+    found = difflib.get_close_matches(str(name), sorted(map(str, known)), n=1)
+    return found[0] if found else None
+
+
+def unknown_name(name: str, known, what: str = "field") -> str:
+    """The problem of a name that is not among ``known``: 'unknown field; did you mean head_dim?' where one is close
+    (a typo needs one name, not the list), else every known name."""
+    return f"unknown {what}{known_names(name, known)}"
+
+
+def known_names(name: str, known) -> str:
+    """What follows 'unknown ...': '; did you mean X?' where one known name is close to ``name``, else the list."""
+    close = near(name, known)
+    return f"; did you mean {close}?" if close is not None else f" (known: {', '.join(map(str, known))})"
+
+
 def _short(v: Any) -> str:
     """A value as an error message shows it: never thousands of digits."""
     text = repr(v)

@@ -108,12 +108,30 @@ def test_bad_expectations_name_the_field(kwargs, field):
 
 
 def test_unknown_key_and_bad_json():
-    with pytest.raises(ExpectationError, match="^head_dimm: unknown field"):
+    with pytest.raises(ExpectationError, match="^head_dimm: unknown field; did you mean head_dim\\?$"):
         Expect.from_dict({"head_dimm": 64})
     with pytest.raises(ExpectationError, match="^expect: not valid JSON"):
         Expect.from_json("{head_dim: 64")
     with pytest.raises(ExpectationError, match="^expect: must be a JSON object"):
         Expect.from_json("[64]")
+
+
+@pytest.mark.parametrize("d, said", [
+    ({"hed_dim": 128}, "hed_dim: unknown field; did you mean head_dim?"),
+    ({"rope_thetta": 1e4}, "rope_thetta: unknown field; did you mean rope_theta?"),
+    ({"head_dim": 64, "rope_scaling": {"rope_type": "yarn", "factr": 4}},
+     "rope_scaling.factr: unknown key for rope_type 'yarn'; did you mean factor?"),
+    ({"head_dim": 64, "rope_scaling": {"rope_type": "yarnn", "factor": 4}},
+     "rope_scaling.rope_type: unknown 'yarnn'; did you mean yarn?"),
+])
+def test_a_mistyped_name_gets_the_name_it_means_not_the_list(d, said):
+    """A typo needs the one name it misses, as a mistyped preset gets it: the list of every field is for a name like
+    none of them."""
+    with pytest.raises(ExpectationError) as info:
+        Expect.from_dict(d)
+    assert str(info.value) == said
+    with pytest.raises(ExpectationError, match=r"^zzz: unknown field \(known: .*head_dim.*\)$"):
+        Expect.from_dict({"zzz": 1})
 
 
 def test_json_round_trip_and_hash():

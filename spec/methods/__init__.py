@@ -22,7 +22,7 @@ from typing import Any, Callable, ClassVar, Iterator
 import mpmath
 
 from ropespec.spec import scaling
-from ropespec.spec.schema import FACTOR_MAX, MAX_POSITION_MAX, RANGES, ExpectationError, _is_int, _is_number, _short
+from ropespec.spec.schema import FACTOR_MAX, MAX_POSITION_MAX, RANGES, ExpectationError, _is_int, _is_number, _short, known_names, unknown_name
 
 #: name -> the method (an instance of its class), every module of this package imported
 REGISTRY: dict[str, "ScalingMethod"] = {}
@@ -220,14 +220,14 @@ def validated(s: dict[str, Any], rotary_dim: int, max_position: int) -> dict[str
     if rt is None:
         raise ExpectationError("rope_scaling.rope_type", "missing")
     if rt not in REGISTRY:
-        raise ExpectationError("rope_scaling.rope_type", f"unknown {rt!r} (known: {', '.join(names())})")
+        raise ExpectationError("rope_scaling.rope_type", f"unknown {rt!r}{known_names(rt, names())}")
     method = get(rt)
+    for k in s:  # a mistyped key first: it is why a required one is missing
+        if k != "rope_type" and k not in method.keys:
+            raise ExpectationError(f"rope_scaling.{k}", unknown_name(k, sorted(method.keys), f"key for rope_type {rt!r}"))
     for k in sorted(method.required):
         if k not in s:
             raise ExpectationError(f"rope_scaling.{k}", f"required for rope_type {rt!r}")
-    for k in s:
-        if k != "rope_type" and k not in method.keys:
-            raise ExpectationError(f"rope_scaling.{k}", f"unknown key for rope_type {rt!r}")
 
     def number(k: str, lo: float, hi: float = math.inf, lo_open: bool = False, rule: str | None = None) -> None:
         if k not in s:
