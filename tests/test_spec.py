@@ -138,8 +138,10 @@ def test_formulas_print_as_written():
 
 
 def test_spec_with_an_implementation_shows_verdicts(tmp_path):
+    """The document is written whole, and the exit code is its verdicts' as ropespec check's: a failing
+    implementation exits 1 (exit 0 means what was checked held)."""
     out = tmp_path / "spec.md"
-    assert main(["spec", "--impl", "ropespec.implementations.zoo.rope.backwards:make", "--expect", "llama2-7b", "--out", str(out)]) == 0
+    assert main(["spec", "--impl", "ropespec.implementations.zoo.rope.backwards:make", "--expect", "llama2-7b", "--out", str(out)]) == 1
     text = out.read_text()
     assert "verdict: **fail (direction)**" in text
     assert "verdict: **pass**" in text

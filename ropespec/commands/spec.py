@@ -19,7 +19,9 @@ NAME = "spec"
 def add(sub) -> None:
     p = sub.add_parser(NAME, help="render the executable spec (Markdown or self-contained HTML)",
                        description="Render every invariant with statement, formula, proof status, the properties "
-                                   "that check it and the zoo members that fail it, plus the tutorial facts.")
+                                   "that check it and the zoo members that fail it, plus the tutorial facts. Exit codes: "
+                                   "0 rendered (with --impl: and every verdict held); 1 with --impl, a verdict "
+                                   "failed (the document is written all the same); 2 bad usage.")
     p.add_argument("--format", choices=("md", "html"), default="md")
     p.add_argument("--impl", metavar="TARGET", help="also show this implementation's verdict per invariant")
     options.expect(p)
@@ -44,10 +46,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
         impl = args.impl + (f" --expect {args.expect}" if args.expect else "")
     text = (specdoc.html_doc(verdicts, impl) if args.format == "html" else
             specdoc.markdown(verdicts, impl, specdoc.seeds_link(args.out if to_file else None)))
+    # exit 0 means what it means for ropespec check: with --impl, that its every verdict held
+    verdict = result.exit_code if args.impl else 0
     if not to_file:
         sys.stdout.write(text)
-        return 0
+        return verdict
     code = options.written(outs, "--out", text)
     if not code:
         say(console, f"wrote {args.out}")
-    return code
+    return code or verdict
