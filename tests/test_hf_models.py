@@ -124,7 +124,11 @@ def test_the_apply_function_is_the_one_its_attention_calls():
 def test_another_expectation_is_declined_not_checked(subset):
     result = check("ropespec.implementations.adapters.hf_models:llama", "llama3.1-8b", array="torch", profile="ci", seed=1,
                    invariants=["rope.conformance"], allow_skip=True)
-    assert result.unchecked and "default config only" in result.nothing_checked()[0], result.report()
+    said = result.nothing_checked()[0]
+    assert result.unchecked and "default config only" in said, result.report()
+    # each field as --expect writes it: JSON, never a Python repr of the frozen mapping
+    assert ('rope_scaling null where the expectation has {"rope_type": "llama3", "factor": 8.0' in said
+            and "mappingproxy" not in said), said
 
 
 def test_what_hf_models_cannot_call_an_adapter_of_its_own_checks(subset):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -394,6 +395,10 @@ def _axial_adapter(f: Found) -> str | None:
     return "no hf_axes adapter builds it yet"
 
 
+def _json(value) -> str:
+    return json.dumps(value, separators=(", ", ": "))
+
+
 def expectation_of(f: Found):
     return from_hf_config({"model_type": f.model_type, **_rotary_config(f).to_dict()})
 
@@ -412,9 +417,11 @@ def factory(model_type: str):
             raise NotImplementedError(f"transformers' {model_type}: {f.reason}")
         own = expectation_of(f)
         differ = [k for k in _FIXED if getattr(own, k, None) != getattr(expect, k, None)]
-        if differ:
-            raise NotImplementedError(f"this adapter computes {model_type}'s default config only "
-                                      f"({', '.join(f'{k} {getattr(own, k, None)!r}' for k in differ)})")
+        if differ:  # each field as the expectation's JSON writes it, the value a user would give in --expect
+            mine, theirs = own.to_dict(), expect.to_dict()
+            said = "; ".join(f"{k} {_json(mine.get(k))} where the expectation has {_json(theirs.get(k))}"
+                             for k in differ)
+            raise NotImplementedError(f"this adapter computes {model_type}'s default config only: {said}")
         return _rope(f)
 
     make.__name__ = make.__qualname__ = model_type
