@@ -70,6 +70,30 @@ def clean(text: str) -> str:
 #: numpy 2's scalar repr, np.float64(0.5), in a failure reads as code: the number is what is meant
 _NUMPY_REPR = re.compile(r"np\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
 
+#: a number as a message writes one (an int, a float, a repr in scientific notation, nan, inf)
+_NUMBER = r"\s*(?:-?(?:\d+(?:\.\d*)?(?:e[+-]?\d+)?|nan|inf)|True|False)\s*"
+#: a flat list of more than LISTED numbers, and a list of more than LISTED_ROWS such rows (a multi-axis call's positions)
+LISTED, LISTED_ROWS = 16, 8
+_LONG_LIST = re.compile(rf"\[(?:{_NUMBER},){{{LISTED},}}{_NUMBER}\]")
+_ROW = rf"\s*\[(?:{_NUMBER},)*{_NUMBER}\]\s*"
+_LONG_ROWS = re.compile(rf"\[(?:{_ROW},){{{LISTED_ROWS},}}{_ROW}\]")
+
+
+def summarised(text: str) -> str:
+    """Every long list of numbers in a message summarised: its first entries, its last ones and how many there are
+    ('[0, 1, 2, 3, ..., 4094, 4095] (4096 values)'). A message is read by a person, in a terminal line, a JUnit
+    file or the JSON's message; the values themselves are the counterexample's, whole in the JSON report."""
+    def flat(m: re.Match) -> str:
+        items = [v.strip() for v in m.group(0)[1:-1].split(",")]
+        return f"[{', '.join(items[:4])}, ..., {', '.join(items[-2:])}] ({len(items)} values)"
+
+    def rows(m: re.Match) -> str:
+        items = re.findall(r"\[[^\[\]]*\]", m.group(0)[1:-1])
+        return f"[{', '.join(items[:3])}, ..., {items[-1]}] ({len(items)} rows)"
+
+    return _LONG_LIST.sub(flat, _LONG_ROWS.sub(rows, text))
+
+
 #: the fields of a failure, in the order :func:`render` says them
 FAILURE_FIELDS = ("what", "got", "expected", "detail", "call", "diagnosis", "evidence", "follows", "also", "ratio",
                   "cause")
@@ -90,7 +114,7 @@ class Failure(AssertionError):
                  cause: str | None = None, *, got: str | None = None, expected: str | None = None,
                  detail: str | None = None, call: str | None = None, evidence: str | None = None,
                  follows: bool = False, also: tuple[str, ...] = ()):
-        text = lambda v: None if v is None else _NUMPY_REPR.sub(r"\1", clean(str(v)))
+        text = lambda v: None if v is None else _NUMPY_REPR.sub(r"\1", clean(summarised(str(v))))
         self.what, self.got, self.expected, self.detail = text(what), text(got), text(expected), text(detail)
         self.call, self.evidence = text(call), text(evidence)
         self.diagnosis = check_word(diagnosis)

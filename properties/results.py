@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ropespec.implementations.contract import Failure
+from ropespec.implementations.contract import Failure, summarised
 from ropespec.spec.expectation import Expect
 
 
@@ -109,7 +109,7 @@ def _brief(v: Any) -> str:
             return json.dumps(v)
         return f"array{a.shape} " + np.array2string(a, precision=9, threshold=12, edgeitems=3, separator=", ",
                                                   max_line_width=10**6).replace("\n", "")
-    return json.dumps(v)
+    return summarised(json.dumps(v))  # a long call's positions: their ends and count (whole in the JSON)
 
 
 def jsonable(v: Any) -> Any:

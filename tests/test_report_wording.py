@@ -307,3 +307,30 @@ def test_piped_progress_says_a_long_property_once_then_a_heartbeat_and_no_estima
                                         status="pass"))
     display.bar.tasks[0].start_time -= 10.0
     assert re.fullmatch(r"~0:\d\d left", display.left()), display.left()  # a quarter done: an estimate
+
+
+def test_long_arrays_are_summarised_where_a_person_reads_them(cli, tmp_path):
+    """An expected failure's call of 4097 positions printed one line of 8,688 characters, and a counterexample every
+    position of a long call: a message and a counterexample's values say a long list by its ends and its count, in
+    the terminal, the JSON's message and JUnit alike; the JSON's counterexample keeps every value."""
+    import json
+
+    from ropespec.implementations.contract import Failure
+    from ropespec.properties.results import Result
+
+    f = Failure("f(x, p)", call=f"f(x, positions={list(range(4097))}); at {[[p, p, p] for p in range(40)]}")
+    assert f.call == ("f(x, positions=[0, 1, 2, 3, ..., 4095, 4096] (4097 values)); at [[0, 0, 0], [1, 1, 1], "
+                      "[2, 2, 2], ..., [39, 39, 39]] (40 rows)"), f.call
+    assert Failure("f", call=f"positions={list(range(16))}").call == f"positions={list(range(16))}"  # short: whole
+    r = Result("impl", "long_calls", "rope.conformance", "fail", note="m",
+               counterexample={"positions": list(range(127)), "x": [[0.5, 1.0]] * 127})
+    said = r.explain()
+    assert "positions = [0, 1, 2, 3, ..., 125, 126] (127 values)" in said and "array(127, 2)" in said, said
+    out = tmp_path / "r.json"
+    code, out_text, _ = cli("check", "ropespec.implementations.toy_encodings:length_normalised", "--family", "sinusoidal",
+              "--dtype", "float64", "--invariant", "sinusoidal.length-independent", "--seed", "0", "--json", out)
+    assert code == 0 and "expected failure" in out_text, out_text
+    assert max(map(len, out_text.splitlines())) < 1000, max(map(len, out_text.splitlines()))
+    assert "(4097 values)" in out_text
+    [result] = json.loads(out.read_text())["implementations"][0]["results"]
+    assert "(4097 values)" in result["message"] and len(result["counterexample"]["positions"]) > 16
