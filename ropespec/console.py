@@ -34,3 +34,14 @@ def console(to_stderr: bool = False) -> GuardedConsole:
 def say(console: Console, text: str) -> None:
     """One line of plain text (no markup, no highlighting: '[layout]' in a message is text)."""
     console.print(text, highlight=False, markup=False)
+
+
+def one_destination(console: Console) -> bool:
+    """Whether the console's text and standard error reach one place (``2>&1`` into a file or a pipe): the same open
+    file, as the operating system says. A line on standard error that summarises what the report will say would
+    then land above the report it summarises."""
+    try:
+        a, b = os.fstat(console.file.fileno()), os.fstat(sys.stderr.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)

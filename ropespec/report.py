@@ -162,8 +162,10 @@ def _ratio(r) -> str:
 
 
 def render(reports: list, console: Console, *, seed: int, profile: str,
-           values: str = "the replay command with --json PATH") -> None:
-    """Print the implementation x invariant table, then every failure with its replay command."""
+           values: str = "the replay command with --json PATH", ended: str | None = None) -> None:
+    """Print the implementation x invariant table, then every failure with its replay command. ``ended``: how a run
+    that did not finish ended (interrupted, stopped by --maxfail), said in the report's last line, so that a report
+    saved to a file says it is not the whole run."""
     wrap = not table_mode(console)  # on a terminal rich wraps at words; piped lines stay whole
     console.print(f"ropespec check: profile {profile}, seed {seed} (rerun the same run with --seed {seed})",
                   highlight=False, soft_wrap=wrap)
@@ -223,7 +225,8 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     n = sum(len(shown_results(rep)) for rep in reports)
     console.print(f"{counts_text([r for rep in reports for r in rep.results], errors=True)} "
-                  f"({_count(n, 'check')} on {_count(len(reports), 'implementation')})", highlight=False)
+                  f"({_count(n, 'check')} on {_count(len(reports), 'implementation')})"
+                  + (f"; {ended}" if ended else ""), highlight=False, soft_wrap=True)
 
 
 def config_tag(configuration: dict) -> str:
@@ -287,6 +290,11 @@ def _explained(console: Console, text: str) -> None:
         for part in textwrap.wrap(body, max(20, console.width - len(indent)), subsequent_indent="  ",
                                   break_on_hyphens=False) or [""]:
             console.print(Text(indent + part), soft_wrap=True)
+
+
+def count(n: int, noun: str) -> str:
+    """'1 check', '2 checks'."""
+    return _count(n, noun)
 
 
 def _count(n: int, noun: str) -> str:

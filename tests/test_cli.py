@@ -2,6 +2,8 @@
 
 import json
 import shlex
+import subprocess
+import sys
 
 import hypothesis
 import pytest
@@ -9,6 +11,8 @@ import pytest
 from pathlib import Path
 
 from ropespec.properties.framework import all_properties
+
+from conftest import PROCESS_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -337,6 +341,8 @@ def test_exitfirst_and_maxfail_stop_at_failing_implementations(cli, tmp_path):
     code, out, err = cli("check", *targets, "-x", "--seed", "1", "--invariant", "rope.conformance", "--json", report)
     assert code == 1 and "stopped after 1 failing implementation (-x, --maxfail 1): 2 of 4 implementations not " \
         "checked" in err, err
+    assert out.rstrip().splitlines()[-1].endswith("; stopped after 1 failing implementation (-x, --maxfail 1): 2 of "
+                                                  "4 implementations not checked"), out[-300:]
     d = json.loads(report.read_text())
     assert d["stopped"].startswith("stopped after 1") and not d["passed"]
     assert [i["name"] for i in d["implementations"]] == targets[:2]
@@ -344,3 +350,19 @@ def test_exitfirst_and_maxfail_stop_at_failing_implementations(cli, tmp_path):
     assert code == 1 and "stopped" not in err and "(3 of 3 done)" in err, err
     code, out, err = cli("check", targets[0], "--maxfail", "0")
     assert code == 2 and err.strip() == "ropespec: error: --maxfail: must be >= 1, got 0", err
+
+
+def test_with_2_and_1_the_report_comes_first_and_says_its_counts(tmp_path):
+    """stdout and stderr into one file (2>&1): an implementation's counts on stderr landed above the report they
+    summarise; the report says them there, and stderr says them only where it is read apart from the report."""
+    toy = tmp_path / "toy.py"
+    toy.write_text("import numpy as np\n\ndef apply(x, positions):\n    return np.asarray(x) * 1.5\n")
+    args = [sys.executable, "-m", "ropespec", "check", f"{toy}:apply", "--invariant", "rope.conformance", "--seed", "0"]
+    log = tmp_path / "log.txt"
+    with open(log, "w") as fh:
+        code = subprocess.run(args, stdout=fh, stderr=subprocess.STDOUT, timeout=PROCESS_TIMEOUT).returncode
+    lines = log.read_text().splitlines()
+    assert code == 1 and lines[0].startswith("ropespec check: profile dev"), lines[:3]
+    assert not any(line.startswith(f"ropespec: {toy}:apply: ") for line in lines), lines
+    apart = subprocess.run(args, capture_output=True, text=True, timeout=PROCESS_TIMEOUT)
+    assert f"ropespec: {toy}:apply: 0 passed, 3 failed" in apart.stderr, apart.stderr

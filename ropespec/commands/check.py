@@ -20,7 +20,7 @@ from ropespec.implementations.loader import LoadRequest
 from ropespec import formats, report, resume, signals
 from ropespec.cluster import Cluster, check_on_cluster
 from ropespec.commands import lab, matrix, options
-from ropespec.console import console as console_for, say
+from ropespec.console import console as console_for, one_destination, say
 from ropespec.engine import check_implementations, select_properties
 from ropespec.inputs import UsageError, parse_replay
 from ropespec.results import CheckResult
@@ -214,16 +214,18 @@ def _finish(args, result: CheckResult, outs, notes: list[str], console: Console)
         if w]
     for note in notes:
         say(console, note)
+    ended = result.stopped or (f"{result.interrupted} before the run ended: the report holds the checks that "
+                               f"finished" if result.interrupted else None)
     if result.reports or result.error is None:  # a first TARGET that does not load: its one line says it all
         report.render(result.reports, console, seed=result.seed, profile=result.profile,
-                      values=f"in {args.json}" if outs.get("--json") else "rerun with --json PATH")
+                      values=f"in {args.json}" if outs.get("--json") else "rerun with --json PATH", ended=ended)
     for line in unwritten:
         print(f"ropespec: error: {line}", file=sys.stderr)
     if result.stopped is not None:
         print(f"ropespec: {result.stopped}", file=sys.stderr)
     if result.interrupted is not None:
-        print(f"ropespec: {result.interrupted}: the report above holds the {result.finished} checks that finished",
-              file=sys.stderr)
+        print(f"ropespec: {result.interrupted}: the report above holds the {report.count(result.finished, 'check')} "
+              f"that finished", file=sys.stderr)
         return 143 if result.interrupted == "terminated" else 130
     if result.error is not None:
         print(f"ropespec: error: {result.error}", file=sys.stderr)
@@ -245,6 +247,9 @@ class _Display:
 
     def __init__(self, console: Console, total: int, implementations: int = 1, parallel: bool = False):
         self.piped = not console.is_terminal
+        # the report and standard error reach one place (2>&1): an implementation's counts are the report's to say,
+        # below; what only standard error says (a property still running, the heartbeat) is said as before
+        self.counted_below = self.piped and one_destination(console)
         self.said: set = set()
         self.printed = time.monotonic()
         self.implementations, self.parallel = implementations, parallel
@@ -309,7 +314,7 @@ class _Display:
         self.done += 1
         self.running.discard(rep.impl.name)
         self.bar.update(self.task, checks=self._counts())
-        if self.piped:
+        if self.piped and not self.counted_below:
             where = ""
             if self.implementations > 1:
                 left = self.left()
