@@ -91,10 +91,22 @@ class Sweep:
     #: elementwise, and per position the worst |actual - expected| / (atol + rtol |expected|) under it
     allclose: tuple[float, float] | None = None
     allclose_ratio: np.ndarray | None = None
+    #: the positions the model uses, [0, domain): the verdict's; a sweep past it measures for information (None: the
+    #: whole sweep is the domain)
+    domain: int | None = None
 
-    def allclose_first_exceeded(self) -> int | None:
-        """The first swept position where the output leaves the user's tolerance (None: it never does)."""
-        bad = np.flatnonzero(~(self.allclose_ratio <= 1.0))
+    def in_domain(self) -> np.ndarray:
+        """Per swept position: is it one the model uses (below :attr:`domain`)?"""
+        return np.ones(len(self.positions), dtype=bool) if self.domain is None else self.positions < self.domain
+
+    def beyond(self) -> bool:
+        """Whether the sweep measured past the domain (for information)."""
+        return not bool(self.in_domain().all())
+
+    def allclose_first_exceeded(self, within: bool = False) -> int | None:
+        """The first swept position where the output leaves the user's tolerance (None: it never does); ``within``:
+        among the domain's positions only."""
+        bad = np.flatnonzero(~(self.allclose_ratio <= 1.0) & (self.in_domain() if within else True))
         return int(self.positions[bad[0]]) if bad.size else None
 
     def informative(self, cls: str) -> np.ndarray:
@@ -119,10 +131,18 @@ class Sweep:
         bad = np.flatnonzero(~ok)
         return int(self.positions[-1] if bad.size == 0 else self.positions[bad[0] - 1])
 
-    def first_failure(self, cls: str) -> int | None:
+    def first_failure(self, cls: str, within: bool = False) -> int | None:
         """The first swept position at which class ``cls`` fails (None: it holds everywhere): its error past its
-        bound, or noise where it promises nothing (:func:`saturated_ratio`)."""
-        bad = np.flatnonzero(~(self.ratio[cls] <= 1.0))
+        bound, or noise where it promises nothing (:func:`saturated_ratio`); ``within``: among the domain's positions
+        only, the verdict's."""
+        bad = np.flatnonzero(~(self.ratio[cls] <= 1.0) & (self.in_domain() if within else True))
+        return int(self.positions[bad[0]]) if bad.size else None
+
+    def first_nonfinite(self, within: bool = False) -> int | None:
+        """The first swept position with a non-finite output (None: none)."""
+        if self.nonfinite is None:
+            return None
+        bad = np.flatnonzero(self.nonfinite & (self.in_domain() if within else True))
         return int(self.positions[bad[0]]) if bad.size else None
 
     def is_noise(self, cls: str, p: int) -> bool:
@@ -145,6 +165,7 @@ class Sweep:
         classes = list(self.ratio)
         return {
             "expect": self.expect.to_dict(),
+            "max_position": self.domain,  # the verdict's positions are those below it; the rest is information
             "positions": self.positions.tolist(),
             "max_error": [_num(v) for v in self.max_error],
             "median_error": [_num(v) for v in self.median_error],
@@ -341,6 +362,17 @@ def _angle_signature(expect: Expect, x: np.ndarray, y: np.ndarray, positions: np
 
 def describe_position(p: int | None) -> str:
     return "no position" if p is None else f"p ~ {p:.2g}" if p >= 1e4 else f"p = {p}"
+
+
+def swept_past(expect: Expect, top: int) -> Expect:
+    """The expectation a sweep past the domain measures under: ``expect`` with max_position ``top``, each table it
+    reads kept (an original length that falls back to max_position stays expect's), so that the positions beyond
+    the domain are measured against the same RoPE."""
+    s = expect.to_dict()["rope_scaling"]
+    if s is not None and "original_max_position_embeddings" in expect.method.keys \
+            and "original_max_position_embeddings" not in s:
+        expect = expect.replace(rope_scaling={**s, "original_max_position_embeddings": expect.max_position})
+    return expect.replace(max_position=top)
 
 
 def holds(p: int | None, past: bool = False) -> str:

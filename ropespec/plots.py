@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ropespec.properties.precision import Sweep, class_of
-from ropespec.report import class_sentence
+from ropespec.report import class_sentence, failure_words
 
 #: the strict bound dotted and wider, so that another bound along it (float64's, mostly) shows through
 _STYLES = {"exact": (0, (1, 2)), "float64": "--"}
@@ -44,17 +44,20 @@ def precision_plot(sweep: Sweep, path: str, title: str, keep: bool = False):
             label += " (one line: the bounds coincide)"
         ax.loglog(p, np.maximum(b, floor), linestyle=style, color=_COLORS.get(c, "tab:gray"), lw=2 if c == "exact" else 1,
                   label=label)
-    marked: dict[int, list[str]] = {}
+    marked: dict[tuple[int, str], list[str]] = {}
     for c in sweep.bounds:
-        fail = sweep.first_failure(c)
+        fail, words = sweep.first_failure(c), failure_words(sweep, c)
         if fail is not None:
             i = int(np.flatnonzero(p == fail)[0])
             ax.plot([fail], [max(sweep.max_error[i], floor)], "o", mfc="none", ms=10, color=_COLORS.get(c, "tab:gray"),
                     label=None if marked else "o: the first swept position where that colour's class fails", zorder=6)
-            marked.setdefault(i, []).append("strict" if c == "exact" else c)
-    for i, classes in marked.items():  # the marker says which classes fail there, in words
-        ax.annotate(f"{', '.join(classes)} fail{'s' * (len(classes) == 1)} from p = {int(p[i])}",
-                    (p[i], max(sweep.max_error[i], floor)), xytext=(8, -12), textcoords="offset points", fontsize=7)
+            marked.setdefault((i, words), []).append("strict" if c == "exact" else c)
+    for (i, words), classes in marked.items():  # the marker says which classes fail there, in the text's words
+        ax.annotate(f"{', '.join(classes)}: {words}", (p[i], max(sweep.max_error[i], floor)), xytext=(8, -12),
+                    textcoords="offset points", fontsize=7)
+    if sweep.beyond():  # the verdict's positions end at max_position; the sweep past it is information
+        ax.axvline(sweep.domain, color="0.3", linestyle=":", lw=1,
+                   label=f"max_position {sweep.domain}: the verdict is about the positions left of it")
     ax.set_xlabel("position p")
     ax.set_ylabel("|f(x, p) - exact| / ||x_pair||")
     ax.set_title(title, fontsize=9)

@@ -335,7 +335,11 @@ def render_precision(sw, console: Console, target: str) -> None:
     header = f"{'position':>12}  {'max error':>10}  {'median':>10}  " + "  ".join(
         f"{('strict' if c == 'exact' else c) + ' bound':>15}" for c in cols)
     console.print(header, highlight=False, markup=False)
+    inside = sw.in_domain()
     for i, p in enumerate(sw.positions):
+        if i and inside[i - 1] and not inside[i]:  # the verdict is about the rows above; the rest is information
+            console.print(f"{'':>12}  beyond max_position {sw.domain}: measured for information, not the verdict",
+                          highlight=False, markup=False)
         row = f"{int(p):>12}  {sw.max_error[i]:>10.3g}  {sw.median_error[i]:>10.3g}  " + "  ".join(
             f"{sw.bounds[c][i]:>13.3g}{'  ' if sw.ratio[c][i] <= 1 else ' x'}" for c in cols)
         console.print(row, highlight=False, markup=False)
@@ -349,20 +353,32 @@ def render_precision(sw, console: Console, target: str) -> None:
 
 
 def class_sentence(sw, c: str, short: bool = False) -> str:
-    """Up to where class ``c`` holds in the sweep ``sw``, and where it stops promising anything: the one sentence
-    the text report and the plot's legend both say. ``short`` leaves out why it promises nothing."""
+    """Up to where class ``c`` holds in the sweep ``sw``, where it stops holding and where it stops promising
+    anything: the one sentence the text report and the plot's legend both say ("holds to the end of the sweep" is
+    not a limit; "holds up to p = 9 and fails from p = 11" is). ``short`` leaves out why it promises nothing."""
     e = sw.expect
     name = f"strict {e.dtype}" if c == "exact" else f"{c} angles"
     mark = " (declared)" if c == class_of(e) else ""
-    safe, until = sw.safe_position(c), sw.promises_until(c)
+    safe, until, fails = sw.safe_position(c), sw.promises_until(c), failure_words(sw, c)
     why = "" if short else " (its bound reaches twice the pair norm)"
-    if until is None:
-        limit = ""
-    elif until == safe:
-        limit = f", beyond which it promises nothing{why}"
-    else:
-        limit = f"; it promises nothing beyond {describe_position(until)}{why}"
-    return f"{name}{mark} {holds(safe)}{limit}"
+    if fails is None and until is None:
+        return f"{name}{mark} holds at every swept position, to the end of the sweep (p = {int(sw.positions[-1])})"
+    text = f"{name}{mark} {holds(safe)}"
+    if until is not None and until == safe:
+        text += f", beyond which it promises nothing{why}"
+        return text + (f"; the output is {fails}" if fails else "")
+    text += f" and {fails}" if fails else ""
+    return text + (f"; it promises nothing beyond {describe_position(until)}{why}" if until is not None else "")
+
+
+def failure_words(sw, c: str) -> str | None:
+    """Where class ``c`` stops holding in the sweep, in the words the text and the plot both say: "fails from p = F"
+    (its error past its bound) or "noise from p = F" (an error of the pair norm where it promises nothing); None
+    where it never fails."""
+    first = sw.first_failure(c)
+    if first is None:
+        return None
+    return f"{'noise' if sw.is_noise(c, first) else 'fails'} from p = {first}"
 
 
 def render_exhaustive(ex, console: Console, target: str) -> None:

@@ -72,12 +72,14 @@ def test_shipped_implementations_hold_the_strict_class_to_2_31(tmp_path, capsys,
                  "--json", str(out)])
     text = capsys.readouterr().out
     assert code == 0, text
-    assert "held at every swept position: exit 0" in text.strip().splitlines()[-1]
+    assert "held at every swept position below max_position 131072: exit 0" in text.strip().splitlines()[-1]
     data = json.loads(out.read_text())
     assert set(data) >= {"expect", "positions", "max_error", "median_error", "bounds", "safe_position"}
     assert data["positions"][-1] == 2**31 - 1 and all(p % 2 == 1 for p in data["positions"])
+    assert data["max_position"] == data["expect"]["max_position"] == 131072
     assert data["safe_position"]["exact"] == 2**31 - 1, text
-    assert f"strict {dtype} holds up to p ~ 2.1e+09" in text
+    # the end of the sweep is not a limit: said as such, never "holds up to p ~ 2.1e+09"
+    assert f"strict {dtype} holds at every swept position, to the end of the sweep (p = 2147483647)" in text
 
 
 def test_precision_reports_the_crossing_and_draws_the_plot(tmp_path, capsys):
@@ -106,9 +108,11 @@ def test_sweep_positions_are_odd_and_log_spaced():
 
 def test_a_saturated_bound_is_never_counted_as_holding(tmp_path, capsys):
     """float32 angles at p ~ 2e9 are off by up to 2 x the pair norm: the float32 class's bound is then at
-    least that, so it promises nothing there, and the class must not be said to hold there, nor the sweep pass:
-    noise where the class promises nothing is "holds nowhere past p", exit 1 (it said "held at every swept
-    position: exit 0")."""
+    least that, so it promises nothing there, and the class must not be said to hold there, nor the sweep pass
+    where the model runs there: noise where the class promises nothing is "holds nowhere past p", exit 1 (it said
+    "held at every swept position: exit 0"). Where the model's positions end before it (max_position), it is said as
+    information past them, and the verdict is about the positions the model uses (the same code exited 1 for noise
+    at p = 4.7e7 of a model of 131072 positions)."""
     p = tmp_path / "naive32.py"
     p.write_text(
         "import numpy as np\n"
@@ -120,7 +124,14 @@ def test_a_saturated_bound_is_never_counted_as_holding(tmp_path, capsys):
         "    x1, x2 = x[:, : d // 2], x[:, d // 2 :]\n"
         "    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=1).astype(x.dtype)\n")
     out = tmp_path / "sweep.json"
-    code = main(["precision", f"{p}:rope", "--expect", '{"rope_theta": 500000}', "--json", str(out)])
+    code = main(["precision", f"{p}:rope", "--expect", '{"rope_theta": 500000}', "--plot", str(tmp_path / "a.png")])
+    text = capsys.readouterr().out
+    lines = text.strip().splitlines()
+    assert code == 0 and lines[-1].endswith("held at every swept position below max_position 131072: exit 0"), text
+    assert lines[-2].startswith("beyond max_position 131072, to p = 2147483647 (information, not the verdict): its "
+                                "output is noise from p = "), lines[-2]
+    code = main(["precision", f"{p}:rope", "--expect", '{"rope_theta": 500000, "max_position": 2147483648}', "--json",
+                 str(out)])
     text = capsys.readouterr().out
     data = json.loads(out.read_text())
     until = data["promises_until"]["float32"]
@@ -278,7 +289,11 @@ def test_the_plot_keeps_its_legend_off_the_curves_and_says_what_the_text_says():
         for c in ("float32", "bfloat16"):
             assert any(class_sentence(sw, c, short=True) in t for t in labels), (c, labels)
         notes = [t.get_text() for t in ax.texts]
-        assert any(re.fullmatch(r".*fails? from p = \d+", t) for t in notes), notes
+        assert any(re.fullmatch(r".*: (fails|noise) from p = \d+", t) for t in notes), notes
+        for note in notes:  # each mark says, for each class it names, what that class's sentence says
+            classes, words = note.split(": ", 1)
+            for c in classes.split(", "):
+                assert words in class_sentence(sw, "exact" if c == "strict" else c), (note, c)
     finally:
         plt.close(fig)
 
@@ -291,7 +306,7 @@ def test_a_users_own_tolerance_is_swept_as_torch_testing_takes_it(cli):
             "--max-position", "1048576", "--atol", "1e-5", "--rtol", "1.3e-6"]
     code, out, err = cli(*argv)
     assert code == 1 and "the declared class (float32 output, angles in float32, inv_freq in float32) held at every " \
-        "swept position\n" in out, out
+        "swept position below max_position 1048576\n" in out, out
     assert "your tolerance, atol 1e-05, rtol 1.3e-06 (torch.testing.assert_close's |actual - expected| <= atol + rtol " \
         "|expected|): first exceeded at p = 129, held to p = 91" in out and out.rstrip().endswith("exit 1"), out
     code, out, err = cli("precision", "--max-position", "65536", "--atol", "1e-5", "--rtol", "1.3e-6")
@@ -302,3 +317,49 @@ def test_a_users_own_tolerance_is_swept_as_torch_testing_takes_it(cli):
     assert code == 2 and "must be finite numbers >= 0" in err, err
     code, out, err = cli("precision", "--atol", "1e-5", "--rtol", "0", "--exhaustive")
     assert code == 2 and "drop them with --exhaustive" in err, err
+
+
+GPTJ = '''
+import numpy as np
+
+
+def rope(x, positions):
+    """GPT-J's RoPE as ordinary float32 code: interleaved pairs, theta 10000, angles formed in float32."""
+    d = x.shape[1]
+    inv = (1.0 / 10000.0 ** (np.arange(0, d, 2, dtype=np.float32) / np.float32(d))).astype(np.float32)
+    ang = np.asarray(positions).astype(np.float32)[:, None] * inv[None, :]
+    c, s = np.cos(ang), np.sin(ang)
+    a, b = x[:, 0::2], x[:, 1::2]
+    out = np.empty_like(x)
+    out[:, 0::2], out[:, 1::2] = a * c - b * s, a * s + b * c
+    return out.astype(x.dtype)
+'''
+
+
+def test_the_verdict_is_about_the_positions_the_model_uses(tmp_path, capsys):
+    """Ordinary float32 code exited 1 for noise at p = 47453133 of a model of 131072 positions: the verdict is about
+    the positions below max_position, the sweep past them information; "holds to the end of the sweep" is told from
+    "stops holding at p" (--max-position 131072 said "holds up to p ~ 1.3e+05", the sweep's end read as a limit);
+    and the plot's marks say the text's number and word ("fail from p = 47453133" where the text said it holds to
+    5.9e6)."""
+    pytest.importorskip("matplotlib")
+    (tmp_path / "gptj_rope.py").write_text(GPTJ)
+    target = f"{tmp_path / 'gptj_rope.py'}:rope"
+    expect = '{"head_dim": 64, "rope_theta": 10000, "convention": "interleaved"}'
+    png = tmp_path / "p.png"
+    code = main(["precision", target, "--expect", expect, "--plot", str(png)])
+    out = capsys.readouterr().out
+    lines = out.strip().splitlines()
+    assert code == 0 and lines[-1].endswith("held at every swept position below max_position 131072: exit 0"), out
+    assert "beyond max_position 131072: measured for information, not the verdict" in out
+    noise = re.search(r"float32 angles \(declared\) holds up to p ~ 5\.9e\+06, beyond which it promises nothing \(its "
+                      r"bound reaches twice the pair norm\); the output is (noise from p = \d+)", out)
+    assert noise and f"(information, not the verdict): its output is {noise[1]}" in lines[-2], out[-1500:]
+    code = main(["precision", target, "--expect", expect, "--max-position", "131072", "--sweep-to", "131072"])
+    out = capsys.readouterr().out
+    assert code == 0 and "1.3e+05" not in out, out[-1500:]
+    assert "float32 angles (declared) holds at every swept position, to the end of the sweep (p = 131071)" in out
+    assert re.search(r"strict float32 holds up to p = \d+ and fails from p = \d+\n", out), out[-1500:]
+    code = main(["precision", target, "--expect", expect[:-1] + ', "max_position": 2147483648}'])
+    out = capsys.readouterr().out
+    assert code == 1 and f"the output is {noise[1]} (an error of the pair norm or more): exit 1" in out, out[-600:]

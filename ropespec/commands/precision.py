@@ -22,23 +22,33 @@ from ropespec.console import console as console_for, say
 from ropespec.inputs import UsageError, load_implementations, parse_expect, with_rope
 from ropespec.plots import precision_plot
 from ropespec.spec import DEFAULT, tolerance
+from ropespec.spec.schema import MAX_POSITION_MAX
 
 NAME = "precision"
 #: the most positions --exhaustive calls and compares
 EXHAUSTIVE_MAX = 1 << 27
+#: where the sampled sweep ends unless --sweep-to says: far past any model's positions, where float32 angles are noise
+SWEEP_TO = 1 << 31
 
 
 def add(sub) -> None:
     p = sub.add_parser(NAME, help="sweep positions and report up to where each tolerance class holds",
-                       description="Sweep odd positions log-spaced up to --max-position (or, with --exhaustive, "
-                                   "every position); measure the error against the exact reference; report up to "
-                                   "which position each tolerance class holds. Exit codes: 0 the declared class held "
-                                   "at every position measured; 1 it did not (or TARGET failed to run); 2 bad usage.")
+                       description="Sweep odd positions log-spaced up to --sweep-to (or, with --exhaustive, every "
+                                   "position below --max-position); measure the error against the exact reference; "
+                                   "report up to which position each tolerance class holds. The verdict is about the "
+                                   "positions the model uses, those below max_position (the expectation's, or "
+                                   "--max-position); the sweep past them is information. Exit codes: 0 the declared "
+                                   "class held at every position measured below max_position; 1 it did not (or TARGET "
+                                   "failed to run there); 2 bad usage.")
     p.add_argument("target", nargs="?", metavar="TARGET", help="default: the shipped numpy implementation")
     options.expect(p, default="head_dim 128, theta 1e4, half")
     options.array(p)
     options.dtype(p, default="float32")
-    p.add_argument("--max-position", type=int, default=2**31, metavar="N", help="sweep up to N-1 (default: 2^31)")
+    p.add_argument("--max-position", type=int, metavar="N",
+                   help="the positions the model uses are 0 .. N-1, the verdict's (default: the expectation's "
+                        "max_position, 131072 unless it says)")
+    p.add_argument("--sweep-to", type=int, default=SWEEP_TO, metavar="N",
+                   help="sweep up to N-1, past max_position for information (default: 2^31; at least max_position)")
     p.add_argument("--per-octave", type=int, default=2, metavar="K", help="positions per doubling (default: 2)")
     p.add_argument("--vectors", type=int, default=4, metavar="V", help="random vectors per position (default: 4)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random vectors (default: 0)")
@@ -64,8 +74,12 @@ def add(sub) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     expect = parse_expect(args.expect)
     with_rope(expect, "rope", "the precision sweep")
-    if args.max_position < 2:
-        raise UsageError(f"--max-position: must be >= 2, got {args.max_position}")
+    domain = args.max_position if args.max_position is not None else (expect or DEFAULT).max_position
+    if domain < 2:
+        raise UsageError(f"--max-position: must be >= 2, got {domain}")
+    if not args.exhaustive and not domain <= args.sweep_to <= MAX_POSITION_MAX:
+        raise UsageError(f"--sweep-to: must be an integer in [max_position {domain}, 2^53 = {MAX_POSITION_MAX}], got "
+                         f"{args.sweep_to}")
     if args.per_octave < 1 or args.vectors < 1:
         raise UsageError("--per-octave and --vectors must be >= 1")
     if (args.atol is None) != (args.rtol is None):
@@ -75,9 +89,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if args.exhaustive:
         if args.atol is not None:
             raise UsageError("--atol/--rtol: measured by the sampled sweep; drop them with --exhaustive")
-        if args.max_position > EXHAUSTIVE_MAX:
+        if domain > EXHAUSTIVE_MAX:
             raise UsageError(f"--max-position: with --exhaustive at most 2^27 = {EXHAUSTIVE_MAX} positions (every one "
-                             f"is called and compared), got {args.max_position}")
+                             f"is called and compared), got {domain}")
+        if args.sweep_to != SWEEP_TO:
+            raise UsageError("--sweep-to: ends the sampled sweep; --exhaustive calls every position below "
+                             "--max-position")
         if not 1 <= args.chunk <= 1 << 20:
             raise UsageError(f"--chunk: must be between 1 and 1048576, got {args.chunk}")
         if args.plot:
@@ -87,25 +104,47 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if outs.to_stdout:
         console = console_for(to_stderr=True)
     outs.clear()
-    [impl] = load_implementations([target], expect=expect or DEFAULT, **options.loading(args))
+    # the implementation is told the positions it is called at: past the domain when the sweep goes there
+    within = (expect or DEFAULT).replace(max_position=domain)
+    measured = within if args.exhaustive else precision.swept_past(within, args.sweep_to)
+    [impl] = load_implementations([target], expect=measured, **{**options.loading(args), "max_position": None})
     try:
         try:
             f = options.function_of(impl, target)
         except Failure as ex:
             return options.failed_to_run(console, target, ex)
-        return (_exhaustive if args.exhaustive else _sweep)(f, impl.expect, target, args, console, outs)
+        return (_exhaustive if args.exhaustive else _sweep)(f, impl.expect, target, args, console, outs, domain)
     finally:
         impl.close()
 
 
-def _sweep(f, e, target: str, args, console: Console, outs) -> int:
-    positions = precision.sweep_positions(e.max_position, per_octave=args.per_octave)
+def _sweep(f, e, target: str, args, console: Console, outs, domain: int) -> int:
+    """The sampled sweep of ``f`` under ``e`` (whose max_position is where the sweep ends): the verdict is about the
+    positions below ``domain``; past it the sweep is information (and code that cannot be called there is said, not
+    judged)."""
+    # the domain swept to its last position, as a sweep of it alone is; then on past it to the sweep's end
+    inside = precision.sweep_positions(domain, per_octave=args.per_octave)
+    past = precision.sweep_positions(e.max_position, per_octave=args.per_octave)
+    positions = np.concatenate([inside, past[past > inside[-1]]])
     allclose = (args.atol, args.rtol) if args.atol is not None else None
-    sw = _with_progress(console, target, "sweeping positions", len(positions), lambda progress: precision.measure(
-        f, e, positions, vectors=args.vectors, seed=args.seed, progress=progress, allclose=allclose))
+    measure = lambda at: lambda progress: precision.measure(  # noqa: E731
+        f, e, at, vectors=args.vectors, seed=args.seed, progress=progress, allclose=allclose)
+    beyond_failed = None
+    try:
+        sw = _with_progress(console, target, "sweeping positions", len(positions), measure(positions), quiet=True)
+    except Failure as ex:  # past the domain the code may end (a table of max_position rows): the domain is measured
+        inside = positions[positions < domain]
+        if len(inside) == len(positions):
+            return options.failed_to_run(console, target, ex)
+        beyond_failed = ex.message
+        sw = _with_progress(console, target, "sweeping positions", len(inside), measure(inside))
     if sw is None:
         return 1
+    sw.expect, sw.domain = e.replace(max_position=domain), domain
     report.render_precision(sw, console, target)
+    if beyond_failed is not None:
+        say(console, f"beyond max_position {domain} the code could not be called ({beyond_failed}): the sweep ends "
+                     f"there, and the verdict is about the positions below it")
     if args.plot:
         try:
             precision_plot(sw, args.plot, f"{target}: {e.describe()}")
@@ -113,32 +152,51 @@ def _sweep(f, e, target: str, args, console: Console, outs) -> int:
             raise UsageError(str(ex)) from None
         say(console, f"plot written to {args.plot}")
     unwritten = options.written(outs, "--json", options.json_text(sw.to_json()))
-    declared = precision.class_of(e)
-    bad = [int(p) for p, r in zip(sw.positions, sw.ratio[declared]) if r > 1.0]
-    nonfinite = [int(p) for p, n in zip(sw.positions, sw.nonfinite if sw.nonfinite is not None else []) if n]
-    noise = sw.promises_until(declared) if bad and sw.is_noise(declared, bad[0]) else None
-    code = unwritten or _verdict(console, e, bad[0] if bad else None, nonfinite[0] if nonfinite else None,
-                                 "swept position", noise, decides=allclose is None)
-    if bad:
-        _source(console, f, e, target, args)
+    declared = precision.class_of(sw.expect)
+    first, nonfinite = sw.first_failure(declared, within=True), sw.first_nonfinite(within=True)
+    noise = sw.promises_until(declared) if first is not None and sw.is_noise(declared, first) else None
+    if sw.beyond():  # information first: the verdict is the last line
+        _past_the_domain(console, sw, declared)
+    code = unwritten or _verdict(console, sw.expect, first, nonfinite, "swept position", noise,
+                                 decides=allclose is None, below=domain if sw.beyond() else None)
+    if first is not None:
+        _source(console, f, sw.expect, target, args)
     if allclose is not None:  # the user's own question: its answer is the exit code
-        first = sw.allclose_first_exceeded()
+        exceeded = sw.allclose_first_exceeded(within=True)
         said = f"atol {args.atol:g}, rtol {args.rtol:g} (torch.testing.assert_close's |actual - expected| <= atol + " \
                f"rtol |expected|)"
-        if first is None:
-            say(console, f"your tolerance, {said}: held at every swept position, to p = {int(sw.positions[-1])} (worst "
-                         f"{float(np.max(sw.allclose_ratio)):.3g} of it): exit 0")
+        inside = sw.positions[sw.in_domain()]
+        if exceeded is None:
+            say(console, f"your tolerance, {said}: held at every swept position, to p = {int(inside[-1])} (worst "
+                         f"{float(np.max(sw.allclose_ratio[sw.in_domain()])):.3g} of it): exit 0")
             return unwritten or 0
-        i = int(np.argmax(sw.allclose_ratio))
-        held = int(sw.positions[list(sw.positions).index(first) - 1]) if first != int(sw.positions[0]) else None
-        say(console, f"your tolerance, {said}: first exceeded at p = {first}"
+        i = int(np.argmax(np.where(sw.in_domain(), sw.allclose_ratio, -np.inf)))
+        held = int(inside[list(inside).index(exceeded) - 1]) if exceeded != int(inside[0]) else None
+        say(console, f"your tolerance, {said}: first exceeded at p = {exceeded}"
                      + (f", held to p = {held}" if held is not None else ", not held even at the first position")
                      + f"; worst {float(sw.allclose_ratio[i]):.3g} times it, at p = {int(sw.positions[i])}: exit 1")
         return unwritten or 1
     return code
 
 
-def _exhaustive(f, e, target: str, args, console: Console, outs) -> int:
+def _past_the_domain(console: Console, sw, declared: str) -> None:
+    """What the sweep measured past max_position, said as information: where the declared class stops holding
+    there, or that it held to the end of the sweep."""
+    last = int(sw.positions[-1])
+    fails, until = report.failure_words(sw, declared), sw.promises_until(declared)
+    if sw.first_failure(declared, within=True) is not None:
+        return  # it failed where the model runs: what follows past it adds nothing to the verdict
+    promises = f"it promises nothing past {describe_position(until)}" if until is not None else None
+    if fails is None:
+        past = (f"{promises}, and the output is no noise to the end of the sweep (p = {last})" if promises else
+                f"it holds there to the end of the sweep (p = {last})")
+    else:
+        past = f"its output is {fails}" if fails.startswith("noise") else f"it {fails}"
+        past += f" ({promises})" if promises else ""
+    say(console, f"beyond max_position {sw.domain}, to p = {last} (information, not the verdict): {past}")
+
+
+def _exhaustive(f, e, target: str, args, console: Console, outs, domain: int) -> int:
     # on a GPU the outputs are compared there (double-double reference and bounds in torch); else in numpy
     device = args.device if args.array == "torch" and args.device != "cpu" else None
     ex = _with_progress(console, target, "every position", e.max_position, lambda progress: exhaustive(
@@ -172,7 +230,7 @@ def _source(console: Console, f, e, target: str, args) -> None:
 
 
 def _verdict(console: Console, e, first_failure: int | None, nonfinite_at: int | None, what: str,
-             noise_past: int | None = None, decides: bool = True) -> int:
+             noise_past: int | None = None, decides: bool = True, below: int | None = None) -> int:
     """precision's exit code, said in its last line: 0 when the class the expectation declares held at every
     position measured, 1 when it did not (exit 0 means it all held, as for ropespec check). ``noise_past``: the
     failure is noise where the class promises nothing, past that position (its bound saturated there). ``decides``:
@@ -183,7 +241,8 @@ def _verdict(console: Console, e, first_failure: int | None, nonfinite_at: int |
 
     where = [p for p in (first_failure, nonfinite_at) if p is not None]
     if not where:
-        say(console, f"the declared class ({tolerance.class_name(e)}) held at every {what}{exits(0)}")
+        domain = f" below max_position {below}" if below is not None else ""
+        say(console, f"the declared class ({tolerance.class_name(e)}) held at every {what}{domain}{exits(0)}")
         return 0
     if noise_past is not None and min(where) == first_failure:
         say(console, f"the declared class ({tolerance.class_name(e)}) holds nowhere past {describe_position(noise_past)}"
@@ -195,14 +254,16 @@ def _verdict(console: Console, e, first_failure: int | None, nonfinite_at: int |
     return 1
 
 
-def _with_progress(console: Console, target: str, label: str, total: int, run):
+def _with_progress(console: Console, target: str, label: str, total: int, run, quiet: bool = False):
     """``run(progress)`` under a progress bar (on a terminal only); a Failure of the target is printed as
-    one line and gives None."""
+    one line and gives None (``quiet``: raised, for the caller to say)."""
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(label, total=total)
         try:
             return run(lambda k: bar.update(task, advance=k))
         except Failure as ex:
+            if quiet:
+                raise
             options.failed_to_run(console, target, ex)
             return None
