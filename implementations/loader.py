@@ -221,14 +221,21 @@ def _check_warmup(impl: Implementation, bound, label: str) -> None:
     describes (a result of another shape, an error naming another array library's attribute), it is one line and
     exit 2 (TargetError), not a failure of every property (llm-foundry's ``build_alibi_bias(n_heads, seq_len,
     full=True)``, taken in MPT's signature, returns (1, h, L, L) and was called until it asked for 64 GiB). A warm-up
-    that hangs or crashes is left to the properties, which give it its word."""
+    that hangs or crashes is left to the properties, which give it its word. Where it ran Triton kernels in the
+    interpreter, the header says so, and a dtype the interpreter miscomputes skips the implementation, as at load."""
     try:
         said = impl.host.warmup_verdict(bound.hid)
     except Fault:
         return
-    if said:
+    for note in said.get("notes") or ():  # Triton kernels that the warm-up call imported or ran
+        if note not in impl.notes:
+            impl.notes.append(note)
+    if said.get("said"):
         impl.close()
-        raise TargetError(f"{label}: {said}")
+        raise TargetError(f"{label}: {said['said']}")
+    if said.get("skip_reason"):  # they ran in Triton's interpreter, in a dtype it miscomputes: not judged here
+        impl.skip_reason = said["skip_reason"]
+        impl.close()
 
 
 def _host_for(target, shape: CallShape, array: str, device: str, timeout, warmup_timeout, memory_limit, isolate):

@@ -6,6 +6,11 @@ CPU (``--device cpu``, the default) gets it in its environment before it imports
 ``TRITON_INTERPRET`` themselves; the interpreter runs the kernel on CPU tensors (numpy underneath), one program
 instance at a time. Where a launcher enters ``torch.cuda.device(x.device.index)`` for a CPU tensor (flash-attention's
 ``apply_rotary``), torch raises a TypeError; in interpreter mode that call is a no-op for a CPU tensor's device.
+
+Wherever the worker ran a kernel in the interpreter (however it is wrapped and whichever module defines it), what the
+interpreter computes wrongly in a dtype is ropespec's to say, never the code under test's: the interpreter's launches
+are recorded (:func:`watch_launches`), and a dtype its canary finds miscomputed (:func:`interpreter_fault`) is not
+judged. Reading modules (:func:`kernels`) names the kernels in the report's header.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ def interpreting() -> bool:
 NOT_THE_TARGETS = ("triton", "torch")
 #: ropespec's canary of the interpreter (interpreter_fault), never the TARGET's
 CANARY = "ropespec.implementations.triton_canary"
+#: the interpreter's module: every kernel it runs, however wrapped (jit, heuristics, autotune, nested), is launched
+#: through its InterpretedFunction.run
+INTERPRETER = "triton.runtime.interpreter"
 
 
 def _label(mod) -> str:
@@ -41,27 +49,144 @@ def _label(mod) -> str:
     return mod.__name__
 
 
-def kernels(modules) -> list[str]:
-    """The Triton kernels (``@triton.jit`` functions, compiled or interpreted) defined in ``modules``, each once:
-    "module.name". Nothing when triton is not imported."""
+def _theirs(module: str | None) -> bool:
+    """Whether kernels defined in ``module`` are the code under test's: not Triton's, torch's or the canary's."""
+    return bool(module) and module.split(".")[0] not in NOT_THE_TARGETS and module != CANARY
+
+
+# -- the interpreter's launches, measured ------------------------------------------------------------------
+# Naming kernels by reading modules misses what a library reaches in ways no scan follows (a module imported before
+# the TARGET, kernels imported when a launcher first runs); whether the interpreter ran a kernel is measured instead,
+# at its one launch entry point, so that its faults are never taken for the code under test's.
+_launches = [0]
+_launched: dict[int, tuple] = {}  # id of the interpreted kernel -> (the kernel, the count at its latest launch)
+
+
+def _record(kernel) -> None:
+    if getattr(getattr(kernel, "fn", None), "__module__", None) == CANARY:
+        return
+    _launches[0] += 1
+    _launched[id(kernel)] = (kernel, _launches[0])
+
+
+def _watch(interpreter) -> None:
+    """Record every launch of ``interpreter``'s InterpretedFunction.run (before it runs: a launch that raises ran)."""
+    cls = getattr(interpreter, "InterpretedFunction", None)
+    if cls is None or getattr(cls.run, "_ropespec_watched", False):
+        return
+    run = cls.run
+
+    def watched(self, *args, **kwargs):
+        if not kwargs.get("warmup"):
+            _record(self)
+        return run(self, *args, **kwargs)
+
+    watched._ropespec_watched = True
+    cls.run = watched
+
+
+class _WatchWhenImported:
+    """A finder of the interpreter's module only: the module found by the other finders, watched once executed."""
+
+    def find_spec(self, name, path, target=None):
+        if name != INTERPRETER:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                execute = spec.loader.exec_module
+
+                def exec_module(module):
+                    execute(module)
+                    _watch(module)
+
+                spec.loader.exec_module = exec_module
+                return spec
+        return None
+
+
+def watch_launches() -> None:
+    """In a process where the interpreter is on, record the kernels it launches from now on (:func:`launched_since`):
+    at once where Triton is imported, else when it is. Elsewhere nothing: a compiled run is not observed."""
+    if not interpreting():
+        return
+    if INTERPRETER in sys.modules:
+        _watch(sys.modules[INTERPRETER])
+    elif not any(isinstance(f, _WatchWhenImported) for f in sys.meta_path):
+        sys.meta_path.insert(0, _WatchWhenImported())
+
+
+def launch_mark() -> int:
+    """How many launches were recorded so far: what :func:`launched_since` counts from."""
+    return _launches[0]
+
+
+def launched_since(mark: int) -> list:
+    """The interpreted kernels launched after ``mark`` (:func:`launch_mark`), each once."""
+    return [kernel for kernel, n in _launched.values() if n > mark]
+
+
+# -- the kernels, named ----------------------------------------------------------------------------------------
+def _is_kernel(value) -> bool:
+    from triton.runtime.jit import KernelInterface
+
+    return isinstance(value, KernelInterface) or type(value).__name__ == "InterpretedFunction"
+
+
+def _innermost(value):
+    """The kernel that runs under every wrapper (a Heuristics', an Autotuner's ``.fn``, however nested): the
+    JITFunction or InterpretedFunction whose ``.fn`` is the Python function."""
+    for _ in range(32):
+        inner = getattr(value, "fn", None)
+        if not _is_kernel(inner):
+            return value
+        value = inner
+    return value
+
+
+def _home(kernel) -> str | None:
+    """The module that defines an innermost kernel's Python function."""
+    return getattr(getattr(kernel, "fn", None), "__module__", None)
+
+
+def kernels(modules, launched=()) -> list[str]:
+    """The Triton kernels (compiled or interpreted, however wrapped) that ``modules`` hold and the interpreted kernels
+    ``launched`` (:func:`launched_since`), each once, as "module.name" of the module that defines it: by the name that
+    module gives it, else by its function's. Triton's, torch's and the canary's are not named. Nothing when triton is
+    not imported."""
     if "triton" not in sys.modules:
         return []
     import warnings
 
-    from triton.runtime.jit import KernelInterface
+    found: dict[int, tuple[bool, str]] = {}  # id of the innermost kernel -> (named by its own module, name)
 
-    found: dict[int, str] = {}
+    def name(kernel, home: str, attribute: str, own: bool) -> None:
+        known = found.get(id(kernel))
+        if known is None or own and not known[0]:
+            mod = sys.modules.get(home)
+            found[id(kernel)] = (own, f"{_label(mod) if mod is not None else home}.{attribute}")
+
     with warnings.catch_warnings():  # reading a module's attributes must not print the module's deprecations
         warnings.simplefilter("ignore")
         for mod in {id(m): m for m in modules}.values():
-            if mod.__name__.split(".")[0] in NOT_THE_TARGETS or mod.__name__ == CANARY:
+            if not _theirs(mod.__name__):
                 continue
-            for name, value in list(vars(mod).items()):
-                if isinstance(value, KernelInterface) or type(value).__name__ == "InterpretedFunction":
-                    if getattr(value, "__module__", mod.__name__) == mod.__name__ or \
-                            getattr(getattr(value, "fn", None), "__module__", None) == mod.__name__:
-                        found.setdefault(id(value), f"{_label(mod)}.{name}")
-    return list(found.values())
+            for attribute, value in list(vars(mod).items()):
+                if not _is_kernel(value):
+                    continue
+                kernel = _innermost(value)
+                home = _home(kernel)
+                if _theirs(home):
+                    own = home == mod.__name__
+                    name(kernel, home, attribute if own else getattr(kernel.fn, "__name__", attribute), own)
+    for kernel in launched:
+        home = _home(kernel)
+        if _theirs(home) and id(kernel) not in found:
+            name(kernel, home, getattr(kernel.fn, "__name__", "?"), False)
+    return [n for _, n in found.values()]
 
 
 def cuda_device_noop() -> bool:
@@ -138,9 +263,10 @@ def interpreter_fault(dtype: str) -> str | None:
             f"(--device cuda), or another dtype here")
 
 
-def describe(found: list[str], patched: bool) -> list[str]:
-    """What the report's header says of the TARGET's Triton kernels."""
-    if not found:
+def describe(found: list[str], patched: bool, launched_from: str | None = None) -> list[str]:
+    """What the report's header says of the TARGET's Triton kernels: those ``found``; where none could be named but the
+    interpreter ran kernels, that they were ``launched_from`` the TARGET."""
+    if not found and not launched_from:
         return []
     modules: dict[str, int] = {}
     for k in found:
@@ -155,6 +281,8 @@ def describe(found: list[str], patched: bool) -> list[str]:
             n = packages.setdefault(module.split(".")[0], [0, 0])
             n[0], n[1] = n[0] + count, n[1] + 1
         shown = ", ".join(f"{kernels_(k)} in {m} modules of {p}" for p, (k, m) in packages.items())
+    if not found:
+        shown = f"launched from {launched_from}"
     if interpreting():
         out = [f"Triton kernels run in Triton's interpreter ({shown}; one program instance at a time)"]
         if patched:

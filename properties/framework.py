@@ -324,8 +324,8 @@ def _hypothesis_test(prop: Property, impl: Implementation, rec: _Recorder, state
         progress()
         try:
             ratio = prop.check(bind, case)
-        except NotImplementedError as e:  # the reference or the check cannot handle this case
-            rec.unsupported = str(e)
+        except (NotImplementedError, Unsupported) as e:  # the reference or the check cannot handle this case, or a
+            rec.unsupported = str(e)  # call ran what cannot be judged here (Triton's interpreter in a dtype it miscomputes)
             reject()
         except Fault as e:
             if e.diagnosis in FATAL:

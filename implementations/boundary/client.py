@@ -58,10 +58,10 @@ class InProcessHost(HostClient):
         budget = self.warmup_timeout if self.warmup_seconds is None else self.watchdog.timeout
         return self._run("factory", lambda: self.host.bind(hid, expect), budget)
 
-    def warmup_verdict(self, hid: int) -> str | None:
-        """The warm-up call, once, on its own budget: what it says of TARGET as a whole (Host.warmup), or None."""
+    def warmup_verdict(self, hid: int) -> dict:
+        """The warm-up call, once, on its own budget: what it says of TARGET as a whole (Host.warmup); {} after."""
         if self.warmup_seconds is not None:
-            return None
+            return {}
         t0 = time.perf_counter()
         said = self._run("the warm-up call", lambda: self.host.warmup(hid), self.warmup_timeout)
         self.warmup_seconds = time.perf_counter() - t0

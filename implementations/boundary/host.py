@@ -51,6 +51,8 @@ def load_target(target, shape: CallShape, label: str, array: str, dtype: str, de
     reason). A kernel with its library's table (``shape.table``) is loaded as one apply function."""
     t0 = time.perf_counter()
     before = set(sys.modules)
+    triton_mode.watch_launches()  # before anything of the TARGET's is imported: a launch at import time counts
+    mark = triton_mode.launch_mark()
     obj = guarded("importing the TARGET", resolve, target) if isinstance(target, dict) else target
     if shape.table is not None:
         table = shape.table
@@ -63,28 +65,32 @@ def load_target(target, shape: CallShape, label: str, array: str, dtype: str, de
     info["skip_reason"] = arrays.unsupported_reason(array, dtype, device)
     info["load_seconds"] = time.perf_counter() - t0
     own = sys.modules.get(getattr(obj, "__module__", None) or "")
-    info.update(triton_notes(set(sys.modules) - before, extra=[own] if own is not None else []))
+    info.update(triton_notes(set(sys.modules) - before, mark, label, extra=[own] if own is not None else []))
     if info.get("notes") and not info["skip_reason"]:  # Triton kernels: judged only in a dtype the interpreter computes
         info["skip_reason"] = triton_mode.interpreter_fault(dtype)
     host = None
     if info["mode"] and not info["error"]:
         host = Host(obj, info["mode"], array, device, shape)
         host.in_worker = in_worker
+        host.label = label
     return host, info
 
 
-def triton_notes(new: set[str], extra=()) -> dict:
-    """What the report says of the Triton kernels among the modules ``new`` (imported by loading the TARGET, or by
-    its factory) and ``extra``: {"notes": [...]}; {} when there are none. Triton's own are not counted."""
+def triton_notes(new: set[str], mark: int, label: str, extra=()) -> dict:
+    """What the report says of the Triton kernels among the modules ``new`` (imported by loading the TARGET, by its
+    factory or by its warm-up call) and ``extra``, and of those the interpreter launched since ``mark``
+    (triton_mode.launch_mark): {"notes": [...]}; {} when there are none. Triton's own are not named, but a launch of
+    any kernel counts: the interpreter ran, launched from ``label``."""
     modules = [sys.modules[n] for n in sorted(new) if n in sys.modules] + [m for m in extra if m is not None]
     try:
-        found = triton_mode.kernels(modules)
+        launched = triton_mode.launched_since(mark)
+        found = triton_mode.kernels(modules, launched)
     except Exception:  # looking for kernels must never be taken for the TARGET's failure
         return {}
-    if not found:
+    if not found and not launched:
         return {}
     patched = triton_mode.cuda_device_noop()
-    return {"notes": triton_mode.describe(found, patched)}
+    return {"notes": triton_mode.describe(found, patched, launched_from=label if launched else None)}
 
 
 # -- calling ---------------------------------------------------------------------------------------
@@ -190,6 +196,7 @@ class Host:
     """A loaded TARGET and the functions built from it, answering its form's operations with float64 arrays."""
 
     in_worker = True
+    label = "the TARGET"  # as the report names it (load_target sets it)
 
     def __init__(self, obj: Callable, mode: str, array: str, device: str, shape: CallShape):
         self.obj = obj
@@ -218,9 +225,9 @@ class Host:
                 except NotImplementedError as err:  # the factory declines this expectation
                     raise Unsupported(str(err) or "NotImplementedError") from None
 
-            before = set(sys.modules)
+            before, mark = set(sys.modules), triton_mode.launch_mark()
             fn = self.call("factory", build, expect)
-            found = triton_notes(set(sys.modules) - before)  # a factory that imports its kernels when called
+            found = triton_notes(set(sys.modules) - before, mark, self.label)  # a factory that imports or runs kernels
             if found and (fault := triton_mode.interpreter_fault(expect.dtype)):
                 raise Unsupported(fault)
             if not is_decoder(fn) and not callable(fn):
@@ -231,21 +238,29 @@ class Host:
         self.expects[hid] = expect
         return {"decoder": is_decoder(fn), **found}
 
-    def warmup(self, hid: int) -> str | None:
+    def warmup(self, hid: int) -> dict:
         """One small call (two rows at positions 0 and 1) before the first timed one, so that imports,
         JIT compilation and autotuning happen on the warm-up budget. What it returns or raises is not
         judged here (the properties judge every call); ending the process counts (a crash), and two answers say
-        that TARGET is not the function its contract describes (:func:`warmup_mismatch`), returned as one line."""
+        that TARGET is not the function its contract describes (:func:`warmup_mismatch`): {"said": that line or
+        None}. Where the call ran Triton kernels (a launcher that imports or reaches them only when called), what
+        :func:`triton_notes` says of them and, for a dtype the interpreter miscomputes, why no property judges
+        them: "notes", "skip_reason"."""
         fn, e = self.fns[hid], self.expects[hid]
         if is_decoder(fn):
-            return None  # stateful: its factory call was the warm-up
+            return {"said": None}  # stateful: its factory call was the warm-up
+        before, mark = set(sys.modules), triton_mode.launch_mark()
+        said = None
         try:
             self.form.warmup(self, fn, e)
         except Fault as err:
             if err.diagnosis == "crash":
                 raise
-            return warmup_mismatch(err, self.array, self.form)
-        return None
+            said = warmup_mismatch(err, self.array, self.form)
+        found = triton_notes(set(sys.modules) - before, mark, self.label)
+        if found:
+            found["skip_reason"] = triton_mode.interpreter_fault(e.dtype)
+        return {"said": said, **found}
 
     def drop(self, hid: int) -> None:
         self.fns.pop(hid, None)
@@ -256,7 +271,22 @@ class Host:
         op = self.form.operations("decoder" if is_decoder(fn) else "factory").get(name)
         if op is None:
             raise ValueError(f"the {self.form.label} form has no operation {name!r}")
-        return op.run(self, fn, self.expects[hid], *args)
+        e, mark = self.expects[hid], triton_mode.launch_mark()
+        try:
+            out = op.run(self, fn, e, *args)
+        except Fault:
+            self._interpreted(mark, e)
+            raise
+        self._interpreted(mark, e)
+        return out
+
+    @staticmethod
+    def _interpreted(mark: int, e: Expect) -> None:
+        """A call that ran Triton kernels in the interpreter, in a dtype the interpreter miscomputes, is not the code
+        under test's to answer for (a kernel its launcher reaches only in this call, a backward pass): Unsupported,
+        which declines the case, whatever the call returned or raised."""
+        if triton_mode.launched_since(mark) and (fault := triton_mode.interpreter_fault(e.dtype)):
+            raise Unsupported(fault)
 
     # conversions ---------------------------------------------------------------------------------
     def native(self, x, positions, e: Expect):

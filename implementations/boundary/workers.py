@@ -188,18 +188,18 @@ class WorkerHost(HostClient):
         self.warm_up(hid)
         return self._request(Operate(hid, name, args), self.says(name), timeout_scale(args))
 
-    def warm_up(self, hid: int) -> str | None:
+    def warm_up(self, hid: int) -> dict:
         """The warm-up call of this worker, once: a small call of ropespec's, on its own budget; what it says of
-        TARGET as a whole (Host.warmup), or None."""
+        TARGET as a whole (Host.warmup); {} once warm."""
         if self.warm:
-            return None
+            return {}
         said = self._request(Warmup(hid), "the warm-up call (two rows at positions 0 and 1)")
         self.warm = True
         if self.warmup_seconds is None:
             self.warmup_seconds = time.perf_counter() - self._started
         return said
 
-    def warmup_verdict(self, hid: int) -> str | None:
+    def warmup_verdict(self, hid: int) -> dict:
         """As :meth:`warm_up`, in a live worker with ``hid`` built (the loader's check before any property)."""
         self._ensure()
         return self.warm_up(hid)
