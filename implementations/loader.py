@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 
 from ropespec.implementations.contract import (
+    CONTRACT_SHAPE,
     DEFAULT_TIMEOUT,
     DEFAULT_WARMUP_TIMEOUT,
     FATAL,
@@ -201,7 +202,10 @@ def load_implementation(
                 break
             except Unsupported as e:
                 impl.skip_reason = str(e)
-            except Fault:
+            except Fault as e:
+                if e.cause == CONTRACT_SHAPE:  # it is no factory: neither form the contract takes, one line
+                    impl.close()
+                    raise TargetError(f"{label}: {e.message}") from None
                 impl.skip_reason = None
                 break  # reported by the properties, with its diagnosis
     elif impl.skip_reason is None and load_fault is None and mode == "plain":

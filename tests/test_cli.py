@@ -366,3 +366,15 @@ def test_with_2_and_1_the_report_comes_first_and_says_its_counts(tmp_path):
     assert not any(line.startswith(f"ropespec: {toy}:apply: ") for line in lines), lines
     apart = subprocess.run(args, capture_output=True, text=True, timeout=PROCESS_TIMEOUT)
     assert f"ropespec: {toy}:apply: 0 passed, 3 failed" in apart.stderr, apart.stderr
+
+
+def test_a_function_of_neither_form_is_one_line_and_exit_2(cli, tmp_path):
+    """f(x) was taken for a factory and failed 14 properties '[shape]' with exit 1, where f(x, p, q) was one line and
+    exit 2: a callable that is neither form the contract takes (a plain function of (x, positions), a factory of
+    (expect) returning one) is bad usage, said once, whichever way its signature misleads."""
+    (tmp_path / "one.py").write_text("def f(x):\n    return x\n\n\ndef g(x, p, q):\n    return x\n")
+    for name, said in (("f", "it has one required argument, so it was called as a factory, make(expect), and "
+                              "returned Expect, not a function"), ("g", "must take (x, positions) or (expect)")):
+        code, out, err = cli("check", f"{tmp_path / 'one.py'}:{name}")
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and said in lines[0] and not out.strip(), (name, code, out, err)

@@ -233,7 +233,7 @@ class Host:
             if not is_decoder(fn) and not callable(fn):
                 raise Fault(f"it has one required argument, so it was called as a factory, make(expect), and returned "
                             f"{type(fn).__name__}, not a function: a plain function takes (x, positions), a factory "
-                            f"takes (expect) and returns such a function", "shape")
+                            f"takes (expect) and returns such a function", "shape", cause=CONTRACT_SHAPE)
         self.fns[hid] = fn
         self.expects[hid] = expect
         return {"decoder": is_decoder(fn), **found}
