@@ -298,9 +298,14 @@ def explain_low_precision(f, expect: Expect, positions: np.ndarray, *, seed: int
     y = f(x, positions)
     g = reference.attention_factor(expect)
     scale = per_dim(expect, g * pair_norms(expect, x), passthrough=np.abs(x))
-    off = float(np.max(np.abs(y - reference.apply(expect, x, positions)) / scale))
+    want = reference.apply(expect, x, positions)
+    off = float(np.max(np.abs(y - want) / scale))
     if not np.isfinite(off) or off <= tolerance.rotation_rtol(expect):
         return None  # right at these positions (within a correct rotation's rounding): nothing to explain
+    th = reference.thetas(expect, reference.seq_len_of(positions))
+    declared = per_dim(expect, tolerance.component_bound(expect, positions, th, g * pair_norms(expect, x)))
+    if np.all(np.abs(y - want) <= declared):
+        return None  # within what the declared class allows (its angles formed in its dtype): rounding it promised
     a, b = (np.array(ix) for ix in zip(*expect.pairs()))
     oa, ob = (np.array(ix) for ix in zip(*expect.out_pairs()))
     best = None

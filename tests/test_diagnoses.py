@@ -7,6 +7,7 @@ the same word in bfloat16 as in float32), a structural fault as the root of ever
 
 from __future__ import annotations
 
+import re
 import numpy as np
 import pytest
 
@@ -449,8 +450,7 @@ def off_by_one(expect):
 '''
 
 
-@pytest.mark.parametrize("name, says", [("at_zero", "at position 0: its position is never advanced"),
-                                        ("off_by_one", "one position early")])
+@pytest.mark.parametrize("name, says", [("at_zero", "at position 0 where"), ("off_by_one", "one position early")])
 def test_a_decoding_step_at_another_position_is_named_position_offset(tmp_path, name, says):
     """Decoding that gives every new token position 0 said not-a-rotation, a cache offset off by one layout (unknown
     here): the step's new key is read at the positions a step could have used."""
@@ -458,6 +458,78 @@ def test_a_decoding_step_at_another_position_is_named_position_offset(tmp_path, 
     p.write_text(DECODERS)
     failed = _failed(check(f"{p}:{name}", dtype="float64", seed=0, invariants=["decode.consistency"]))
     assert [r.diagnosis for r in failed] == ["position-offset"] and says in failed[0].message, failed[0].message[-300:]
+
+
+TORCH_DECODERS = '''
+import torch
+
+
+class _Rope:
+    """A plain, correct rotation in float32 (the declared class: angles formed in float32)."""
+
+    def __init__(self, e):
+        self.inv = 1.0 / e.rope_theta ** (torch.arange(0, e.head_dim, 2, dtype=torch.float32) / e.head_dim)
+
+    def __call__(self, x, positions):
+        ang = torch.as_tensor(positions).to(torch.float32)[:, None] * self.inv[None]
+        c, s = torch.cos(ang), torch.sin(ang)
+        a, b = x.chunk(2, dim=-1)
+        return torch.cat([a * c - b * s, a * s + b * c], -1)
+
+
+class _Cache:
+    """A gpt-fast style decoder: its own rotary, its own cache of rotated keys, a step offset of its own."""
+
+    def __init__(self, e):
+        self.rope, self.keys, self.steps = _Rope(e), [], 0
+
+    def prefill(self, x, positions):
+        self.keys = [self.rope(torch.as_tensor(x), positions)]
+        return torch.cat(self.keys)
+
+    def step(self, x, position):
+        self.steps += 1
+        self.keys.append(self.rope(torch.as_tensor(x).reshape(1, -1), [self.at(position)]))
+        return torch.cat(self.keys)
+
+
+class NeverAdded(_Cache):
+    def at(self, position):  # the cache offset never added: every generated token at position 0
+        return 0
+
+
+class BumpedTwice(_Cache):
+    def at(self, position):  # a seen-token count bumped by an earlier layer: one past from the second step on
+        return position + (self.steps >= 2)
+
+
+def never_added(expect):
+    return NeverAdded(expect)
+
+
+def bumped_twice(expect):
+    return BumpedTwice(expect)
+'''
+
+
+@pytest.mark.parametrize("name, says", [
+    ("never_added", r"step 1 \(to length (\d+)\) rotates its new key at position 0 where \d+ is due \(never advanced\)"),
+    ("bumped_twice", r"step 2 \(to length (\d+)\) rotates its new key at position (\d+) where \d+ is due \(one position "
+                     r"late: the offset advanced twice\); step 1 used its own position, \d+"),
+])
+def test_decoding_that_restarts_or_skips_positions_says_the_positions_its_steps_used(tmp_path, name, says):
+    """A plain, correct float32 rotation decoded at the wrong positions was named not-a-rotation (every generated
+    token at 0) and layout (one past from the second step on): the step's key is read off for the one position that
+    fits it, and the word is position-offset with the positions the steps used. The rotation's own float32 angles
+    are its declared class, never angle-precision."""
+    torch = pytest.importorskip("torch")  # noqa: F841
+    p = tmp_path / "gptfast.py"
+    p.write_text(TORCH_DECODERS)
+    for dtype in ("float32", "bfloat16"):
+        failed = _failed(check(f"{p}:{name}", {"head_dim": 64, "rope_theta": 10000}, array="torch", dtype=dtype,
+                               seed=0, invariants=["decode.consistency"]))
+        assert [r.diagnosis for r in failed] == ["position-offset"], (dtype, [r.message[-400:] for r in failed])
+        assert re.search(says, failed[0].message) and "follows from" not in failed[0].message, failed[0].message[-400:]
 
 
 DEEPSEEK = '''
