@@ -5,7 +5,8 @@ Every property reads one rule of the builder's output and judges it against the 
 it can (a block's start is where the block says it starts; the resume rule compares with the largest position the
 builder itself gave so far), so that one fault fails the property about it and no other. The exact rules need no
 tolerance: positions are integers, and the one place a model computes in floating point (the clock of Qwen2.5-VL's
-videos, in float32) allows the integer below a whole number of positions that float32 may round under.
+videos, in float32) allows the integer below a whole number of positions that float32 may round under. Sequences are
+drawn as the model's prompts are: the text around every vision block at least the expectation's ``vision_framing``.
 """
 
 from __future__ import annotations
@@ -55,26 +56,41 @@ def _vision(draw, e):
 
 @st.composite
 def _sequence(draw, e, max_blocks: int = 3):
-    """Text first, then vision blocks each after a text run (the processor's vision_start token and a timestamp are
-    text), and a text run or nothing last."""
-    out = [("text", draw(st.integers(1, 4), label="text"))]
+    """Text first (a prompt opens with its template's text), then vision blocks, and a text run or nothing last, the
+    text around every block at least the expectation's framing (:func:`ropespec.spec.positions.framed`): up to 3
+    tokens more than it asks before the first block, up to 2 more between two blocks and after the last, where a run
+    is drawn whenever the framing asks for one."""
+    before, after = e.params("position-ids").vision_framing
+    first = max(1, before)
+    out = [("text", draw(st.integers(first, first + 3), label="text"))]
     for _ in range(draw(st.integers(0, max_blocks), label="blocks")):
         if out[-1][0] != "text":
-            out.append(("text", draw(st.integers(1, 3), label="text")))
+            n = draw(st.integers(after + before, after + before + 2), label="text")
+            if n:  # no framing: blocks may stand side by side
+                out.append(("text", n))
         out.append(draw(_vision(e)))
-    if draw(st.booleans(), label="tail"):
-        out.append(("text", draw(st.integers(1, 3), label="text")))
+    if (after and out[-1][0] != "text") or draw(st.booleans(), label="tail"):
+        last = max(1, after)
+        out.append(("text", draw(st.integers(last, last + 2), label="text")))
     return out
 
 
 def _pinned_sequences(e) -> list[list[tuple]]:
     """Two images of unequal sides after text; a video whose temporal extent passes its spatial one, then text; a
-    clock of fractional seconds (frames: one frame per block after its timestamp)."""
+    clock of fractional seconds (frames: one frame per block after its timestamp); each framed as the expectation
+    says."""
     images = [("text", 3), ("image", (1, 2, 3)), ("text", 2), ("image", (1, 3, 2)), ("text", 2)]
     if e.params("position-ids").video_time == "frames":
-        return [images, [("text", 2), ("video", (1, 2, 3), 1.0), ("text", 1), ("video", (1, 3, 2), 1.0), ("text", 2)]]
-    return [images, [("text", 2), ("video", (4, 2, 2), 1.0), ("text", 3)],
-            [("text", 1), ("video", (4, 2, 3), 0.75), ("text", 1)]]
+        seqs = [images, [("text", 2), ("video", (1, 2, 3), 1.0), ("text", 1), ("video", (1, 3, 2), 1.0), ("text", 2)]]
+    else:
+        seqs = [images, [("text", 2), ("video", (4, 2, 2), 1.0), ("text", 3)],
+                [("text", 1), ("video", (4, 2, 3), 0.75), ("text", 1)]]
+    return [_framed(e, s) for s in seqs]
+
+
+def _framed(e, segments) -> list[tuple]:
+    """A pinned sequence with its text lengthened to the expectation's framing (unchanged where it honours it)."""
+    return rule.framed(segments, e.params("position-ids").vision_framing)
 
 
 def _cases(impl):
@@ -107,7 +123,7 @@ def _blocks(segments):
                cases=_cases,
                pinned=lambda impl: [{"expect": e, "segments": [("text", 7)]} for e in _rules(impl)] + _pinned(impl) + [
                    # a long prompt across the tile sizes: 1000 tokens of text around a 16 x 16 image
-                   {"expect": e, "segments": [("text", 1000), ("image", (1, 16, 16)), ("text", 129)]}
+                   {"expect": e, "segments": _framed(e, [("text", 1000), ("image", (1, 16, 16)), ("text", 129)])}
                    for e in _rules(impl)])
 def test_text_positions(bind, case):
     e, segs = case["expect"], case["segments"]
@@ -273,7 +289,7 @@ def _batch_pinned(impl):
     for e in _rules(impl):
         seqs = _pinned_sequences(e)
         out.append({"expect": e, "rows": [[("text", 2)], seqs[1]]})
-        out.append({"expect": e, "rows": [seqs[0], [("text", 1), ("image", (1, 2, 2)), ("text", 1)]]})
+        out.append({"expect": e, "rows": [seqs[0], _framed(e, [("text", 1), ("image", (1, 2, 2)), ("text", 1)])]})
     return out
 
 

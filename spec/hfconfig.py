@@ -27,7 +27,10 @@ Keys read (transformers 4.57 and 5.x):
   (Qwen2-VL's ``{"type": "mrope", ...}``, Qwen3-VL, GLM-4.1V, whose text model pairs interleaved);
 * the position-id rule of a vision-language model (``ropespec.spec.positions``), by its ``model_type``: Qwen2-VL's temporal
   grid steps (``grid``), Qwen2.5-VL's clock (``seconds``, with ``vision_config.tokens_per_second``, default 4 as
-  transformers' config class has it), Qwen3-VL's and GLM-4.1V's frames after timestamps (``frames``);
+  transformers' config class has it), Qwen2.5-Omni's thinker's (``seconds``, with its ``position_id_per_seconds``,
+  default 25), Qwen3-VL's and GLM-4.1V's frames after timestamps (``frames``); and the framing its code relies on
+  (``vision_framing``): the Omni thinkers' one text token before and after every vision block (Qwen3-Omni's thinker
+  gives a video fractional temporal positions, which no time rule states: its framing alone is read);
 * a diffusers transformer's ``config.json`` (its ``_class_name``): FLUX's ``axes_dims_rope`` (base 10000, as
   ``FluxPosEmbed`` is built), HunyuanVideo's ``rope_axes_dim`` and ``rope_theta``, Wan's axes derived as
   ``WanRotaryPosEmbed`` does (h = w = 2 (d // 6), t the rest); head_dim is ``attention_head_dim``, pairs interleaved.
@@ -79,8 +82,18 @@ _MROPE_KEYS = ("mrope_section", "mrope_interleaved")
 #: a multi-axis key's legacy name, which transformers reads as the key (HunyuanOCR's checkpoints' xdrope_section)
 _LEGACY_MROPE_KEYS = {"xdrope_section": "mrope_section"}
 #: model type -> how its get_rope_index lets a video's temporal positions grow (ropespec.spec.positions.TIME_RULES)
-VIDEO_TIME = {"qwen2_vl": "grid", "qwen2_5_vl": "seconds", "qwen3_vl": "frames", "qwen3_vl_moe": "frames",
-              "glm4v": "frames", "glm4v_moe": "frames"}
+VIDEO_TIME = {"qwen2_vl": "grid", "qwen2_5_vl": "seconds", "qwen2_5_omni_thinker": "seconds", "qwen3_vl": "frames",
+              "qwen3_vl_moe": "frames", "glm4v": "frames", "glm4v_moe": "frames"}
+#: model type -> where its config keeps the clock of video_time seconds (a key of the config, or of one nested in it),
+#: and the value transformers' config class defaults it to
+CLOCK = {"qwen2_5_vl": (("vision_config", "tokens_per_second"), 4),
+         "qwen2_5_omni_thinker": (("position_id_per_seconds",), 25)}
+#: model type -> the text its get_rope_index needs around every vision block (vision_framing: before, after): the Omni
+#: thinkers' steps over one token before and one after each block, their <|vision_bos|> and <|vision_eos|>, whatever
+#: those tokens are (transformers 5.25). Qwen2-VL's, Qwen2.5-VL's, Qwen3-VL's and GLM-4.1V's prompts are framed as
+#: much, but their builders find a block by its tokens' type and need no framing: they keep the default, as their
+#: presets do
+VISION_FRAMING = {"qwen2_5_omni_thinker": (1, 1), "qwen3_omni_moe_thinker": (1, 1)}
 #: model types that use RoPE even where an older config.json names none of ROTARY_KEYS (the 10000 base was implied)
 ROPE_MODEL_TYPES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "gemma", "gemma2", "phi", "phi3", "gpt_neox",
                     "gptj", "codegen", "stablelm", "starcoder2", "olmo", "cohere", "deepseek_v2", "deepseek_v3",
@@ -259,12 +272,17 @@ def from_hf_config(d: dict[str, Any]) -> Expect:
             except ExpectationError as e:
                 raise ExpectationError(f"config.json: {e.field}", e.problem) from None
         out["rope_scaling"] = scaling
-    video_time = VIDEO_TIME.get(outer.get("model_type"))
+    video_time, framing = VIDEO_TIME.get(outer.get("model_type")), VISION_FRAMING.get(outer.get("model_type"))
     if video_time is not None and "mrope_section" in out:
         out["video_time"] = video_time
         if video_time == "seconds":
-            vision = outer.get("vision_config") if isinstance(outer.get("vision_config"), dict) else {}
-            out["tokens_per_second"] = vision.get("tokens_per_second", 4)
+            (*path, key), default = CLOCK[outer["model_type"]]
+            holder = outer
+            for step in path:
+                holder = holder.get(step) if isinstance(holder.get(step), dict) else {}
+            out["tokens_per_second"] = holder.get(key, default)
+    if framing is not None and "mrope_section" in out:
+        out["vision_framing"] = list(framing)
     try:
         return Expect.from_dict(out)
     except ExpectationError as e:

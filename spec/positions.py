@@ -15,6 +15,12 @@ position on every axis, one more than the token before it; a vision block starti
 (k, i, j) the position (s + time(k), s + i, s + j); every segment starts at one past the largest position used so far
 on any axis (0 for the first). How a video's temporal index grows is the model's :data:`TIME_RULES` entry.
 
+A model's prompts frame every vision block: its chat template writes special tokens around each one (Qwen2-VL's
+``<|vision_start|>`` and ``<|vision_end|>``, Qwen2.5-Omni's ``<|vision_bos|>`` and ``<|vision_eos|>``, a timestamp
+before each of Qwen3-VL's frames), and they are text. The **framing** (before, after) is the least text a real prompt
+has right before and right after every block (:func:`framed`); a builder is judged on sequences that honour it, since
+one that reads the token after a block as its closing token (Qwen2.5-Omni's) meets no other.
+
 Every function takes plain Python values and numpy arrays, so one definition serves the reference the properties
 compare with and the rendered spec.
 """
@@ -34,6 +40,10 @@ TIME_RULES: dict[str, str] = {
     "frames": "each frame is its own block of t = 1 after its timestamp text, time(0) = 0 (Qwen3-VL, GLM-4.1V: time "
               "is carried by the timestamps)",
 }
+
+#: the framing of a sequence whose model states none (before, after): one text token before every block, where a
+#: processor's vision-start token stands, and none required after
+FRAMING: tuple[int, int] = (1, 0)
 
 
 def tokens(segment: Sequence) -> int:
@@ -113,6 +123,29 @@ def next_position(positions: np.ndarray) -> int:
     """Where decoding continues after the prefill: one past the largest position on any axis (``rope_deltas`` =
     that minus the prompt's length)."""
     return int(np.max(positions)) + 1 if np.size(positions) else 0
+
+
+def framed(segments: Sequence[Sequence], framing: Sequence[int] = FRAMING) -> list[tuple]:
+    """The segments with their text lengthened to the framing (before, after): a run of text before a block is at
+    least ``before`` tokens, after a block at least ``after``, between two blocks at least ``after + before``, and every
+    run at least one; a block first gets ``before`` text tokens ahead of it, a block last ``after`` behind it. A
+    sequence honours the framing exactly when this returns it unchanged."""
+    before, after = (int(v) for v in framing)
+    segs = [tuple(s) for s in segments]
+    if segs and segs[0][0] in ("image", "video") and before:
+        segs.insert(0, ("text", before))
+    if segs and segs[-1][0] in ("image", "video") and after:
+        segs.append(("text", after))
+    out = []
+    for i, seg in enumerate(segs):
+        if seg[0] == "text":
+            least = (after if i and segs[i - 1][0] in ("image", "video") else 0) + \
+                    (before if i + 1 < len(segs) and segs[i + 1][0] in ("image", "video") else 0)
+            seg = ("text", max(int(seg[1]), least, 1))
+        elif out and out[-1][0] in ("image", "video") and after + before:
+            out.append(("text", after + before))
+        out.append(seg)
+    return out
 
 
 def spans(segments: Sequence[Sequence]) -> list[tuple[str, int, int, Sequence]]:

@@ -23,6 +23,7 @@ HEAD_DIM_MAX = 4096  # even, 2 ... 4096 (real heads are 64-256; the mpmath refer
 MAX_POSITION_MAX = 2**53  # 2 ... 2^53: positions are int64 and exact in float64 (ropespec.reference.fast's range)
 FACTOR_MAX = 65536.0  # a scaling factor is in [1, 65536]
 AXES_MIN, AXES_MAX = 1, 4  # multi-axis RoPE: 1 to 4 position axes (text, time, height, width)
+FRAMING_MAX = 16  # the text framing a vision block: a few special tokens and a timestamp (Qwen3-VL's <1.5 seconds>)
 #: the axis names a multi-axis expectation gets when it names none, by the number of axes
 DEFAULT_AXIS_NAMES = {1: ("t",), 2: ("h", "w"), 3: ("t", "h", "w"), 4: ("t", "h", "w", "a3")}
 #: the ways a multi-axis RoPE deals its pairs to the axes (:meth:`Expect.axes_kind`)
@@ -65,6 +66,9 @@ RANGES = {
                    "2 pi x 2/H: patch centres in [-1, 1], angles 2 pi coordinate / period)"),
     "video_time": "grid, seconds or frames (how a video's temporal positions grow), with a 3-axis mrope_section",
     "tokens_per_second": "a finite number > 0, with video_time seconds",
+    "vision_framing": (f"two integers [before, after] in [0, {FRAMING_MAX}], with a 3-axis mrope_section: the least text "
+                       f"tokens right before and right after every vision block of the model's prompts (Qwen2.5-Omni's "
+                       f"thinker: [1, 1], its <|vision_bos|> and <|vision_eos|>); [1, 0] where none is stated"),
     "alibi_bias_max": "a finite number > 0 (ALiBi's slopes 2^(-alibi_bias_max (h + 1) / n_heads); 8 is Press et al.'s)",
     "bias_symmetric": "true or false: ALiBi's -m |i - j| for every key (an encoder) instead of the causal -m (i - j)",
     "query_temperature_beta": ("a finite number >= 0: the query at p is multiplied by 1 + beta ln(1 + floor((p + "

@@ -101,6 +101,109 @@ def test_transformers_position_id_builders_and_the_flaw_in_them(name):
     assert "the text of 3 after the video (4, 2, 2) at 1 s per step starts at 4" in r.message
 
 
+#: Qwen2.5-Omni's thinker as its config.json reads (rope of its text model, clock position_id_per_seconds 25, and the
+#: framing its get_rope_index relies on: one token before and one after every vision block)
+OMNI = {"head_dim": 128, "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "max_position": 32768,
+        "video_time": "seconds", "tokens_per_second": 25, "vision_framing": [1, 1]}
+
+OMNI_USER = '''
+import torch
+from transformers.models.qwen2_5_omni.configuration_qwen2_5_omni import Qwen2_5OmniThinkerConfig
+from transformers.models.qwen2_5_omni.modeling_qwen2_5_omni import Qwen2_5OmniThinkerModel
+
+TEXT, BOS = 100, 151652  # any text token; <|vision_bos|>
+
+
+def make(expect):
+    """Qwen2.5-Omni's get_rope_index on one sequence, the token before each block its <|vision_bos|>."""
+    config = Qwen2_5OmniThinkerConfig()
+    config.vision_start_token_id = BOS
+    config.position_id_per_seconds = int(expect.params("position-ids").tokens_per_second)
+    model = Qwen2_5OmniThinkerModel.__new__(Qwen2_5OmniThinkerModel)
+    torch.nn.Module.__init__(model)
+    model.config, model.spatial_merge_size, model.rope_deltas = config, 2, None
+
+    def position_ids(segments):
+        ids, images, videos, seconds = [], [], [], []
+        for seg in segments:
+            if seg[0] == "text":
+                ids += [TEXT] * seg[1]
+                continue
+            t, h, w = seg[1]
+            ids[-1] = BOS
+            ids += [config.image_token_id if seg[0] == "image" else config.video_token_id] * (t * h * w)
+            (images if seg[0] == "image" else videos).append([t, 2 * h, 2 * w])
+            seconds += [seg[2]] if seg[0] == "video" else []
+        ids = torch.tensor([ids])
+        pos, _ = model.get_rope_index(ids, torch.tensor(images) if images else None,
+                                      torch.tensor(videos) if videos else None, torch.ones_like(ids),
+                                      second_per_grids=torch.tensor(seconds) if seconds else None)
+        return pos[:, 0].T.numpy()
+
+    return position_ids
+'''
+
+
+def test_qwen2_5_omni_from_a_scratch_folder_fails_only_where_no_prompt_frames_its_blocks(tmp_path):
+    """A user's wrapper of Qwen2.5-Omni's own get_rope_index, which steps over one token after every vision block (its
+    <|vision_eos|>) whatever it is: on sequences without that token (a block last; one text token between two
+    blocks, both <|vision_eos|> and the next <|vision_bos|>) it raises, since it walks past the sequence or asks
+    torch.arange for -1 text tokens; every failing sequence is one no Omni prompt has. Under the expectation that
+    says the framing ([1, 1]) it holds every rule about a one-sequence builder."""
+    pytest.importorskip("transformers")
+    from ropespec import check
+    from ropespec.spec import positions as rule
+
+    (tmp_path / "omni_positions.py").write_text(OMNI_USER)
+    target = f"{tmp_path / 'omni_positions.py'}:make"
+    spec = importlib.util.spec_from_file_location("omni_positions", tmp_path / "omni_positions.py")
+    user = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(user)
+    build = user.make(Expect.from_dict(OMNI))
+    two = [("text", 1), ("image", (1, 1, 1)), ("text", 1), ("image", (1, 1, 1))]
+    with pytest.raises(RuntimeError, match="inconsistent with step sign"):  # torch.arange(-1)
+        build(two)
+    assert build(rule.framed(two, (1, 1))).tolist() == [[0] * 3, [1] * 3, [2] * 3, [3] * 3, [4] * 3, [5] * 3]
+    unframed = check(target, {k: v for k, v in OMNI.items() if k != "vision_framing"}, family="position-ids", seed=0,
+                     profile="ci")
+    failed = [r for r in unframed.results if r.status == "fail"]
+    assert failed and {r.diagnosis for r in failed} == {"exception"}, [(r.invariant, r.message) for r in failed]
+    for r in failed:
+        seq = [(s[0], s[1]) if s[0] == "text" else (s[0], tuple(s[1]), *s[2:]) for s in r.counterexample["segments"]]
+        assert rule.framed(seq, (1, 1)) != seq, seq
+    framed = check(target, OMNI, family="position-ids", seed=0, profile="ci")
+    verdicts = {r.invariant: r.status for r in framed.results if r.invariant.startswith("position-ids.")}
+    assert verdicts == {**{f"position-ids.{k}": "pass" for k in ("text", "grid", "time", "resume")},
+                        "position-ids.batch": "skip", "position-ids.decode": "skip"}, framed.report()
+
+
+def test_transformers_qwen2_5_omni_builder_under_its_framing():
+    """hf_positions:qwen2_5_omni, transformers' Qwen2.5-Omni thinker as it is (5.25), batched, under its framing: the
+    prefill holds every rule; decoding after a one-token row of a left-padded text-only batch goes on one position
+    late (its text-only branch fills the pads with 1 before taking the batch's largest position for rope_deltas), a
+    flaw of its own; an expectation that does not frame the blocks is declined, naming the field."""
+    pytest.importorskip("transformers")
+    from ropespec.implementations.adapters import hf_positions
+    from ropespec.implementations.shape import CallShape
+
+    make = hf_positions.qwen2_5_omni
+    with pytest.raises(NotImplementedError, match=r"vision_framing of at least \[1, 1\]"):
+        make(Expect.from_dict({k: v for k, v in OMNI.items() if k != "vision_framing"}))
+    _, nxt = make(Expect.from_dict(OMNI))([[("pad", 1), ("text", 1)], [("text", 2)]])
+    assert nxt.tolist() == [[2, 2, 2], [2, 2, 2]]  # row 0's largest position is 0: it should go on at 1
+    [impl] = load_implementations(["ropespec.implementations.adapters.hf_positions:qwen2_5_omni"],
+                                  expect=Expect.from_dict(OMNI), shape=CallShape(family="position-ids"))
+    try:
+        results = [run_property(p, impl, profile="ci", seed_value=0) for p in PROPERTIES
+                   if p.invariant.startswith("position-ids.")]
+    finally:
+        impl.close()
+    bad = {r.invariant: r for r in results if r.status != "pass"}
+    assert set(bad) <= {"position-ids.decode"}, [(r.invariant, r.status, r.message) for r in bad.values()]
+    for r in bad.values():
+        assert r.diagnosis == "decode-restart" and "(1 tokens, largest position 0)" in r.message, r.message
+
+
 COGVIDEOX = '''
 import torch
 from diffusers.models.embeddings import apply_rotary_emb, get_3d_rotary_pos_embed
