@@ -173,48 +173,106 @@ def test_causal(bind, case):
         return assert_close("attend(q, k, v, causal)", out, ref, 2 * _bound(e, q, k, v, pos),
                             call="against the exact attention", dtype=e.dtype)
     except Failure as err:
-        found = _named(e, q, k, v, pos, out, 2 * _bound(e, q, k, v, pos))
+        found = _named(e, q, k, v, pos, out, 2 * _bound(e, q, k, v, pos), f.attend)
         if found:
             raise err.named(*found) from None
         raise
 
 
-def _named(e, q, k, v, pos, out, bound) -> tuple[str, str] | None:
+def _named(e, q, k, v, pos, out, bound, attend=None) -> tuple[str, str] | None:
     """(word, evidence) for a causal output that is not the exact attention of e but the exact attention of a nearby
-    expectation, tried from the most structural: the layer's RoPE turned on or off (nope), the softmax scale's
-    temperature (attention-factor), the queries' temperature by position (query-temperature)."""
-    for word, found in (("nope", lambda: _turning(e, q, k, v, pos, out, bound)),
-                        ("attention-factor", lambda: _temperature(e, q, k, v, pos, out, bound)),
-                        ("query-temperature", lambda: _temperature_variant(e, q, k, v, pos, out, bound))):
-        evidence = found()
-        if evidence:
-            return word, evidence
-    return None
+    expectation (:func:`_models`: the layer's RoPE turned on or off, the softmax scale's temperature, the queries'
+    temperature by position). A word is evidence that its model fits and that every other model does not: where the
+    failing case fits several (they differ there by less than the bound: positions close together, scores alike),
+    ``attend`` (the implementation) is called once more where those models differ by more than the bound, and the
+    one that fits there is named; where that call cannot tell them apart either, the word is ``unknown``, with what
+    was measured. A query temperature's beta fitted to the output is the last resort, where no model fits."""
+    models = _models(e)
+    fitting = [m for m in models if _fits(m[2], q, k, v, pos, out, bound)]
+    at = f"positions {listed(pos)}"
+    if len(fitting) == 1:
+        word, what, _ = fitting[0]
+        others = [what_ for _, what_, m in models if m is not fitting[0][2]]
+        excluded = f" (and not with {'; nor with '.join(others)})" if others else ""
+        return word, f"the output is the exact attention with {what}{excluded}"
+    if len(fitting) > 1:
+        said = " and ".join(f"{w} ({what})" for w, what, _ in fitting)
+        if attend is None:
+            return "unknown", f"at {at} the output fits {said} alike, within the bound: no measurement tells them apart"
+        apart = _apart(e, fitting)
+        if apart is None:
+            return "unknown", (f"at {at} the output fits {said} alike, and no call inside the domain was found where "
+                               f"they differ by more than the bound")
+        q2, k2, v2, pos2, gap = apart
+        out2 = attend(q2, k2, v2, pos2, True)
+        bound2 = 2 * tolerance.attention_bound(e, q2, k2, v2, pos2)
+        there = [m for m in fitting if _fits(m[2], q2, k2, v2, pos2, out2, bound2)]
+        if len(there) == 1:
+            word, what, _ = there[0]
+            return word, (f"the output is the exact attention with {what}: at {at} it fits {said} alike, and at "
+                          f"positions {listed(pos2)}, where they differ by {gap:.3g} (more than the bound "
+                          f"{float(np.max(bound2)):.3g}), only this one")
+        return "unknown", (f"at {at} the output fits {said} alike; at positions {listed(pos2)}, where they differ by "
+                           f"{gap:.3g}, {'none of them fits' if not there else 'still ' + ' and '.join(w for w, _, _ in there) + ' fit'}")
+    beta = _beta_variant(e, q, k, v, pos, out, bound)
+    return ("query-temperature", beta) if beta else None
 
 
-def _turning(e, q, k, v, pos, out, bound) -> str | None:
-    """The evidence that the layer turns q and k where e's has no RoPE (a NoPE layer ported with its model's RoPE), or
-    turns neither where e's has RoPE: the output is the exact causal attention of the other."""
-    nope = not e.params("attention").turns
-    if np.all(np.abs(out - attention(e.replace(attention_nope=not nope), q, k, v, pos, True)) <= bound):
-        return ("the output is the exact attention with q and k turned by RoPE, where the expectation's layer has no "
-                "RoPE (NoPE)" if nope else "the output is the exact attention with q and k unturned (a NoPE layer's), "
-                "where the expectation's layer turns them")
-    return None
+def _fits(model, q, k, v, pos, out, bound) -> bool:
+    return bool(np.all(np.abs(out - attention(model, q, k, v, pos, True)) <= bound))
 
 
-def _temperature(e, q, k, v, pos, out, bound) -> str | None:
-    """The evidence that the scores' softmax scale is another one than the expectation's: the output is the exact
-    attention with DeepSeek's mscale(s, mscale_all_dim)^2 left out where the expectation has it, or put in where it
-    does not (ropespec.spec.tables.score_temperature)."""
+def _models(e) -> list[tuple[str, str, object]]:
+    """The nearby faults of an attention layer, each (word, what it is, the expectation whose exact attention it
+    computes): its RoPE turned on or off (nope); DeepSeek's mscale(s, mscale_all_dim)^2 left out of the softmax scale
+    where e has it (attention-factor, ropespec.spec.tables.score_temperature); no query temperature, or its steps one
+    position early or late, or e's where e has none (query-temperature)."""
+    out = []
+    block = e.params("attention")
+    if block.turns:
+        out.append(("nope", "q and k unturned (a NoPE layer's), where the expectation's layer turns them",
+                    e.replace(attention_nope=True)))
+    else:
+        out.append(("nope", "q and k turned by RoPE, where the expectation's layer has no RoPE (NoPE)",
+                    e.replace(attention_nope=False)))
     t = float(tables.score_temperature(e))
-    s = e.to_dict()["rope_scaling"] or {}
     if t != 1.0:
+        s = e.to_dict()["rope_scaling"] or {}
         keep = {k_: v_ for k_, v_ in s.items() if k_ not in ("mscale", "mscale_all_dim")}
-        plain = e.replace(rope_scaling=keep | {"attention_factor": float(tables.attention_factor(e))})
-        if np.all(np.abs(out - attention(plain, q, k, v, pos, True)) <= bound):
-            return (f"the scores' softmax scale lacks DeepSeek's mscale(s, mscale_all_dim)^2 = {t:.6g} (the output is "
-                    f"the exact attention without it)")
+        out.append(("attention-factor", f"a softmax scale that lacks DeepSeek's mscale(s, mscale_all_dim)^2 = "
+                                        f"{t:.6g}", e.replace(rope_scaling=keep | {"attention_factor":
+                                                                                  float(tables.attention_factor(e))})))
+    if block.tempered:
+        L, o = block.query_temperature_length, block.query_temperature_offset
+        other = 1 - o
+        out.append(("query-temperature", "no query temperature at all", e.replace(query_temperature_beta=0.0)))
+        out.append(("query-temperature", f"floor(({'p + 1' if other else 'p'}) / {L}) where the expectation has "
+                                         f"floor(({'p + 1' if not other else 'p'}) / {L}): its steps one position "
+                                         f"{'early' if other else 'late'}", e.replace(query_temperature_offset=other)))
+    return out
+
+
+def _apart(e, models, tries: int = 8):
+    """A causal call inside the domain where the exact attentions of ``models`` differ pairwise by more than the
+    bound: rows far apart (0, 1, the middle, the last position, and both sides of a query temperature's first step),
+    heads drawn afresh for each try; (q, k, v, positions, the least pairwise difference) or None."""
+    top = e.max_position - 1
+    pos = {0, 1, top // 2, top}
+    block = e.params("attention")
+    if block.tempered and block.steps(e.max_position):
+        first = block.steps(e.max_position)[0]
+        pos |= {first - 1, first}
+    pos = np.array(sorted(p for p in pos if 0 <= p <= top), dtype=np.int64)
+    n = len(pos)
+    for seed in range(tries):
+        q, k, v = (made_heads(e, h, n, seed=3 * seed + i) * (1 + seed)
+                   for i, h in enumerate((e.n_heads, e.n_kv_heads, e.n_kv_heads)))
+        outs = [attention(m, q, k, v, pos, True) for _, _, m in models]
+        bound = 2 * tolerance.attention_bound(e, q, k, v, pos)
+        gaps = [float(np.max(np.abs(a - b) - bound)) for i, a in enumerate(outs) for b in outs[i + 1:]]
+        if min(gaps) > 0:
+            least = min(float(np.max(np.abs(a - b))) for i, a in enumerate(outs) for b in outs[i + 1:])
+            return q, k, v, pos, least
     return None
 
 
@@ -267,36 +325,24 @@ def test_query_temperature(bind, case):
     """Rows on both sides of a step of tau: the rows before it at one temperature, the rows from it on at the next."""
     e, pos = case["expect"], case["positions"]
     q, k, v = _split(case)
-    out = bind(e).attend(q, k, v, pos, True)
+    f = bind(e)
+    out = f.attend(q, k, v, pos, True)
     bound = 2 * _bound(e, q, k, v, pos)
     try:
         return assert_close("attend(q, k, v)", out, attention(e, q, k, v, pos, True), bound,
                             call=f"positions {listed(pos)} across a step of the query temperature "
                                  f"({e.params('attention').says()})", dtype=e.dtype)
     except Failure as err:
-        found = _named(e, q, k, v, pos, out, bound)
+        found = _named(e, q, k, v, pos, out, bound, f.attend)
         if found:
             raise err.named(*found) from None
         raise
 
 
-def _temperature_variant(e, q, k, v, pos, out, bound) -> str | None:
-    """The evidence that the queries carry another temperature than e's: the output is the exact attention with none,
-    with the other offset (a step one position early or late), or with e's where e has none."""
+def _beta_variant(e, q, k, v, pos, out, bound) -> str | None:
+    """The evidence that the queries carry a temperature of e's form with another beta: the output is the exact
+    attention with the beta fitted to it (where no nearer model fits)."""
     block = e.params("attention")
-    tau = tables.query_temperature(e, pos)
-    variants = []
-    if block.tempered:
-        variants.append(({"query_temperature_beta": 0.0}, "no query temperature at all"))
-        other = 1 - block.query_temperature_offset
-        variants.append(({"query_temperature_offset": other},
-                         f"floor(({'p + 1' if other else 'p'}) / {block.query_temperature_length}) where the expectation "
-                         f"has floor(({'p + 1' if not other else 'p'}) / {block.query_temperature_length}): its steps "
-                         f"one position {'early' if other else 'late'}"))
-    for change, what in variants:
-        if np.all(np.abs(out - attention(e.replace(**change), q, k, v, pos, True)) <= bound):
-            return (f"the output is the exact attention with {what} (the expectation's tau at positions "
-                    f"{listed(pos)}: {', '.join(f'{t:.6g}' for t in tau)})")
     if block.tempered:
         beta = _fitted_beta(e, q, k, v, pos, out)
         if beta is not None and np.all(np.abs(out - attention(e.replace(query_temperature_beta=beta), q, k, v, pos,
@@ -338,7 +384,8 @@ def test_grouped_query(bind, case):
     """Against the exact attention, head by head: query head h reads key/value head h // group."""
     e, pos = case["expect"], case["positions"]
     q, k, v = _split(case)
-    got = bind(e).attend(q, k, v, pos, True)
+    f = bind(e)
+    got = f.attend(q, k, v, pos, True)
     try:
         return assert_close("attend(q, k, v)", got, attention(e, q, k, v, pos, True), 2 * _bound(e, q, k, v, pos),
                             call=f"{e.n_heads} query heads, {e.n_kv_heads} kv heads, positions {pos.tolist()}",
@@ -352,7 +399,7 @@ def test_grouped_query(bind, case):
             if np.all(np.abs(got - modulo) <= 2 * _bound(e, q, k, v, pos)):
                 raise err.named("convention", f"query head h reads kv head h % {kv}, not h // "
                                               f"{e.n_heads // kv} (transformers' repeat_kv)") from None
-        found = _named(e, q, k, v, pos, got, 2 * _bound(e, q, k, v, pos))
+        found = _named(e, q, k, v, pos, got, 2 * _bound(e, q, k, v, pos), f.attend)
         if found:
             raise err.named(*found) from None
         raise

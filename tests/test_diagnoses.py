@@ -798,3 +798,40 @@ def test_a_scale_of_the_coordinates_is_scaling_and_its_rounding_is_not(pi, word)
     else:
         said = re.search(r"every pair turns ([0-9.]+) times its rate on every axis", found[1])
         assert found[0] == word and said and float(said.group(1)) == pytest.approx(factor, rel=1e-7), found
+
+
+def test_an_attention_word_needs_a_measurement_that_excludes_the_other_models():
+    """DeepSeek's attention without mscale^2 was named nope from a shrunk case at positions [0, 1], where q and k are
+    so small that the turned and the unturned attention differ by less than the bound and both models fit: a word
+    is said only where its model fits and the others do not, so the implementation is called once more where they
+    differ by more than the bound; without that call the word is unknown, with what was measured."""
+    from ropespec.properties import test_attention as ta
+    from ropespec.reference.encodings import attention
+    from ropespec.spec import tolerance
+
+    e = Expect(head_dim=16, max_position=8192, dtype="float32", rope_scaling={
+        "rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096, "mscale": 1.0,
+        "mscale_all_dim": 1.0})
+    models = {word: m for word, _, m in ta._models(e)}
+    attend = lambda q, k, v, p, causal: attention(models["attention-factor"], q, k, v, p, causal)  # noqa: E731
+    pos, rng = np.array([0, 1]), np.random.default_rng(0)
+    case = None
+    for _ in range(50):  # a shrunk case: the smallest q and k at which the fault still shows, as hypothesis leaves it
+        q, k, v = (rng.standard_normal((2, 16)) for _ in range(3))
+        for s in np.geomspace(1e-3, 1, 40):
+            out = attend(q * s, k * s, v, pos, True)
+            bound = 2 * tolerance.attention_bound(e, q * s, k * s, v, pos)
+            if np.any(np.abs(out - attention(e, q * s, k * s, v, pos, True)) > bound):
+                case = (q * s, k * s, v, out, bound)
+                break
+        if case and np.all(np.abs(case[3] - attention(models["nope"], *case[:3], pos, True)) <= case[4]):
+            break
+        case = None
+    assert case is not None, "no case where both models fit"
+    q, k, v, out, bound = case
+    word, evidence = ta._named(e, q, k, v, pos, out, bound, attend)
+    assert word == "attention-factor", evidence
+    assert "at positions [0, 1] it fits nope" in evidence and "and attention-factor" in evidence, evidence
+    assert "only this one" in evidence, evidence
+    word, evidence = ta._named(e, q, k, v, pos, out, bound)  # nothing more measured: no word
+    assert word == "unknown" and "no measurement tells them apart" in evidence, evidence
