@@ -54,6 +54,8 @@ def _root_cause(res, impl) -> None:
     model = measured_model(impl, expect)
     found = model.root or model.finding
     own = res.failure.evidence if res.failure is not None else None
+    if found and model.root is None and res.diagnosis in also_of(found):
+        return  # the field this property measured is wrong on its own (the model says so too): its word stands
     if found and found[0] != res.diagnosis:
         res.name(found[0], found[1], follows=True, also=also_of(found))
     elif found and found[1] not in (own or ""):  # the same word: the measurement's evidence first, then the property's own

@@ -835,3 +835,64 @@ def test_an_attention_word_needs_a_measurement_that_excludes_the_other_models():
     assert "only this one" in evidence, evidence
     word, evidence = ta._named(e, q, k, v, pos, out, bound)  # nothing more measured: no word
     assert word == "unknown" and "no measurement tells them apart" in evidence, evidence
+
+
+KERAS_LITGPT = '''
+import numpy as np
+
+from ropespec.implementations.zoo._base import build, spec_table
+
+
+def keras_dynamic(x, positions):
+    """keras-hub's "dynamic" RoPE: every frequency divided by 4^(128/126), a uniform linear divisor."""
+    d = x.shape[1]
+    inv = 10000.0 ** (-np.arange(0, d, 2) / d) / 4.0 ** (128 / 126)
+    ang = np.asarray(positions, dtype=np.float64)[:, None] * inv
+    c, s = np.cos(ang), np.sin(ang)
+    a, b = x[:, : d // 2], x[:, d // 2:]
+    return np.concatenate([a * c - b * s, a * s + b * c], axis=1).astype(x.dtype)
+
+
+def _swapped_unscaled(expect, seq_len):
+    s = dict(expect.to_dict()["rope_scaling"])
+    s["beta_fast"], s["beta_slow"] = s.get("beta_slow") or 1, s.get("beta_fast") or 32
+    return spec_table(expect.replace(rope_scaling=s), seq_len)[0], 1.0
+
+
+def litgpt_yarn(expect):
+    """litgpt-like YaRN: beta_fast and beta_slow swapped, and no attention factor (1 where g(s) is due)."""
+    return build(expect, table=_swapped_unscaled)
+'''
+
+
+@pytest.mark.parametrize("rope_scaling", [{"rope_type": "ntk", "factor": 4.0}, {
+    "rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 4096}], ids=["ntk", "dynamic"])
+def test_the_measured_model_names_the_method_whatever_method_was_expected(tmp_path, rope_scaling):
+    """keras-hub's uniform divisor was unknown under NTK ('no model of a fault fits ... curve: linear 4.088994') and
+    linear scaling under dynamic: every method's curve is fitted to the measured frequencies, whatever method the
+    expectation names, and every failing property says the same."""
+    p = tmp_path / "real.py"
+    p.write_text(KERAS_LITGPT)
+    failed = _failed(check(f"{p}:keras_dynamic", {"head_dim": 128, "rope_scaling": rope_scaling}, seed=0))
+    assert failed and {r.diagnosis for r in failed} == {"scaling"}, [(r.property, r.diagnosis) for r in failed]
+    assert all("4.08899" in r.message and "linear" in r.message and "NTK-aware base's factor" in r.message
+               for r in failed), failed[0].message[-400:]
+
+
+def test_a_second_field_measured_wrong_is_its_own_fault_not_a_consequence(tmp_path):
+    """litgpt's YaRN with its betas swapped and no attention factor: the frequencies are named (scaling), and the
+    attention factor (1 where 1.34657 is due) is a field of its own: said after them in every failure the frequencies
+    explain, and the word of the failures it alone explains (norms, the identity at 0, the attention factor), never
+    'follows from scaling'."""
+    p = tmp_path / "real.py"
+    p.write_text(KERAS_LITGPT)
+    expect = {"head_dim": 64, "max_position": 131072, "rope_scaling": {
+        "rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 4096}}
+    failed = {r.property: r for r in _failed(check(f"{p}:litgpt_yarn", expect, seed=0))}
+    for prop in ("norm_per_pair", "identity_at_zero", "attention_factor"):
+        assert failed[prop].diagnosis == "attention-factor" and "follows from" not in failed[prop].message, \
+            failed[prop].message[-300:]
+    assert failed["conformance"].diagnosis == "scaling", failed["conformance"].message[-300:]
+    said = failed["conformance"].message
+    assert "yarn with beta_fast and beta_slow swapped" in said and "and attention-factor: every pair comes out 1 " \
+        "times its input, expected the attention factor 1.34657" in said, said[-400:]

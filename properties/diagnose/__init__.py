@@ -121,8 +121,8 @@ def _diagnose_axes(f, e: Expect) -> tuple[str, str] | None:
 def _measured_fault(f, e: Expect) -> tuple[str, str] | None:
     fr, th, tol, seq = _measured(f, e)
     found = _frequency_model(f, e, fr, th, tol, seq) or _length_fields(f, e)
-    if found:  # a field that leaves the norms alone: the attention factor is measured too, and said if it is wrong
-        return _with(found, _attention_factor_fault(f, e)) if found[0] in ("base", "direction", "position-offset") \
+    if found:  # the attention factor is a field of its own, measured apart (a unit pair's norm): said if it is wrong
+        return _with(found, _attention_factor_fault(f, e)) if found[0] not in ("attention-factor", "angle-precision") \
             else found
     d = e.head_dim
     top = e.max_position - 1

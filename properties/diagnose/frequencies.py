@@ -3,13 +3,14 @@ length, a scaling method's known mistakes, the precision the table was formed in
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 
 from ropespec import reference
 from ropespec.properties import probe
-from ropespec.spec import tolerance
+from ropespec.spec import methods, tolerance
 from ropespec.spec.dtypes import round_to
 from ropespec.spec.expectation import Expect
 from ropespec.spec.scaling import original_length
@@ -117,17 +118,65 @@ def _frequencies_model(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | None
                 return other
         elif _one_factor(ratio, tol) is None:
             return fixed
-    if not e.method.scales:  # another base, normalising dim, index shift or factor of the one ladder
+    if not e.method.scales:  # another base, normalising dim, index shift or factor of the one ladder, a method
         return (_other_base(fr.thetas, e, tol, seq) if e.multi_axis else None) or _ladder(fr.thetas, e, tol) or \
-            _formed_in(fr.thetas, th, tol, e)
+            (other_curve(fr.thetas, e, tol, seq) if not e.multi_axis else None) or _formed_in(fr.thetas, th, tol, e)
     factor = _one_factor(ratio, tol)
     if factor is not None:
-        s_, r = (e.rope_scaling or {}).get("factor"), e.rotary_dim
-        ntk = (f" (s^(r/(r-2)) = {s_:g}^({r}/{r - 2}), the NTK-aware base's factor, taken as a divisor)"
-               if s_ and r > 2 and _close(1 / factor, s_ ** (r / (r - 2)), tol.max()) else "")
-        return "scaling", (f"every frequency is the {e.rope_type} table's divided by {1 / factor:.6g}{ntk} (to "
-                           f"{_spread(ratio):.0e}): linear scaling by {1 / factor:.6g}, not {e.rope_type}")
-    return _formed_in(fr.thetas, th, tol, e)
+        return "scaling", (f"every frequency is the {e.rope_type} table's divided by {1 / factor:.6g}"
+                           f"{_ntk_divisor(e, 1 / factor, tol)} (to {_spread(ratio):.0e}): linear scaling by "
+                           f"{1 / factor:.6g}, not {e.rope_type}")
+    return other_curve(fr.thetas, e, tol, seq) or _formed_in(fr.thetas, th, tol, e)
+
+
+def _ntk_divisor(e: Expect, divisor: float, tol) -> str:
+    """' (s^(r/(r-2)) = ..., the NTK-aware base's factor, taken as a divisor)' where ``divisor`` is that factor."""
+    s_, r = (e.rope_scaling or {}).get("factor"), e.rotary_dim
+    if s_ and r > 2 and _close(divisor, s_ ** (r / (r - 2)), np.max(tol)):
+        return f" (s^(r/(r-2)) = {s_:g}^({r}/{r - 2}), the NTK-aware base's factor, taken as a divisor)"
+    return ""
+
+
+#: original lengths a fitted curve is tried at, after the expectation's own (the common context lengths)
+FIT_LENGTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+
+
+def curves(e: Expect, theta: np.ndarray, lengths=FIT_LENGTHS):
+    """Expectations of every scaling method of the registry whose table could be ``theta`` (the frequencies of e's
+    pairs, measured) at e's base, simplest first: each method's own fit (``ScalingMethod.fit``) from how much slower
+    the first and the last pair turn than the unscaled ladder's, the length-free methods first, then each original
+    length. Read by the diagnosis and the fingerprint alike: the measured model names the method whatever method
+    was expected."""
+    plain = e.replace(rope_scaling=None)
+    th0 = reference.rates(plain)
+    if len(theta) != len(th0) or np.any(np.asarray(theta) <= 0):
+        return
+    s_first, s_last = th0[0] / theta[0], th0[-1] / theta[-1]
+    own = [original_length(e)] if e.method.scales else []
+    for L in (None, *dict.fromkeys(own + list(lengths))):
+        for m in methods.REGISTRY.values():
+            for scaling in m.fit(s_first, s_last, L):
+                try:
+                    yield plain.replace(rope_scaling=scaling)
+                except ValueError:
+                    continue
+
+
+def other_curve(theta: np.ndarray, e: Expect, tol: np.ndarray, seq) -> tuple[str, str] | None:
+    """("scaling", evidence) where the measured frequencies are another scaling method's table, or the same method's
+    with other parameters (:func:`curves`), at e's base: the method and its parameters said, whatever e expects."""
+    for cand in curves(e, theta):
+        if cand.rope_scaling == e.rope_scaling or cand.method is e.method and not cand.method.scales:
+            continue
+        if _close(theta, reference.rates(cand, seq), tol):
+            got = cand.to_dict()["rope_scaling"]
+            said = "no scaling" if got is None else f"{got['rope_type']} {json.dumps(got)}"
+            uniform = _one_factor(np.asarray(theta) / reference.rates(e.replace(rope_scaling=None), seq), tol)
+            note = _ntk_divisor(e, 1 / uniform, tol) if uniform else ""  # every pair divided by one factor
+            want = f"the configured {e.rope_type}" if e.method.scales else "none configured"
+            return "scaling", (f"the frequencies are {said}{note} (every pair to {float(np.max(tol)):.0e}), not "
+                               f"{want}")
+    return None
 
 
 def _rounded_table(theta: np.ndarray, th: np.ndarray, tol: np.ndarray, e: Expect) -> tuple[str, str] | None:
