@@ -346,7 +346,7 @@ def test_batch_rows(bind, case):
                pinned=_batch_pinned,
                skip_if=_one_sequence)
 def test_decode(bind, case):
-    _, rows, n, got, nxt = _batched(bind, case)
+    f, rows, n, got, nxt = _batched(bind, case)
     if nxt is None:
         raise NotImplementedError("the builder returns no next position (position_ids(rows) -> (positions, next))")
     for r, row in enumerate(rows):
@@ -354,8 +354,32 @@ def test_decode(bind, case):
         want = int(got[r, n - m:].max()) + 1
         if np.all(nxt[r] == want):
             continue
-        count = [v for v in (m, n) if np.all(nxt[r] == v)]
-        raise Failure(f"row {r} ({m} tokens, largest position {want - 1}) decodes on at {nxt[r].tolist()}, not {want}"
-                      + (f": the {'prompt' if count[0] == m else 'padded'} length, the rope_deltas dropped"
-                         if count else ""), "decode-restart" if count else "unknown")
+        said = f"row {r} ({m} tokens, largest position {want - 1}) decodes on at {nxt[r].tolist()}, not {want}"
+        cause = _decode_cause(f, row, m, n, want, nxt[r])
+        raise Failure(said + cause, "decode-restart" if cause.startswith(":") else "unknown")
     return 0.0
+
+
+def _decode_cause(f, row, m: int, n: int, want: int, nxt) -> str:
+    """Why a row decodes on at ``nxt``, where the measurement tells (": <cause>"; anything else names no cause): the
+    prompt's length or the padded length (a decode that restarts from the token count, its rope_deltas dropped), or
+    one past the right position. A cause is said where it alone fits; where the case fits several (one pad before a one-token row: the padded length 2 is one
+    past position 0 too), the row is built again behind more pads, where the padded length is another number, and
+    the cause that fits both is said; else that they fit alike."""
+    def causes(padded: int, at) -> dict[str, str]:
+        values = {"prompt": (m, f"the prompt length {m}, the rope_deltas dropped"),
+                  "padded": (padded, f"the padded length {padded}, the rope_deltas dropped"),
+                  "late": (want + 1, "one past the right position")}
+        return {key: what for key, (v, what) in values.items() if np.all(at == v)}
+
+    first = causes(n, nxt)
+    if len(first) <= 1:
+        return "".join(f": {what}" for what in first.values())
+    pads = n - m + 3
+    _, again = f.batch([[("pad", pads)] + list(row)])
+    there = causes(m + pads, again[0]) if again is not None else {}
+    both = [key for key in first if key in there]
+    if len(both) == 1:
+        return f": {first[both[0]]} (behind {pads} pads it decodes on at {again[0].tolist()}: {there[both[0]]})"
+    return (f" ({' and '.join(first.values())} alike; behind {pads} pads it decodes on at "
+            f"{again[0].tolist() if again is not None else 'nothing'}: no cause is told apart)")

@@ -200,8 +200,10 @@ def test_transformers_qwen2_5_omni_builder_under_its_framing():
         impl.close()
     bad = {r.invariant: r for r in results if r.status != "pass"}
     assert set(bad) <= {"position-ids.decode"}, [(r.invariant, r.status, r.message) for r in bad.values()]
-    for r in bad.values():
+    for r in bad.values():  # the cause the measurement tells apart: behind more pads it still goes on at 2
         assert r.diagnosis == "decode-restart" and "(1 tokens, largest position 0)" in r.message, r.message
+        assert "one past the right position (behind 4 pads it decodes on at [2, 2, 2]" in r.message, r.message
+        assert "padded length" not in r.message, r.message
 
 
 COGVIDEOX = '''
