@@ -97,9 +97,12 @@ def browser():
         b.close()
 
 
-#: the pages a person reads first: the home page, the checking guide (its expectation table), a guide with formulas in
-#: prose and long commands, the spec
-PAGES = ("index.html", "guide/check/index.html", "howto/multi-axis/index.html", "reference/spec/index.html")
+#: the pages a person reads first: the home page, the checking guide (its expectation table) and the check command's
+#: reference page (its options list), a guide with formulas in prose and long commands, the spec
+PAGES = ("index.html", "guide/check/index.html", "reference/check/index.html", "howto/multi-axis/index.html",
+         "reference/spec/index.html")
+#: pages whose code boxes fit their column at 1280 px: no command or output line of theirs scrolls sideways
+FITTING = ("guide/check/index.html", "reference/check/index.html")
 
 
 @pytest.mark.parametrize("width", [1280, 700])
@@ -118,6 +121,13 @@ def test_in_chromium_nothing_overflows_and_links_land(site, browser, tmp_path, w
         stray = browser.evaluate("Array.from(document.querySelectorAll('.formula')).filter(f => f.scrollHeight > "
                                  "f.clientHeight + 1).map(f => f.textContent.slice(0, 40))")
         assert stray == [], (page, width, stray)
+        if page in FITTING and width == 1280:
+            # a code box scrolls sideways in its <pre> or, with the theme's styles, in the <code> inside it
+            boxes = "Array.from(document.querySelectorAll('pre, pre > code'))"
+            assert browser.evaluate(f"{boxes}.length") > 0 or "reference" in page, page
+            wide = browser.evaluate(f"{boxes}.filter(e => e.scrollWidth > e.clientWidth)"
+                                    ".map(e => e.textContent.slice(0, 60))")
+            assert wide == [], (page, wide)
         if "spec" in page:
             laid_out = browser.evaluate("Array.from(document.querySelectorAll('math')).filter(m => m instanceof "
                                         "MathMLElement && m.getBoundingClientRect().height > 5).length")

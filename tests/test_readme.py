@@ -51,7 +51,8 @@ NOT_HERE = {
 def readme_commands() -> list[tuple[str, int]]:
     out = []
     for block in re.findall(r"```sh\n(.*?)```", README, re.S):
-        for line in block.splitlines():
+        # a command continued with a trailing backslash (as a page cuts one to fit its code box) is one command
+        for line in re.sub(r"[ \t]*\\\n[ \t]*", " ", block).splitlines():
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             command, _, comment = line.partition("  #")
@@ -316,9 +317,10 @@ def _check_parser():
 
 
 def test_the_options_paragraph_is_check_help():
-    """README's Options paragraph names every option of `ropespec check --help` with its choices, and nothing
-    else: the two cannot drift apart."""
-    para = README[README.index("Options of `ropespec check`"):]
+    """The options list of the check command's reference page names every option of `ropespec check --help` with its
+    choices, and nothing else: the two cannot drift apart."""
+    page = docs_text.page("reference/check.md")
+    para = page[page.index("Options of `ropespec check`"):]
     para = para[:para.index("Other commands:")]
     said = set(re.findall(r"`(-[-\w]+)", para)) | set(re.findall(r"/ `(--[-\w]+)", para))
     parser = _check_parser()
@@ -367,6 +369,35 @@ def test_readme_shows_what_its_commands_print(block, scratch, monkeypatch, cli):
         if "..." in line or "warm-up" in line:
             continue
         assert line.rstrip() in printed, (line, proc.stdout[-3000:])
+
+
+#: the checking guide's worked examples (docs/guide/check.md): the command each ```text block shows the output of,
+#: with the seed the output states
+GUIDE_SHOWN = {0: "ropespec check rope.py:apply --expect '{\"head_dim\": 128, \"rope_theta\": 500000}' --seed 1338172700",
+               1: "ropespec check rope.py:apply --expect llama3.1-8b --seed 893895196"}
+
+
+def test_the_checking_guide_shows_each_of_its_output_blocks():
+    assert len(re.findall(r"```text\n", docs_text.page("guide/check.md"))) == len(GUIDE_SHOWN)
+
+
+@pytest.mark.parametrize("block", sorted(GUIDE_SHOWN))
+def test_the_checking_guide_shows_what_its_commands_print(block, scratch, monkeypatch, cli):
+    """Every line of the guide's output blocks is a line the command prints, in the order printed (run here with the
+    seed the output states): '...' stands for what the guide leaves out of a line to fit its code box, and a line of
+    '...' alone for rows left out."""
+    text = re.findall(r"```text\n(.*?)```", docs_text.page("guide/check.md"), re.S)[block]
+    monkeypatch.syspath_prepend(str(scratch))
+    proc = cli(*shlex.split(GUIDE_SHOWN[block])[1:], cwd=scratch)
+    printed = [line.rstrip() for line in proc.stdout.splitlines()]
+    at = 0
+    for line in text.splitlines():
+        if line.strip() == "...":
+            continue
+        shown = re.compile(".*".join(map(re.escape, line.rstrip().split("..."))))
+        found = next((i for i in range(at, len(printed)) if shown.fullmatch(printed[i])), None)
+        assert found is not None, (line, proc.stdout[-3000:])
+        at = found + 1
 
 
 def _benchmark(name: str):
