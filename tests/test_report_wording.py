@@ -60,8 +60,8 @@ def test_a_one_argument_function_is_told_what_a_plain_function_and_a_factory_tak
         def rope(x):
             return x
         """, "check", "one.py:rope", "--expect", "llama2-7b", "--seed", "1", "--invariant", "rope.identity-at-zero")
-    assert proc.returncode == 1
-    assert "a plain function takes (x, positions), a factory takes (expect)" in proc.stdout, proc.stdout[-800:]
+    assert proc.returncode == 2  # neither form: bad usage, one line
+    assert "a plain function takes (x, positions), a factory takes (expect)" in proc.stderr, proc.stderr[-800:]
 
 
 def test_a_users_sinusoidal_encoding_reports_the_leakage_as_an_expected_failure(cli, tmp_path):
