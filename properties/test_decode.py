@@ -10,6 +10,7 @@ from ropespec.implementations.contract import Failure
 from ropespec.properties.assertions import assert_close
 from ropespec.properties.numerics import exact, output_bound
 from ropespec.properties.cases import promised
+from ropespec.properties.decoding import offset_words, read_position
 from ropespec.properties.framework import progress, rope_property
 from ropespec.properties.strategies import make_vectors, scaled_expectations, vectors
 from ropespec.spec.expectation import Expect
@@ -139,45 +140,12 @@ def _step_position(e, x, pos, keys, t, n0) -> str | None:
     at = read_position(e, x[t], keys.values[newest], t)
     if at is None or at == t:
         return None
-    how = {0: "never advanced", t - 1: "one position early: the cache offset read before it is advanced",
-           t + 1: "one position late: the offset advanced twice"}.get(at, f"{at - t:+d} from its own")
+    how = offset_words(at, t)
     step = t - n0 + 1
     before = f"; steps 1 to {step - 1} used their own positions, {n0} to {t - 1}" if step > 2 else \
         f"; step 1 used its own position, {n0}" if step == 2 else ""
     return (f"step {step} (to length {t + 1}) rotates its new key at position {at} where {t} is due ({how}){before}, "
             f"and the keys before it are right")
-
-
-#: the positions a key's position is read among: every one up to this many (2^17 rows, in chunks)
-READ_MAX, _READ_CHUNK = 1 << 17, 8192
-
-
-def read_position(e, x_row, y_row, t: int) -> int | None:
-    """The one position p whose exact rotation of ``x_row`` ``y_row`` is within the bound of: every position below
-    READ_MAX and max_position, where the table does not change with the length; for a length-dependent table (whose
-    rotation at p depends on the length t + 1 too) 0, t - 1 and t + 1 only. None where none fits or several do: a
-    position is said only where the measurement tells it from every other."""
-    if e.method.length_dependent:
-        candidates = np.array([p for p in (0, t - 1, t + 1) if 0 <= p < e.max_position], dtype=np.int64)
-        chunks = [candidates]
-    else:
-        top = min(e.max_position, READ_MAX)
-        chunks = [np.arange(a, min(a + _READ_CHUNK, top), dtype=np.int64) for a in range(0, top, _READ_CHUNK)]
-    fits: list[int] = []
-    for cand in chunks:
-        xs = np.repeat(np.asarray(x_row, dtype=np.float64)[None, :], len(cand), axis=0)
-        if e.method.length_dependent:  # each candidate at the step's own length
-            want = np.concatenate([exact(e, xs[i : i + 1], np.array([p]))[0] for i, p in enumerate(cand)])
-            own = np.zeros_like(want)
-            bound = np.concatenate([output_bound(e, xs[i : i + 1], np.array([p])) for i, p in enumerate(cand)])
-        else:
-            want, own = exact(e, xs, cand, fast=True)
-            bound = output_bound(e, xs, cand)
-        ok = np.all(np.abs(np.asarray(y_row)[None, :] - want) <= bound + own, axis=1)
-        fits.extend(int(p) for p in cand[ok])
-        if len(fits) > 1:
-            return None
-    return fits[0] if len(fits) == 1 else None
 
 
 #: every cached row is checked while the sequence is this short, at the last step and at the first step past

@@ -10,6 +10,7 @@ from ropespec.implementations.contract import Failure
 from ropespec.properties.assertions import assert_close
 from ropespec.properties.cases import expect_strategy
 from ropespec.properties.framework import rope_property
+from ropespec.properties.decoding import offset_words
 from ropespec.properties.strategies import positions, vectors
 from ropespec.reference.encodings import attention
 from ropespec.spec import tolerance
@@ -71,7 +72,18 @@ def _row(e, q, k, v, qpos, kpos, rows):
 
 
 def _explain(e, q, k, v, pos, t, n0, got, bound):
-    """Which mistaken decoder reproduces the diverging output: the evidence for its diagnosis."""
+    """Which mistaken decoder reproduces the diverging output: the evidence for its diagnosis. A step's query and key
+    are read at the one position their output fits (:func:`_step_at`); the other mistakes are candidates, a word said
+    only where one alone fits."""
+    if t >= n0:
+        at = _step_at(e, q, k, v, pos, t, got, bound)
+        if at is not None:
+            step = t - n0 + 1
+            before = f"; steps 1 to {step - 1} used their own positions" if step > 2 else \
+                "; step 1 used its own position" if step == 2 else ""
+            how = offset_words(at, int(pos[t]))
+            return "position-offset", (f"step {step} turns its query and key at position {at} where {pos[t]} is due "
+                                       f"({how}){before}, and the prefill is right")
     rows = list(range(n0)) if t == n0 - 1 else [t]
     step_pos = pos.copy()
     step_pos[n0:] = 0
@@ -83,7 +95,28 @@ def _explain(e, q, k, v, pos, t, n0, got, bound):
         ("double-rotation", "the cached keys are rotated twice: once when stored, again when read", pos, 2 * pos),
         ("position-offset", "positions are counted from 0, not from the first position given", pos - pos[0], pos - pos[0]),
     ]
-    for word, what, qpos, kpos in candidates:
-        if np.all(np.abs(got - _row(e, q, k, v, qpos, kpos, rows)) <= bound):
-            return word, f"the output matches a decoder where {what}"
-    return None
+    fits = [(word, what) for word, what, qpos, kpos in candidates
+            if np.all(np.abs(got - _row(e, q, k, v, qpos, kpos, rows)) <= bound)]
+    if len(fits) > 1:  # the case cannot tell these decoders apart: no word of theirs is earned
+        return "unknown", "the output matches decoders where " + " and where ".join(what for _, what in fits)
+    return (fits[0][0], f"the output matches a decoder where {fits[0][1]}") if fits else None
+
+
+#: positions a step's query and key are read among: 0, the first position, and this many on either side of its own
+_STEP_WINDOW = 64
+
+
+def _step_at(e, q, k, v, pos, t, got, bound) -> int | None:
+    """The one position at which step t's query and key (both: a decoder's offset is one number) give its output,
+    with the rows before it at their own positions; None where none does or several do."""
+    own = int(pos[t])
+    near = range(max(0, own - _STEP_WINDOW), min(e.max_position, own + _STEP_WINDOW + 1))
+    fits = []
+    for p in dict.fromkeys([0, int(pos[0]), *near]):
+        at = pos[: t + 1].copy()
+        at[t] = p
+        if np.all(np.abs(got - attention(e, q[: t + 1], k[: t + 1], v[: t + 1], at, True)[t : t + 1]) <= bound):
+            fits.append(p)
+            if len(fits) > 1:
+                return None
+    return fits[0] if fits and fits[0] != own else None

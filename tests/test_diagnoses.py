@@ -896,3 +896,45 @@ def test_a_second_field_measured_wrong_is_its_own_fault_not_a_consequence(tmp_pa
     said = failed["conformance"].message
     assert "yarn with beta_fast and beta_slow swapped" in said and "and attention-factor: every pair comes out 1 " \
         "times its input, expected the attention factor 1.34657" in said, said[-400:]
+
+
+ATTENTION_DECODERS = '''
+from ropespec.implementations.attention_decode import Decoder
+
+
+class NeverAdded(Decoder):
+    def step(self, q, k, v, position):  # every generated token's query and key at position 0
+        return super().step(q, k, v, 0)
+
+
+class BumpedTwice(Decoder):
+    steps = 0
+
+    def step(self, q, k, v, position):  # one past from the second step on
+        self.steps += 1
+        return super().step(q, k, v, position + (self.steps >= 2))
+
+
+def never_added(expect):
+    return NeverAdded(expect)
+
+
+def bumped_twice(expect):
+    return BumpedTwice(expect)
+'''
+
+
+@pytest.mark.parametrize("name, says", [
+    ("never_added", r"step 1 turns its query and key at position 0 where \d+ is due \(never advanced"),
+    ("bumped_twice", r"step 2 turns its query and key at position (\d+) where \d+ is due \(one position late: the "
+                     r"offset advanced twice\); step 1 used its own position"),
+])
+def test_an_attention_decoder_at_the_wrong_positions_says_the_positions_its_steps_used(tmp_path, name, says):
+    """The attention family's decoders, as the rope family's: the step one past from the second step on was unknown;
+    its query and key are read at the one position their output fits."""
+    p = tmp_path / "attention_decoders.py"
+    p.write_text(ATTENTION_DECODERS)
+    failed = _failed(check(f"{p}:{name}", {"head_dim": 64, "rope_theta": 10000}, family="attention", dtype="float32",
+                           seed=0, invariants=["decode.attention-consistency"]))
+    assert [r.diagnosis for r in failed] == ["position-offset"], [r.message[-300:] for r in failed]
+    assert re.search(says, failed[0].message), failed[0].message[-400:]
