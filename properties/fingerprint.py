@@ -4,11 +4,13 @@ Only the head dim, the dtype and how far to probe come from the expectation; eve
 measured (:mod:`ropespec.properties.probe`): the convention and the dims left alone, each pair's frequency (angles
 unwrapped while doubling the position), the direction, a constant position offset, the attention
 factor, whether the table changes with the sequence length, the base, the scaling curve that fits
-(with its parameters), the precision class seen at large positions, and the preset it matches.
+(with its parameters), the precision class seen at large positions, the preset it matches, and the expectation that
+reproduces all of it (``--expect``), confirmed on the implementation, or why no expectation does.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, field
 
@@ -18,8 +20,9 @@ from ropespec.implementations.contract import Failure
 
 from ropespec import reference
 from ropespec.properties import diagnose, precision, probe
-from ropespec.spec import methods, presets
-from ropespec.spec.expectation import Expect, ExpectationError
+from ropespec.properties.diagnose.axes import normalising_dims
+from ropespec.spec import methods, presets, tolerance
+from ropespec.spec.expectation import CONVENTIONS, Expect, ExpectationError
 
 _LENGTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 
@@ -31,6 +34,8 @@ class Fingerprint:
     pairs: list[tuple[int, int]]
     rotary_dim: int
     problem: str | None = None
+    #: the first dim that turns (dims before it and from rotary_start + rotary_dim on pass through)
+    rotary_start: int = 0
     #: how many of the rotary_dim / 2 pairs turn, where the others stay still among them (proportional RoPE)
     turning: int | None = None
     direction: str = "forward"  # the expectation's words (ropespec.spec.schema.DIRECTIONS)
@@ -50,7 +55,10 @@ class Fingerprint:
     same_frequencies: dict[str, str] = field(default_factory=dict)  # preset -> its convention, where only that differs
     #: the expected method's mistake whose table is the fitted one too (Llama 3.1's bands swapped is Llama 4's step)
     same_as_mistake: str | None = None
-    expect: dict | None = None  # the expectation that reproduces what was measured
+    #: the expectation that reproduces what was measured (every field read, its values as rounded as the measurement
+    #: allows), confirmed against the implementation; None where none does, and then ``no_expect`` says why
+    expect: dict | None = None
+    no_expect: str | None = None
     #: a multi-axis RoPE: each pair's axis, the kind (chunked, interleaved, per-axis, parity) and the sizes
     axes: dict | None = None
 
@@ -63,12 +71,29 @@ class Fingerprint:
         return _switches(self.curve)
 
 
-def _ordered(pr: probe.Pairing, conv: str, d: int, r: int):
+def _ordered(pr: probe.Pairing, conv: str, d: int, r: int, start: int = 0):
     """((a, b), (oa, ob)) for every pair in order of frequency: the convention's order, else by a."""
     if conv == "explicit":
         return pr.laid_out()
-    e = Expect(head_dim=d, rotary_dim=r, convention=conv)
+    e = Expect(head_dim=d, rotary_dim=r, rotary_start=start, convention=conv)
     return list(zip(e.pairs(), e.out_pairs()))
+
+
+def _laid_out(pr: probe.Pairing, d: int, r: int) -> tuple[str, int]:
+    """(convention, rotary_start) whose pairs and layout these are: the dims that turn start at the first dim of the
+    pairs (LTX-Video's leading dims pass through); ("explicit", 0) where no convention lays them out."""
+    conv = pr.convention(d, r)
+    if conv is not None or not pr.pairs:
+        return conv or "explicit", 0
+    start = min(a for a, _ in pr.pairs)
+    if start + r > d:
+        return "explicit", 0
+    for c in CONVENTIONS:
+        ec = Expect(head_dim=d, rotary_dim=r, rotary_start=start, convention=c)
+        laid = list(zip(ec.pairs(), ec.out_pairs()))
+        if sorted(pr.pairs) == sorted(p for p, _ in laid) and all(pr.out.get(p) == o for p, o in laid):
+            return c, start
+    return "explicit", 0
 
 
 def _fit_base(theta: np.ndarray, r: int, *, prefix: bool = False):
@@ -89,10 +114,11 @@ def _fit_base(theta: np.ndarray, r: int, *, prefix: bool = False):
     return (math.exp(-slope * r / 2), resid, k) if prefix else (math.exp(-slope * r / 2), resid)
 
 
-def _candidates(base, head_dim, r, conv, measured, max_position, turning=None):
+def _candidates(base, head_dim, r, conv, measured, max_position, turning=None, start=0):
     """Scaled expectations worth comparing with the measured table; where only the first ``turning`` of the r / 2
     pairs turn, each method's that leaves the rest still."""
-    plain = Expect(head_dim=head_dim, rotary_dim=r, rope_theta=base, convention=conv, max_position=max_position)
+    plain = Expect(head_dim=head_dim, rotary_dim=r, rope_theta=base, convention=conv, max_position=max_position,
+                   rotary_start=start)
     if turning is not None:
         for m in methods.REGISTRY.values():
             scaling = m.fit_still(turning, r)
@@ -128,14 +154,15 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
     fp = Fingerprint(head_dim=d, convention="not a rotation of pairs" if pr.problem else "explicit", pairs=pr.pairs, rotary_dim=r,
                      problem=pr.problem)
     if pr.problem or not pr.pairs:
+        fp.no_expect = _NOT_PAIRS if pr.problem else "nothing turns: no dim's output changes with the position"
         return fp
-    conv = pr.convention(d, r) or "explicit"
+    conv, start = _laid_out(pr, d, r)
     widened = pr.widened(d) if conv == "explicit" else None
     if widened is not None:  # the first pairs of a wider rotary width turn, the others stay still
         conv, r = widened
         fp.rotary_dim, fp.turning = r, len(pr.pairs)
-    fp.convention = conv
-    pairs = _ordered(pr, conv, d, r)[:len(pr.pairs)]
+    fp.convention, fp.rotary_start = conv, start
+    pairs = _ordered(pr, conv, d, r, start)[:len(pr.pairs)]
     # every call pinned to one sequence length, so that a table that depends on it stays put
     fr = probe.frequencies(f, d, pairs, max_position=top, seq_len=top)
     short = probe.frequencies(f, d, pairs, max_position=top, seq_len=min(64, top))
@@ -161,34 +188,39 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
             fp.base = rounded
             break
     if conv == "explicit":
+        fp.no_expect = _explicit(fp)
         return fp
     fits = max(tol, 1e-6)
     best = None
-    for curve, cand in _candidates(fp.base, d, r, conv, table, top, fp.turning):
+    for curve, cand in _candidates(fp.base, d, r, conv, table, top, fp.turning, start):
         err = float(np.max(np.abs(reference.thetas(cand)[:len(table)] - table) / table))
         if best is None or err < best[0] - 1e-12:
             best = (err, curve, cand)
         if err <= fits:  # the simplest curve that fits (candidates come simplest first): default before a
             best = (err, curve, cand)  # yarn of factor 1.000001 that fits the float32 rounding a little closer
             break
-    err, curve, cand = best
     if best is None:  # no method leaves these pairs still
+        fp.no_expect = f"{_frequencies_fit_nothing(fp)}: no scaling method leaves its still pairs still"
         return fp
+    err, curve, cand = best
     if err > fits and not fp.length_dependent and fp.turning is None:  # a known mistake of a method (ramp reversed, bands swapped, betas
-        for curve_, cand_ in _candidates(fp.base, d, r, conv, table, top):  # swapped): the diagnosis's own list
+        for curve_, cand_ in _candidates(fp.base, d, r, conv, table, top, start=start):  # swapped): the diagnosis's list
             if not cand_.method.scales:
                 continue
             for tag, what, tv in diagnose.scaling_variants(cand_, None):
                 if tag != "unscaled" and float(np.max(np.abs(tv - table) / table)) <= fits:
                     fp.curve, fp.curve_error = what, float(np.max(np.abs(tv - table) / table))
                     fp.scaling = cand_.to_dict()["rope_scaling"]
+                    fp.no_expect = (f"its frequencies are {what} of {cand_.rope_type} "
+                                    f"{json.dumps(fp.scaling, separators=(',', ':'))}: a mistake of the method, which "
+                                    f"no expectation states")
                     return fp
     if fp.length_dependent:
         dyn = _fit_dynamic(f, fp, theta, cand.replace(rope_scaling=None), top)
         if dyn is not None and dyn[0] <= fits:
             err, curve, cand = dyn
         else:
-            found = _fit_longrope(f, d, pairs, conv, r, theta, np.abs(short.thetas), top, fp)
+            found = _fit_longrope(f, d, pairs, conv, r, theta, np.abs(short.thetas), top, fp, start)
             err, curve, cand = found if found is not None else (None, "unknown", cand)
     cand = cand.replace(direction=fp.direction)  # the direction measured is the expectation's too
     if err is not None and err <= fits:
@@ -206,16 +238,147 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
                 fp.scaling = cand.to_dict()["rope_scaling"]
             except ExpectationError:
                 pass
-        fp.expect = cand.replace(dtype=expect.dtype).to_dict()
         fp.presets = _presets(cand, g, tol)
-        fp.precision_class, fp.max_errors = _precision(f, _stated(cand, fp.presets).replace(dtype=expect.dtype), top)
+        stated = _stated(cand, fp.presets).replace(dtype=expect.dtype)
+        fp.precision_class, fp.max_errors = _precision(f, stated, top)
         if not fp.presets:  # the frequencies of a preset in another convention (Meta's interleaved Llama 2 code)
             for conv in ("half", "interleaved", "rope_interleave"):
                 if conv != cand.convention:
                     fp.same_frequencies.update({n: conv for n in _presets(cand.replace(convention=conv), g, tol)})
+        _reproduce(f, fp, stated, top)
     else:
         fp.curve, fp.curve_error = curve if _switches(curve) else "unknown", err
+        fp.no_expect = (f"{_frequencies_fit_nothing(fp)}" if not _switches(curve) else
+                        f"its per-pair factors change with the length, and no {curve} table fits them (to "
+                        f"{err:.1e}, where {fits:.1e} is read)" if err is not None else
+                        f"its per-pair factors change with the length, and no {curve} table fits them")
     return fp
+
+
+#: why a map that is no rotation of pairs has no expectation
+_NOT_PAIRS = "it is no rotation of pairs of dims, which every expectation's RoPE is"
+
+
+def _explicit(fp: Fingerprint) -> str:
+    """Why pairs laid out as no convention has no expectation."""
+    return (f"its pairs {fp.pairs[:4]}{'...' if len(fp.pairs) > 4 else ''} are laid out as no convention (half, "
+            f"interleaved, rope_interleave) from any first dim lays them out")
+
+
+#: the worst relative precision of a frequency read off angles that grow linearly with the position (the
+#: diagnosis's rule, properties/diagnose/frequencies.py: _linear_in_p); a worse one is no frequency read
+_LINEAR = 1e-3
+
+
+def _unread(fp: Fingerprint) -> str | None:
+    """Why the frequencies were not read, where their precision says they were not: None where they were."""
+    if fp.precision is None or fp.precision <= _LINEAR:
+        return None
+    return (f"its frequencies are read to {fp.precision:.1e} only, where angles that grow linearly with the position "
+            f"are read to {_LINEAR:.0e} or better: a pair that turns by more than pi per position is not identifiable "
+            f"from outputs at integer positions, and a table that wraps or is not one frequency per pair is no ladder")
+
+
+def _frequencies_fit_nothing(fp: Fingerprint) -> str:
+    """Why frequencies no curve fits have no expectation."""
+    said = "its frequencies fit no ladder of one base under any scaling method"
+    if fp.curve_error is not None:
+        said += f" (the closest to {fp.curve_error:.1e}, where they are read to {fp.precision:.1e})"
+    return _unread(fp) or said
+
+
+#: positions the reproducing expectation is confirmed at, besides the precision class's: p = 0 (the identity of a
+#: 1-D RoPE: a position offset shows there first) and small ones, where a wrong field shows before rounding grows
+_CONFIRM = (0, 1, 2, 3, 5, 7, 33, 257, 999, 65521, 1048573, 16777213)
+
+#: the class an expectation states when the measured one is as fine or finer: the default promise (float32 angles from
+#: float32 inverse frequencies), which every finer class meets; a coarser class measured is stated as it is
+_PROMISED = ("exact", "float64", "float32")
+
+
+def _reproduce(f, fp: Fingerprint, stated: Expect, top: int) -> None:
+    """Sets fp.expect to ``stated`` (the fit, or the matched preset's values) with the precision class measured and its
+    values as simple as what was measured allows (:func:`_simplest_expect`), where the implementation is within that
+    class's bound of it at every position of :data:`_CONFIRM` below ``top`` and its attention factor is the
+    expectation's; otherwise fp.no_expect says which measured field no expectation states."""
+    if fp.precision_class is None:
+        worst = max(fp.max_errors.items(), key=lambda kv: kv[1]) if fp.max_errors else None
+        fp.no_expect = ("no precision class holds" + (f" (error {worst[1]:.2g} x the pair norm at p = {worst[0]}, "
+                                                       f"beyond even float16's bound)" if worst else ""))
+        return
+    if fp.precision_class not in _PROMISED:
+        stated = precision.with_class(stated, fp.precision_class)
+    g, want = fp.attention_factor, reference.attention_factor(stated)
+    if abs(g - want) > tolerance.attention_factor_allowance(stated, want):
+        fp.no_expect = (f"every pair comes out {g:.9g} times its input, where "
+                        + (f"{stated.rope_type}'s attention factor is {want:.9g}" if stated.method.scales else
+                           "an unscaled RoPE's is 1")
+                        + f": no field of the expectation states another")
+        return
+    pos = np.array(sorted({p for p in _CONFIRM if p < top} | {top - 1}), dtype=np.int64)
+    declared = precision.class_of(stated)
+    simplest = _simplest_expect(fp, stated)
+    for e in dict.fromkeys((simplest, stated)):  # the simplest values first, then those read
+        sw = precision.measure(f, e, pos, vectors=2, classes=(declared,))
+        bad = np.flatnonzero(~(sw.ratio[declared] <= 1.0))
+        if not bad.size:
+            fp.expect = e.to_dict()
+            return
+    i = int(bad[0])
+    at = f"p = {int(pos[i])}" + (" on every axis" if stated.multi_axis else "")
+    fp.no_expect = (f"under the expectation its readings give ({declared} class), its output at {at} is off by "
+                    f"{sw.max_error[i]:.2g} x the pair norm, {sw.ratio[declared][i]:.3g} times the class's bound"
+                    + (f": at the first position its pairs are already turned (a position offset of {fp.offset:.6g}), "
+                       f"which no field of " + ("a 1-D expectation" if not stated.multi_axis else
+                                                 "the expectation's axes_offset as read") + " states"
+                       if int(pos[i]) == 0 else ": a field the fingerprint does not read differs"))
+
+
+def _simplest_expect(fp: Fingerprint, stated: Expect) -> Expect:
+    """``stated`` with its base (unless a preset's) and each axis's scale rounded to the simplest values whose rates
+    every measured pair's is within the declared class's rounding of (tolerance.rate_allowance) and the reading's
+    precision: the values a config states (base 100 where float32 code measures 100.0000044, scale pi/200 where it
+    measures 0.0157079635). The confirmation decides whether the implementation holds its class against them."""
+    if fp.length_dependent or not fp.thetas:
+        return stated
+    measured = np.asarray(fp.thetas)
+    allowed = tolerance.rate_allowance(stated) + 4 * (fp.precision or 0.0)
+
+    def fits(e: Expect) -> bool:
+        rates = reference.rates(e)[:len(measured)]
+        return bool(np.max(np.abs(rates - measured) / measured) <= allowed)
+
+    out = stated
+    if stated.axes_scale is not None:
+        scales = tuple(_simplest(v, allowed) for v in stated.axes_scale)
+        if scales != stated.axes_scale and fits(out.replace(axes_scale=scales)):
+            out = out.replace(axes_scale=scales)
+    if not fp.presets:
+        for digits in range(1, 16):
+            b = float(f"{stated.rope_theta:.{digits}g}")
+            if b == out.rope_theta:
+                break
+            if b > 1 and fits(out.replace(rope_theta=b)):
+                out = out.replace(rope_theta=b)
+                break
+    return out
+
+
+def _simplest(v: float, rel: float) -> float:
+    """The simplest number within ``rel`` of v, relative: (1, pi or 2 pi) x n/d with the smallest bound on d of 8, 64,
+    512, 4096, else v to the fewest significant digits, else v."""
+    from fractions import Fraction
+
+    for most in (8, 64, 512, 4096):
+        for unit in (1.0, math.pi, 2 * math.pi):
+            q = Fraction(v / unit).limit_denominator(most)
+            if q and abs(float(q) * unit - v) <= rel * v:
+                return unit * q.numerator / q.denominator
+    for digits in range(1, 16):
+        r = float(f"{v:.{digits}g}")
+        if abs(r - v) <= rel * v:
+            return r
+    return v
 
 
 _PLAIN = {"mrope_section": None, "mrope_interleaved": False, "axes_dims_rope": None, "axes_parity": False,
@@ -237,10 +400,11 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
     fp = Fingerprint(head_dim=d, convention="not a rotation of pairs" if pr.problem else "explicit", pairs=pr.pairs,
                      rotary_dim=r, problem=pr.problem)
     if pr.problem or not pr.pairs:
+        fp.no_expect = _NOT_PAIRS if pr.problem else "nothing turns: no dim's output changes with the position"
         return fp
-    conv = pr.convention(d, r) or "explicit"
-    fp.convention = conv
-    pairs = _ordered(pr, conv, d, r)
+    conv, start = _laid_out(pr, d, r)
+    fp.convention, fp.rotary_start = conv, start
+    pairs = _ordered(pr, conv, d, r, start)
     rows = []
     for a in range(A):
         def along(x, p, a=a):
@@ -261,13 +425,17 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
     fp.attention_factor = float(np.median(norms))
     counts = [owner.count(a) for a in range(A)]
     fp.axes = {"n_axes": A, "pair_axes": owner, "pairs_per_axis": counts, "kind": "unknown"}
-    if conv == "explicit" or min(counts) == 0:
+    if conv == "explicit":
+        fp.no_expect = _explicit(fp)
+        return fp
+    if min(counts) == 0:
+        fp.no_expect = f"axis {counts.index(0)} turns no pair: no expectation of {A} axes leaves one without pairs"
         return fp
     tol = max(1e-9, 100 * fp.precision)
     chunked = [a for a in range(A) for _ in range(counts[a])]
     interleaved = [j % A if j % A and j < A * counts[j % A] else 0 for j in range(len(owner))]
     parity = A == 2 and counts[0] == counts[1] and owner == chunked
-    plain = Expect(head_dim=d, rotary_dim=r, convention=conv, max_position=top)
+    plain = Expect(head_dim=d, rotary_dim=r, rotary_start=start, convention=conv, max_position=top)
     layouts = []
     if owner == chunked:
         layouts += [("chunked", {"mrope_section": counts}), ("per-axis", {"axes_dims_rope": [2 * c for c in counts]})]
@@ -286,10 +454,17 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
     # ladder of another layout is a per-axis one scaled too (Pixtral's odd indices: theta^(-1/32) theta^(-2k/32))
     scaled = [(kind, {**fields, "axes_scale": s}) for kind, fields in layouts if kind == "per-axis"
               for s in [_axes_scales(theta, plain.replace(**fields).ladder(), owner, A, tol)] if s is not None]
-    for kind, fields in [(k, {**f, "axes_scale": None}) for k, f in layouts] + scaled:
+    unscaled = [(k, {**f, "axes_scale": None}) for k, f in layouts]
+    # each reading of a layout's own ladders, then theirs normalised by another dim (head_dim, the rotary dim) than
+    # each axis's own: theta^(-2k/D) on every axis, one ratio per step where the axes' own ladders have one each
+    # (FLUX's get_1d_rotary_pos_embed handed head_dim); where the axes' dims are equal that is their own ladder of
+    # another base, the first read
+    readings = ([(k, f_, None) for k, f_ in unscaled] + _renormalised(plain, unscaled)
+                + [(k, f_, None) for k, f_ in scaled] + _renormalised(plain, scaled))
+    for kind, fields, norm in readings:
         shape = plain.replace(**fields)
         # the base from the ladder's exponents: ln theta_j = -(2 i_j / R_j) ln b, fitted through the origin
-        ladder = shape.ladder()
+        ladder = shape.ladder() if norm is None else tuple((i, norm[0]) for i, _ in shape.ladder())
         unit = theta / shape.pair_scales()
         expo = np.array([2.0 * i / R for i, R in ladder])  # an ascending ladder's are negative
         keep = expo != 0
@@ -305,7 +480,8 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
         if base <= 1:
             continue
         cand = shape.replace(rope_theta=base, axes_offset=_axes_offsets(axis_offsets, owner, A), direction=fp.direction)
-        err = float(np.max(np.abs(reference.rates(cand) - theta) / theta))
+        rates = reference.rates(cand) if norm is None else shape.pair_scales() * base ** -expo
+        err = float(np.max(np.abs(rates - theta) / theta))
         if err <= max(tol, 1e-6):
             fp.base, fp.base_precision, fp.curve, fp.curve_error = base, err, "ntk-or-default", err
             fp.axes.update(kind=kind, **{k: v for k, v in fields.items()
@@ -314,12 +490,33 @@ def fingerprint_axes(f, expect: Expect) -> Fingerprint:
                 fp.axes["kind"] = "per-axis, one pair of each axis per frequency"
             if cand.axes_offset is not None:
                 fp.axes["axes_offset"] = list(cand.axes_offset)
-            fp.expect = cand.replace(dtype=expect.dtype).to_dict()
+            if norm is not None:
+                fp.axes["axes_normalised_by"] = {"dim": norm[0], "as": norm[1]}
+                fp.no_expect = (f"each axis's ladder is normalised by {norm[1]} {norm[0]}, theta^(-2k/{norm[0]}), "
+                                f"where an expectation's per-axis ladders are each normalised by the axis's own "
+                                f"dims (axes_dims_rope {list(cand.axes_dims_rope)}); no field states another "
+                                f"normalising dim")
+                break
             fp.presets = _presets(cand, fp.attention_factor, tol)
-            fp.precision_class, fp.max_errors = _precision(f, _stated(cand, fp.presets).replace(dtype=expect.dtype),
-                                                           top)
+            stated = _stated(cand, fp.presets).replace(dtype=expect.dtype)
+            fp.precision_class, fp.max_errors = _precision(f, stated, top)
+            _reproduce(f, fp, stated, top)
             break
+    else:
+        fp.no_expect = _unread(fp) or (f"its pairs' axes {fp.axes['pairs_per_axis']} and frequencies fit no way of "
+                                       f"dealing pairs to axes (sections chunked or interleaved, per-axis ladders, a "
+                                       f"parity split) at one base")
     return fp
+
+
+def _renormalised(plain: Expect, readings) -> list:
+    """(kind, fields, (D, its name)) for every per-axis reading of the theta rule and each dim D other than its axes'
+    own that its ladders may be normalised by (:func:`ropespec.properties.diagnose.axes.normalising_dims`)."""
+    out = []
+    for kind, fields in readings:
+        shape = plain.replace(**fields)
+        out += [(kind, fields, norm) for norm in normalising_dims(shape)]
+    return out
 
 
 def _axes_offsets(axis_offsets, owner: list[int], A: int) -> list[float] | None:
@@ -361,7 +558,7 @@ def _nice(v: float, tol: float) -> float:
     return v
 
 
-def _fit_longrope(f, d, pairs, conv, r, long_th, short_th, top, fp):
+def _fit_longrope(f, d, pairs, conv, r, long_th, short_th, top, fp, start=0):
     """A LongRoPE table: one set of per-pair factors up to an original length L, another beyond it.
     L is the first sequence length at which the long table is used (found by bisection on seq_len); the
     factors are stated against the base the ladder fit gives when the short table is a ladder (equal
@@ -378,7 +575,7 @@ def _fit_longrope(f, d, pairs, conv, r, long_th, short_th, top, fp):
         lo, hi = (lo, mid) if is_long(mid) else (mid, hi)
     L = lo  # the longest length that still uses the short factors
     base = fp.base if fp.base_precision is not None and fp.base_precision < 1e-6 else 10000.0
-    plain = Expect(head_dim=d, rotary_dim=r, rope_theta=base, convention=conv, max_position=top)
+    plain = Expect(head_dim=d, rotary_dim=r, rope_theta=base, convention=conv, max_position=top, rotary_start=start)
     th0 = reference.thetas(plain)
     scaling = {"rope_type": "longrope", "short_factor": [float(f"{v:.9g}") for v in th0 / short_th],
                "long_factor": [float(f"{v:.9g}") for v in th0 / long_th], "original_max_position_embeddings": L,
@@ -431,7 +628,8 @@ def _presets(cand: Expect, g: float, tol: float) -> list[str]:
     found = []
     for name in presets.rotary():  # a NoPE layer's preset turns nothing: no RoPE to match
         pe = presets.get(name)
-        if (pe.head_dim, pe.rotary_dim, pe.convention) != (cand.head_dim, cand.rotary_dim, cand.convention):
+        if (pe.head_dim, pe.rotary_dim, pe.rotary_start, pe.convention) != \
+                (cand.head_dim, cand.rotary_dim, cand.rotary_start, cand.convention):
             continue
         if (pe.multi_axis, pe.axes_kind(), pe.pair_axes(), pe.axes_offset) != \
                 (cand.multi_axis, cand.axes_kind(), cand.pair_axes(), cand.axes_offset):

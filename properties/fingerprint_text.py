@@ -8,6 +8,7 @@ import math
 import json
 
 from ropespec.properties.fingerprint import Fingerprint
+from ropespec.spec.expectation import Expect
 
 
 def describe(fp: Fingerprint) -> list[str]:
@@ -21,10 +22,16 @@ def describe(fp: Fingerprint) -> list[str]:
         sizes = ax.get("mrope_section") or ax.get("axes_dims_rope")
         rule = {"ascending": "ascending ladders theta^(k/(K - 1))",
                 "descending": "descending ladders theta^(-k/(K - 1))"}.get(ax.get("axes_ladder"))
+        norm = ax.get("axes_normalised_by")
+        if norm:
+            rule = (f"each axis's ladder theta^(-2k/{norm['dim']}), normalised by {norm['as']} {norm['dim']} where "
+                    f"each axis's own dims d_a are expected")
         out.append(f"axes: {ax['n_axes']}, {ax['kind']}" + (f" {sizes}" if sizes else "") + (f", {rule}" if rule else "")
                    + f"; pairs per axis {ax['pairs_per_axis']} (pair j's axis: {_axis_runs(ax['pair_axes'])})")
     out.append(f"convention: {fp.convention}" + (f" {fp.pairs[:4]}..." if fp.convention == "explicit" else "")
-               + f"; rotary dim {fp.rotary_dim} of {fp.head_dim}" + (f" ({pass_through} dims pass through)" if pass_through else "")
+               + f"; rotary dim {fp.rotary_dim} of {fp.head_dim}"
+               + (f" from dim {fp.rotary_start}" if fp.rotary_start else "")
+               + (f" ({pass_through} dims pass through)" if pass_through else "")
                + (f"; {fp.turning} of its {fp.rotary_dim // 2} pairs turn, {fp.rotary_dim // 2 - fp.turning} stay still"
                   if fp.turning is not None else ""))
     coords = fp.axes and (fp.axes.get("axes_scale") or fp.axes.get("axes_offset"))
@@ -60,6 +67,14 @@ def describe(fp: Fingerprint) -> list[str]:
     else:
         out.append("matches no preset")
     return out
+
+
+def reproduction(fp: Fingerprint) -> str:
+    """The ``--expect`` that reproduces what was measured (``check`` under it holds on the fingerprinted code: it was
+    confirmed on it), or why no expectation does."""
+    if fp.expect is not None:
+        return f"reproduced by --expect '{Expect.from_dict(fp.expect).to_json()}'"
+    return f"no expectation reproduces it: {fp.no_expect or 'what was measured is not all read'}"
 
 
 def _coordinates(ax: dict) -> str:

@@ -59,7 +59,7 @@ DIAGNOSES: dict[str, str] = {
     "scaling": "the frequencies are not the configured length-extension method's",
     "attention-factor": "every pair comes out scaled by another factor than the method's attention factor",
     "rotary-dim": "another number of dims rotates than rotary_dim, or they start at another dim than rotary_start (or the "
-                  "exponent is normalised by head_dim)",
+                  "exponent is normalised by another dim: head_dim for the rotary dim, or for each axis's own dims)",
     "not-a-rotation": "the output is not a rotation of pairs of the input",
     "angle-precision": "the angles or tables are computed in too low a precision for the promised class",
     "detached": "autograd does not see the rotation: the rotary dims' gradient is the upstream gradient unrotated, or "

@@ -938,3 +938,51 @@ def test_an_attention_decoder_at_the_wrong_positions_says_the_positions_its_step
                            seed=0, invariants=["decode.attention-consistency"]))
     assert [r.diagnosis for r in failed] == ["position-offset"], [r.message[-300:] for r in failed]
     assert re.search(says, failed[0].message), failed[0].message[-400:]
+
+
+FLUX_HEAD_DIM_LADDERS = '''
+import numpy as np
+
+
+def _axis(dim, pos, theta, norm):
+    """diffusers' get_1d_rotary_pos_embed(dim, pos, theta) with ``norm`` in the exponent's denominator (FLUX's: dim)."""
+    freqs = 1.0 / theta ** (np.arange(0, dim, 2, dtype=np.float64)[: dim // 2] / norm)
+    ang = np.outer(np.asarray(pos, dtype=np.float64), freqs)
+    return np.repeat(np.cos(ang), 2, axis=1), np.repeat(np.sin(ang), 2, axis=1)
+
+
+def _flux(norm_of):
+    def rope(x, ids):
+        parts = [_axis(d, ids[:, a], 10000.0, norm_of(d)) for a, d in enumerate((16, 56, 56))]
+        cos = np.concatenate([c for c, _ in parts], axis=1)
+        sin = np.concatenate([s for _, s in parts], axis=1)
+        xf = x.astype(np.float64)
+        rot = np.stack([-xf[:, 1::2], xf[:, 0::2]], axis=-1).reshape(xf.shape)  # interleaved pairs
+        return (xf * cos + rot * sin).astype(x.dtype)
+    return rope
+
+
+head_dim_ladders = _flux(lambda d: 128)  # every axis's ladder theta^(-2k/128)
+own_ladders = _flux(lambda d: d)  # FLUX's: theta^(-2k/d_a)
+'''
+
+
+def test_per_axis_ladders_normalised_by_head_dim_are_rotary_dim_in_check_and_fingerprint(tmp_path, checked):
+    """FLUX's three ladders [16, 56, 56] each normalised by head_dim 128 (theta^(-2k/128) on every axis) were unknown:
+    no base makes axes of other sizes share one ladder step. The per-axis ladders normalised by another dim than each
+    axis's own are a model of their own, said with 1-D RoPE's word for an exponent normalised by head_dim, and the
+    fingerprint reads the same, with no expectation to reproduce it."""
+    from ropespec import api
+
+    p = tmp_path / "flux_ladders.py"
+    p.write_text(FLUX_HEAD_DIM_LADDERS)
+    failed = _failed(checked(f"{p}:head_dim_ladders", "flux.1-dev", seed=0, profile="dev",
+                             invariants=["axes.one-axis", "rope.conformance"]))
+    assert failed and {r.diagnosis for r in failed} == {"rotary-dim"}, [(r.diagnosis, r.message[-300:]) for r in failed]
+    assert "theta^(-2k/128), the exponent normalised by head_dim 128, where each axis's own dims d_a = [16, 56, 56]" \
+        in failed[0].message, failed[0].message[-400:]
+    fp = api.fingerprint(f"{p}:head_dim_ladders", "flux.1-dev")
+    assert fp.axes["axes_normalised_by"] == {"dim": 128, "as": "head_dim"} and fp.base == 10000.0
+    assert fp.expect is None and "normalised by head_dim 128" in fp.no_expect
+    assert not _failed(checked(f"{p}:own_ladders", "flux.1-dev", seed=0, profile="dev",
+                               invariants=["axes.one-axis", "rope.conformance"]))

@@ -183,3 +183,166 @@ def test_an_ascending_ladder_is_read_as_its_rule(tmp_path, capsys, interleaved):
     assert fp["axes"]["axes_ladder"] == "ascending" and fp["base"] == pytest.approx(100.0, rel=1e-9)
     assert fp["axes"]["axes_scale"] == pytest.approx([0.01, 0.02, 0.02], rel=1e-6)
     assert "ascending ladders theta^(k/(K - 1))" in capsys.readouterr().out
+
+
+from ropespec.spec.expectation import Expect  # noqa: E402 (the expectations the tests below read back)
+
+#: plain functions, each one model's RoPE (the shipped numpy factory bound to one expectation, which the fingerprint is
+#: not told): every way of reading a model the fingerprint has, a scaling curve, sections, ladders, coordinates, the
+#: first dim that turns; and one whose table is formed in float32 (its base and scales measured a little off)
+MODELS = '''
+import math
+
+import numpy as np
+
+from ropespec.implementations.numpy_rope import make
+from ropespec.spec import presets
+from ropespec.spec.expectation import Expect
+
+llama2 = make(presets.get("llama2-7b"))
+llama3 = make(presets.get("llama3.1-8b"))
+yarn = make(presets.get("qwen2.5-7b-yarn"))
+dynamic = make(Expect(head_dim=64, max_position=16384,
+                      rope_scaling={"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 2048}))
+partial = make(Expect(head_dim=64, partial_rotary_factor=0.5, rope_theta=500000.0, max_position=8192))
+interleaved = make(Expect(head_dim=64, convention="interleaved", max_position=8192))
+reverse = make(Expect(head_dim=64, direction="reverse", max_position=8192))
+qwen2_vl = make(presets.get("qwen2-vl-7b"))
+flux = make(presets.get("flux.1-dev"))
+dinov3 = make(presets.get("dinov3-vitl16"))
+llama4_vision = make(presets.get("llama-4-vision"))
+ltx_like = make(Expect(head_dim=50, rotary_start=2, rope_theta=100.0, convention="interleaved",
+                       axes_dims_rope=[16, 16, 16], axes_ladder="ascending", axes_interleaved=True,
+                       axes_offset=[-100, -100, -100], axes_scale=[math.pi / 200] * 3, max_position=256))
+
+
+def dinov3_float32(x, positions):
+    """DINOv3's rotary as its code forms it, in float32: patch centres (i + 0.5)/H in [-1, 1] times 2 pi, and periods
+    100^(2k/(D/2)) on each of its two axes, [h | w] halves of half pairs."""
+    H, d = 14, 64
+    coords = (2 * ((positions.astype(np.float32) + np.float32(0.5)) / np.float32(H)) - 1) * np.float32(2 * math.pi)
+    inv = (np.float32(1) / np.float32(100) ** (np.arange(16, dtype=np.float32) / np.float32(16))).astype(np.float32)
+    ang = np.concatenate([coords[:, :1] * inv, coords[:, 1:] * inv], axis=1).astype(np.float32)
+    c, s = np.cos(ang), np.sin(ang)
+    x1, x2 = x[:, : d // 2].astype(np.float32), x[:, d // 2 :].astype(np.float32)
+    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=1).astype(x.dtype)
+'''
+
+#: what the fingerprint is told of each: head_dim, max_position and, for a multi-axis RoPE, how many axes (any sizes)
+TOLD = {
+    "llama2": {"head_dim": 128, "max_position": 4096},
+    "llama3": {"head_dim": 128},
+    "yarn": {"head_dim": 128},
+    "dynamic": {"head_dim": 64, "max_position": 16384},
+    "partial": {"head_dim": 64, "max_position": 8192},
+    "interleaved": {"head_dim": 64, "max_position": 8192},
+    "reverse": {"head_dim": 64, "max_position": 8192},
+    "qwen2_vl": {"head_dim": 128, "max_position": 32768, "axes_dims_rope": [42, 42, 44]},
+    "flux": {"head_dim": 128, "max_position": 4096, "axes_dims_rope": [42, 42, 44]},
+    "dinov3": {"head_dim": 64, "max_position": 14, "axes_dims_rope": [32, 32]},
+    "dinov3_float32": {"head_dim": 64, "max_position": 14, "axes_dims_rope": [32, 32]},
+    "llama4_vision": {"head_dim": 88, "max_position": 26, "axes_dims_rope": [44, 44]},
+    "ltx_like": {"head_dim": 50, "max_position": 256, "axes_dims_rope": [16, 16, 18]},
+}
+#: one of each way of reading a model in the fast tier; the others in the slow one
+FAST_MODELS = ("llama3", "reverse", "qwen2_vl", "dinov3_float32", "ltx_like")
+
+
+def _reproduced(cli, target: str, told: dict, *extra) -> tuple[dict | None, str, str]:
+    """(the fingerprint's expectation, its JSON's reason where it has none, the printed reproduction line)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        out = f"{d}/fp.json"
+        code, printed, err = cli("fingerprint", target, "--expect", json.dumps(told), *extra, "--json", out)
+        assert code == 0, printed + err
+        fp = json.loads(open(out).read())
+    line = printed.rstrip().splitlines()[-1].strip()
+    return fp["expect"], fp["no_expect"], line
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in FAST_MODELS else pytest.mark.slow) for n in TOLD])
+def test_the_printed_expectation_reproduces_the_fingerprinted_model(tmp_path, cli, checked, name):
+    """Every fingerprint that reads a model ends with the --expect that reproduces it, coordinates, offsets, scales and
+    the first dim that turns included, and check under it holds on the fingerprinted code, which was told only its
+    head_dim, probe range and number of axes."""
+    (tmp_path / "models.py").write_text(MODELS)
+    target = f"{tmp_path / 'models.py'}:{name}"
+    expect, why, line = _reproduced(cli, target, TOLD[name])
+    assert expect is not None, why
+    assert line == f"reproduced by --expect '{Expect.from_dict(expect).to_json()}'", line
+    multi = "mrope_section" in expect or "axes_dims_rope" in expect
+    r = checked(target, expect, seed=0, profile="dev",
+                invariants=["rope.conformance"] + (["axes.one-axis"] if multi else []))
+    assert r.passed, r.report()
+
+
+def test_the_expectation_is_rounded_to_what_the_measurement_cannot_tell_apart(tmp_path, cli):
+    """DINOv3's float32 table measures base 100 and scale 4 pi/14 a little off (float32's rounding): the expectation
+    states the simplest values whose rates every pair's is within its class's rounding of, and the ones check holds
+    it against; the offset is the centres' 0.5 - 7."""
+    (tmp_path / "models.py").write_text(MODELS)
+    expect, _, _ = _reproduced(cli, f"{tmp_path / 'models.py'}:dinov3_float32", TOLD["dinov3_float32"])
+    assert expect["rope_theta"] == 100.0 and expect["axes_scale"] == [4 * np.pi / 14] * 2
+    assert expect["axes_offset"] == [-6.5, -6.5] and expect["axes_dims_rope"] == [32, 32]
+    expect, _, _ = _reproduced(cli, f"{tmp_path / 'models.py'}:ltx_like", TOLD["ltx_like"])
+    assert (expect["rotary_start"], expect["rotary_dim"], expect["axes_ladder"]) == (2, 48, "ascending")
+    assert expect["axes_scale"] == [np.pi / 200] * 3 and expect["axes_offset"] == [-100] * 3
+
+
+@pytest.mark.parametrize("target, told, says", [
+    ("ropespec.implementations.zoo.rope.off_by_one:make", {"head_dim": 64, "dtype": "float64"},
+     "at the first position its pairs are already turned (a position offset of 1), which no field of a 1-D expectation "
+     "states"),
+    ("ropespec.implementations.zoo.rope.axes_ladder_head_dim:make",
+     {"head_dim": 24, "convention": "interleaved", "axes_dims_rope": [4, 8, 12]},
+     "each axis's ladder is normalised by head_dim 24, theta^(-2k/24)"),
+    ("ropespec.implementations.numpy_rope:make", "ltx_video_48.json",
+     "its pairs' axes [8, 8, 8] and frequencies fit no way of dealing pairs to axes"),
+])
+def test_no_expectation_is_printed_where_part_of_the_model_is_not_read(cli, target, told, says):
+    """A position offset of 1-D RoPE and per-axis ladders normalised by head_dim are read but stated by no expectation;
+    LTX-Video's rates above pi per position read as themselves less 2 pi k, which no ladder fits: the fingerprint says
+    so and why, and prints no partial expectation."""
+    if told == "ltx_video_48.json":  # LTX-Video's base grid: its fastest pairs turn by up to 15 rad per position
+        from pathlib import Path
+
+        told = json.loads((Path(__file__).parents[1] / "examples" / told).read_text())
+    expect, why, line = _reproduced(cli, target, told)
+    assert expect is None and says in why, why
+    assert line == f"no expectation reproduces it: {why}"
+
+
+#: the real libraries' code, fingerprinted with the expectation their adapters take, then checked under the printed one
+REAL = [
+    ("ropespec.implementations.torch_rope:make", "llama3.1-8b"),
+    ("ropespec.implementations.adapters.hf_axes:dinov3", "dinov3-vitl16"),
+    ("ropespec.implementations.adapters.hf_axes:qwen2_vl", "qwen2-vl-7b"),
+    ("ropespec.implementations.adapters.diffusers:flux", "flux.1-dev"),
+    ("ropespec.implementations.adapters.diffusers:ltx_video", {
+        "head_dim": 50, "rotary_start": 2, "rope_theta": 100.0, "convention": "interleaved",
+        "axes_dims_rope": [16, 16, 16], "axes_ladder": "ascending", "axes_interleaved": True,
+        "axes_offset": [-100, -100, -100], "axes_scale": [np.pi / 200] * 3, "max_position": 256}),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target, told", REAL, ids=[t.rpartition(":")[2] for t, _ in REAL])
+def test_the_printed_expectation_reproduces_real_code(cli, checked, target, told):
+    """transformers' DINOv3 and Qwen2-VL rotaries, diffusers' FLUX and LTX-Video position embeddings (LTX-Video on a
+    base grid whose rates stay below pi per position) and the shipped torch RoPE: check holds under the printed
+    expectation, and the presets' values are the ones stated (DINOv3's coordinates read exactly)."""
+    pytest.importorskip("torch")
+    told = presets.get(told).to_dict() if isinstance(told, str) else told
+    expect, why, line = _reproduced(cli, target, told, "--array", "torch")
+    assert expect is not None, why
+    got, want = Expect.from_dict(expect), Expect.from_dict(told)
+    for key in ("rope_theta", "convention", "rotary_dim", "rotary_start", "direction", "rope_scaling", "mrope_section",
+                "axes_dims_rope", "axes_ladder", "axes_interleaved", "axes_offset", "axes_scale"):
+        a, b = getattr(got, key), getattr(want, key)
+        assert a == (pytest.approx(b, rel=1e-12) if key in ("rope_theta", "axes_offset", "axes_scale") and b else b), \
+            (key, expect)
+    multi = "mrope_section" in expect or "axes_dims_rope" in expect
+    r = checked(target, expect, array="torch", seed=0, profile="dev",
+                invariants=["rope.conformance"] + (["axes.one-axis"] if multi else []))
+    assert r.passed, r.report()

@@ -144,12 +144,41 @@ def _axes_frequencies(e: Expect, omega, precision, got, th) -> tuple[str, str] |
     other = _other_base(freq, e, tol, None) if np.all(freq > 0) else None
     if other:
         return other
+    for dim, name in normalising_dims(e):
+        want = normalised_rates(e, dim)
+        if _close(freq, want, tol):
+            j = int(np.argmax(np.abs(th - freq) / th))
+            a, k = got[j], e.ladder()[j][0]
+            return "rotary-dim", (f"each axis's ladder is theta^(-2k/{dim}), the exponent normalised by {name} {dim}, "
+                                  f"where each axis's own dims d_a = {list(e.axes_dims_rope)} are expected (every pair "
+                                  f"to {float(np.max(tol)):.0e}; pair {j}, k = {k} of axis {e.axes[a]}, turns at "
+                                  f"{freq[j]:.6g} per unit, {e.axes_kind()} ladders expect {th[j]:.6g})")
     for word, other, what in _other_ladders(e):
         if _close(freq, reference.rates(other), tol):
             return word, (f"the frequencies match {what} (pair {int(np.argmax(np.abs(th - freq)))} turns at "
                           f"{freq[int(np.argmax(np.abs(th - freq)))]:.6g} per unit, {e.axes_kind()} expects "
                           f"{th[int(np.argmax(np.abs(th - freq)))]:.6g})")
     return None
+
+
+def normalising_dims(e: Expect) -> list[tuple[int, str]]:
+    """(D, its name) for each dim other than an axis's own that per-axis ladders theta^(-2k/d_a) may be normalised by
+    instead (head_dim, then the rotary dim where it is another), where some axis's d_a is not D; none for any other
+    ladder. Read by the diagnosis and the fingerprint alike."""
+    if e.axes_kind() != "per-axis" or e.axes_ladder != "theta":
+        return []
+    out: list[tuple[int, str]] = []
+    for dim, name in ((e.head_dim, "head_dim"), (e.rotary_dim, "the rotary dim")):
+        if any(dim != own for own in e.axes_dims_rope) and dim not in [d for d, _ in out]:
+            out.append((dim, name))
+    return out
+
+
+def normalised_rates(e: Expect, dim: int) -> np.ndarray:
+    """e's per-axis ladders each normalised by ``dim`` instead of its axis's own dims: pair j, the k-th of its axis,
+    turns at its axis's scale times rope_theta^(-2k/dim) per unit of the axis's position."""
+    k = np.array([i for i, _ in e.ladder()], dtype=np.float64)
+    return e.pair_scales() * e.rope_theta ** (-2.0 * k / dim)
 
 
 def _scaled_axes(e: Expect, freq, th, got) -> tuple[str, str] | None:

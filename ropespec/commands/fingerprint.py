@@ -13,7 +13,7 @@ from ropespec.bias_fingerprints import fingerprint_alibi, fingerprint_t5, finger
 from ropespec.implementations.boundary.targets import resolve
 from ropespec.spec import families
 from ropespec.properties.fingerprint import fingerprint
-from ropespec.properties.fingerprint_text import describe, json_compact
+from ropespec.properties.fingerprint_text import describe, json_compact, reproduction
 from ropespec.inputs import UsageError, load_implementations, parse_expect, with_rope
 from ropespec.spec import DEFAULT
 
@@ -78,6 +78,7 @@ def rope(args, console, impl, outs) -> int:
         say(console, f"  (--form {impl.shape.form}: the kernel was handed ropespec's table for the expectation, so "
                      f"the frequencies, base, curve and presets are that table's; convention, rotary dim, direction "
                      f"and precision are the kernel's)")
+    say(console, f"  {reproduction(fp)}")
     return options.written(outs, "--json", options.json_text(fp.to_json()))
 
 
