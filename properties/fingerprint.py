@@ -24,7 +24,6 @@ from ropespec.properties.diagnose.axes import normalising_dims
 from ropespec.spec import methods, presets, tolerance
 from ropespec.spec.expectation import CONVENTIONS, Expect, ExpectationError
 
-_LENGTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 
 
 @dataclass
@@ -125,12 +124,17 @@ def _candidates(base, head_dim, r, conv, measured, max_position, turning=None, s
             if scaling is not None:
                 yield m.name, plain.replace(rope_scaling=scaling)
         return
-    th0 = reference.thetas(plain)
-    s_first, s_last = th0[0] / measured[0], th0[-1] / measured[-1]
-    for L in (None,) + _LENGTHS:  # the length-free methods first, then each original length's
-        for m in methods.REGISTRY.values():
-            for scaling in m.fit(s_first, s_last, L):
-                yield m.name, plain.replace(rope_scaling=scaling)
+    for cand in diagnose.curves(plain, np.asarray(measured, dtype=np.float64)):  # the diagnosis's own fits
+        yield cand.rope_type, cand
+
+
+def _as_measured(expect: Expect, base: float, r: int, conv: str, start: int) -> list[Expect]:
+    """The expected configuration on the pairs and base measured (none where they are no expectation's)."""
+    try:
+        return [expect.replace(rope_theta=base, rotary_dim=r, partial_rotary_factor=None, convention=conv,
+                               rotary_start=start)]
+    except ValueError:
+        return []
 
 
 def _switches(curve: str) -> bool:
@@ -204,7 +208,10 @@ def fingerprint(f, expect: Expect) -> Fingerprint:
         return fp
     err, curve, cand = best
     if err > fits and not fp.length_dependent and fp.turning is None:  # a known mistake of a method (ramp reversed, bands swapped, betas
-        for curve_, cand_ in _candidates(fp.base, d, r, conv, table, top, start=start):  # swapped): the diagnosis's list
+        # swapped): the diagnosis's list, of the expected configuration first (check reads its mistakes so), then of
+        # each curve fitted
+        for cand_ in [*_as_measured(expect, fp.base, r, conv, start), *(c for _, c in _candidates(
+                fp.base, d, r, conv, table, top, start=start))]:
             if not cand_.method.scales:
                 continue
             for tag, what, tv in diagnose.scaling_variants(cand_, None):

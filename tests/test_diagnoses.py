@@ -7,6 +7,7 @@ the same word in bfloat16 as in float32), a structural fault as the root of ever
 
 from __future__ import annotations
 
+import json
 import re
 import numpy as np
 import pytest
@@ -879,7 +880,7 @@ def test_the_measured_model_names_the_method_whatever_method_was_expected(tmp_pa
                for r in failed), failed[0].message[-400:]
 
 
-def test_a_second_field_measured_wrong_is_its_own_fault_not_a_consequence(tmp_path):
+def test_a_second_field_measured_wrong_is_its_own_fault_not_a_consequence(tmp_path, cli):
     """litgpt's YaRN with its betas swapped and no attention factor: the frequencies are named (scaling), and the
     attention factor (1 where 1.34657 is due) is a field of its own: said after them in every failure the frequencies
     explain, and the word of the failures it alone explains (norms, the identity at 0, the attention factor), never
@@ -896,6 +897,9 @@ def test_a_second_field_measured_wrong_is_its_own_fault_not_a_consequence(tmp_pa
     said = failed["conformance"].message
     assert "yarn with beta_fast and beta_slow swapped" in said and "and attention-factor: every pair comes out 1 " \
         "times its input, expected the attention factor 1.34657" in said, said[-400:]
+    # and the fingerprint says what check says (it said 'curve: unknown'): the expected configuration's mistakes
+    code, out, err = cli("fingerprint", f"{p}:litgpt_yarn", "--expect", json.dumps(expect))
+    assert code == 0 and "curve: yarn with beta_fast and beta_slow swapped" in out, out
 
 
 ATTENTION_DECODERS = '''

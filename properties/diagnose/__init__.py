@@ -24,11 +24,11 @@ from ropespec.spec.expectation import Expect
 from ropespec.properties.diagnose.findings import _close, _measured, _with, also_of
 from ropespec.properties.diagnose.structure import STRUCTURAL, _structure_of, nonfinite_evidence, root_cause
 from ropespec.properties.diagnose.large_positions import _growth, precision_evidence
-from ropespec.properties.diagnose.frequencies import (_frequency_model, _length_fields, dynamic_fit, frequencies_off,
-                                                      scaling_variants)
+from ropespec.properties.diagnose.frequencies import (_frequency_model, _length_fields, curves, dynamic_fit,
+                                                      frequencies_off, scaling_variants)
 from ropespec.properties.diagnose.axes import axes_fault
 
-__all__ = ["STRUCTURAL", "also_of", "diagnose", "diagnose_within", "dynamic_fit", "frequencies_off", "frequency_fault",
+__all__ = ["STRUCTURAL", "also_of", "curves", "diagnose", "diagnose_within", "dynamic_fit", "frequencies_off", "frequency_fault",
            "nonfinite_evidence", "precision_evidence", "root_cause", "run_diagnosis", "scaling_variants"]
 
 
