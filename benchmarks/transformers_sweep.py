@@ -27,8 +27,9 @@ from verdict_time import machine  # benchmarks/: one way to name the machine
 from ropespec.implementations.adapters import hf_models
 from ropespec import formats, report
 from ropespec.cluster import Cluster, check_on_cluster
-from ropespec.commands import matrix
+from ropespec import matrix
 from ropespec.results import CheckResult
+from ropespec.request import CheckRequest
 from ropespec.scheduler import check_in_processes
 from ropespec.spec.expectation import Expect
 
@@ -85,12 +86,12 @@ def main() -> None:
         first.setdefault(r.implementation, time.perf_counter())
 
     shown = dict(on_result=result, on_implementation=finished)
+    asked = CheckRequest(profile=args.profile, seed=args.seed)  # every property, the sweep's profile and seed
     if args.cluster:
         with Cluster(args.cluster) as cluster:
-            reports = check_on_cluster(cluster, requests, None, profile=args.profile, seed=args.seed, replay=None, **shown)
+            reports = check_on_cluster(cluster, requests, asked, **shown)
     else:
-        reports = check_in_processes(requests, None, profile=args.profile, seed=args.seed, replay=None, jobs=args.j,
-                                     **shown)
+        reports = check_in_processes(requests, asked, jobs=args.j, **shown)
     took = time.perf_counter() - t0
     if args.json:
         with open(args.json, "w") as out:

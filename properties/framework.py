@@ -409,5 +409,20 @@ def all_properties() -> list[Property]:
     return sorted(PROPERTIES.values(), key=lambda p: order[p.invariant])
 
 
+def select_properties(invariant_ids: list[str] | None = None) -> list[Property]:
+    """The properties of these invariants; ``ID:property`` picks one property of an invariant that has
+    several (``rope.conformance:large_positions``), as replay commands do."""
+    props = all_properties()
+    if invariant_ids:
+        known = {p.invariant for p in props} | {f"{p.invariant}:{p.name}" for p in props}
+        unknown = [i for i in invariant_ids if i not in known]
+        if unknown:
+            raise ValueError(f"--invariant: unknown {', '.join(unknown)} (known: "
+                             f"{', '.join(sorted({p.invariant for p in props}))}; "
+                             f"ID:property picks one property)")
+        props = [p for p in props if p.invariant in invariant_ids or f"{p.invariant}:{p.name}" in invariant_ids]
+    return props
+
+
 __all__ = ["PROPERTIES", "NotChecked", "Property", "all_properties", "hypothesis_settings", "progress", "rope_property",
-           "run_property"]
+           "run_property", "select_properties"]

@@ -1,76 +1,58 @@
-"""The Python API: :func:`check` and :func:`fingerprint`, taking what the command line takes."""
+"""The Python API: :func:`check` and :func:`fingerprint`, thin over the requests the command line builds
+(:class:`ropespec.request.CheckRequest`, :class:`ropespec.request.FingerprintRequest`): their keywords are the requests'
+fields, documented there once, and listed in each function's help from them."""
 
 from __future__ import annotations
 
+import inspect
 import random
 
 from ropespec.properties.profiles import DEFAULT_PROFILE
-from ropespec.engine import check_implementations, select_properties
+from ropespec.engine import check_implementations
 from ropespec.properties.fingerprint import fingerprint as _fingerprint
-from ropespec.inputs import load_implementations, call_shape, parse_expect, parse_replay
+from ropespec.inputs import load_all, load_implementations, parse_expect
+from ropespec.request import CheckRequest, FingerprintRequest, api_keywords
 from ropespec.results import CheckResult
 from ropespec.spec import DEFAULT
 
 
-def check(
-    fn,
-    expect=None,
-    *,
-    array: str | None = None,
-    dtype: str | None = None,
-    max_position: int | None = None,
-    profile: str | None = None,
-    seed: int | None = None,
-    invariants: list[str] | None = None,
-    timeout: float | None = 10.0,
-    warmup_timeout: float | None = 300.0,
-    device: str = "cpu",
-    family: str = "rope",
-    allow_skip: bool = False,
-    isolate: bool | None = None,
-    form: str = "apply",
-    layout: str = "nd",
-    inplace: bool = False,
-    table=None,
-    positions: str = "per-sequence",
-    memory_limit=None,
-    replay: str | None = None,
-) -> CheckResult:
-    """Check ``fn`` — a function f(x, positions), a factory make(expect), or a TARGET string — against
-    every invariant (or ``invariants``). ``expect`` is a preset name, a dict, JSON, a config.json path or
-    an :class:`~spec.Expect`. The command line is a thin layer over this function.
-
-    ``fn`` runs in a worker process of its own (a TARGET string, or a function its module names); a
-    callable no other process can load (a lambda, a closure, a function defined in ``__main__``) runs
-    in-process, and the report's header says so (``isolate=False`` forces in-process). ``timeout``:
-    seconds per call; ``warmup_timeout``: seconds for the import, the factory and the first call. ``form``,
-    ``layout``, ``inplace``, ``table`` and ``positions`` are the command line's --form, --layout, --inplace, --table
-    (a TARGET string or the table builder itself) and --positions (a packed call's: per-sequence or per-token); ``memory_limit`` is --memory-limit (bytes, or text such as "1GB"; 0:
-    none; default: half the machine's memory); ``replay`` is --replay VERSION:BLOB, as a failure prints it."""
-    blob = parse_replay(replay)
-    impls = load_implementations([fn], expect=parse_expect(expect), array=array, dtype=dtype,
-                              max_position=max_position, device=device, timeout=timeout,
-                              warmup_timeout=warmup_timeout, isolate=isolate, memory_limit=memory_limit,
-                              shape=call_shape(family=family, form=form, layout=layout, inplace=inplace, table=table,
-                                               positions=positions))
-    profile = profile or DEFAULT_PROFILE
-    seed = seed if seed is not None else random.randrange(2**31)
-    reports = check_implementations(impls, select_properties(invariants), profile=profile, seed=seed, replay=blob)
-    return CheckResult(reports, seed, profile, allow_skip=allow_skip)
+def check(fn, expect=None, **keywords) -> CheckResult:
+    """Check ``fn`` — a function f(x, positions), a factory make(expect), or a TARGET string — against every invariant
+    (or ``invariants``). ``expect`` is a preset name, a dict, JSON, a config.json path or an
+    :class:`~ropespec.spec.Expect`. ``fn`` runs in a worker process of its own (a TARGET string, or a function its
+    module names); a callable no other process can load (a lambda, a closure, a function defined in ``__main__``) runs
+    in-process, and the report's header says so."""
+    req = CheckRequest.from_keywords(fn, expect, **keywords)
+    impls = load_all(req.load_requests())
+    profile = req.profile or DEFAULT_PROFILE
+    seed = req.seed if req.seed is not None else random.randrange(2**31)
+    reports = check_implementations(impls, req.properties(), profile=profile, seed=seed, replay=req.replayed())
+    return CheckResult(reports, seed, profile, allow_skip=req.allow_skip, request=req.replace(seed=seed, profile=profile))
 
 
-def fingerprint(fn, expect=None, *, array: str | None = None, dtype: str | None = None,
-                max_position: int | None = None, device: str = "cpu", timeout: float | None = 10.0,
-                warmup_timeout: float | None = 300.0, form: str = "apply", layout: str = "nd", inplace: bool = False,
-                table=None, memory_limit=None):
+def fingerprint(fn, expect=None, **keywords):
     """Fingerprint ``fn`` (see :mod:`ropespec.properties.fingerprint`); ``expect`` gives head_dim, dtype and the probe
-    range. ``fn`` runs in its own worker process, as in :func:`check`; ``form``, ``layout``, ``inplace`` and
-    ``table`` as there."""
-    [impl] = load_implementations([fn], expect=parse_expect(expect) or DEFAULT, array=array, dtype=dtype,
-                               max_position=max_position, device=device, timeout=timeout,
-                               warmup_timeout=warmup_timeout, memory_limit=memory_limit,
-                               shape=call_shape(form=form, layout=layout, inplace=inplace, table=table))
+    range. ``fn`` runs in its own worker process, as in :func:`check`."""
+    req = FingerprintRequest.from_keywords(fn, expect, **keywords)
+    [impl] = load_implementations([req.target], expect=parse_expect(req.expect) or DEFAULT, **req.loading())
     try:
         return _fingerprint(impl.as_rope(impl.expect), impl.expect)
     finally:
         impl.close()
+
+
+def _documented(function, request) -> None:
+    """The function's signature and help from its request's fields: each keyword, its default and what it is."""
+    fields = {f.name: f for f in request.__dataclass_fields__.values()}
+    said = api_keywords(request)
+    parameters = [inspect.Parameter("fn", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                  inspect.Parameter("expect", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)]
+    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=fields[name].default)
+                   for name in said]
+    function.__signature__ = inspect.Signature(parameters)
+    function.__doc__ += "\n\nKeywords (each a field of :class:`ropespec.request." + request.__name__ + "`):\n\n" + \
+        "\n".join(f"- ``{name}`` (default {fields[name].default!r}): {help}" for name, help in said.items())
+
+
+_documented(check, CheckRequest)
+_documented(fingerprint, FingerprintRequest)

@@ -13,6 +13,7 @@ from ropespec import signals
 from ropespec.commands import COMMANDS
 from ropespec.console import console as console_for
 from ropespec.inputs import UsageError
+from ropespec.request import Request, parsed
 from ropespec.spec.expectation import ExpectationError
 
 
@@ -34,23 +35,19 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = parser()
-    args, extra = ap.parse_known_args(argv)
-    if extra and args.command == "check":  # TARGETs after an option: check a.py:f --invariant ID b.py:g
-        stray = [a for a in extra if a.startswith("-")]
-        if stray:
-            ap.error(f"unrecognized arguments: {' '.join(stray)}")
-        args.targets = [*args.targets, *extra]
-    elif extra:
-        ap.error(f"unrecognized arguments: {' '.join(extra)}")
-    with signals.handled():  # Ctrl-C and SIGTERM stop the run and print what finished
-        return _run(args, console_for())
-
-
-def _run(args: argparse.Namespace, console: Console) -> int:
-    command = next(c for c in COMMANDS if c.NAME == args.command)
     try:
-        return command.run(args, console)
+        req = parsed(parser(), argv)
+    except UsageError as e:  # what the request itself says is wrong (-j 0), as every usage error: one line
+        print(f"ropespec: error: {e}", file=sys.stderr)
+        return 2
+    with signals.handled():  # Ctrl-C and SIGTERM stop the run and print what finished
+        return _run(req, console_for())
+
+
+def _run(req: Request, console: Console) -> int:
+    command = next(c for c in COMMANDS if c.NAME == req.COMMAND)
+    try:
+        return command.run(req, console)
     except ExpectationError as e:  # "expect" names the whole expectation, which --expect already says
         print(f"ropespec: error: --expect: {e.problem if e.field == 'expect' else e}", file=sys.stderr)
         return 2

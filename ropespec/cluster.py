@@ -33,7 +33,8 @@ from ropespec.properties.results import Result
 from ropespec.inputs import UsageError
 from ropespec.results import ImplementationReport
 from ropespec.runner import run_job
-from ropespec.scheduler import Collector
+from ropespec.request import CheckRequest
+from ropespec.scheduler import Collector, job
 from ropespec.signals import raise_if_signalled
 
 #: what --cluster takes besides "local": a Ray head's address, HOST:PORT (its GCS port, 6379 unless changed)
@@ -184,11 +185,8 @@ def _task(job: Job, cwd: str, path: list[str]) -> Iterator:
 def check_on_cluster(
     cluster: Cluster,
     requests: list[LoadRequest],
-    invariant_ids: list[str] | None,
+    asked: CheckRequest,
     *,
-    profile: str,
-    seed: int,
-    replay: tuple[str, str] | None,
     on_result: Callable[[Result], None] | None = None,
     on_implementation: Callable[[ImplementationReport], None] | None = None,
     on_progress: Callable[[str, str, str, float], None] | None = None,
@@ -208,10 +206,10 @@ def check_on_cluster(
     pending: dict = {}
 
     def submit(i: int, attempt: int) -> None:
-        job = Job(i, requests[i], invariant_ids, profile, seed, replay)
+        task_job = job(i, requests[i], asked)
         task = remote.options(num_cpus=1, num_gpus=1 if requests[i].on_gpu else 0, max_retries=0,
                               name=f"ropespec:{requests[i].name or i}")
-        pending[task.remote(job, cwd, path)] = (i, attempt)
+        pending[task.remote(task_job, cwd, path)] = (i, attempt)
 
     try:
         for i in range(len(requests)):

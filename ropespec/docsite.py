@@ -3,6 +3,8 @@ from it (``mkdocs build``: ``docs/hooks.py`` adds :func:`pages` to the site).
 
 * ``index.md``: README.md, the site's home, its ``docs/`` links made the site's own;
 * ``reference/cli.md``: every command and option, as ``--help`` prints it (argparse, :func:`ropespec.cli.parser`);
+* ``reference/options.md`` and ``reference/python.md``: every command's options with their defaults, and the Python
+  API's keywords with the pytest plugin's options, from the requests' fields (:mod:`ropespec.request`);
 * ``reference/expectation.md``: every expectation key with its valid range (:data:`ropespec.spec.schema.RANGES`), the
   conventions, directions and dtypes, and every preset with its note;
 * ``reference/words.md``: every fault word with its meaning (:data:`ropespec.spec.glossary.DIAGNOSES`) and the zoo
@@ -18,7 +20,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ropespec import cli, specdoc
+from ropespec import cli, request, specdoc
 from ropespec.implementations.zoo import members
 from ropespec.spec import glossary, presets, schema, tolerance
 from ropespec.spec.invariants import REGISTRY
@@ -40,6 +42,38 @@ def cli_page() -> str:
     for name, parser in ap.commands.items():
         out += [f"## ropespec {name}", "", "```text", parser.format_help().rstrip(), "```", ""]
     return "\n".join(out)
+
+
+def options_page() -> str:
+    """Every option of every command, with its default and what it is, from the requests' fields (the one source of
+    the parsers, the Python API's keywords and the pytest plugin's options)."""
+    blocks = [("h", 1, "Options"),
+              ("p", "Every command's options, each with its default and what it is, as the command's request states it "
+                    "(`ropespec/request.py`: one typed request per command, its fields the options; `--help` says "
+                    "the same, and [the Python API](python.md) takes `ropespec check`'s as keywords). Where the "
+                    "default column is empty, what applies is in the option's own words.")]
+    for name, cls in request.REQUESTS.items():
+        rows = [[f"`{', '.join(flags)}`" + (f" `{meta}`" if meta else ""), f"`{field}`", default, said]
+                for field, flags, meta, default, said in request.options_of(cls)]
+        if rows:
+            blocks += [("h", 2, f"ropespec {name}"), ("table", ["option", "field", "default", "what it is"], rows)]
+    return specdoc.render_markdown(blocks)
+
+
+def python_page() -> str:
+    """The Python API's keywords, from the requests' fields, with the pytest plugin's options beside them."""
+    blocks = [("h", 1, "The Python API"),
+              ("p", "`ropespec.check(fn, expect=None, **keywords)` and `ropespec.fingerprint(fn, expect=None, "
+                    "**keywords)` build the request `ropespec check` and `ropespec fingerprint` build "
+                    "(`ropespec.request.CheckRequest`, `FingerprintRequest`) from their keywords: each keyword is a "
+                    "field of it, with the default and meaning below; another keyword is a TypeError. The pytest "
+                    "plugin's `--rope-*` options are fields of the same request.")]
+    for title, cls in (("ropespec.check", request.CheckRequest), ("ropespec.fingerprint", request.FingerprintRequest)):
+        plugin = {f: flag for f, flag in request.pytest_options(cls)}
+        rows = [[f"`{name}`", f"`{default}`" if default else "", f"`{plugin[name]}`" if name in plugin else "", said]
+                for name, default, said in request.api_options(cls)]
+        blocks += [("h", 2, title), ("table", ["keyword", "default", "pytest plugin", "what it is"], rows)]
+    return specdoc.render_markdown(blocks)
 
 
 def expectation_page() -> str:
@@ -98,6 +132,7 @@ def tolerance_page() -> str:
 
 def pages() -> dict[str, str]:
     """Each generated page by its path under the site."""
-    return {"index.md": index(), "reference/cli.md": cli_page(), "reference/expectation.md": expectation_page(),
+    return {"index.md": index(), "reference/cli.md": cli_page(), "reference/options.md": options_page(),
+            "reference/python.md": python_page(), "reference/expectation.md": expectation_page(),
             "reference/words.md": words_page(), "reference/invariants.md": invariants_page(),
             "reference/spec.md": spec_page(), "explanation/tolerance.md": tolerance_page()}

@@ -6,25 +6,10 @@ from __future__ import annotations
 from typing import Callable
 
 from ropespec.implementations.implementation import Implementation
-from ropespec.properties.framework import all_properties, Property, run_property
+from ropespec.properties.framework import Property, run_property, select_properties  # noqa: F401 (the engine's)
 from ropespec.properties.results import Result
 from ropespec.results import ImplementationReport
 from ropespec.signals import raise_if_signalled
-
-
-def select_properties(invariant_ids: list[str] | None = None) -> list[Property]:
-    """The properties of these invariants; ``ID:property`` picks one property of an invariant that has
-    several (``rope.conformance:large_positions``), as replay commands do."""
-    props = all_properties()
-    if invariant_ids:
-        known = {p.invariant for p in props} | {f"{p.invariant}:{p.name}" for p in props}
-        unknown = [i for i in invariant_ids if i not in known]
-        if unknown:
-            raise ValueError(f"--invariant: unknown {', '.join(unknown)} (known: "
-                             f"{', '.join(sorted({p.invariant for p in props}))}; "
-                             f"ID:property picks one property)")
-        props = [p for p in props if p.invariant in invariant_ids or f"{p.invariant}:{p.name}" in invariant_ids]
-    return props
 
 
 def check_implementations(

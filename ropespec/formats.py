@@ -35,6 +35,7 @@ def to_json(result) -> dict:
         "seed": result.seed,
         "profile": result.profile,
         "resumed_from": result.resumed_from,
+        "request": result.request.to_json() if result.request is not None else None,
         "implementations": [rep.to_json() for rep in result.reports],
     }
 

@@ -24,56 +24,34 @@ import re
 import pytest
 
 _KEY = pytest.StashKey[list]()
-_CONFIGURATIONS_KEY = pytest.StashKey[object]()
+_REQUEST_KEY = pytest.StashKey[object]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """The --rope-* options: the check request's fields marked for pytest (:class:`ropespec.request.CheckRequest`), each
+    with its help there, and the profile's choices."""
+    from dataclasses import fields
+
+    from ropespec.request import CheckRequest
+
     group = parser.getgroup("ropespec", "ropespec: the RoPE implementations under test")
-    group.addoption("--rope-impl", action="append", default=[], metavar="TARGET",
-                    help="implementation under test, path/to/file.py:name or package.module:name (repeatable; "
-                         "env ROPESPEC_IMPL, comma-separated). Default: the shipped implementations")
-    group.addoption("--rope-expect", metavar="EXPECT", action="append", default=[],
-                    help="expectation: a preset, inline JSON, a JSON file or a config.json; repeatable, and a glob of "
-                         "files, for a configuration matrix. Default: drawn for factories, the default expectation for "
-                         "plain functions")
-    group.addoption("--rope-array", choices=("numpy", "torch", "jax", "list"), default=None,
-                    help="how x is handed to --rope-impl targets. Default: numpy")
-    group.addoption("--rope-dtype", default=None, metavar="DTYPE",
-                    help="dtype of x and of the output (float64, float32, float16, bfloat16; a comma-separated list "
-                         "for a matrix). Default: the expectation's (float32)")
-    group.addoption("--rope-max-position", type=int, default=None, metavar="N",
-                    help="largest position tested is N-1. Default: 131072")
-    group.addoption("--rope-timeout", type=float, default=None, metavar="S",
-                    help="seconds one call of the implementation may take (0: no limit). Default: 10")
-    group.addoption("--rope-warmup-timeout", type=float, default=None, metavar="S",
-                    help="seconds for importing it, its factory and a first warm-up call (0: no limit). Default: 300")
-    group.addoption("--rope-memory-limit", default=None, metavar="SIZE",
-                    help="memory each implementation's worker process may hold, e.g. 1GB (0: no limit). Default: half "
-                         "the machine's memory")
-    group.addoption("--rope-form", default="apply", metavar="FORM",
-                    help="which function of the rope family --rope-impl targets are (apply, table, kernel, qk, vllm), "
-                         "as ropespec check's --form. Default: apply")
-    group.addoption("--rope-layout", default="nd", metavar="LAYOUT",
-                    help="how an apply function takes its rows (nd, bshd, bhsd, sbhd, thd; a comma-separated list for a "
-                         "matrix), as --layout. Default: nd")
-    group.addoption("--rope-positions", default="per-sequence", metavar="WHAT",
-                    help="with --rope-layout thd: per-sequence (one offset per sequence) or per-token, as --positions")
-    group.addoption("--rope-inplace", action="store_true", default=False,
-                    help="the function writes its result into x, as --inplace")
-    group.addoption("--rope-profile", choices=("dev", "ci", "thorough"), default=None,
-                    help="hypothesis profile of the RoPE properties and of rope_check. Default: dev "
-                         "(ci on CI machines; --hypothesis-profile also selects)")
+    for f in fields(CheckRequest):
+        flag = f.metadata.get("flag")
+        if flag is None or flag.pytest is None:
+            continue
+        kwargs = {k: v for k, v in flag.arguments().items() if k in ("metavar", "choices", "type", "action")}
+        if kwargs.get("action") in (None, "append") and f.name == "targets":
+            kwargs.update(action="append", metavar="TARGET")
+        kwargs.setdefault("default", [] if kwargs.get("action") == "append" else
+                          False if kwargs.get("action") == "store_true" else None)
+        group.addoption(flag.pytest, help=flag.pytest_help or flag.help, **kwargs)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Choose the profile of ropespec's own properties; no other test's Hypothesis settings change."""
     from ropespec.properties import profiles
 
-    chosen = config.getoption("rope_profile", None)
-    hyp = config.getoption("hypothesis_profile", None) or ""
-    if not chosen and hyp.startswith("ropespec-"):
-        chosen = hyp.removeprefix("ropespec-")
-    profiles.set_active(chosen)
+    profiles.set_active(_request(config).profile)
     _configurations(config)  # bad usage is said before anything runs (exit 4, one line)
 
 
@@ -87,50 +65,39 @@ def _usage_errors():
         yield
     except ExpectationError as e:
         raise pytest.UsageError(f"--rope-expect: {e}") from None
-    except UsageError as e:
-        raise pytest.UsageError(str(e)) from None
+    except UsageError as e:  # said with this plugin's option names
+        raise pytest.UsageError(re.sub(r"^--(expect|dtype|layout):", r"--rope-\1:", str(e))) from None
+
+
+def _request(config: pytest.Config):
+    """The check request of the --rope-* options (:meth:`ropespec.request.CheckRequest.from_pytest`), built once."""
+    if _REQUEST_KEY not in config.stash:
+        from ropespec.request import CheckRequest
+
+        with _usage_errors():
+            config.stash[_REQUEST_KEY] = CheckRequest.from_pytest(config)
+    return config.stash[_REQUEST_KEY]
 
 
 def _configurations(config: pytest.Config) -> list:
-    """The matrix of --rope-expect, --rope-dtype and --rope-layout (one combination without lists), read once."""
-    if _CONFIGURATIONS_KEY not in config.stash:
-        from ropespec.commands import matrix
-
-        from ropespec.inputs import UsageError
-
-        with _usage_errors():
-            try:
-                config.stash[_CONFIGURATIONS_KEY] = matrix.configurations(config.getoption("rope_expect") or None,
-                                                                  config.getoption("rope_dtype"),
-                                                                  config.getoption("rope_layout"))
-            except UsageError as e:  # said with this plugin's option names
-                raise UsageError(re.sub(r"^--(expect|dtype|layout):", r"--rope-\1:", str(e))) from None
-    return config.stash[_CONFIGURATIONS_KEY]
+    """The matrix of --rope-expect, --rope-dtype and --rope-layout (one combination without lists)."""
+    with _usage_errors():
+        return _request(config).configurations()
 
 
 def _implementations(config: pytest.Config) -> list:
     if _KEY not in config.stash:
-        from ropespec.commands import matrix
-        from ropespec.inputs import call_shape, load_all
+        from ropespec.inputs import load_all
 
-        targets = list(config.getoption("rope_impl"))
-        if not targets and os.environ.get("ROPESPEC_IMPL"):
-            targets = [t.strip() for t in os.environ["ROPESPEC_IMPL"].split(",") if t.strip()]
-        loading = lambda c: dict(  # noqa: E731
-            array=config.getoption("rope_array"), dtype=c.dtype, max_position=config.getoption("rope_max_position"),
-            timeout=config.getoption("rope_timeout"), warmup_timeout=config.getoption("rope_warmup_timeout"),
-            memory_limit=config.getoption("rope_memory_limit"),
-            shape=call_shape(form=config.getoption("rope_form"), layout=c.layout,
-                             positions=config.getoption("rope_positions"), inplace=config.getoption("rope_inplace")))
         with _usage_errors():
-            config.stash[_KEY] = load_all(matrix.requests_for(targets, _configurations(config), loading))
+            config.stash[_KEY] = load_all(_request(config).load_requests(_configurations(config)))
     return config.stash[_KEY]
 
 
 def _test_id(impl, single_target: bool) -> str:
     """An implementation's test id: its name; in a matrix its combination, after the TARGET's name unless there is
     one TARGET (``[llama3.1-8b-bfloat16-bshd]``)."""
-    from ropespec.report import config_tag
+    from ropespec.matrix import config_tag
 
     if impl.configuration is None:
         return impl.name

@@ -9,6 +9,7 @@ import shlex
 from ropespec.implementations.implementation import Implementation
 from ropespec.properties.framework import all_properties
 from ropespec.properties.results import Result
+from ropespec.request import CheckRequest
 
 
 def property_id(result: Result) -> str:
@@ -18,24 +19,27 @@ def property_id(result: Result) -> str:
     return result.invariant if len(siblings) <= 1 else f"{result.invariant}:{result.property}"
 
 
+def replay_request(impl: Implementation, result: Result) -> CheckRequest:
+    """The check request of exactly this failing case: the implementation as it was loaded (its TARGET, array, dtype,
+    expectation or max_position, call shape), the property it came from, the run's profile and seed, and the
+    failure's --replay blob where it has one."""
+    fields = dict(targets=(impl.target,), array=impl.array, dtype=impl.dtype, invariants=(property_id(result),),
+                  profile=result.profile, seed=result.seed, **impl.shape.keywords())
+    if impl.expect is not None:
+        fields["expect"] = (json.dumps(impl.expect_dict(), sort_keys=True, separators=(",", ":")),)
+    else:
+        fields["max_position"] = impl.max_position
+    if result.replay:
+        fields["replay"] = result.replay[1]
+    return CheckRequest(**fields)
+
+
 def replay_command(impl: Implementation, result: Result) -> str | None:
     """A command line that runs exactly this failing case again (None unless it failed, and None for a callable that
     runs in-process: no other process can load it, so no command can; :func:`replay_text` says how to rerun it)."""
     if result.status != "fail" or impl.isolation.startswith("in-process"):
         return None
-    parts = ["ropespec", "check", impl.target, "--array", impl.array, "--dtype", impl.dtype]
-    if impl.expect is not None:
-        parts += ["--expect", json.dumps(impl.expect_dict(), sort_keys=True, separators=(",", ":"))]
-    else:
-        parts += ["--max-position", str(impl.max_position)]
-    parts += impl.shape.flags()
-    parts += ["--invariant", property_id(result)]
-    if result.profile:
-        parts += ["--profile", result.profile]
-    if result.seed is not None:
-        parts += ["--seed", str(result.seed)]
-    parts += result.replay
-    return " ".join(shlex.quote(p) for p in parts)
+    return replay_request(impl, result).command_line()
 
 
 def replay_text(impl: Implementation, result: Result) -> str | None:
@@ -45,9 +49,9 @@ def replay_text(impl: Implementation, result: Result) -> str | None:
     if command is not None or result.status != "fail":
         return command
     why = impl.isolation.removeprefix("in-process (").removesuffix(")")
-    args = [impl.target.rpartition(".")[2] or "f"]
+    given = [impl.target.rpartition(".")[2] or "f"]
     if impl.expect is not None:
-        args.append(repr(impl.expect_dict()))
+        given.append(repr(impl.expect_dict()))
     keywords = {"array": impl.array, "dtype": impl.dtype, "invariants": [property_id(result)],
                 "seed": result.seed, "profile": result.profile}
     keywords.update(impl.shape.keywords())
@@ -55,7 +59,5 @@ def replay_text(impl: Implementation, result: Result) -> str | None:
         keywords["max_position"] = impl.max_position
     if result.replay:
         keywords["replay"] = result.replay[1]
-    call = ", ".join(args + [f"{k}={v!r}" for k, v in keywords.items() if v is not None])
+    call = ", ".join(given + [f"{k}={v!r}" for k, v in keywords.items() if v is not None])
     return f"no command can load it ({why}); in the same process: ropespec.check({call})"
-
-

@@ -16,6 +16,7 @@ from ropespec.implementations.contract import clean
 from ropespec.implementations.families import form_of
 from ropespec.properties.diagnose import STRUCTURAL
 from ropespec.properties.precision import class_of, describe_position, holds
+from ropespec.matrix import config_tag
 from ropespec.replay import replay_text
 from ropespec.spec import tolerance
 
@@ -227,11 +228,6 @@ def render(reports: list, console: Console, *, seed: int, profile: str,
     console.print(f"{counts_text([r for rep in reports for r in rep.results], errors=True)} "
                   f"({_count(n, 'check')} on {_count(len(reports), 'implementation')})"
                   + (f"; {ended}" if ended else ""), highlight=False, soft_wrap=True)
-
-
-def config_tag(configuration: dict) -> str:
-    """How a configuration of the matrix reads in a check's name and in the summary: expectation-dtype-layout."""
-    return "-".join(str(configuration[k] or "drawn") for k in ("expect", "dtype", "layout"))
 
 
 def matrix_summary(reports: list) -> list[str]:

@@ -89,6 +89,7 @@ class CheckResult:
     error: str | None = None  # why the run stopped before it was done (a TARGET that does not load)
     resumed_from: str | None = None  # the report whose held implementations this run kept (--resume)
     stopped: str | None = None  # why the run stopped before checking every implementation (--maxfail, -x)
+    request: object | None = None  # what was asked (ropespec.request.CheckRequest), its seed the run's
 
     @property
     def unchecked(self) -> list[ImplementationReport]:

@@ -18,6 +18,7 @@ from ropespec.properties.framework import Property
 from ropespec.properties.results import Result
 from ropespec.inputs import UsageError
 from ropespec.replay import replay_command
+from ropespec.request import CheckRequest
 from ropespec.results import ImplementationReport
 from ropespec.spec.expectation import Expect
 
@@ -47,8 +48,10 @@ class Resumed:
         return out
 
 
-def read(path: str, seed: int | None, profile: str) -> Resumed:
-    """The report at ``path``, validated against this run's --seed and --profile; UsageError (one line) otherwise."""
+def read(path: str, req: CheckRequest) -> Resumed:
+    """The report at ``path``, validated against this run's request (its --seed and --profile, and what it checks, read
+    back from the request the report states); UsageError (one line) otherwise."""
+    seed, profile = req.seed, req.profile
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -66,6 +69,16 @@ def read(path: str, seed: int | None, profile: str) -> Resumed:
     if data.get("profile") != profile:
         raise UsageError(f"--resume: {path} was run with --profile {data.get('profile')}; resume with the same "
                          f"profile (this command: --profile {profile})")
+    if isinstance(data.get("request"), dict):  # the request that wrote it: resumed only by one checking the same
+        try:
+            asked = CheckRequest.from_json(data["request"])
+        except (TypeError, ValueError, UsageError):
+            raise UsageError(f"--resume: {path} states a request this ropespec does not read") from None
+        differ = req.checks_otherwise(asked)
+        if differ:
+            again = asked.replace(seed=None, json=None, junit=None, resume=path)
+            raise UsageError(f"--resume: {path} was written by a run that checks other {', '.join(differ)}: resume "
+                             f"with its command, {again.command_line()}")
     return Resumed(path, data["seed"], profile, data["implementations"])
 
 

@@ -12,6 +12,7 @@ from ropespec.implementations.loader import LoadRequest
 from ropespec.implementations.boundary.processes import Child, crash_words
 from ropespec.implementations.boundary.messages import Done, Finished, Job, JobFailed, Loaded, Progress
 from ropespec.properties.results import Result
+from ropespec.request import CheckRequest
 from ropespec.results import ImplementationReport
 from ropespec.signals import raise_if_signalled
 
@@ -79,20 +80,23 @@ class Collector:
         return rep.results if rep is not None else []
 
 
+def job(i: int, request: LoadRequest, asked: CheckRequest) -> Job:
+    """The message that asks a runner (or a cluster task) to check implementation ``i`` as ``asked`` says."""
+    return Job(i, request, list(asked.invariants) or None, asked.profile, asked.seed, asked.replayed())
+
+
 def check_in_processes(
     requests: list[LoadRequest],
-    invariant_ids: list[str] | None,
+    asked: CheckRequest,
     *,
-    profile: str,
-    seed: int,
-    replay: tuple[str, str] | None,
     jobs: int,
     on_result: Callable[[Result], None] | None = None,
     on_implementation: Callable[[ImplementationReport], None] | None = None,
     on_progress: Callable[[str, str, str, float], None] | None = None,
     into: list[ImplementationReport] | None = None,
 ) -> list[ImplementationReport]:
-    """check_implementations spread over ``jobs`` runner processes (:mod:`ropespec.runner`), one implementation
+    """check_implementations of the request ``asked`` (its invariants, profile, seed and replay; its seed the run's)
+    spread over ``jobs`` runner processes (:mod:`ropespec.runner`), one implementation
     at a time each, each runner loading its implementation (a :class:`~ropespec.implementations.loader.LoadRequest`)
     itself (in its own worker process). Results stream back as they finish; on
     Ctrl-C or SIGTERM (KeyboardInterrupt here) every runner is killed at once and ``into`` holds what
@@ -106,7 +110,7 @@ def check_in_processes(
     def assign(r: Child) -> None:
         if queue:
             i = queue.popleft()
-            r.send(Job(i, requests[i], invariant_ids, profile, seed, replay))
+            r.send(job(i, requests[i], asked))
             busy[r.conn] = (r, i)
 
     try:

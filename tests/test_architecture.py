@@ -228,3 +228,21 @@ def test_no_tracker_history_in_code_or_messages():
     hits = [f"{p.relative_to(ROOT)}:{n}" for p in files
             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if said.search(line)]
     assert not hits, hits
+
+
+#: the modules that read a command line's namespace or pytest's option object: the request's builders
+BUILDERS = ("ropespec/request.py",)
+_READS_OPTIONS = re.compile(r"argparse\.Namespace|\bargs\.|getattr\(args\b|\.getoption\(|\bvars\(args\)")
+
+
+def test_only_the_builders_read_a_namespace_or_pytests_options():
+    """What a check is, is one typed request (ropespec/request.py), built once from the command line, once from the API's
+    keywords, once from pytest's options: no other module of the package reads argparse's namespace or pytest's option
+    object (which 14 modules once read, each with getattr defaults of its own)."""
+    from code_scan import code_files
+
+    readers = [f"{p.relative_to(ROOT)}:{i}" for p in code_files(("spec", "reference", "properties", "implementations",
+                                                                 "ropespec"))
+               if str(p.relative_to(ROOT)) not in BUILDERS
+               for i, line in enumerate(p.read_text().splitlines(), 1) if _READS_OPTIONS.search(line)]
+    assert readers == [], readers

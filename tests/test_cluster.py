@@ -94,12 +94,13 @@ class _NoGpu:
 def test_a_cuda_check_on_a_cluster_without_a_gpu_is_bad_usage_not_a_wait():
     """A task asking for a GPU that no node has would wait for ever: said before any task is submitted."""
     from ropespec.cluster import check_on_cluster
+    from ropespec.request import CheckRequest
     from ropespec.implementations import LoadRequest
     from ropespec.inputs import UsageError
 
     with pytest.raises(UsageError, match="the Ray cluster has no GPU"):
-        check_on_cluster(_NoGpu(), [LoadRequest("k.py:f", name="k", device="cuda")], None, profile="ci", seed=1,
-                         replay=None)
+        check_on_cluster(_NoGpu(), [LoadRequest("k.py:f", name="k", device="cuda")],
+                         CheckRequest(profile="ci", seed=1))
 
 
 def _ray_processes() -> set[int]:

@@ -56,10 +56,11 @@ def test_a_running_decode_says_which_length_it_has_reached(monkeypatch):
 def test_a_j_runner_passes_the_progress_on():
     """With -j the properties run in runner processes: their progress reaches the main process too."""
     from ropespec.inputs import load_requests
+    from ropespec.request import CheckRequest
 
     requests = load_requests(["ropespec.implementations.numpy_decode:make"], expect=Expect.from_dict(EXPECT))
     said = []
-    reports = scheduler.check_in_processes(requests, ["decode.consistency"], profile="dev", seed=3, replay=None, jobs=1,
-                                     on_progress=lambda *a: said.append(a))
+    asked = CheckRequest(invariants=("decode.consistency",), profile="dev", seed=3)
+    reports = scheduler.check_in_processes(requests, asked, jobs=1, on_progress=lambda *a: said.append(a))
     assert reports[0].results[0].status == "pass"
     assert any(inv == "decode.consistency" and "length" in text for _, inv, text, _ in said), said

@@ -5,6 +5,7 @@ here."""
 
 import json
 import os
+import inspect
 import re
 import shlex
 import subprocess
@@ -316,20 +317,31 @@ def _check_parser():
     return parser().commands["check"]
 
 
-def test_the_options_paragraph_is_check_help():
-    """The options list of the check command's reference page names every option of `ropespec check --help` with its
-    choices, and nothing else: the two cannot drift apart."""
-    page = docs_text.page("reference/check.md")
-    para = page[page.index("Options of `ropespec check`"):]
-    para = para[:para.index("Other commands:")]
-    said = set(re.findall(r"`(-[-\w]+)", para)) | set(re.findall(r"/ `(--[-\w]+)", para))
-    parser = _check_parser()
-    options = {o for a in parser._actions for o in a.option_strings if o not in ("-h", "--help")}
-    assert said == options, (sorted(said - options), sorted(options - said))
-    for a in parser._actions:
-        if a.choices:
-            listed = "|".join(a.choices)
-            assert f"`{a.option_strings[-1]} {listed}`" in para, (a.option_strings, listed)
+def test_every_option_is_stated_once_and_shown_alike_everywhere():
+    """Every command's options come from its request's fields (ropespec/request.py): the parser, the generated Options
+    page (each option with its choices and default) and the Python API's keywords say the same, and the check
+    command's reference page points at the generated page instead of a list of its own."""
+    from ropespec import docsite, request
+    from ropespec.cli import parser
+
+    page = docsite.options_page()
+    commands = parser().commands
+    for name, cls in request.REQUESTS.items():
+        options = {o for a in commands[name]._actions for o in a.option_strings if o not in ("-h", "--help")}
+        stated = {o for _, flags, _, _, _ in request.options_of(cls) for o in flags if o.startswith("-")}
+        assert stated == options, (name, sorted(stated ^ options))
+        for a in commands[name]._actions:
+            if a.option_strings and a.choices and "-h" not in a.option_strings:
+                assert f"`{', '.join(a.option_strings)}` `{'|'.join(a.choices)}`".replace("|", "\\|") in page, \
+                    (name, a.option_strings)
+            if a.option_strings and a.default not in (None, False, [], ()) and "-h" not in a.option_strings:
+                row = next(line for line in page.splitlines() if line.startswith(f"| `{', '.join(a.option_strings)}`"))
+                assert f"| {a.default} |" in row, (name, a.option_strings, a.default, row)
+    from ropespec.api import check
+
+    assert set(request.api_keywords(request.CheckRequest)) == set(inspect.signature(check).parameters) - {"fn", "expect"}
+    ref = docs_text.page("reference/check.md")
+    assert "[Options](options.md)" in ref and "`--allow-skip`: " not in ref
 
 
 def test_the_json_schema_names_every_field_the_report_writes(tmp_path):
@@ -346,7 +358,7 @@ def test_the_json_schema_names_every_field_the_report_writes(tmp_path):
     from ropespec.implementations.contract import FAILURE_FIELDS
 
     assert set(FAILURE_FIELDS) <= keys, sorted(set(FAILURE_FIELDS) - keys)
-    inner = {"bytes", "cut", "text", "expect", "dtype", "layout", "a", "b", "x", *FAILURE_FIELDS}
+    inner = {"bytes", "cut", "text", "expect", "dtype", "layout", "a", "b", "x", *FAILURE_FIELDS, *data["request"]}
     assert keys - written <= inner, sorted(keys - written - inner)
 
 

@@ -19,10 +19,11 @@ from ropespec.implementations.contract import TargetError
 from ropespec.implementations.loader import LoadRequest
 from ropespec import formats, report, resume, signals
 from ropespec.cluster import Cluster, check_on_cluster
-from ropespec.commands import lab, matrix, options
+from ropespec.commands import lab
 from ropespec.console import console as console_for, one_destination, say
-from ropespec.engine import check_implementations, select_properties
-from ropespec.inputs import UsageError, parse_replay
+from ropespec.engine import check_implementations
+from ropespec.inputs import UsageError
+from ropespec.request import CheckRequest, LabRequest
 from ropespec.results import CheckResult
 from ropespec.scheduler import check_in_processes
 
@@ -54,87 +55,47 @@ LABEL_MAX = 60
 
 
 def add(sub) -> None:
-    p = sub.add_parser(NAME, help="check implementations against every invariant",
-                       description="Check TARGETs (default: the shipped implementations) against every invariant. "
-                                   "Each TARGET runs in a worker process of its own: a crash, a hang or an exit "
-                                   "of the code under test is a verdict (crash, timeout), never the end of the run.",
-                       epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("targets", nargs="*", metavar="TARGET",
-                   help="path/to/file.py:name or package.module:name; a function f(x, positions) or a factory make(expect)")
-    p.add_argument("--module", metavar="PATH", help="grade the tutorial lab module at PATH instead of a TARGET (as "
-                                                    "ropespec lab PATH does)")
-    options.expect(p, default="drawn for factories", matrix=True)
-    options.array(p)
-    options.shape(p, family=True, matrix=True)
-    options.dtype(p, matrix=True)
-    p.add_argument("--max-position", type=int, metavar="N", help="largest position tested is N-1 (default: 131072)")
-    options.profile(p)
-    p.add_argument("--seed", type=int, help="seed for a reproducible run (default: random, printed)")
-    p.add_argument("--invariant", action="append", metavar="ID",
-                   help="check only this invariant (repeatable); ID:property runs one of its properties "
-                        "(rope.conformance:large_positions), as replay commands do")
-    p.add_argument("--replay", metavar="VERSION:BLOB", help="replay one failing case printed by an earlier run")
-    options.device(p)
-    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                   help="check implementations in N processes (default: 1; at most one per implementation "
-                        "and per core unless --force-jobs)")
-    p.add_argument("--force-jobs", action="store_true", help="use -j N as given, above the number of cores")
-    p.add_argument("--cluster", metavar="ADDRESS", help="check each implementation as a task on the Ray cluster "
-                                                        "whose head node is at HOST:PORT, or on one started here for "
-                                                        "the run (local); needs the cluster extra")
-    options.limits(p)
-    p.add_argument("-x", "--exitfirst", action="store_const", const=1, dest="maxfail",
-                   help="stop at the first failing implementation (as --maxfail 1)")
-    p.add_argument("--maxfail", type=int, metavar="N",
-                   help="stop once N implementations have failed; those not yet checked are left out of the report")
-    p.add_argument("--allow-skip", action="store_true",
-                   help="exit 0 (not 2) when every property was skipped on an implementation (CI matrices)")
-    p.add_argument("--json", metavar="PATH", help="write the results as JSON (schema: docs/reference/reports.md; - for standard output)")
-    p.add_argument("--junit", metavar="PATH", help="write the results as JUnit XML (one testcase per property)")
-    p.add_argument("--resume", metavar="REPORT", help="run only the checks the --json REPORT of an earlier run of this "
-                                                      "command does not hold (with its seed), and report them all")
+    CheckRequest.add_arguments(sub.add_parser(
+        NAME, help="check implementations against every invariant",
+        description="Check TARGETs (default: the shipped implementations) against every invariant. Each TARGET runs in "
+                    "a worker process of its own: a crash, a hang or an exit of the code under test is a verdict "
+                    "(crash, timeout), never the end of the run.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter))
 
 
-def run(args: argparse.Namespace, console: Console) -> int:
-    if args.module:
-        return lab.run(args, console)
-    configurations = matrix.configurations(args.expect, args.dtype, args.layout)
-    outs = options.outputs(args, **{"--json": args.json, "--junit": args.junit})
+def run(req: CheckRequest, console: Console) -> int:
+    if req.module:
+        return lab.run(LabRequest.of(req), console)
+    configurations = req.configurations()
+    outs = req.outputs(**{"--json": req.json, "--junit": req.junit})
     if outs.to_stdout:  # standard output carries the report file: the text goes to standard error
         console = console_for(to_stderr=True)
-    try:
-        props = select_properties(args.invariant)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    replay = parse_replay(args.replay)
-    if args.jobs < 1:
-        raise UsageError(f"-j: must be >= 1, got {args.jobs}")
-    if args.maxfail is not None and args.maxfail < 1:
-        raise UsageError(f"--maxfail: must be >= 1, got {args.maxfail}")
-    resumed = resume.read(args.resume, args.seed, args.profile) if args.resume else None
+    props = req.properties()
+    replay = req.replayed()
+    resumed = resume.read(req.resume, req) if req.resume else None
     notes: list[str] = []
-    requests = matrix.requests(args, configurations, notes)
+    requests = req.load_requests(configurations, notes)
     held = resumed.held(requests, props) if resumed else {}
     todo = [s for i, s in enumerate(requests) if i not in held]
     if resumed:
-        notes.append(f"resumed from {args.resume}: {len(held)} of {len(requests)} implementations held there, "
+        notes.append(f"resumed from {req.resume}: {len(held)} of {len(requests)} implementations held there, "
                      f"{len(todo)} checked now (seed {resumed.seed})")
-    jobs = args.jobs if args.force_jobs else max(1, min(args.jobs, len(todo), os.cpu_count() or 1))
-    if jobs < args.jobs and not args.cluster:
-        notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {args.jobs} capped at the number of "
-                     f"implementations and of cores; --force-jobs uses {args.jobs})")
-    seed = resumed.seed if resumed else args.seed if args.seed is not None else random.randrange(2**31)
+    jobs = req.jobs if req.force_jobs else max(1, min(req.jobs, len(todo), os.cpu_count() or 1))
+    if jobs < req.jobs and not req.cluster:
+        notes.append(f"checked in {jobs} process{'es' * (jobs > 1)} (-j {req.jobs} capped at the number of "
+                     f"implementations and of cores; --force-jobs uses {req.jobs})")
+    seed = resumed.seed if resumed else req.seed if req.seed is not None else random.randrange(2**31)
     with contextlib.ExitStack() as stack:
         cluster = None
-        if args.cluster:  # connected (or started) before any report is cleared: a bad address is one line, exit 2
-            cluster = stack.enter_context(Cluster(args.cluster))
-            notes.append(cluster.describe() + (f"; -j {args.jobs} does not apply: Ray places the tasks"
-                                                if args.jobs > 1 else ""))
+        if req.cluster:  # connected (or started) before any report is cleared: a bad address is one line, exit 2
+            cluster = stack.enter_context(Cluster(req.cluster))
+            notes.append(cluster.describe() + (f"; -j {req.jobs} does not apply: Ray places the tasks"
+                                                if req.jobs > 1 else ""))
         outs.clear()  # from here on a report path holds this run's report or nothing
-        result = _run(args, todo, props, seed, replay, jobs, console, cluster)
+        result = _run(req, todo, props, seed, replay, jobs, console, cluster)
     if resumed:
-        result.reports, result.resumed_from = _merged(requests, held, result.reports), args.resume
-    return _finish(args, result, outs, notes, console)
+        result.reports, result.resumed_from = _merged(requests, held, result.reports), req.resume
+    return _finish(req, result, outs, notes, console)
 
 
 def _merged(requests: list[LoadRequest], held: dict, checked: list) -> list:
@@ -152,7 +113,7 @@ def _merged(requests: list[LoadRequest], held: dict, checked: list) -> list:
     return out
 
 
-def _run(args, requests, props, seed, replay, jobs, console: Console, cluster=None) -> CheckResult:
+def _run(req: CheckRequest, requests, props, seed, replay, jobs, console: Console, cluster=None) -> CheckResult:
     """Check every implementation, with a progress display; what finished, however the run ended."""
     reports: list = []
     interrupted = error = stopped = None
@@ -162,22 +123,21 @@ def _run(args, requests, props, seed, replay, jobs, console: Console, cluster=No
         display.finished(rep)
         done.append(rep)
         failing = sum(not r.passed for r in done)
-        if args.maxfail is not None and failing >= args.maxfail and len(done) < len(requests):
+        if req.maxfail is not None and failing >= req.maxfail and len(done) < len(requests):
             raise _Enough(failing)
 
     with _Display(console, total=len(requests) * len(props), implementations=len(requests),
                   parallel=cluster is not None or jobs > 1) as display:
         shown = dict(on_result=display.advance, on_implementation=finished, on_progress=display.running_now,
                      into=reports)
-        elsewhere = dict(invariant_ids=list(args.invariant) if args.invariant else None, profile=args.profile, seed=seed,
-                         replay=replay, **shown)  # each implementation checked in a process of its own making
+        asked = req.replace(seed=seed)  # what each implementation's process is asked: the run's seed
         try:
             if cluster is not None:
-                check_on_cluster(cluster, requests, on_forget=display.forget, **elsewhere)
+                check_on_cluster(cluster, requests, asked, on_forget=display.forget, **shown)
             elif jobs > 1:
-                check_in_processes(requests, jobs=jobs, **elsewhere)
+                check_in_processes(requests, asked, jobs=jobs, **shown)
             else:  # each implementation is loaded just before it is checked, and stopped after
-                check_implementations(_loaded(requests, args.allow_skip), props, profile=args.profile, seed=seed,
+                check_implementations(_loaded(requests, req.allow_skip), props, profile=req.profile, seed=seed,
                                       replay=replay, **shown)
         except TargetError as e:
             error = f"TARGET {e}"
@@ -189,11 +149,11 @@ def _run(args, requests, props, seed, replay, jobs, console: Console, cluster=No
         except _Enough as e:  # the report holds the implementations that finished; the others were not checked
             reports[:] = [rep for rep in reports if any(rep is d for d in done)]
             left = len(requests) - len(reports)
-            said = "-x, --maxfail 1" if args.maxfail == 1 else f"--maxfail {args.maxfail}"
+            said = "-x, --maxfail 1" if req.maxfail == 1 else f"--maxfail {req.maxfail}"
             stopped = (f"stopped after {e.failing} failing implementation{'s' * (e.failing > 1)} ({said}): {left} of "
                        f"{len(requests)} implementations not checked")
-    return CheckResult(reports, seed, args.profile, allow_skip=args.allow_skip, explicit=bool(args.targets),
-                       interrupted=interrupted, error=error, stopped=stopped)
+    return CheckResult(reports, seed, req.profile, allow_skip=req.allow_skip, explicit=bool(req.targets),
+                       interrupted=interrupted, error=error, stopped=stopped, request=req.replace(seed=seed))
 
 
 class _Enough(Exception):
@@ -205,7 +165,7 @@ class _Enough(Exception):
         self.failing = failing
 
 
-def _finish(args, result: CheckResult, outs, notes: list[str], console: Console) -> int:
+def _finish(req: CheckRequest, result: CheckResult, outs, notes: list[str], console: Console) -> int:
     """The report files first: whatever then happens to the terminal (a closed pipe, a Ctrl-C), they are whole; a
     run that stopped before anything was checked (the first TARGET does not load) leaves none. Then the text, and
     the exit code."""
@@ -218,7 +178,7 @@ def _finish(args, result: CheckResult, outs, notes: list[str], console: Console)
                                f"finished" if result.interrupted else None)
     if result.reports or result.error is None:  # a first TARGET that does not load: its one line says it all
         report.render(result.reports, console, seed=result.seed, profile=result.profile,
-                      values=f"in {args.json}" if outs.get("--json") else "rerun with --json PATH", ended=ended)
+                      values=f"in {req.json}" if outs.get("--json") else "rerun with --json PATH", ended=ended)
     for line in unwritten:
         print(f"ropespec: error: {line}", file=sys.stderr)
     if result.stopped is not None:

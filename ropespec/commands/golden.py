@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 
 from rich.console import Console
 
@@ -10,32 +9,30 @@ from ropespec.reference import golden
 from ropespec.commands import options
 from ropespec.console import say
 from ropespec.inputs import UsageError, parse_expect, with_rope
+from ropespec.request import GoldenRequest
 from ropespec.spec.expectation import MAX_POSITION_MAX
 
 NAME = "golden"
 
 
 def add(sub) -> None:
-    p = sub.add_parser(NAME, help="write inputs and exact outputs at chosen positions (for tests in any language)",
-                       description="Write a golden file: inputs (exact in bfloat16) and the exact outputs rounded "
-                                   "correctly to float64, float32 and bfloat16, as hex floats (format: docs/howto/precision.md).")
-    options.expect(p, required=True)
-    p.add_argument("--positions", required=True, metavar="LIST", help="comma-separated positions, e.g. 1,999,65521")
-    p.add_argument("--seed", type=int, default=0, help="seed of the input vectors (default: 0)")
-    p.add_argument("--out", required=True, metavar="FILE", help="where to write the JSON (- for standard output)")
+    GoldenRequest.add_arguments(sub.add_parser(
+        NAME, help="write inputs and exact outputs at chosen positions (for tests in any language)",
+        description="Write a golden file: inputs (exact in bfloat16) and the exact outputs rounded correctly to "
+                    "float64, float32 and bfloat16, as hex floats (format: docs/howto/precision.md)."))
 
 
-def run(args: argparse.Namespace, console: Console) -> int:
-    expect = parse_expect(args.expect)
+def run(req: GoldenRequest, console: Console) -> int:
+    expect = parse_expect(req.expect)
     with_rope(expect, "rope", "golden data")
-    outs = options.outputs(args, **{"--out": args.out})
+    outs = req.outputs(**{"--out": req.out})
     try:
-        positions = [int(p) for p in args.positions.split(",") if p.strip()]
+        positions = [int(p) for p in req.positions.split(",") if p.strip()]
     except ValueError:
-        raise UsageError(f"--positions: expected comma-separated integers, got {args.positions!r}") from None
+        raise UsageError(f"--positions: expected comma-separated integers, got {req.positions!r}") from None
     if not positions or min(positions) < 0 or max(positions) >= MAX_POSITION_MAX:
-        raise UsageError(f"--positions: expected integers in [0, 2^53 = {MAX_POSITION_MAX}), got {args.positions!r}")
-    code = options.written(outs, "--out", golden.text(golden.make(expect, positions, seed=args.seed)))
+        raise UsageError(f"--positions: expected integers in [0, 2^53 = {MAX_POSITION_MAX}), got {req.positions!r}")
+    code = options.written(outs, "--out", golden.text(golden.make(expect, positions, seed=req.seed)))
     if not code and outs.get("--out").path is not None:
-        say(console, f"wrote {len(positions)} rows of {expect.describe()} to {args.out}")
+        say(console, f"wrote {len(positions)} rows of {expect.describe()} to {req.out}")
     return code

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-
 from rich.console import Console
 
 from ropespec.console import say
+from ropespec.request import InvariantsRequest
 from ropespec.spec.invariants import REGISTRY
 
 NAME = "invariants"
@@ -17,7 +16,7 @@ def add(sub) -> None:
                    description="List every invariant of the registry (spec/invariants/, a module per family) with its statement.")
 
 
-def run(args: argparse.Namespace, console: Console) -> int:
+def run(req: InvariantsRequest, console: Console) -> int:
     for inv in REGISTRY.values():
         say(console, f"{inv.id:<28} {inv.statement}")
     return 0

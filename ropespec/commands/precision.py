@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import math
 import shlex
 
@@ -20,6 +19,7 @@ from ropespec import report
 from ropespec.commands import options
 from ropespec.console import console as console_for, say
 from ropespec.inputs import UsageError, load_implementations, parse_expect, with_rope
+from ropespec.request import SWEEP_TO, PrecisionRequest
 from ropespec.plots import precision_plot
 from ropespec.spec import DEFAULT, tolerance
 from ropespec.spec.schema import MAX_POSITION_MAX
@@ -27,108 +27,77 @@ from ropespec.spec.schema import MAX_POSITION_MAX
 NAME = "precision"
 #: the most positions --exhaustive calls and compares
 EXHAUSTIVE_MAX = 1 << 27
-#: where the sampled sweep ends unless --sweep-to says: far past any model's positions, where float32 angles are noise
-SWEEP_TO = 1 << 31
 
 
 def add(sub) -> None:
-    p = sub.add_parser(NAME, help="sweep positions and report up to where each tolerance class holds",
-                       description="Sweep odd positions log-spaced up to --sweep-to (or, with --exhaustive, every "
-                                   "position below --max-position); measure the error against the exact reference; "
-                                   "report up to which position each tolerance class holds. The verdict is about the "
-                                   "positions the model uses, those below max_position (the expectation's, or "
-                                   "--max-position); the sweep past them is information. Exit codes: 0 the declared "
-                                   "class held at every position measured below max_position; 1 it did not (or TARGET "
-                                   "failed to run there); 2 bad usage.")
-    p.add_argument("target", nargs="?", metavar="TARGET", help="default: the shipped numpy implementation")
-    options.expect(p, default="head_dim 128, theta 1e4, half")
-    options.array(p)
-    options.dtype(p, default="float32")
-    p.add_argument("--max-position", type=int, metavar="N",
-                   help="the positions the model uses are 0 .. N-1, the verdict's (default: the expectation's "
-                        "max_position, 131072 unless it says)")
-    p.add_argument("--sweep-to", type=int, default=SWEEP_TO, metavar="N",
-                   help="sweep up to N-1, past max_position for information (default: 2^31; at least max_position)")
-    p.add_argument("--per-octave", type=int, default=2, metavar="K", help="positions per doubling (default: 2)")
-    p.add_argument("--vectors", type=int, default=4, metavar="V", help="random vectors per position (default: 4)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random vectors (default: 0)")
-    options.device(p)
-    options.shape(p, form_note="a table is swept through the RoPE its table defines; a kernel or qk function with "
-                               "ropespec's exactly rounded table, so the error is the kernel's own")
-    options.limits(p)
-    p.add_argument("--exhaustive", action="store_true",
-                   help="call TARGET on every position 0 .. N-1 (--max-position N, at most 2^27), a random vector "
-                        "each, and compare every output with ropespec.reference.fast: the exact first position where each "
-                        "class fails, and the worst one")
-    p.add_argument("--chunk", type=int, default=8192, metavar="K",
-                   help="with --exhaustive: positions per call (default 8192; memory grows with it)")
-    p.add_argument("--atol", type=float, metavar="A",
-                   help="with --rtol: your own tolerance, as torch.testing.assert_close takes it (|actual - expected| "
-                        "<= atol + rtol |expected|, elementwise): where the output first leaves it; the exit code "
-                        "is then its verdict")
-    p.add_argument("--rtol", type=float, metavar="R", help="with --atol: see --atol")
-    p.add_argument("--plot", metavar="PATH.png", help="draw error vs position with the bounds (needs matplotlib)")
-    p.add_argument("--json", metavar="PATH", help="write the sweep as JSON (schema: docs/reference/reports.md; - for standard output)")
+    PrecisionRequest.add_arguments(sub.add_parser(
+        NAME, help="sweep positions and report up to where each tolerance class holds",
+        description="Sweep odd positions log-spaced up to --sweep-to (or, with --exhaustive, every position below "
+                    "--max-position); measure the error against the exact reference; report up to which position each "
+                    "tolerance class holds. The verdict is about the positions the model uses, those below "
+                    "max_position (the expectation's, or --max-position); the sweep past them is information. Exit "
+                    "codes: 0 the declared class held at every position measured below max_position; 1 it did not (or "
+                    "TARGET failed to run there); 2 bad usage."))
 
 
-def run(args: argparse.Namespace, console: Console) -> int:
-    expect = parse_expect(args.expect)
+def run(req: PrecisionRequest, console: Console) -> int:
+    expect = parse_expect(req.expect)
     with_rope(expect, "rope", "the precision sweep")
-    domain = args.max_position if args.max_position is not None else (expect or DEFAULT).max_position
+    domain = req.max_position if req.max_position is not None else (expect or DEFAULT).max_position
     if domain < 2:
         raise UsageError(f"--max-position: must be >= 2, got {domain}")
-    if not args.exhaustive and not domain <= args.sweep_to <= MAX_POSITION_MAX:
+    if not req.exhaustive and not domain <= req.sweep_to <= MAX_POSITION_MAX:
         raise UsageError(f"--sweep-to: must be an integer in [max_position {domain}, 2^53 = {MAX_POSITION_MAX}], got "
-                         f"{args.sweep_to}")
-    if args.per_octave < 1 or args.vectors < 1:
+                         f"{req.sweep_to}")
+    if req.per_octave < 1 or req.vectors < 1:
         raise UsageError("--per-octave and --vectors must be >= 1")
-    if (args.atol is None) != (args.rtol is None):
+    if (req.atol is None) != (req.rtol is None):
         raise UsageError("--atol and --rtol: give both, as torch.testing.assert_close takes them, or neither")
-    if args.atol is not None and not (args.atol >= 0 and args.rtol >= 0 and math.isfinite(args.atol + args.rtol)):
-        raise UsageError(f"--atol and --rtol: must be finite numbers >= 0, got atol {args.atol}, rtol {args.rtol}")
-    if args.exhaustive:
-        if args.atol is not None:
+    if req.atol is not None and not (req.atol >= 0 and req.rtol >= 0 and math.isfinite(req.atol + req.rtol)):
+        raise UsageError(f"--atol and --rtol: must be finite numbers >= 0, got atol {req.atol}, rtol {req.rtol}")
+    if req.exhaustive:
+        if req.atol is not None:
             raise UsageError("--atol/--rtol: measured by the sampled sweep; drop them with --exhaustive")
         if domain > EXHAUSTIVE_MAX:
             raise UsageError(f"--max-position: with --exhaustive at most 2^27 = {EXHAUSTIVE_MAX} positions (every one "
                              f"is called and compared), got {domain}")
-        if args.sweep_to != SWEEP_TO:
+        if req.sweep_to != SWEEP_TO:
             raise UsageError("--sweep-to: ends the sampled sweep; --exhaustive calls every position below "
                              "--max-position")
-        if not 1 <= args.chunk <= 1 << 20:
-            raise UsageError(f"--chunk: must be between 1 and 1048576, got {args.chunk}")
-        if args.plot:
+        if not 1 <= req.chunk <= 1 << 20:
+            raise UsageError(f"--chunk: must be between 1 and 1048576, got {req.chunk}")
+        if req.plot:
             raise UsageError("--plot: draws the sampled sweep; drop it with --exhaustive")
-    target = args.target or "ropespec.implementations.numpy_rope:make"
-    outs = options.outputs(args, **{"--json": args.json})
+    target = req.target or "ropespec.implementations.numpy_rope:make"
+    outs = req.outputs(**{"--json": req.json})
     if outs.to_stdout:
         console = console_for(to_stderr=True)
     outs.clear()
     # the implementation is told the positions it is called at: past the domain when the sweep goes there
     within = (expect or DEFAULT).replace(max_position=domain)
-    measured = within if args.exhaustive else precision.swept_past(within, args.sweep_to)
-    [impl] = load_implementations([target], expect=measured, **{**options.loading(args), "max_position": None})
+    measured = within if req.exhaustive else precision.swept_past(within, req.sweep_to)
+    [impl] = load_implementations([target], expect=measured, **{**req.loading(), "max_position": None})
     try:
         try:
             f = options.function_of(impl, target)
         except Failure as ex:
             return options.failed_to_run(console, target, ex)
-        return (_exhaustive if args.exhaustive else _sweep)(f, impl.expect, target, args, console, outs, domain)
+        return (_exhaustive if req.exhaustive else _sweep)(f, impl.expect, target, req, console, outs, domain)
     finally:
         impl.close()
 
 
-def _sweep(f, e, target: str, args, console: Console, outs, domain: int) -> int:
+def _sweep(f, e, target: str, req, console: Console, outs, domain: int) -> int:
     """The sampled sweep of ``f`` under ``e`` (whose max_position is where the sweep ends): the verdict is about the
     positions below ``domain``; past it the sweep is information (and code that cannot be called there is said, not
     judged)."""
     # the domain swept to its last position, as a sweep of it alone is; then on past it to the sweep's end
-    inside = precision.sweep_positions(domain, per_octave=args.per_octave)
-    past = precision.sweep_positions(e.max_position, per_octave=args.per_octave)
+    inside = precision.sweep_positions(domain, per_octave=req.per_octave)
+    past = precision.sweep_positions(e.max_position, per_octave=req.per_octave)
     positions = np.concatenate([inside, past[past > inside[-1]]])
-    allclose = (args.atol, args.rtol) if args.atol is not None else None
+    allclose = (req.atol, req.rtol) if req.atol is not None else None
     measure = lambda at: lambda progress: precision.measure(  # noqa: E731
-        f, e, at, vectors=args.vectors, seed=args.seed, progress=progress, allclose=allclose)
+        f, e, at, vectors=req.vectors, seed=req.seed, progress=progress, allclose=allclose)
     beyond_failed = None
     try:
         sw = _with_progress(console, target, "sweeping positions", len(positions), measure(positions), quiet=True)
@@ -145,12 +114,12 @@ def _sweep(f, e, target: str, args, console: Console, outs, domain: int) -> int:
     if beyond_failed is not None:
         say(console, f"beyond max_position {domain} the code could not be called ({beyond_failed}): the sweep ends "
                      f"there, and the verdict is about the positions below it")
-    if args.plot:
+    if req.plot:
         try:
-            precision_plot(sw, args.plot, f"{target}: {e.describe()}")
+            precision_plot(sw, req.plot, f"{target}: {e.describe()}")
         except RuntimeError as ex:
             raise UsageError(str(ex)) from None
-        say(console, f"plot written to {args.plot}")
+        say(console, f"plot written to {req.plot}")
     unwritten = options.written(outs, "--json", options.json_text(sw.to_json()))
     declared = precision.class_of(sw.expect)
     first, nonfinite = sw.first_failure(declared, within=True), sw.first_nonfinite(within=True)
@@ -160,10 +129,10 @@ def _sweep(f, e, target: str, args, console: Console, outs, domain: int) -> int:
     code = unwritten or _verdict(console, sw.expect, first, nonfinite, "swept position", noise,
                                  decides=allclose is None, below=domain if sw.beyond() else None)
     if first is not None:
-        _source(console, f, sw.expect, target, args)
+        _source(console, f, sw.expect, target, req)
     if allclose is not None:  # the user's own question: its answer is the exit code
         exceeded = sw.allclose_first_exceeded(within=True)
-        said = f"atol {args.atol:g}, rtol {args.rtol:g} (torch.testing.assert_close's |actual - expected| <= atol + " \
+        said = f"atol {req.atol:g}, rtol {req.rtol:g} (torch.testing.assert_close's |actual - expected| <= atol + " \
                f"rtol |expected|)"
         inside = sw.positions[sw.in_domain()]
         if exceeded is None:
@@ -196,11 +165,11 @@ def _past_the_domain(console: Console, sw, declared: str) -> None:
     say(console, f"beyond max_position {sw.domain}, to p = {last} (information, not the verdict): {past}")
 
 
-def _exhaustive(f, e, target: str, args, console: Console, outs, domain: int) -> int:
+def _exhaustive(f, e, target: str, req, console: Console, outs, domain: int) -> int:
     # on a GPU the outputs are compared there (double-double reference and bounds in torch); else in numpy
-    device = args.device if args.array == "torch" and args.device != "cpu" else None
+    device = req.device if req.array == "torch" and req.device != "cpu" else None
     ex = _with_progress(console, target, "every position", e.max_position, lambda progress: exhaustive(
-        f, e, e.max_position, chunk=args.chunk, seed=args.seed, progress=progress, device=device))
+        f, e, e.max_position, chunk=req.chunk, seed=req.seed, progress=progress, device=device))
     if ex is None:
         return 1
     report.render_exhaustive(ex, console, target)
@@ -210,11 +179,11 @@ def _exhaustive(f, e, target: str, args, console: Console, outs, domain: int) ->
     noise = until if first is not None and until is not None and first > until else None
     code = unwritten or _verdict(console, e, first, ex.nonfinite_at, "position", noise)
     if first is not None:
-        _source(console, f, e, target, args)
+        _source(console, f, e, target, req)
     return code
 
 
-def _source(console: Console, f, e, target: str, args) -> None:
+def _source(console: Console, f, e, target: str, req) -> None:
     """What a failing error is from, where the evidence check uses says it is not rounding: a structural fault or
     frequencies that are not the expectation's (another base, a scaling method, an offset), and the command that
     checks it. Said after the verdict; silent where no model fits (rounding is precision's own subject)."""
@@ -222,8 +191,8 @@ def _source(console: Console, f, e, target: str, args) -> None:
     if not found:
         return
     word, evidence = found
-    expect = f" --expect {shlex.quote(args.expect)}" if args.expect else ""
-    assumed = "" if args.expect else (f" (without --expect precision assumes {DEFAULT.describe()}: if that is not "
+    expect = f" --expect {shlex.quote(req.expect)}" if req.expect else ""
+    assumed = "" if req.expect else (f" (without --expect precision assumes {DEFAULT.describe()}: if that is not "
                                       f"what the code means to compute, say what it does with --expect)")
     say(console, f"the error is not rounding: [{word}] {evidence}{assumed}; ropespec check {target}{expect} names "
                  f"every fault")

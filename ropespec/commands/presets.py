@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-
 from rich.console import Console
 
 from ropespec.console import say
+from ropespec.request import PresetsRequest
 from ropespec.spec import presets
 
 NAME = "presets"
@@ -17,7 +16,7 @@ def add(sub) -> None:
                    description="List the model presets that --expect accepts, with their expectations.")
 
 
-def run(args: argparse.Namespace, console: Console) -> int:
+def run(req: PresetsRequest, console: Console) -> int:
     for name in presets.names():
         e = presets.get(name)
         line = f"{name:<16} {e.describe()}, max_position {e.max_position}"

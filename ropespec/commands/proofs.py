@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import subprocess
@@ -14,47 +13,44 @@ from rich.console import Console
 
 from ropespec.commands import options
 from ropespec.inputs import UsageError
+from ropespec.request import ProofsRequest
 
 NAME = "proofs"
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def add(sub) -> None:
-    p = sub.add_parser(NAME, help="run every proof of the spec: kind, result, time, mutations it fails under",
-                       description="Run every proof in spec/proofs/ on the code's own definitions, and each proven one "
-                                   "under the mutations of what it is about (it must fail under every one). Prints "
-                                   "invariant, kind, result, seconds and mutations failed; exit 0 when every proof "
-                                   "verifies and fails under all its mutations, 1 otherwise.")
-    p.add_argument("ids", nargs="*", metavar="INVARIANT", help="run only these invariants' entries (default: every "
-                                                              "one; ropespec invariants lists them)")
-    p.add_argument("--record", metavar="PATH", help="also write the results, date and commit, and the formulas sympy "
-                                                    "prints, as JSON (ropespec spec renders docs/proofs.json)")
-    p.add_argument("--no-mutants", action="store_true", help="skip the mutations (faster)")
+    ProofsRequest.add_arguments(sub.add_parser(
+        NAME, help="run every proof of the spec: kind, result, time, mutations it fails under",
+        description="Run every proof in spec/proofs/ on the code's own definitions, and each proven one under the "
+                    "mutations of what it is about (it must fail under every one). Prints invariant, kind, result, "
+                    "seconds and mutations failed; exit 0 when every proof verifies and fails under all its mutations, "
+                    "1 otherwise."))
 
 
-def run(args: argparse.Namespace, console: Console) -> int:
+def run(req: ProofsRequest, console: Console) -> int:
     import sympy  # 0.5 s to import: only this command runs it (the spec renders its record)
 
     from ropespec.spec import formulas, proofs
 
-    if args.record and args.no_mutants:
+    if req.record and req.no_mutants:
         raise UsageError("--record: run with the mutations (drop --no-mutants), the record states them")
-    unknown = [i for i in args.ids if i not in proofs.ALL]
+    unknown = [i for i in req.ids if i not in proofs.ALL]
     if unknown:
         raise UsageError(f"INVARIANT: {unknown[0]!r} has no entry in spec/proofs/ (ropespec invariants lists the ids)")
-    if args.record and args.ids:
+    if req.record and req.ids:
         raise UsageError("--record: the record states every proof; drop the INVARIANT ids")
-    outs = options.outputs(args, **{"--record": args.record})  # checked before the proofs run; whole or absent
+    outs = req.outputs(**{"--record": req.record})  # checked before the proofs run; whole or absent
     t0 = time.perf_counter()
     results, failed = {}, 0
     print(f"{'proof':<36} {'kind':<18} {'result':<9} {'seconds':>7}  mutations failed under")
-    for o in proofs.run_all(args.ids or None):
+    for o in proofs.run_all(req.ids or None):
         pr = proofs.ALL[o.id]
-        if not args.no_mutants:
+        if not req.no_mutants:
             proofs.audit(o)
         result = ("verified" if o.ok else "FAILED") if pr.fn is not None else "-"
         failed += not o.ok
-        muts = f"{o.killed[0]}/{o.killed[1]}" if o.killed else ("-" if pr.fn is None or args.no_mutants else "")
+        muts = f"{o.killed[0]}/{o.killed[1]}" if o.killed else ("-" if pr.fn is None or req.no_mutants else "")
         print(f"{o.id:<36} {o.kind:<18} {result:<9} {o.seconds:7.2f}  {muts}", flush=True)
         if not o.ok:
             print(f"    {o.account}")
@@ -63,13 +59,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
     proven = sum(1 for pid in results if proofs.ALL[pid].fn is not None)
     print(f"{len(results)} entries, {proven} proofs: {proven - failed} verified, {failed} failed; "
           f"{len(results) - proven} definition or tested only; {total:.1f} s")
-    if args.record:
+    if req.record:
         record = {"verified_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                   "commit": _git_commit(), "sympy": sympy.__version__, "seconds": round(total, 1), "results": results,
                   "formulas": formulas.printed()}  # what ropespec spec shows, printed by sympy (ropespec.specdoc)
         if options.written(outs, "--record", json.dumps(record, indent=1, ensure_ascii=False) + "\n"):
             return 2
-        print(f"wrote {args.record}")
+        print(f"wrote {req.record}")
     return 1 if failed else 0
 
 

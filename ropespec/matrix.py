@@ -5,15 +5,12 @@ parse, an unknown dtype or layout is one line naming it."""
 
 from __future__ import annotations
 
-import argparse
 import glob
 import os
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ropespec.commands import options
 from ropespec.implementations import LoadRequest
-from ropespec.report import config_tag
 from ropespec.inputs import UsageError, load_requests, parse_expect
 from ropespec.spec import presets
 from ropespec.spec.expectation import DTYPES, Expect, ExpectationError
@@ -35,6 +32,11 @@ class Configuration:
                 "layout": self.layout}
 
 
+def config_tag(configuration: dict) -> str:
+    """How a configuration of the matrix reads in a check's name and in the summary: expectation-dtype-layout."""
+    return "-".join(str(configuration[k] or "drawn") for k in ("expect", "dtype", "layout"))
+
+
 def _label(value: str, index: int) -> str:
     """How an expectation reads in a check's name: its preset, its model folder (…/llama3.1-8b/config.json), its file
     name, or its place on the command line (inline JSON)."""
@@ -47,11 +49,14 @@ def _label(value: str, index: int) -> str:
     return f"expect{index + 1}"
 
 
-def _expects(values: list[str] | None) -> list[tuple[str | None, Expect | None]]:
+def _expects(values: list | None) -> list[tuple[str | None, Expect | None]]:
     if not values:
         return [(None, None)]
     out: list[tuple[str | None, Expect | None]] = []
     for value in values:
+        if not isinstance(value, str):  # an Expect or a dict (the Python API's)
+            out.append((f"expect{len(out) + 1}", parse_expect(value)))
+            continue
         if any(c in value for c in "*?[") and not value.lstrip().startswith(("{", "[")):
             files = sorted(f for f in glob.glob(value, recursive=True) if os.path.isfile(f))
             if not files:
@@ -89,12 +94,6 @@ def configurations(expects: list[str] | None, dtypes: str | None, layouts: str |
     return [Configuration(label, e, d, layout) for label, e in exp for d in ds for layout in ls]
 
 
-def requests(args: argparse.Namespace, configs: list[Configuration], notes: list[str]) -> list[LoadRequest]:
-    """ropespec check's implementations to load: :func:`requests_for` its TARGETs with its options."""
-    return requests_for(args.targets, configs, lambda c: options.loading(
-        argparse.Namespace(**{**vars(args), "dtype": c.dtype, "layout": c.layout})), notes)
-
-
 def requests_for(targets: list | None, configs: list[Configuration], loading: Callable[[Configuration], dict],
                  notes: list[str] | None = None) -> list[LoadRequest]:
     """One implementation per TARGET (or shipped implementation) and combination, each named by its combination when
@@ -113,4 +112,4 @@ def requests_for(targets: list | None, configs: list[Configuration], loading: Ca
     return out
 
 
-__all__ = ["Configuration", "configurations", "requests", "requests_for"]
+__all__ = ["Configuration", "config_tag", "configurations", "requests_for"]
