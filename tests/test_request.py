@@ -114,3 +114,24 @@ def test_a_report_states_its_request_and_resume_reads_it_back(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "checks other expect: resume with its command, ropespec check " \
         "ropespec.implementations.numpy_rope:make --expect llama2-7b" in err, err
+
+
+def test_an_option_is_one_field():
+    """A new option is one field of its request: the parser, the builders, the Python API's keywords, the printed
+    command and the generated reference pages all read it from there."""
+    import argparse
+    from dataclasses import dataclass
+
+    from ropespec import request
+
+    @dataclass(frozen=True)
+    class Wider(request.CheckRequest):
+        batch: int = request.option(1, "--batch", type=int, metavar="B", help="rows per call (default: 1)")
+
+    p = Wider.add_arguments(argparse.ArgumentParser())
+    req = Wider.from_namespace(p.parse_args(["f.py:g", "--batch", "4"]))
+    assert req.batch == 4 and "--batch 4" in req.command_line()
+    assert Wider.from_keywords("f.py:g", batch=4, profile="dev") == req
+    assert request.api_keywords(Wider)["batch"] == "rows per call (default: 1)"
+    assert ("batch", ("--batch",), "B", "1", "rows per call (default: 1)") in request.options_of(Wider)
+    assert Wider.from_json(req.to_json()) == req
