@@ -40,6 +40,7 @@ SHIPPED = (
     Shipped("attention-decode", "ropespec.implementations.attention_decode:make", "numpy", ("float64",), CallShape(family="attention")),
     Shipped("numpy-position-ids", "ropespec.implementations.numpy_positions:make", "numpy", ("float64",),
             CallShape(family="position-ids")),
+    Shipped("numpy-model", "ropespec.implementations.numpy_model:make", "numpy", ("float64",), CallShape(family="model")),
     Shipped("numpy-alibi", "ropespec.implementations.biases:alibi", "numpy", ("float64",), CallShape(family="alibi")),
     Shipped("numpy-alibi-bhqk", "ropespec.implementations.biases:alibi", "numpy", ("float64",),
             CallShape(family="alibi", layout="bhqk")),

@@ -58,7 +58,7 @@ _REPOS = {
     "nanochat": "karpathy/nanochat", "fla": "fla-org/flash-linear-attention", "pie": "pie-project/pie",
     "pegainfer": "pegainfer-project/pegainfer", "MNN": "alibaba/MNN", "mlx-vlm": "Blaizzy/mlx-vlm",
     "diffusers": "huggingface/diffusers", "Liger-Kernel": "linkedin/Liger-Kernel",
-    "lmms-eval": "EvolvingLMMs-Lab/lmms-eval", "LightX2V": "ModelTC/LightX2V",
+    "lmms-eval": "EvolvingLMMs-Lab/lmms-eval", "LightX2V": "ModelTC/LightX2V", "unsloth": "unslothai/unsloth",
 }
 
 

@@ -192,6 +192,20 @@ FORMULAS: dict[str, Formula] = {
     "xpos.inverse-scale": Formula(_eq(sp.Function("score_i")(m, m), dot(pair(q, i), pair(k, i)))),
     "attention.causal": Formula(_eq(sp.Derivative(sp.Function("out_i")(sp.Symbol("v_j")), sp.Symbol("v_j")), 0),
                                 (r"j > i", "j > i")),
+    "model.positions": Formula(_eq(sp.Function("P")(sp.Symbol("b"), sp.Symbol("t")),
+                                   sp.Sum(sp.Function("m")(sp.Symbol("b"), sp.Symbol("j")), (sp.Symbol("j"), 0,
+                                                                                            sp.Symbol("t") - 1))),
+                               (r"m(b, j) = 1 \text{ for a real token, } 0 \text{ for a pad; every mode: padded, "
+                                r"chunked, decoding}", "m(b, j) = 1 for a real token, 0 for a pad; in every mode: a "
+                                                       "padded batch, chunks, decoding steps")),
+    "model.padding": Formula(_eq(sp.Function("logits_batch")(sp.Symbol("b"), sp.Symbol("t") + sp.Symbol("pad_b")),
+                                 sp.Function("logits_alone")(sp.Symbol("b"), sp.Symbol("t")))),
+    "model.cache": Formula(_eq(sp.Function("logits_schedule")(sp.Symbol("t")), sp.Function("logits_full")(sp.Symbol("t"))),
+                           (r"\text{any schedule of chunks and steps}", "any schedule of chunks and one-token steps")),
+    "model.canonical": Formula(_eq(sp.Function("F")(sp.Symbol("x")),
+                                   sp.Function("F")(sp.Symbol("x"), sp.Function("canon")(sp.Symbol("x"))))),
+    "model.stateless": Formula(_eq(sp.Function("F")(sp.Symbol("A"), sp.Symbol("after B")),
+                                   sp.Function("F")(sp.Symbol("A"), sp.Symbol("fresh")))),
 }
 
 #: the definitions the invariants are about, each built from the code that defines it

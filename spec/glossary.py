@@ -100,6 +100,11 @@ DIAGNOSES: dict[str, str] = {
     "vision-as-text": "a vision block gets consecutive text positions instead of its grid's",
     "padding-shift": "left padding moves the real tokens' positions (the pads are counted)",
     "decode-restart": "decoding does not continue at one past the prefill's largest position (rope_deltas dropped)",
+    "cache-offset": "the tokens after a cached prefix do not continue its positions: a decoding step or a prefill's "
+                    "chunk restarts, stays or skips (the cache offset not added, or added twice)",
+    "stale-state": "a call depends on an earlier call: a position counter, a cached table or rope_deltas the model "
+                   "kept",
+    "padding-mask": "a row's real tokens attend to its left padding: the attention mask's pads are not excluded",
     "slopes": "ALiBi's slopes follow another rule: a head count that is no power of two given the geometric rule of "
               "one, or another bias max",
     "slope-order": "ALiBi's slopes are the rule's, in another order across heads (reversed)",

@@ -259,6 +259,25 @@ def attention_bound(expect: Expect, q: np.ndarray, k: np.ndarray, v: np.ndarray,
     return float(min(2.0, math.expm1(min(2 * ds, 2.0))) * vmax + mean + atol(expect))
 
 
+#: the sizes a model checked whole is kept within (the model family's tiny models): layers, and the longest inner
+#: product any of its layers forms (hidden x the MLP's width, or the tokens an attention row sums over)
+TINY_LAYERS, TINY_WIDTH = 4, 4096
+
+
+def model_logits_bound(dtype: str, logits: np.ndarray) -> float:
+    """Allowed difference of two evaluations of one model's logits that compute the same function in another order
+    (a batch of one row or of several, the whole sequence or a prefix from a cache, positions given or inferred).
+
+    Each layer forms inner products of at most n = TINY_WIDTH terms, each in error by at most gamma_n = n u / (1 - n u)
+    times the sum of the terms' magnitudes (Higham, Accuracy and Stability, 3.1); normalised activations keep that sum
+    of the order of the largest logit, and the residual stream adds the TINY_LAYERS layers' errors to first order. Two
+    evaluations, each within (TINY_LAYERS + 1) gamma_n max |logit| of the exact function, differ by at most twice
+    that. In float64 this is about 5e-12 of the largest logit; a wrong position moves logits by O(1)."""
+    u, n = _u(dtype), TINY_WIDTH
+    gamma = n * u / (1 - n * u)
+    return float(2 * (TINY_LAYERS + 1) * gamma * np.max(np.abs(logits)))
+
+
 def class_name(expect: Expect) -> str:
     """Which tolerance class the expectation promises, in words."""
     if expect.angle_dtype == "exact" and expect.inv_freq_dtype == "exact":

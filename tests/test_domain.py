@@ -56,6 +56,7 @@ COVER = [
     ("t5-bucket", "ropespec.implementations.biases:t5_bucket", CallShape(family="t5-bias"), "numpy", "float64", None),
     ("t5-lookup", "ropespec.implementations.biases:t5_lookup", CallShape(family="t5-bias"), "numpy", "float64", None),
     ("xpos", "ropespec.implementations.biases:xpos", CallShape(family="xpos"), "numpy", "float64", None),
+    ("model", "ropespec.implementations.numpy_model:make", CallShape(family="model"), "numpy", "float64", None),
 ]
 #: what hands over no position the domain rule bounds: a kernel is handed its table, a position-id builder its tokens, T5's
 #: bucket function relative positions (every integer is its domain) and a learned table's lookups are not declared (its

@@ -230,7 +230,11 @@ class Host:
             found = triton_notes(set(sys.modules) - before, mark, self.label)  # a factory that imports or runs kernels
             if found and (fault := triton_mode.interpreter_fault(expect.dtype)):
                 raise Unsupported(fault)
-            if not is_decoder(fn) and not callable(fn):
+            if self.form.builds is not None:  # a family whose factory makes no function (a model)
+                made, what = self.form.builds
+                if not made(fn):
+                    raise Fault(f"its factory returned {type(fn).__name__}, not {what}", "shape", cause=CONTRACT_SHAPE)
+            elif not is_decoder(fn) and not callable(fn):
                 raise Fault(f"it has one required argument, so it was called as a factory, make(expect), and returned "
                             f"{type(fn).__name__}, not a function: a plain function takes (x, positions), a factory "
                             f"takes (expect) and returns such a function", "shape", cause=CONTRACT_SHAPE)

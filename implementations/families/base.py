@@ -132,6 +132,8 @@ class Form:
     layouts_of: str = ""
     #: the plain signature in a layout whose calls take other arguments (thd's cu_seqlens)
     layout_signatures: dict[str, tuple[tuple[int, ...], str]] = field(default_factory=dict)
+    #: what a factory of it returns where that is no function (a model object): ``(is it, what it is in words)``
+    builds: tuple[Callable[[Any], bool], str] | None = None
 
     def __post_init__(self) -> None:
         families.get(self.family)  # a form belongs to a registered family

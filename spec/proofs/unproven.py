@@ -51,3 +51,12 @@ declare("decode.attention-consistency", DEFINITION, "a step over the cached rows
                                                 "definition; the property checks a decoder's cache and offsets")
 declare("attention.grouped-query", DEFINITION, "query head h reads kv head h // (n_heads / n_kv_heads): the layout of "
                                            "transformers' repeat_kv, a convention")
+declare("model.positions", TESTED, "a property of a model's code: which positions it hands its RoPE, recorded at the "
+        "rotary and compared with the canonical ones as integers")
+declare("model.padding", TESTED, "a property of a model's code: its mask and positions under left padding; the "
+        "definition's attention of a row does not see other rows")
+declare("model.cache", TESTED, "a property of a model's cache: the definition has no cache. Causal attention over cached "
+        "keys at their positions is the full pass by definition (decode.attention-consistency)")
+declare("model.canonical", DEFINITION, "the canonical positions are the definition's (a real token at the count of real "
+        "tokens before it); the property checks the positions a model infers against them")
+declare("model.stateless", TESTED, "a property of code (what a call leaves behind); the definition is a function")

@@ -1,0 +1,198 @@
+"""The model family: a whole model around its RoPE, ``make(expect)`` returning the model (a factory only).
+
+Two kinds of model are driven alike, in the implementation's own process:
+
+* a decoder of the user's own (gpt-fast, nanoGPT style): ``forward(ids, positions=None, mask=None, cache=None) ->
+  (logits, cache)``, ids (batch, tokens) integers, positions (batch, tokens) (or (batch, tokens, axes) for a
+  multi-axis RoPE) or None to infer them, mask (batch, tokens so far) of 1 for a real token and 0 for a pad (left
+  padding) or None, cache what its previous forward returned or None; it says the positions it handed its RoPE in
+  its last forward as ``rope_positions``, a list of arrays, one per application;
+* a transformers causal LM (a ``torch.nn.Module`` with a ``config``): called with ``input_ids`` (or
+  ``inputs_embeds``), ``attention_mask``, ``position_ids`` and ``past_key_values``, its rotary modules hooked to
+  record the ``position_ids`` they are handed.
+
+The cache stays in the model's process: a forward hands back a handle to it, which the next forward names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from ropespec.implementations.contract import Fault, Unsupported
+from ropespec.implementations.families.base import Bound, Form, Op, i64, register
+
+
+# -- driving a model ---------------------------------------------------------------------------------------------------
+class _Driver:
+    """A model as the family calls it: ``forward(ids, mask, positions, cache, embeds) -> (logits float64 (B, T, V),
+    the positions its RoPE was handed, one int64 array (B, T) or (B, T, A) per application, the new cache)``."""
+
+    def __init__(self, model, host, e):
+        self.model, self.host, self.e = model, host, e
+
+
+class _Decoder(_Driver):
+    """A decoder of the user's own, by its protocol."""
+
+    def forward(self, ids, mask, positions, cache, embeds):
+        if embeds:
+            raise Unsupported("a decoder of its own takes token ids only (no inputs_embeds)")
+        model = self.model
+        model.rope_positions = []
+        native = lambda a: None if a is None else self.host.native_positions(a, self.e)  # noqa: E731
+        out = self.host.call("forward(ids, positions, mask, cache)", model.forward, native(ids), native(positions),
+                             native(mask), cache)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise Fault(f"forward returned {type(out).__name__}, expected (logits, cache)", "shape")
+        logits, new = out
+        said = getattr(model, "rope_positions", None)
+        if said is None:
+            raise Fault("the decoder says no rope_positions: its forward records the positions it hands its RoPE",
+                        "shape")
+        return _floats(logits, ids.shape), [_ints(p) for p in said], new
+
+
+class _Transformers(_Driver):
+    """A transformers causal LM: its own forward, its rotary modules hooked."""
+
+    def __init__(self, model, host, e):
+        super().__init__(model, host, e)
+        self.seen: list = []
+        for module in model.modules():
+            if type(module).__name__.endswith("RotaryEmbedding"):
+                module.register_forward_hook(self._record, with_kwargs=True)
+
+    def _record(self, module, args, kwargs, output):
+        pos = kwargs.get("position_ids", args[1] if len(args) > 1 else None)
+        if pos is not None:
+            self.seen.append(_ints(pos))
+
+    def forward(self, ids, mask, positions, cache, embeds):
+        import torch
+
+        model = self.model
+        kw = {"use_cache": True, "past_key_values": cache, "return_dict": True}
+        tids = torch.as_tensor(np.asarray(ids, dtype=np.int64))
+        if embeds:
+            kw["inputs_embeds"] = model.get_input_embeddings()(tids)
+        else:
+            kw["input_ids"] = tids
+        if mask is not None:
+            kw["attention_mask"] = torch.as_tensor(np.asarray(mask, dtype=np.int64))
+        if positions is not None:
+            p = np.asarray(positions, dtype=np.int64)
+            kw["position_ids"] = torch.as_tensor(np.moveaxis(p, -1, 0) if p.ndim == 3 else p)
+        self.seen = []
+        with torch.no_grad():
+            out = self.host.call("the model's forward", lambda: model(**kw))
+        return _floats(out.logits, ids.shape), list(self.seen), out.past_key_values
+
+
+def _driver(host, hid, fn, e) -> _Driver:
+    drivers = host.__dict__.setdefault("model_drivers", {})
+    if hid not in drivers or drivers[hid].model is not fn:
+        torch = _torch_module(fn)
+        drivers[hid] = (_Transformers if torch else _Decoder)(fn, host, e)
+    return drivers[hid]
+
+
+def _torch_module(fn) -> bool:
+    import sys
+
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(fn, torch.nn.Module) and hasattr(fn, "config")
+
+
+def _floats(logits, ids_shape) -> np.ndarray:
+    if hasattr(logits, "detach"):
+        logits = logits.detach().to("cpu").double().numpy()
+    arr = np.asarray(logits, dtype=np.float64)
+    if arr.ndim != 3 or arr.shape[:2] != tuple(ids_shape):
+        raise Fault(f"logits of shape {arr.shape}, expected ({ids_shape[0]}, {ids_shape[1]}, vocab)", "shape")
+    return arr
+
+
+def _ints(p) -> np.ndarray:
+    """Recorded positions as int64 (B, T) or (B, T, A): transformers' M-RoPE ids (A, B, T) moved axes last."""
+    if hasattr(p, "detach"):
+        p = p.detach().to("cpu").numpy()
+    arr = np.asarray(p)
+    if arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
+        arr = arr.astype(np.int64)
+    if arr.ndim == 3 and arr.shape[0] in (3, 4) and arr.shape[0] != arr.shape[-1]:
+        arr = np.moveaxis(arr, 0, -1)
+    return arr
+
+
+# -- the operations -------------------------------------------------------------------------------------------------
+def op_forward(host, fn, e, ids, mask, positions, cache, embeds):
+    """(logits, positions handed its RoPE, the handle of the cache after it)."""
+    caches = host.__dict__.setdefault("model_caches", {})
+    driver = _driver(host, id(fn), fn, e)
+    logits, seen, new = driver.forward(i64(ids), None if mask is None else i64(mask),
+                                       None if positions is None else i64(positions),
+                                       caches.get(cache) if cache is not None else None, bool(embeds))
+    handle = max(caches, default=0) + 1
+    caches[handle] = new
+    while len(caches) > 16:  # the oldest caches go: a property holds a few at a time
+        caches.pop(min(caches))
+    return logits, seen, handle
+
+
+def op_state(host, fn, e):
+    """A digest of every buffer and attribute of the model (but what a forward is handed back): what a call may not
+    change (model.stateless)."""
+    return _digest(fn)
+
+
+def _digest(model) -> dict[str, str]:
+    out: dict[str, str] = {}
+    torch = _torch_module(model)
+    if torch:
+        for name, buf in model.named_buffers():
+            out[f"buffer {name}"] = _hash(buf.detach().cpu().numpy())
+        items = [(f"{n or 'model'}.{k}", v) for n, m in model.named_modules() for k, v in vars(m).items()
+                 if not k.startswith("_")]
+    else:
+        items = [(k, v) for k, v in vars(model).items() if k != "rope_positions"]
+    for name, v in items:
+        if hasattr(v, "detach"):
+            v = v.detach().cpu().numpy()
+        if isinstance(v, (np.ndarray, int, float, bool, str, tuple)) or v is None:
+            out[name] = _hash(v)
+    return out
+
+
+def _hash(v) -> str:
+    if isinstance(v, np.ndarray):
+        return hashlib.sha256(np.ascontiguousarray(v).tobytes() + str(v.shape).encode()).hexdigest()[:16]
+    return repr(v)[:200]
+
+
+def _warm(host, fn, e) -> None:
+    op_forward(host, fn, e, np.array([[1, 2]]), None, None, None, False)
+
+
+class ModelBound(Bound):
+    def forward(self, ids, *, mask=None, positions=None, cache=None, embeds: bool = False):
+        """(logits (B, T, V) float64, the positions the model handed its RoPE, one array per application, a handle to
+        the cache after the call)."""
+        return self._op("forward", i64(ids), None if mask is None else i64(mask),
+                        None if positions is None else i64(positions), cache, bool(embeds))
+
+    def state(self) -> dict[str, str]:
+        """A digest of the model's buffers and attributes."""
+        return self._op("state")
+
+
+MODEL = Form("model", "apply", None, ("model.*",),
+             {"forward": Op(op_forward, "forward(ids, positions, mask, cache)",
+                            lambda shape, ids, mask, positions, cache, embeds: [] if positions is None else [positions]),
+              "state": Op(op_state, "its buffers and attributes")},
+             _warm, ModelBound, says_itself="a model's forward",
+             builds=(lambda m: callable(getattr(m, "forward", None)),
+                     "a model: an object with forward(ids, positions, mask, cache) -> (logits, cache), or a transformers "
+                     "causal LM"))
+register(MODEL)

@@ -1,0 +1,273 @@
+"""Spec section "model": a whole model's positional plumbing (shared/design/PLUMBING.md), through its forward
+``forward(ids, positions, mask, cache) -> (logits, cache)`` and the positions it hands its RoPE.
+
+A plain RoPE model's logits do not move when a row's positions move by a constant (shift invariance), so a row turned
+at positions offset by its padding gives the logits of the right ones: the positions the model hands its RoPE are
+compared with the canonical ones as integers (each real token at the number of real tokens before it), and the logits
+are compared where positions cannot show what is wrong (a mask, a cache). Tokens are drawn below MIN_VOCAB; rows of 1
+to 6 real tokens, left-padded to one length."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ropespec.implementations.contract import Failure
+from ropespec.properties.cases import listed
+from ropespec.properties.framework import rope_property
+from ropespec.spec import tolerance
+from ropespec.spec.expectation import Expect
+
+#: the token ids drawn are below this: a model checked whole has at least this many in its vocabulary
+MIN_VOCAB = 32
+#: the longest row drawn, and the most decoding steps
+MAX_ROW, MAX_STEPS = 6, 3
+
+
+def _expect(impl) -> Expect:
+    """The expectation a model is checked under: the implementation's, else a small default RoPE in its dtype."""
+    if impl.expect is not None:
+        return impl.expect
+    return Expect(head_dim=16, max_position=min(4096, impl.max_position), dtype=impl.dtype, **impl.promise)
+
+
+def _cases(impl):
+    e = _expect(impl)
+
+    @st.composite
+    def build(draw):
+        n_rows = draw(st.integers(1, 3), label="rows")
+        rows = [draw(st.lists(st.integers(0, MIN_VOCAB - 1), min_size=1, max_size=MAX_ROW), label="row")
+                for _ in range(n_rows)]
+        steps = [draw(st.lists(st.integers(0, MIN_VOCAB - 1), min_size=n_rows, max_size=n_rows), label="step")
+                 for _ in range(draw(st.integers(0, MAX_STEPS), label="steps"))]
+        chunk = draw(st.integers(1, MAX_ROW), label="chunk")
+        return {"expect": e, "rows": rows, "steps": steps, "chunk": chunk}
+
+    return build()
+
+
+def _pinned(impl):
+    """Two rows of unequal length (the shorter padded by 3), two decoding steps, chunks of 2."""
+    return [{"expect": _expect(impl), "rows": [[3, 1, 4, 1, 5], [9, 2]], "steps": [[6, 5], [3, 5]], "chunk": 2}]
+
+
+# -- what a batch is ---------------------------------------------------------------------------------------------------
+def _batch(rows):
+    """Rows left-padded to one length: (ids (B, N), mask (B, N), pads per row)."""
+    n = max(len(r) for r in rows)
+    pads = np.array([n - len(r) for r in rows])
+    ids = np.array([[0] * p + list(r) for p, r in zip(pads, rows)], dtype=np.int64)
+    mask = (np.arange(n)[None, :] >= pads[:, None]).astype(np.int64)
+    return ids, mask, pads
+
+
+def _canonical(e, mask: np.ndarray) -> np.ndarray:
+    """Each token at the number of real tokens before it (every axis alike for a multi-axis RoPE); a pad's entry is
+    not read."""
+    count = np.cumsum(mask, axis=1) - 1
+    return count[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else count
+
+
+def _real(mask: np.ndarray, shape) -> np.ndarray:
+    """The mask broadcast over a positions array's trailing axes."""
+    return np.broadcast_to(mask.reshape(mask.shape + (1,) * (len(shape) - 2)), shape) == 1
+
+
+def _said(p) -> str:
+    return listed(np.asarray(p)[..., 0] if np.ndim(p) == 3 else p)
+
+
+def _check_positions(e, seen, want, mask, where: str, pads=None, past: int = 0) -> None:
+    """Every array the model handed its RoPE equals the canonical positions at the real tokens, or the failure says
+    which positions were used: counted with the pads, from 0 (the cache's length not added), or by how much."""
+    if not seen:
+        raise Failure(f"{where}: the model handed its RoPE no positions (none recorded)", "shape")
+    for got in seen:
+        if got.shape != want.shape:
+            raise Failure(f"{where}: the model handed its RoPE positions of shape {got.shape}, expected {want.shape}",
+                          "shape")
+        real = _real(mask, want.shape)
+        if np.array_equal(got[real], want[real]):
+            continue
+        bad = np.argwhere(~np.all((got == want) | ~real, axis=tuple(range(2, got.ndim)) or None)
+                          if got.ndim == 3 else (got != want) & real)
+        r = int(bad[0][0])
+        g, w = got[r][mask[r] == 1], want[r][mask[r] == 1]
+        said = f"{where}: row {r}'s real tokens were turned at positions {_said(g)} where {_said(w)} are due"
+        if pads is not None and pads[r] and np.array_equal(g, w + pads[r]):
+            raise Failure(f"{said}: {pads[r]} more, its left padding counted", "padding-shift")
+        if past and np.array_equal(g, w - past):
+            raise Failure(f"{said}: from 0, the {past} cached tokens' offset not added", "cache-offset")
+        if past and np.all(g == g.flat[0]) and g.size > 1 or past and g.size == 1 and int(g.flat[0]) in (0, past - 1):
+            raise Failure(f"{said}: the cached tokens' offset not added", "cache-offset")
+        shift = np.unique(g - w)
+        if len(shift) == 1:
+            raise Failure(f"{said}: every one {int(shift[0]):+d}", "position-offset")
+        raise Failure(said, "unknown")
+
+
+# -- model.positions -----------------------------------------------------------------------------------------------
+@rope_property("model.positions", rule="exact: integers", cases=_cases, pinned=_pinned)
+def test_model_positions(bind, case):
+    """The positions handed the RoPE, inferred from the mask: in a padded prefill, in the same prefill cut into chunks
+    with a cache, and at every decoding step after it."""
+    e = case["expect"]
+    ids, mask, pads = _batch(case["rows"])
+    model = bind.fresh(e)
+    _, seen, cache = model.forward(ids, mask=mask)
+    _check_positions(e, seen, _canonical(e, mask), mask, "the padded prefill", pads)
+    full_mask, want_all = mask, _canonical(e, mask)
+    for s, step in enumerate(case["steps"]):
+        full_mask = np.concatenate([full_mask, np.ones((len(ids), 1), dtype=np.int64)], axis=1)
+        _, seen, cache = model.forward(np.array(step)[:, None], mask=full_mask, cache=cache)
+        want = _canonical(e, full_mask)[:, -1:]
+        _check_positions(e, seen, want, full_mask[:, -1:], f"decoding step {s + 1}", pads, past=full_mask.shape[1] - 1)
+    chunked = bind.fresh(e)
+    cache, n, c = None, ids.shape[1], case["chunk"]
+    for k, start in enumerate(range(0, n, c)):
+        end = min(n, start + c)
+        _, seen, cache = chunked.forward(ids[:, start:end], mask=mask[:, :end], cache=cache)
+        _check_positions(e, seen, want_all[:, start:end], mask[:, start:end], f"chunk {k + 1} (tokens {start} to "
+                         f"{end - 1}) of a prefill in chunks of {c}", pads if start == 0 else None, past=start)
+    return 0.0
+
+
+# -- model.padding -------------------------------------------------------------------------------------------------
+@rope_property("model.padding",
+               rule=("model_logits_bound: two float64 forwards of one function in another order differ by at most "
+                     "2 (layers + 1) gamma_n max |logit| (Higham 3.1), with the tiny model's sizes"),
+               cases=_cases, pinned=_pinned)
+def test_model_padding(bind, case):
+    """Each row's real tokens' logits in the padded batch, through prefill and decoding steps, against the row alone."""
+    e = case["expect"]
+    rows = case["rows"]
+    ids, mask, pads = _batch(rows)
+    batch = bind.fresh(e)
+    logits, seen, cache = batch.forward(ids, mask=mask)
+    outs = [logits]
+    full_mask = mask
+    for step in case["steps"]:
+        full_mask = np.concatenate([full_mask, np.ones((len(ids), 1), dtype=np.int64)], axis=1)
+        logits, seen_step, cache = batch.forward(np.array(step)[:, None], mask=full_mask, cache=cache)
+        outs.append(logits)
+    worst = 0.0
+    for r, row in enumerate(rows):
+        alone = bind.fresh(e)
+        mine, _, c1 = alone.forward(np.array([row]))
+        theirs = [outs[0][r:r + 1, pads[r]:]]
+        own = [mine]
+        for s, step in enumerate(case["steps"]):
+            got, _, c1 = alone.forward(np.array([[step[r]]]), cache=c1)
+            own.append(got)
+            theirs.append(outs[s + 1][r:r + 1])
+        for k, (a, b) in enumerate(zip(theirs, own)):
+            bound = tolerance.model_logits_bound(e.dtype, b)
+            err = float(np.max(np.abs(a - b)))
+            if not err <= bound:
+                where = "the prefill" if k == 0 else f"decoding step {k}"
+                if pads[r] and np.array_equal(seen[0][r][mask[r] == 1], _canonical(e, mask)[r][mask[r] == 1]):
+                    word, why = "padding-mask", (f"its positions are right ({_said(seen[0][r][mask[r] == 1])}): its "
+                                                 f"real tokens see its {pads[r]} pads")
+                else:
+                    word, why = ("padding-shift" if pads[r] else "layout"), "its positions differ from the row's alone"
+                raise Failure(f"row {r} ({len(row)} tokens, {pads[r]} pads) in a batch of {len(rows)}: its logits at "
+                              f"{where} differ from the row's alone by {err:.3g} > bound {bound:.3g}: {why}", word,
+                              err / bound if bound else float("inf"))
+            worst = max(worst, err / bound if bound else 0.0)
+    return worst
+
+
+# -- model.cache ---------------------------------------------------------------------------------------------------
+@rope_property("model.cache", rule="model_logits_bound, as model.padding", cases=_cases, pinned=_pinned)
+def test_model_cache(bind, case):
+    """One row (the longest, its decoding steps appended) in chunks of ``chunk`` then one token at a time, against one
+    full forward of the whole sequence, token by token."""
+    e = case["expect"]
+    row = max(case["rows"], key=len) + [s[0] for s in case["steps"]]
+    ids = np.array([row])
+    full, seen_full, _ = bind.fresh(e).forward(ids)
+    model = bind.fresh(e)
+    cache, c, n0 = None, case["chunk"], max(len(r) for r in case["rows"])
+    cuts = list(range(0, n0, c)) + list(range(n0, len(row)))
+    worst = 0.0
+    for k, start in enumerate(cuts):
+        end = cuts[k + 1] if k + 1 < len(cuts) else len(row)
+        logits, seen, cache = model.forward(ids[:, start:end], cache=cache)
+        bound = tolerance.model_logits_bound(e.dtype, full[:, start:end])
+        err = float(np.max(np.abs(logits - full[:, start:end])))
+        what = (f"token {start}" if end - start == 1 else f"tokens {start} to {end - 1}") + \
+            (f" (a chunk of {c} of the prefill)" if start < n0 else " (a decoding step)")
+        if not err <= bound:
+            want = _canonical(e, np.ones((1, end), dtype=np.int64))[:, start:end]
+            try:
+                _check_positions(e, seen, want, np.ones((1, end - start), dtype=np.int64), what, past=start)
+            except Failure as f:
+                raise Failure(f"{f.what}; their logits differ from one full forward's by {err:.3g} > bound "
+                              f"{bound:.3g}", f.diagnosis, err / bound) from None
+            raise Failure(f"{what} after {start} cached tokens: their logits differ from one full forward's by "
+                          f"{err:.3g} > bound {bound:.3g}, the positions right ({_said(seen[0][0])}): what the cache "
+                          f"keeps is not what the full forward computes", "unknown", err / bound)
+        worst = max(worst, err / bound if bound else 0.0)
+    return worst
+
+
+# -- model.canonical -----------------------------------------------------------------------------------------------
+@rope_property("model.canonical", rule="model_logits_bound, as model.padding; positions exact", cases=_cases,
+               pinned=_pinned)
+def test_model_canonical(bind, case):
+    """The padded batch with its positions inferred against the same batch given the canonical positions."""
+    e = case["expect"]
+    ids, mask, pads = _batch(case["rows"])
+    want = _canonical(e, mask)
+    given = np.where(_real(mask, want.shape), want, 1)  # a pad at 1, as transformers' generate gives it
+    a, seen_a, _ = bind.fresh(e).forward(ids, mask=mask)
+    b, seen_b, _ = bind.fresh(e).forward(ids, mask=mask, positions=given)
+    _check_positions(e, seen_b, want, mask, "given the canonical positions")
+    _check_positions(e, seen_a, want, mask, "with its positions inferred", pads)
+    return _same_logits(e, a, b, mask == 1, "with its positions inferred its logits differ from those given the "
+                        "canonical positions", "the positions the same", "unknown")
+
+
+def _same_logits(e, got, want, real, what: str, why: str, word: str) -> float:
+    """The worst difference of two forwards' logits at the real tokens, as a fraction of model_logits_bound; a
+    Failure with ``word`` where it is past the bound."""
+    bound = tolerance.model_logits_bound(e.dtype, want[real])
+    err = float(np.max(np.abs(got[real] - want[real])))
+    if not err <= bound:
+        raise Failure(f"{what} by {err:.3g} > bound {bound:.3g}: {why}", word, err / bound if bound else float("inf"))
+    return err / bound if bound else 0.0
+
+
+# -- model.stateless -----------------------------------------------------------------------------------------------
+@rope_property("model.stateless", rule="model_logits_bound, as model.padding; buffers and attributes exactly",
+               cases=_cases, pinned=_pinned)
+def test_model_stateless(bind, case):
+    """A forward of one batch after a forward (and decoding steps) of another, against the same forward on a fresh
+    model; no buffer or attribute of the model changed by the calls."""
+    e = case["expect"]
+    rows = case["rows"]
+    ids, mask, _ = _batch(rows)
+    other_ids, other_mask, _ = _batch([list(reversed(r)) + [7] for r in rows])
+    fresh = bind.fresh(e)
+    before = fresh.state()
+    want, seen_fresh, _ = fresh.forward(ids, mask=mask)
+    used = bind.fresh(e)
+    _, _, cache = used.forward(other_ids, mask=other_mask)
+    if case["steps"]:
+        used.forward(np.array(case["steps"][0])[:, None],
+                     mask=np.concatenate([other_mask, np.ones((len(rows), 1), dtype=np.int64)], axis=1), cache=cache)
+    got, seen, _ = used.forward(ids, mask=mask)
+    after = used.state()
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    kept = (f"; its {', '.join(changed[:4])}" + (" ..." if len(changed) > 4 else "") + " differ from a fresh model's"
+            if changed else "")
+    real = _real(mask, seen_fresh[0].shape)
+    if len(seen) != len(seen_fresh) or any(not np.array_equal(a[real], b[real]) for a, b in zip(seen, seen_fresh)):
+        r = int(np.argwhere(np.any(seen[0] != seen_fresh[0], axis=tuple(range(1, seen[0].ndim))))[0][0]) \
+            if seen and seen[0].shape == seen_fresh[0].shape else 0
+        raise Failure(f"a forward after another turned row {r}'s tokens at {_said(seen[0][r][mask[r] == 1])} where a "
+                      f"fresh model turns them at {_said(seen_fresh[0][r][mask[r] == 1])}{kept}: the earlier call's "
+                      f"state is used", "stale-state")
+    return _same_logits(e, got, want, mask == 1, "a forward after another differs from the same forward on a fresh "
+                        "model", "the earlier call's state is used" + kept, "stale-state")
