@@ -105,6 +105,13 @@ class Implementation:
         """A new decoder for ``expect`` (decode mode keeps state, so every case needs its own)."""
         return self._build(expect, fresh=True)
 
+    def release(self, bound: Bound) -> None:
+        """Let go of a :meth:`fresh` one once its case is done: what its factory built (a whole model's weights) is
+        not kept for the rest of the run."""
+        drop = getattr(self.host, "drop", None)
+        if drop is not None:
+            drop(bound.hid)
+
     def bind(self, expect: Expect) -> Bound:
         """The callable for ``expect`` (factories are called once per expectation). A plain function
         computes its one expectation: bound to any other (beyond how far to test and the precision class

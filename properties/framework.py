@@ -301,8 +301,14 @@ def _hypothesis_test(prop: Property, impl: Implementation, rec: _Recorder, state
 
         return wrapped
 
+    made: list = []  # the fresh ones of the example running, let go of when it ends
+
+    def fresh(expect: Expect) -> Bound:
+        made.append(impl.fresh(expect))
+        return made[-1]
+
     bind = rejecting(impl.bind)
-    bind.fresh = rejecting(impl.fresh)  # decode mode: a new stateful decoder per case
+    bind.fresh = rejecting(fresh)  # decode mode: a new stateful decoder per case
     bind.strict = impl.bind  # raises Unsupported instead of rejecting the case
 
     def restart(expect: Expect) -> Bound:
@@ -331,6 +337,8 @@ def _hypothesis_test(prop: Property, impl: Implementation, rec: _Recorder, state
             if e.diagnosis in FATAL:
                 raise _Abort(e, case) from None
             raise
+        finally:
+            _release(impl, made)
         if isinstance(ratio, tuple):
             ratio, rec.note = ratio
         if ratio is not None and np.isfinite(ratio):
@@ -348,6 +356,15 @@ def _hypothesis_test(prop: Property, impl: Implementation, rec: _Recorder, state
     if replay is not None:
         test = reproduce_failure(replay[0], replay[1].encode("ascii"))(test)
     return test
+
+
+def _release(impl: Implementation, made: list) -> None:
+    """Let go of the example's fresh ones; a worker that cannot answer now (stopped, crashed) holds none of them."""
+    while made:
+        try:
+            impl.release(made.pop())
+        except Fault:
+            made.clear()
 
 
 def _halt_after(prop: Property, impl: Implementation, fault: Fault) -> None:

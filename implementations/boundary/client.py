@@ -17,7 +17,7 @@ from ropespec.spec.expectation import Expect
 class HostClient:
     """What an implementation's :class:`~ropespec.implementations.contract.Implementation` holds: the one interface of
     both hosts (the worker process's, :class:`ropespec.implementations.boundary.workers.WorkerHost`, and :class:`InProcessHost`):
-    ``load(dtype)``, ``bind(hid, expect, fresh)``, ``op(hid, name, *args)``, ``close()``, and what they learned:
+    ``load(dtype)``, ``bind(hid, expect, fresh)``, ``op(hid, name, *args)``, ``drop(hid)``, ``close()``, and what they learned:
     ``warmup_seconds``, ``output``, ``left_behind``."""
 
     def __init__(self, target, label: str, *, shape: CallShape, array: str, device: str, timeout: float | None,
@@ -66,6 +66,9 @@ class InProcessHost(HostClient):
         said = self._run("the warm-up call", lambda: self.host.warmup(hid), self.warmup_timeout)
         self.warmup_seconds = time.perf_counter() - t0
         return said
+
+    def drop(self, hid: int) -> None:
+        self.host.drop(hid)
 
     def op(self, hid: int, name: str, *args):
         self.warmup_verdict(hid)

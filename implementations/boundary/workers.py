@@ -35,7 +35,7 @@ from collections import OrderedDict
 
 from ropespec.implementations import triton_mode
 from ropespec.implementations.boundary.client import HostClient
-from ropespec.implementations.boundary.messages import Bind, CallModule, Load, Operate, Stop, Warmup, unwrap
+from ropespec.implementations.boundary.messages import Bind, CallModule, Drop, Load, Operate, Stop, Warmup, unwrap
 from ropespec.implementations.boundary.processes import Captured, Child, Died, TimedOut, _preload, crash_words
 from ropespec.implementations.contract import OUT_OF_MEMORY, Fault, killed_for_memory, timeout_scale
 from ropespec.spec.expectation import Expect
@@ -176,6 +176,14 @@ class WorkerHost(HostClient):
             self.fresh.add(hid)
         self.live.add(hid)
         return info
+
+    def drop(self, hid: int) -> None:
+        """Forget handle ``hid`` here and in the worker, which lets go of what its factory built."""
+        self.binds.pop(hid, None)
+        self.fresh.discard(hid)
+        if hid in self.live and self.child is not None:
+            self.live.discard(hid)
+            self._request(Drop(hid), "letting go of a built function")
 
     def op(self, hid: int, name: str, *args):
         self._ensure()
