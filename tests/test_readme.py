@@ -81,7 +81,7 @@ SHIPPED = ["stdlib-float64", "numpy-float64", "numpy-float32", "torch-float64", 
            "numpy-bshd-float32", "numpy-thd-float32", "numpy-thd-per-token-float32", "numpy-vllm-inplace-float32", "sinusoidal-float64",
            "integer-index-float64",
            "length-normalised-float64", "binary-float64", "learned-float64", "attention-float64", "attention-decode-float64",
-           "numpy-position-ids-float64", "numpy-alibi-float64", "numpy-alibi-bhqk-float64", "numpy-t5-bias-float64", "numpy-t5-lookup-float64",
+           "numpy-position-ids-float64", "numpy-model-float64", "numpy-alibi-float64", "numpy-alibi-bhqk-float64", "numpy-t5-bias-float64", "numpy-t5-lookup-float64",
            "numpy-xpos-float64"]
 
 
