@@ -103,8 +103,9 @@ def _brief(v: Any) -> str:
     if isinstance(v, dict):
         return json.dumps(v, separators=(",", ":"))
     if isinstance(v, list) and v and isinstance(v[0], list):
-        try:
-            a = np.array(v, dtype=np.float64)
+        whole = all(isinstance(x, int) and not isinstance(x, bool) for row in v if isinstance(row, list) for x in row)
+        try:  # integers (token ids, positions) as integers
+            a = np.array(v, dtype=np.int64 if whole else np.float64)
         except (TypeError, ValueError):  # not a rectangle of numbers (segments of a sequence): as JSON
             return json.dumps(v)
         return f"array{a.shape} " + np.array2string(a, precision=9, threshold=12, edgeitems=3, separator=", ",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ropespec.implementations.contract import Failure
+from ropespec.implementations.contract import Failure, Unsupported
 from ropespec.properties.cases import listed
 from ropespec.properties.framework import rope_property
 from ropespec.spec import tolerance
@@ -74,6 +74,15 @@ def _real(mask: np.ndarray, shape) -> np.ndarray:
     return np.broadcast_to(mask.reshape(mask.shape + (1,) * (len(shape) - 2)), shape) == 1
 
 
+#: what a model that returns no cache is checked without (model.cache and model.length need one throughout)
+NO_CACHE = "the model returned no cache from its forward"
+
+
+def _needs_cache(cache, what: str) -> None:
+    if cache is None:
+        raise Unsupported(f"{NO_CACHE}: {what} needs one")
+
+
 def _said(p) -> str:
     return listed(np.asarray(p)[..., 0] if np.ndim(p) == 3 else p)
 
@@ -97,6 +106,8 @@ def _check_positions(e, seen, want, mask, where: str, pads=None, past: int = 0) 
         said = f"{where}: row {r}'s real tokens were turned at positions {_said(g)} where {_said(w)} are due"
         if pads is not None and pads[r] and np.array_equal(g, w + pads[r]):
             raise Failure(f"{said}: {pads[r]} more, its left padding counted", "padding-shift")
+        if pads is not None and pads[r] and np.array_equal(g, w - pads[r]):
+            raise Failure(f"{said}: {pads[r]} less, its left padding subtracted", "padding-shift")
         if past and np.array_equal(g, w - past):
             raise Failure(f"{said}: from 0, the {past} cached tokens' offset not added", "cache-offset")
         if past and np.all(g == g.flat[0]) and g.size > 1 or past and g.size == 1 and int(g.flat[0]) in (0, past - 1):
@@ -117,6 +128,8 @@ def test_model_positions(bind, case):
     model = bind.fresh(e)
     _, seen, cache = model.forward(ids, mask=mask)
     _check_positions(e, seen, _canonical(e, mask), mask, "the padded prefill", pads)
+    if cache is None:
+        return 0.0, f"the prefill only: {NO_CACHE}"
     full_mask, want_all = mask, _canonical(e, mask)
     for s, step in enumerate(case["steps"]):
         full_mask = np.concatenate([full_mask, np.ones((len(ids), 1), dtype=np.int64)], axis=1)
@@ -147,7 +160,8 @@ def test_model_padding(bind, case):
     logits, seen, cache = batch.forward(ids, mask=mask)
     outs = [logits]
     full_mask = mask
-    for step in case["steps"]:
+    steps = case["steps"] if cache is not None else []
+    for step in steps:
         full_mask = np.concatenate([full_mask, np.ones((len(ids), 1), dtype=np.int64)], axis=1)
         logits, seen_step, cache = batch.forward(np.array(step)[:, None], mask=full_mask, cache=cache)
         outs.append(logits)
@@ -157,7 +171,7 @@ def test_model_padding(bind, case):
         mine, _, c1 = alone.forward(np.array([row]))
         theirs = [outs[0][r:r + 1, pads[r]:]]
         own = [mine]
-        for s, step in enumerate(case["steps"]):
+        for s, step in enumerate(steps):
             got, _, c1 = alone.forward(np.array([[step[r]]]), cache=c1)
             own.append(got)
             theirs.append(outs[s + 1][r:r + 1])
@@ -175,7 +189,7 @@ def test_model_padding(bind, case):
                               f"{where} differ from the row's alone by {err:.3g} > bound {bound:.3g}: {why}", word,
                               err / bound if bound else float("inf"))
             worst = max(worst, err / bound if bound else 0.0)
-    return worst
+    return (worst, f"the prefill only: {NO_CACHE}") if cache is None and case["steps"] else worst
 
 
 # -- model.cache ---------------------------------------------------------------------------------------------------
@@ -194,6 +208,7 @@ def test_model_cache(bind, case):
     for k, start in enumerate(cuts):
         end = cuts[k + 1] if k + 1 < len(cuts) else len(row)
         logits, seen, cache = model.forward(ids[:, start:end], cache=cache)
+        _needs_cache(cache, "a forward in chunks")
         bound = tolerance.model_logits_bound(e.dtype, full[:, start:end])
         err = float(np.max(np.abs(logits - full[:, start:end])))
         what = (f"token {start}" if end - start == 1 else f"tokens {start} to {end - 1}") + \
@@ -225,8 +240,15 @@ def test_model_canonical(bind, case):
     b, seen_b, _ = bind.fresh(e).forward(ids, mask=mask, positions=given)
     _check_positions(e, seen_b, want, mask, "given the canonical positions")
     _check_positions(e, seen_a, want, mask, "with its positions inferred", pads)
-    return _same_logits(e, a, b, mask == 1, "with its positions inferred its logits differ from those given the "
-                        "canonical positions", "the positions the same", "unknown")
+    worst = _same_logits(e, a, b, mask == 1, "with its positions inferred its logits differ from those given the "
+                         "canonical positions", "the positions the same", "unknown")
+    try:  # a model that takes its tokens' embeddings too (inputs_embeds): the same positions and logits from them
+        c, seen_c, _ = bind.fresh(e).forward(ids, mask=mask, embeds=True)
+    except Unsupported:
+        return worst
+    _check_positions(e, seen_c, want, mask, "given its tokens' embeddings (inputs_embeds)", pads)
+    return max(worst, _same_logits(e, c, a, mask == 1, "given its tokens' embeddings its logits differ from those "
+                                   "given their ids", "the positions the same", "unknown"))
 
 
 def _same_logits(e, got, want, real, what: str, why: str, word: str) -> float:
@@ -254,7 +276,7 @@ def test_model_stateless(bind, case):
     want, seen_fresh, _ = fresh.forward(ids, mask=mask)
     used = bind.fresh(e)
     _, _, cache = used.forward(other_ids, mask=other_mask)
-    if case["steps"]:
+    if case["steps"] and cache is not None:
         used.forward(np.array(case["steps"][0])[:, None],
                      mask=np.concatenate([other_mask, np.ones((len(rows), 1), dtype=np.int64)], axis=1), cache=cache)
     got, seen, _ = used.forward(ids, mask=mask)
@@ -271,3 +293,66 @@ def test_model_stateless(bind, case):
                       f"state is used", "stale-state")
     return _same_logits(e, got, want, mask == 1, "a forward after another differs from the same forward on a fresh "
                         "model", "the earlier call's state is used" + kept, "stale-state")
+
+
+# -- model.length --------------------------------------------------------------------------------------------------
+#: the original length a case decodes across (the expectation's, shortened to this: every case crosses it cheaply)
+SHORT_ORIGINAL = 24
+
+
+def _lengthwise(impl) -> str | None:
+    e = _expect(impl)
+    if not e.method.length_dependent:
+        return f"the expectation's RoPE ({e.rope_type}) does not depend on the sequence's length"
+    return None
+
+
+def _across(e) -> Expect:
+    """``e`` with its original length SHORT_ORIGINAL (per-pair factors kept), and room past it."""
+    L = SHORT_ORIGINAL
+    scaling = dict(e.to_dict()["rope_scaling"], original_max_position_embeddings=L)
+    return e.replace(rope_scaling=scaling, max_position=max(4 * L, min(e.max_position, 4 * L)))
+
+
+def _length_cases(impl):
+    e = _across(_expect(impl))
+
+    @st.composite
+    def build(draw):
+        before = draw(st.integers(1, 3), label="tokens before the original length at the prefill")
+        row = draw(st.lists(st.integers(0, MIN_VOCAB - 1), min_size=SHORT_ORIGINAL + 3,
+                            max_size=SHORT_ORIGINAL + 3), label="row")
+        return {"expect": e, "row": row, "prefill": SHORT_ORIGINAL - before}
+
+    return build()
+
+
+@rope_property("model.length", rule="model_logits_bound, as model.padding", cases=_length_cases,
+               pinned=lambda impl: [] if _lengthwise(impl) else [
+                   {"expect": _across(_expect(impl)), "row": [(7 * i) % MIN_VOCAB for i in range(SHORT_ORIGINAL + 3)],
+                    "prefill": SHORT_ORIGINAL - 1}],
+               not_about=_lengthwise)
+def test_model_length(bind, case):
+    """A prefill ending just before the original length L, then one token at a time to L + 3: each step's logits
+    against the last token's of one full forward of the sequence up to it (on a fresh model)."""
+    e, row, n0 = case["expect"], case["row"], case["prefill"]
+    ids = np.array([row])
+    model = bind.fresh(e)
+    _, _, cache = model.forward(ids[:, :n0])
+    _needs_cache(cache, "decoding across the original length")
+    L = SHORT_ORIGINAL
+    worst = 0.0
+    for t in range(n0, len(row)):
+        got, _, cache = model.forward(ids[:, t:t + 1], cache=cache)
+        full, _, _ = bind.fresh(e).forward(ids[:, :t + 1])
+        want = full[:, -1:]
+        bound = tolerance.model_logits_bound(e.dtype, want)
+        err = float(np.max(np.abs(got - want)))
+        if not err <= bound:
+            side = "before" if t + 1 < L else "at" if t + 1 == L else "past"
+            raise Failure(f"the step to length {t + 1} ({side} the original length {L}; prefill {n0}): its logits "
+                          f"differ from one full forward of the sequence up to it by {err:.3g} > bound {bound:.3g}: "
+                          f"the cache keeps keys turned with the {e.rope_type} table of another length", "scaling",
+                          err / bound if bound else float("inf"))
+        worst = max(worst, err / bound if bound else 0.0)
+    return worst

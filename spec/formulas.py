@@ -204,6 +204,10 @@ FORMULAS: dict[str, Formula] = {
                            (r"\text{any schedule of chunks and steps}", "any schedule of chunks and one-token steps")),
     "model.canonical": Formula(_eq(sp.Function("F")(sp.Symbol("x")),
                                    sp.Function("F")(sp.Symbol("x"), sp.Function("canon")(sp.Symbol("x"))))),
+    "model.length": Formula(_eq(sp.Function("logits_cached")(sp.Symbol("t")),
+                                sp.Function("logits_full")(sp.Symbol("t"), sp.Symbol("x_0..t"))),
+                            (r"t \text{ before, at and after the original length } L",
+                             "t before, at and after the original length L; logits_full of the sequence up to t")),
     "model.stateless": Formula(_eq(sp.Function("F")(sp.Symbol("A"), sp.Symbol("after B")),
                                    sp.Function("F")(sp.Symbol("A"), sp.Symbol("fresh")))),
 }

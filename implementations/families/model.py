@@ -5,8 +5,9 @@ Two kinds of model are driven alike, in the implementation's own process:
 * a decoder of the user's own (gpt-fast, nanoGPT style): ``forward(ids, positions=None, mask=None, cache=None) ->
   (logits, cache)``, ids (batch, tokens) integers, positions (batch, tokens) (or (batch, tokens, axes) for a
   multi-axis RoPE) or None to infer them, mask (batch, tokens so far) of 1 for a real token and 0 for a pad (left
-  padding) or None, cache what its previous forward returned or None; it says the positions it handed its RoPE in
-  its last forward as ``rope_positions``, a list of arrays, one per application;
+  padding) or None, cache what its previous forward returned or None (a model that keeps no cache returns None:
+  what needs a cache is skipped, and says so); it says the positions it handed its RoPE in its last forward as
+  ``rope_positions``, a list of arrays, one per application;
 * a transformers causal LM (a ``torch.nn.Module`` with a ``config``): called with ``input_ids`` (or
   ``inputs_embeds``), ``attention_mask``, ``position_ids`` and ``past_key_values``, its rotary modules hooked to
   record the ``position_ids`` they are handed.
@@ -51,47 +52,67 @@ class _Decoder(_Driver):
         if said is None:
             raise Fault("the decoder says no rope_positions: its forward records the positions it hands its RoPE",
                         "shape")
-        return _floats(logits, ids.shape), [_ints(p) for p in said], new
+        return _floats(logits, ids.shape), [_rows(_ints(p), len(ids)) for p in said], new
 
 
 class _Transformers(_Driver):
-    """A transformers causal LM: its own forward, its rotary modules hooked."""
+    """A transformers causal LM, driven as ``generate`` drives it: each forward's inputs are its own
+    ``prepare_inputs_for_generation``'s, and where no positions are given they are its own generation code's
+    (``_prepare_position_ids_for_generation`` from the attention mask of the whole sequence so far); the tokens so far
+    are kept with the cache; its rotary modules are hooked to record the positions they are handed."""
 
     def __init__(self, model, host, e):
         super().__init__(model, host, e)
         self.seen: list = []
-        for module in model.modules():
-            if type(module).__name__.endswith("RotaryEmbedding"):
-                module.register_forward_hook(self._record, with_kwargs=True)
+        seen = self.seen  # the hooks hold the list, not the driver: no cycle keeps a model let go of alive
 
-    def _record(self, module, args, kwargs, output):
-        pos = kwargs.get("position_ids", args[1] if len(args) > 1 else None)
-        if pos is not None:
-            self.seen.append(_ints(pos))
+        def record(module, args, kwargs, output):
+            pos = kwargs.get("position_ids", args[1] if len(args) > 1 else None)
+            if pos is not None:
+                seen.append(_ints(pos, axes_first=True))
+
+        for module in model.modules():
+            name = type(module).__name__
+            if name.endswith("RotaryEmbedding") and "Vision" not in name:
+                module.register_forward_hook(record, with_kwargs=True)
 
     def forward(self, ids, mask, positions, cache, embeds):
         import torch
 
         model = self.model
-        kw = {"use_cache": True, "past_key_values": cache, "return_dict": True}
-        tids = torch.as_tensor(np.asarray(ids, dtype=np.int64))
-        if embeds:
-            kw["inputs_embeds"] = model.get_input_embeddings()(tids)
-        else:
-            kw["input_ids"] = tids
-        if mask is not None:
-            kw["attention_mask"] = torch.as_tensor(np.asarray(mask, dtype=np.int64))
-        if positions is not None:
+        held = cache or {"cache": None, "ids": None}
+        new = torch.as_tensor(np.asarray(ids, dtype=np.int64))
+        every = new if held["ids"] is None else torch.cat([held["ids"], new], dim=1)
+        full_mask = torch.ones_like(every) if mask is None else torch.as_tensor(np.asarray(mask, dtype=np.int64))
+        t = new.shape[1]
+        if positions is not None:  # given: the new tokens' own (an M-RoPE's axes first, as transformers takes them)
             p = np.asarray(positions, dtype=np.int64)
-            kw["position_ids"] = torch.as_tensor(np.moveaxis(p, -1, 0) if p.ndim == 3 else p)
-        self.seen = []
+            full = torch.as_tensor(np.moveaxis(p, -1, 0) if p.ndim == 3 else p)
+        else:  # the whole sequence's, from its mask, as generate makes them before its first forward (a new
+            # token's is one more than the last real one's, as generate's next step makes it), sliced to the new
+            full = model._prepare_position_ids_for_generation(every, {"attention_mask": full_mask})
+        inputs = model.prepare_inputs_for_generation(every, next_sequence_length=t, cache=held["cache"],
+                                                     attention_mask=full_mask, position_ids=full, use_cache=True,
+                                                     is_first_iteration=held["cache"] is None)
+        if embeds:
+            inputs["inputs_embeds"] = model.get_input_embeddings()(inputs.pop("input_ids"))
+        self.seen.clear()
         with torch.no_grad():
-            out = self.host.call("the model's forward", lambda: model(**kw))
-        return _floats(out.logits, ids.shape), list(self.seen), out.past_key_values
+            out = self.host.call("the model's forward", lambda: model(**inputs, return_dict=True))
+        kept = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        if kept is None:  # a model that keeps no cache
+            return _floats(out.logits, ids.shape), [_rows(p, len(ids)) for p in self.seen], None
+        logits = out.logits[:, -t:] if out.logits.shape[1] > t else out.logits  # a re-prefill: the whole sequence's
+        return _floats(logits, ids.shape), [_rows(p[:, -t:], len(ids)) for p in self.seen], {"cache": kept, "ids": every}
 
 
 def _driver(host, hid, fn, e) -> _Driver:
+    """The driver of ``fn``, made at its first forward; those of models the host no longer holds go (with the models
+    they hold: a property builds a fresh model per example, and each one kept would hold its weights)."""
     drivers = host.__dict__.setdefault("model_drivers", {})
+    live = {id(f) for f in host.fns.values()}
+    for gone in [k for k in drivers if k not in live]:
+        del drivers[gone]
     if hid not in drivers or drivers[hid].model is not fn:
         torch = _torch_module(fn)
         drivers[hid] = (_Transformers if torch else _Decoder)(fn, host, e)
@@ -114,16 +135,22 @@ def _floats(logits, ids_shape) -> np.ndarray:
     return arr
 
 
-def _ints(p) -> np.ndarray:
-    """Recorded positions as int64 (B, T) or (B, T, A): transformers' M-RoPE ids (A, B, T) moved axes last."""
+def _rows(p: np.ndarray, batch: int) -> np.ndarray:
+    """Positions one row of which every row of the batch shares ((T,), or (1, T)), as every row's."""
+    if p.ndim == 1:
+        p = p[None]
+    return np.broadcast_to(p, (batch,) + p.shape[1:]) if p.shape[0] == 1 and batch > 1 else p
+
+
+def _ints(p, axes_first: bool = False) -> np.ndarray:
+    """Recorded positions as int64 (B, T) or (B, T, A); ``axes_first``: transformers' M-RoPE ids, (A, B, T), their axes
+    moved last."""
     if hasattr(p, "detach"):
         p = p.detach().to("cpu").numpy()
     arr = np.asarray(p)
     if arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
         arr = arr.astype(np.int64)
-    if arr.ndim == 3 and arr.shape[0] in (3, 4) and arr.shape[0] != arr.shape[-1]:
-        arr = np.moveaxis(arr, 0, -1)
-    return arr
+    return np.moveaxis(arr, 0, -1) if axes_first and arr.ndim == 3 else arr
 
 
 # -- the operations -------------------------------------------------------------------------------------------------
@@ -134,6 +161,8 @@ def op_forward(host, fn, e, ids, mask, positions, cache, embeds):
     logits, seen, new = driver.forward(i64(ids), None if mask is None else i64(mask),
                                        None if positions is None else i64(positions),
                                        caches.get(cache) if cache is not None else None, bool(embeds))
+    if new is None:  # a model without a cache (its forward returned none): no handle, and no later call names one
+        return logits, seen, None
     handle = max(caches, default=0) + 1
     caches[handle] = new
     while len(caches) > 16:  # the oldest caches go: a property holds a few at a time
@@ -178,7 +207,7 @@ def _warm(host, fn, e) -> None:
 class ModelBound(Bound):
     def forward(self, ids, *, mask=None, positions=None, cache=None, embeds: bool = False):
         """(logits (B, T, V) float64, the positions the model handed its RoPE, one array per application, a handle to
-        the cache after the call)."""
+        the cache after the call, None where the model returned no cache)."""
         return self._op("forward", i64(ids), None if mask is None else i64(mask),
                         None if positions is None else i64(positions), cache, bool(embeds))
 

@@ -34,8 +34,9 @@ INVARIANTS = [
     Invariant(
         "model.canonical",
         "model",
-        "A forward with its positions inferred equals the forward given the canonical positions explicitly: the "
-        "logits and the positions its RoPE receives are the same.",
+        "A forward with its positions inferred equals the forward given the canonical positions explicitly, and, "
+        "where the model takes its tokens' embeddings (inputs_embeds), the forward given them equals the forward "
+        "given their ids: the logits and the positions its RoPE receives are the same.",
         source="transformers test_generate_with_and_without_position_ids (skipped for every model with get_rope_index); "
                "transformers #35466 (inputs_embeds)",
     ),
@@ -47,5 +48,15 @@ INVARIANTS = [
         "by a call, but the cache the caller holds.",
         source="transformers #36013 and #43952 (rope_deltas of an earlier call reused); transformers #25306 (a "
                "dynamic NTK table kept across calls)",
+    ),
+    Invariant(
+        "model.length",
+        "model",
+        "Where the RoPE depends on the sequence's length (LongRoPE's short and long factors, dynamic NTK's base), a "
+        "token decoded with a cache has the logits of one full forward of the sequence up to it, before, at and after "
+        "the original length: what the cache holds is recomputed where the table changes (transformers' re-prefill), "
+        "never kept from the other table.",
+        source="transformers #33129 (Phi-3: keys turned with the short factors kept after the switch to the long "
+               "ones); vLLM #27414; transformers #25104 (dynamic NTK's base across the cache)",
     ),
 ]

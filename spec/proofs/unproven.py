@@ -60,3 +60,5 @@ declare("model.cache", TESTED, "a property of a model's cache: the definition ha
 declare("model.canonical", DEFINITION, "the canonical positions are the definition's (a real token at the count of real "
         "tokens before it); the property checks the positions a model infers against them")
 declare("model.stateless", TESTED, "a property of code (what a call leaves behind); the definition is a function")
+declare("model.length", TESTED, "a property of a model's cache across a table that changes with the length: the "
+        "definition's table at each length is scaling.longrope-switch's and scaling.dynamic-length's")
