@@ -101,6 +101,12 @@ SLOW = {
     "tests/test_plugin.py::test_env_variable_and_expectation": "the plugin in a scratch project",
     "tests/test_plugin.py::test_rope_timeout_option_reaches_the_worker": "the plugin in a scratch project",
     "tests/test_plugin.py::test_an_unrelated_project_lists_nothing_under_test": "the plugin in a scratch project",
+    # whole transformers models and a decoder of one's own from a scratch folder (the zoo's model members and the
+    # numpy rebuilds of the published plumbing bugs are fast)
+    "tests/test_model.py::test_a_published_bug_on_transformers": "tiny transformers models",
+    "tests/test_model.py::test_transformers_models_built_tiny": "tiny transformers models",
+    "tests/test_model.py::test_a_decoder_of_ones_own": "a decoder of one's own in a scratch folder",
+    "tests/test_model.py::test_a_model_without_a_cache": "a torch model without a cache",
     # README's multi-axis examples beyond Qwen3-VL's (the zoo names every axes fault in the fast tier)
     "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[qwen2-vl-7b]": "an example",
     "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[flux.1-dev]": "an example",

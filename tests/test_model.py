@@ -1,0 +1,208 @@
+"""The model family on what it is for: the field's published plumbing bugs rebuilt as their buggy code and their fix
+(tests/fixtures/plumbing: each buggy one fails with its word, each fix passes); transformers' own models built tiny
+from their config classes (Llama, Qwen2-VL's text path with its M-RoPE ids, Phi-3's LongRoPE); a decoder of one's
+own (examples/my_decoder.py) checked from a scratch folder as its author runs it; and the run's own bounds (a model
+without a cache, the fresh models of an example let go of)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import ropespec
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+#: a small RoPE, the model in float64 (its logits to the float64 forward's rounding)
+SMALL = {"head_dim": 16, "max_position": 4096, "dtype": "float64"}
+#: Phi-3's LongRoPE with its original length shortened to 24, so that a decode crosses it in a few steps
+LONGROPE = {"head_dim": 16, "max_position": 96, "dtype": "float64", "rope_scaling": {
+    "rope_type": "longrope", "original_max_position_embeddings": 24, "factor": 4.0,
+    "short_factor": [1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3, 1.35],
+    "long_factor": [1.0, 2.5, 4.0, 5.5, 7.0, 8.5, 10.0, 11.5]}}
+
+#: fixture module -> (its expectation, {invariant: (word, what the failure says)}) of its buggy one
+BUGS = {
+    "fla_902": (SMALL, {
+        "model.positions": ("padding-shift", "row 1's real tokens were turned at positions [-3, -2] where [0, 1] are "
+                                             "due: 3 less, its left padding subtracted"),
+        "model.canonical": ("padding-shift", "with its positions inferred: row 1's real tokens were turned at "
+                                             "positions [-3, -2]")}),
+    "mlx_vlm_1741": (SMALL, {
+        "model.positions": ("cache-offset", "chunk 2 (tokens 2 to 3) of a prefill in chunks of 2: row 0's real "
+                                            "tokens were turned at positions [0, 1] where [2, 3] are due: from 0, the "
+                                            "2 cached tokens' offset not added")}),
+    "mlx_vlm_1993": (SMALL, {
+        "model.positions": ("cache-offset", "decoding step 1: row 0's real tokens were turned at positions [0] where "
+                                            "[5] are due: from 0, the 5 cached tokens' offset not added"),
+        "model.cache": ("cache-offset", "their logits differ from one full forward's")}),
+    "transformers_22382": (SMALL, {
+        "model.positions": ("padding-shift", "the padded prefill: row 1's real tokens were turned at positions "
+                                             "[3, 4] where [0, 1] are due: 3 more, its left padding counted")}),
+    "unsloth_4100": (SMALL, {
+        "model.positions": ("padding-shift", "the padded prefill: row 1's real tokens were turned at positions "
+                                             "[3, 4] where [0, 1] are due: 3 more, its left padding counted"),
+        "model.padding": ("padding-shift", "its positions differ from the row's alone")}),
+    "transformers_33129": (LONGROPE, {
+        "model.length": ("scaling", "past the original length 24; prefill 23): its logits differ from one full "
+                                    "forward of the sequence up to it by")}),
+}
+#: the fixtures built on transformers' models (the slow tier: conftest.py's SLOW)
+ON_TRANSFORMERS = ("unsloth_4100", "transformers_33129")
+
+
+def _check(checked, monkeypatch, target: str, expect: dict, **options):
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    return checked(target, json.dumps(expect), family="model", seed=0, **options)
+
+
+def _model_results(report) -> dict:
+    return {r.invariant: r for r in report.results if r.invariant.startswith("model.")}
+
+
+def _holds(report) -> None:
+    results = _model_results(report)
+    assert all(r.status in ("pass", "skip") for r in results.values()), \
+        {k: (r.status, r.message) for k, r in results.items() if r.status not in ("pass", "skip")}
+    skipped = {k: r.message for k, r in results.items() if r.status == "skip"}
+    assert set(skipped) <= {"model.length"}, skipped  # only where its RoPE does not depend on the length
+    assert sum(r.status == "pass" for r in results.values()) >= 5
+
+
+def _fails_with_its_words(report, wanted: dict) -> None:
+    results = _model_results(report)
+    for invariant, (word, said) in wanted.items():
+        r = results[invariant]
+        assert (r.status, r.diagnosis) == ("fail", word), (invariant, r.status, r.diagnosis, r.message)
+        assert said in r.message, (invariant, r.message)
+
+
+def _bugs(on_transformers: bool):
+    names = [n for n in BUGS if (n in ON_TRANSFORMERS) == on_transformers]
+    return pytest.mark.parametrize("name", names)
+
+
+@_bugs(on_transformers=False)
+def test_a_published_bug_fails_with_its_word_and_its_fix_passes(name, checked, monkeypatch):
+    expect, wanted = BUGS[name]
+    _fails_with_its_words(_check(checked, monkeypatch, f"plumbing.{name}:buggy", expect), wanted)
+    _holds(_check(checked, monkeypatch, f"plumbing.{name}:fixed", expect))
+
+
+@_bugs(on_transformers=True)
+def test_a_published_bug_on_transformers_fails_with_its_word_and_its_fix_passes(name, checked, monkeypatch):
+    pytest.importorskip("transformers")
+    expect, wanted = BUGS[name]
+    _fails_with_its_words(_check(checked, monkeypatch, f"plumbing.{name}:buggy", expect), wanted)
+    _holds(_check(checked, monkeypatch, f"plumbing.{name}:fixed", expect))
+
+
+def test_the_record_spans_six_bugs_of_four_projects():
+    projects = {name.rpartition("_")[0] for name in BUGS}
+    assert len(BUGS) >= 6 and projects == {"fla", "mlx_vlm", "transformers", "unsloth"}
+    assert sorted(p.stem for p in (FIXTURES / "plumbing").glob("[a-z]*.py")) == sorted(BUGS)
+
+
+@pytest.mark.parametrize("model_type, expect", [
+    ("llama", "llama3.1-8b"),  # llama3 scaling, head_dim 128
+    ("qwen2_vl", "qwen2-vl-7b"),  # M-RoPE, sections [16, 24, 24]: the text path's 3-row ids
+    ("phi3", str(FIXTURES / "configs" / "phi-3-mini-128k.json")),  # LongRoPE, its original length 4096
+])
+def test_transformers_models_built_tiny_from_their_config_classes_hold(model_type, expect, checked):
+    pytest.importorskip("transformers")
+    report = checked(f"ropespec.implementations.adapters.hf_model:{model_type}", expect, dtype="float64",
+                     family="model", seed=0)
+    _holds(report)
+    if model_type == "phi3":
+        assert _model_results(report)["model.length"].status == "pass"
+
+
+def _scratch(tmp_path, text: str | None = None) -> Path:
+    """A folder of the user's own with their decoder in it (examples/my_decoder.py, or ``text``)."""
+    shutil.copy(ROOT / "examples" / "my_decoder.py", tmp_path / "my_decoder.py")
+    if text is not None:
+        (tmp_path / "my_decoder.py").write_text(text)
+    return tmp_path
+
+
+def _mutated(old: str, new: str) -> str:
+    text = (ROOT / "examples" / "my_decoder.py").read_text()
+    assert text.count(old) == 1
+    return text.replace(old, new)
+
+
+def test_a_decoder_of_ones_own_is_checked_from_a_scratch_folder(tmp_path, ropespec_process):
+    pytest.importorskip("torch")
+    folder = _scratch(tmp_path)
+    out = ropespec_process("check", "my_decoder.py:make", "--family", "model", "--expect", json.dumps(SMALL), cwd=folder)
+    assert out.returncode == 0, out.stdout + out.stderr
+    for invariant in ("model.positions", "model.padding", "model.cache", "model.canonical", "model.stateless"):
+        assert f"my_decoder.py:make  {invariant}" in out.stdout and "5 passed, 0 failed" in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize("old, new, word, said", [
+    # its positions counted from the row's first column, pads included (transformers #22161)
+    ("positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, past:]",
+     "positions = torch.arange(past, mask.shape[1]).expand(len(ids), -1)",
+     "padding-shift", "3 more, its left padding counted"),
+    # the new tokens' positions sliced from the sequence's start, not the cache's end (mlx-vlm #1983)
+    ("[:, past:]", "[:, :ids.shape[1]]", "cache-offset", "cached tokens' offset not added"),
+])
+def test_a_decoder_of_ones_own_with_a_plumbing_bug_is_named(tmp_path, ropespec_process, old, new, word, said):
+    pytest.importorskip("torch")
+    folder = _scratch(tmp_path, _mutated(old, new))
+    out = ropespec_process("check", "my_decoder.py:make", "--family", "model", "--expect", json.dumps(SMALL),
+                           "--invariant", "model.positions", "--seed", "0", cwd=folder)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"[{word}]" in out.stdout and said in out.stdout, out.stdout
+    replay = next(line for line in out.stdout.splitlines() if line.strip().startswith("replay: "))
+    assert "my_decoder.py:make" in replay and "--family model" in replay
+
+
+class _NoCache:
+    """A decoder that keeps no cache: forward returns (logits, None)."""
+
+    def __init__(self, expect):
+        from ropespec.implementations.numpy_model import Decoder
+
+        self.inner = Decoder(expect)
+        self.rope_positions = []
+
+    def forward(self, ids, positions=None, mask=None, cache=None):
+        logits, _ = self.inner.forward(ids, positions, mask, None)
+        self.rope_positions = self.inner.rope_positions
+        return logits, None
+
+
+def test_a_model_without_a_cache_has_what_needs_one_skipped_and_the_rest_checked():
+    report = ropespec.check(_NoCache, json.dumps(SMALL), family="model", seed=0)
+    results = _model_results(report)
+    assert results["model.cache"].status == "skip"
+    assert "the model returned no cache from its forward: a forward in chunks needs one" in results["model.cache"].message
+    assert results["model.positions"].status == "pass"
+    assert "the prefill only: the model returned no cache" in results["model.positions"].message
+    assert results["model.canonical"].status == results["model.stateless"].status == "pass"
+
+
+def test_the_fresh_models_of_an_example_are_let_go_of():
+    """A property builds a fresh model per example (and several in one); each is let go of when its example ends, so
+    that a run holds a few models, not one per example (a transformers model's weights are tens of MB)."""
+    from ropespec.implementations import load_implementation
+    from ropespec.implementations.shape import CallShape
+    from ropespec.properties import test_model as model
+    from ropespec.properties.framework import run_property
+    from ropespec.spec.expectation import Expect
+
+    built = []
+
+    def make(expect):
+        from ropespec.implementations.numpy_model import Decoder
+
+        built.append(Decoder(expect))
+        return built[-1]
+
+    impl = load_implementation(make, expect=Expect.from_dict(SMALL), isolate=False, shape=CallShape(family="model"))
+    result = run_property(model.test_model_padding.property, impl, profile="dev", seed_value=0)
+    assert result.status == "pass" and len(built) > 20
+    assert len(impl.host.host.fns) <= 1, len(impl.host.host.fns)  # the bound one of bind(), no fresh one
