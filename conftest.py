@@ -116,7 +116,7 @@ SLOW = {
 #: implementation (`ropespec check` alone) and pytest itself
 SLOW_COMMANDS = ("--array torch", "adapters.hf", "adapters.diffusers", "adapters.liger", "adapters.rotary_xpos",
                  "transformers.models.", "triton_rotary", "jax_rope", "--cluster", "test_rope.py",
-                 "examples/multi_axis.py:qwen2_vl", "examples/multi_axis.py:flux")
+                 "examples/multi_axis.py:qwen2_vl", "examples/multi_axis.py:flux", "--family model")
 
 
 #: the presets whose numpy factory is checked as a plain function in the fast tier (one of each kind: a scaled 1-D

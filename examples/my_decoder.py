@@ -1,4 +1,4 @@
-"""A decoder of one's own, checked whole by ropespec's model family (docs/guide/check.md, "A whole model"):
+"""A decoder of one's own, checked whole by ropespec's model family (docs/howto/model.md):
 
     ropespec check examples/my_decoder.py:make --family model --expect '{"head_dim": 16, "dtype": "float64"}'
 

@@ -35,6 +35,11 @@ NOT_HERE = {
     "ropespec check ropespec.implementations.adapters.hf_positions:qwen2_vl": "tests/test_real_multi_axis.py checks the "
         "same four builders with the same profile and seed in the suite's own workers, where one import of "
         "transformers serves them all (a process of its own would import it again)",
+    "ropespec check ropespec.implementations.adapters.hf_model:phi3 --family model --dtype float64 --expect "
+    "tests/fixtures/configs/phi-3-mini-128k.json": "tests/test_model.py checks transformers' Phi-3 under this config.json "
+                                                   "(and Qwen2-VL's, below), with the same options",
+    "ropespec check ropespec.implementations.adapters.hf_model:qwen2_vl --family model --dtype float64 --expect "
+    "qwen2-vl-7b": "tests/test_model.py checks transformers' Qwen2-VL under this preset, with the same options",
     "pytest properties --rope-profile thorough": "the thorough profile takes about 4 minutes (README, Timings): "
                                                  "beyond the suite's budget; run by hand",
     "ropespec check kernels.py:make": "a reader's own kernel file, model tree and cluster: tests/test_matrix.py "
@@ -437,6 +442,18 @@ def test_readme_speed_section_is_made_from_the_benchmarks_record():
     # what it quotes is there: every case of README's (the fast tier's time among them) and the four ratios
     assert all(name in record["cases"] for name in verdict_time.README_CASES), sorted(record["cases"])
     assert len(re.findall(r"^\| .+ \| [0-9.]+x \|", section, re.M)) == len(verdict_time.README_RATIOS)
+
+
+def test_readme_quotes_the_model_batterys_record():
+    """README's whole-model timings are benchmarks/model_battery.py's last recorded run, as the script makes them from
+    that record: every case within the target (60 s, 2 GB), the command, date and machine beside them."""
+    battery = _benchmark("model_battery")
+    record = json.loads(battery.RECORD.read_text())
+    section = battery.readme_section(record)
+    assert section in docs_text.page("README.md"), section
+    assert record["command"].endswith("--record") and "--only" not in record["command"] and record["repeats"] >= 3
+    assert set(row["case"] for row in record["rows"]) == set(battery.CASES)
+    assert all(row["met"] and row["median_s"] <= battery.TARGET_S for row in record["rows"]), record["rows"]
 
 
 def _sweep_counts(text: str) -> tuple[int, int, int]:
