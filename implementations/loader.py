@@ -231,6 +231,10 @@ def _check_warmup(impl: Implementation, bound, label: str) -> None:
         said = impl.host.warmup_verdict(bound.hid)
     except Fault:
         return
+    except Unsupported as e:  # the warm-up call is declined: nothing of this family applies to TARGET
+        impl.skip_reason = str(e)
+        impl.close()
+        return
     for note in said.get("notes") or ():  # Triton kernels that the warm-up call imported or ran
         if note not in impl.notes:
             impl.notes.append(note)

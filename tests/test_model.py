@@ -206,3 +206,37 @@ def test_the_fresh_models_of_an_example_are_let_go_of():
     result = run_property(model.test_model_padding.property, impl, profile="dev", seed_value=0)
     assert result.status == "pass" and len(built) > 20
     assert len(impl.host.host.fns) <= 1, len(impl.host.host.fns)  # the bound one of bind(), no fresh one
+
+
+class _NoRope:
+    """A decoder whose forward hands no positions to a RoPE (it has none): rope_positions stays empty."""
+
+    def __init__(self, expect):
+        self.rope_positions = []
+
+    def forward(self, ids, positions=None, mask=None, cache=None):
+        import numpy as np
+
+        self.rope_positions = []
+        return np.zeros(np.shape(ids) + (8,)), None
+
+
+def test_a_model_without_rope_is_nothing_checked_with_the_reason():
+    """Nothing of the model family applies to a model that hands no positions to a RoPE: its warm-up says so, the
+    implementation is skipped with that reason (exit 2, nothing checked), never a failure or an error of ropespec's."""
+    report = ropespec.check(_NoRope, json.dumps(SMALL), family="model", seed=0)
+    [rep] = report.unchecked
+    assert not report.passed and "handed no positions to a RoPE" in rep.impl.skip_reason, rep.impl.skip_reason
+    assert all(r.status == "skip" for r in rep.results)
+
+
+def test_a_model_type_transformers_lacks_is_one_line_and_exit_2(cli):
+    """A model type the installed transformers does not build (its code is a hub repository's: remote code) is one
+    line naming it, exit 2: never transformers' list of every model type."""
+    pytest.importorskip("transformers")
+    ran = cli("check", "ropespec.implementations.adapters.hf_model:not_a_type", "--family", "model", "--expect",
+              json.dumps(SMALL))
+    code, _, err = ran
+    assert code == 2
+    [line] = [ln for ln in err.splitlines() if ln.strip()]
+    assert "has no causal LM of model type 'not_a_type'" in line and "remote code" in line and len(line) < 400, line

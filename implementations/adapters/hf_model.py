@@ -94,8 +94,13 @@ def factory(model_type: str):
             _classes(model_type)
         except ImportError:
             raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
-        except (KeyError, ValueError) as e:
-            raise NotImplementedError(f"transformers has no causal LM of model type {model_type!r} ({e})") from None
+        except (KeyError, ValueError):
+            import transformers
+
+            raise NotImplementedError(
+                f"transformers {transformers.__version__} has no causal LM of model type {model_type!r} (a model whose "
+                "code is its hub repository's, remote code, is not built here: hand ropespec the model from a factory "
+                "of your own)") from None
         if expect.dtype != "float64":
             raise NotImplementedError("a tiny model is checked in float64, --dtype float64 (its logits to the "
                                       "float64 forward's rounding)")

@@ -161,6 +161,10 @@ def op_forward(host, fn, e, ids, mask, positions, cache, embeds):
     logits, seen, new = driver.forward(i64(ids), None if mask is None else i64(mask),
                                        None if positions is None else i64(positions),
                                        caches.get(cache) if cache is not None else None, bool(embeds))
+    if not seen:  # nothing to compare: a model without RoPE, or one whose record of it is empty
+        raise Unsupported("its forward handed no positions to a RoPE (a transformers model: no rotary module, "
+                          "*RotaryEmbedding, was called; a decoder of its own: rope_positions is empty): the model "
+                          "family checks the positions a model feeds its RoPE")
     if new is None:  # a model without a cache (its forward returned none): no handle, and no later call names one
         return logits, seen, None
     handle = max(caches, default=0) + 1
