@@ -265,34 +265,54 @@ def _same_logits(e, got, want, real, what: str, why: str, word: str) -> float:
 @rope_property("model.stateless", rule="model_logits_bound, as model.padding; buffers and attributes exactly",
                cases=_cases, pinned=_pinned)
 def test_model_stateless(bind, case):
-    """A forward of one batch after a forward (and decoding steps) of another, against the same forward on a fresh
-    model; no buffer or attribute of the model changed by the calls."""
+    """A batch's prefill and decoding steps after a call (a prefill and a step) of another batch, its rows in the other
+    order (so that each row's padding differs between the calls), against the same on a fresh model: the positions
+    exactly, the logits to the bound; and no buffer or attribute of the model changed by the calls."""
     e = case["expect"]
     rows = case["rows"]
     ids, mask, _ = _batch(rows)
-    other_ids, other_mask, _ = _batch([list(reversed(r)) + [7] for r in rows])
+    other_ids, other_mask, _ = _batch([list(reversed(r)) + [7] for r in reversed(rows)])
     fresh = bind.fresh(e)
     before = fresh.state()
-    want, seen_fresh, _ = fresh.forward(ids, mask=mask)
+    want = _schedule(fresh, ids, mask, case["steps"])
     used = bind.fresh(e)
     _, _, cache = used.forward(other_ids, mask=other_mask)
     if case["steps"] and cache is not None:
-        used.forward(np.array(case["steps"][0])[:, None],
+        used.forward(np.array(case["steps"][0])[::-1, None],
                      mask=np.concatenate([other_mask, np.ones((len(rows), 1), dtype=np.int64)], axis=1), cache=cache)
-    got, seen, _ = used.forward(ids, mask=mask)
+    got = _schedule(used, ids, mask, case["steps"])
     after = used.state()
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     kept = (f"; its {', '.join(changed[:4])}" + (" ..." if len(changed) > 4 else "") + " differ from a fresh model's"
             if changed else "")
-    real = _real(mask, seen_fresh[0].shape)
-    if len(seen) != len(seen_fresh) or any(not np.array_equal(a[real], b[real]) for a, b in zip(seen, seen_fresh)):
-        r = int(np.argwhere(np.any(seen[0] != seen_fresh[0], axis=tuple(range(1, seen[0].ndim))))[0][0]) \
-            if seen and seen[0].shape == seen_fresh[0].shape else 0
-        raise Failure(f"a forward after another turned row {r}'s tokens at {_said(seen[0][r][mask[r] == 1])} where a "
-                      f"fresh model turns them at {_said(seen_fresh[0][r][mask[r] == 1])}{kept}: the earlier call's "
-                      f"state is used", "stale-state")
-    return _same_logits(e, got, want, mask == 1, "a forward after another differs from the same forward on a fresh "
-                        "model", "the earlier call's state is used" + kept, "stale-state")
+    worst = 0.0
+    for k, ((logits, seen, step_mask), (want_logits, seen_fresh, _)) in enumerate(zip(got, want)):
+        where = "its prefill" if k == 0 else f"its decoding step {k}"
+        real = _real(step_mask, seen_fresh[0].shape)
+        if len(seen) != len(seen_fresh) or any(not np.array_equal(a[real], b[real]) for a, b in zip(seen, seen_fresh)):
+            r = int(np.argwhere(np.any(seen[0] != seen_fresh[0], axis=tuple(range(1, seen[0].ndim))))[0][0]) \
+                if seen and seen[0].shape == seen_fresh[0].shape else 0
+            raise Failure(f"a call after another turned, at {where}, row {r}'s tokens at "
+                          f"{_said(seen[0][r][step_mask[r] == 1])} where a fresh model turns them at "
+                          f"{_said(seen_fresh[0][r][step_mask[r] == 1])}{kept}: the earlier call's state is used",
+                          "stale-state")
+        worst = max(worst, _same_logits(e, logits, want_logits, step_mask == 1, f"a call after another differs, at "
+                                        f"{where}, from the same call on a fresh model", "the earlier call's state is "
+                                        "used" + kept, "stale-state"))
+    return (worst, f"the prefill only: {NO_CACHE}") if len(want) == 1 and case["steps"] else worst
+
+
+def _schedule(model, ids, mask, steps) -> list:
+    """(logits, positions, the new tokens' mask) of a prefill of ``ids`` and then each decoding step (where the model
+    keeps a cache)."""
+    logits, seen, cache = model.forward(ids, mask=mask)
+    out = [(logits, seen, mask)]
+    full_mask = mask
+    for step in steps if cache is not None else []:
+        full_mask = np.concatenate([full_mask, np.ones((len(ids), 1), dtype=np.int64)], axis=1)
+        logits, seen, cache = model.forward(np.array(step)[:, None], mask=full_mask, cache=cache)
+        out.append((logits, seen, full_mask[:, -1:]))
+    return out
 
 
 # -- model.length --------------------------------------------------------------------------------------------------
