@@ -107,6 +107,10 @@ SLOW = {
     "tests/test_model.py::test_transformers_models_built_tiny": "tiny transformers models",
     "tests/test_model.py::test_a_decoder_of_ones_own": "a decoder of one's own in a scratch folder",
     "tests/test_model.py::test_a_model_without_a_cache": "a torch model without a cache",
+    "tests/test_model.py::test_a_config_json_builds": "tiny transformers models",
+    "tests/test_model.py::test_a_config_json_target_is_checked": "a tiny transformers model",
+    "tests/test_model.py::test_a_config_json_that_needs": "transformers' model types",
+    "tests/test_model.py::test_a_model_type_transformers_lacks": "transformers' model types",
     # README's multi-axis examples beyond Qwen3-VL's (the zoo names every axes fault in the fast tier)
     "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[qwen2-vl-7b]": "an example",
     "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[flux.1-dev]": "an example",

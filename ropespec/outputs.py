@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ropespec.implementations.boundary.targets import is_config_target
 from ropespec.inputs import UsageError
 
 #: the names that mean standard output
@@ -193,6 +194,8 @@ def input_files(targets=(), *, expect: str | list[str] | None = None, module: st
 
 
 def _target_files(target: str) -> list[str]:
+    if is_config_target(target):  # a config.json TARGET: the file itself
+        return [os.path.abspath(target)] if os.path.isfile(target) else []
     mod = target.rpartition(":")[0] if ":" in target else target
     if mod.endswith(".py") or "/" in mod or os.sep in mod:
         file = Path(mod)

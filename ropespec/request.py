@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from ropespec import matrix
 from ropespec.implementations import arrays
+from ropespec.implementations.boundary.targets import is_config_target
 from ropespec.implementations.shape import CallShape
 from ropespec.inputs import UsageError, call_shape, check_seconds, parse_memory, parse_replay
 from ropespec.outputs import Outputs, input_files, plan
@@ -420,6 +421,19 @@ class CheckRequest(Request):
             raise UsageError(f"--maxfail: must be >= 1, got {self.maxfail}")
         if self.module and self.targets:
             raise UsageError("--module grades a lab module: give no TARGET with it")
+        configs = [t for t in self.targets if is_config_target(t)]
+        missing = [t for t in configs if not os.path.isfile(t)]
+        if missing:
+            raise UsageError(f"TARGET {missing[0]}: no such file")
+        if configs and self.family not in families.of_config_targets():
+            raise UsageError(f"TARGET {configs[0]}: a config.json is checked as a whole model, a tiny one of its own "
+                             f"class: add --family {' or '.join(families.of_config_targets())}")
+        if configs and not self.expect:  # its expectation is its own RoPE
+            if len(self.targets) > 1:
+                raise UsageError(f"TARGET {configs[0]}: with other TARGETs, say the expectation: --expect {configs[0]}")
+            object.__setattr__(self, "expect", (configs[0],))
+        if configs and self.dtype is None:  # a tiny model built from a config runs in float64
+            object.__setattr__(self, "dtype", "float64")
 
     @classmethod
     def from_keywords(cls, fn, expect=None, **keywords) -> "CheckRequest":

@@ -240,3 +240,74 @@ def test_a_model_type_transformers_lacks_is_one_line_and_exit_2(cli):
     assert code == 2
     [line] = [ln for ln in err.splitlines() if ln.strip()]
     assert "has no causal LM of model type 'not_a_type'" in line and "remote code" in line and len(line) < 400, line
+
+
+# -- a config.json as the target -------------------------------------------------------------------------------------
+CONFIGS = FIXTURES / "configs"
+
+
+@pytest.mark.parametrize("name, layer_types", [
+    ("gemma-3-4b.json", ["sliding_attention", "full_attention"]),  # one layer of each type, its window kept
+    ("deepseek-v3.json", None),  # MLA: its RoPE slice of q and k the expectation's head
+    ("qwen2.5-vl-7b.json", ["full_attention", "full_attention"]),  # its vision tower tiny, never used
+    ("glm-4.1v.json", None),  # no vision_config of its own: the class's default tower, made tiny
+    ("gpt-j-6b.json", None),  # n_embd, n_layer: the config's own names for its sizes
+])
+def test_a_config_json_builds_a_tiny_model_of_its_own_class_keeping_its_fields(name, layer_types):
+    """Every field of the config kept but its sizes: its class, its RoPE as written, its sliding window, one layer of
+    each of its layer types; random weights in float64, small enough for a battery in seconds."""
+    pytest.importorskip("transformers")
+    from ropespec.implementations.adapters import hf_model
+    from ropespec.spec.hfconfig import read
+
+    import transformers
+
+    d = json.loads((CONFIGS / name).read_text())
+    model = hf_model.config_file(str(CONFIGS / name))(read(CONFIGS / name).replace(dtype="float64"))
+    text = model.config.get_text_config()
+    full = transformers.AutoConfig.for_model(d["model_type"], **{k: v for k, v in d.items() if k != "model_type"})
+    full_text = full.get_text_config()
+    assert type(model.config) is type(full) or type(text) is type(full_text)  # the config's own class
+    for key in ("rope_parameters", "rotary_dim", "rotary_pct"):  # its RoPE as transformers reads the config
+        assert getattr(text, key, None) == getattr(full_text, key, None), key
+    assert getattr(text, "sliding_window", None) == getattr(full_text, "sliding_window", None)
+    assert getattr(text, "layer_types", None) == layer_types
+    assert set(layer_types or []) == set(getattr(full_text, "layer_types", None) or [])  # every type, once or twice
+    assert str(next(model.parameters()).dtype) == "torch.float64"
+    assert sum(p.numel() for p in model.parameters()) < 30_000_000, "not tiny"
+    assert text.num_hidden_layers <= 2 and text.vocab_size == 128
+
+
+def test_a_config_json_target_is_checked_whole_from_the_command_line(tmp_path, cli):
+    """`ropespec check config.json --family model`: its own RoPE as the expectation, float64, every model invariant."""
+    pytest.importorskip("transformers")
+    shutil.copy(CONFIGS / "deepseek-v3.json", tmp_path / "config.json")
+    code, out, err = cli("check", "config.json", "--family", "model", "--seed", "1", cwd=tmp_path)
+    assert code == 0, out[-2000:] + err[-2000:]
+    assert "a model whose RoPE is head_dim 64, theta 10000, rope_interleave, yarn scaling, float64" in out
+    assert "5 passed, 0 failed, 0 skipped" in out
+
+
+def test_a_config_json_that_needs_remote_code_or_a_hybrid_is_one_line_and_exit_2(tmp_path, cli):
+    pytest.importorskip("transformers")
+    (tmp_path / "config.json").write_text(json.dumps({
+        "model_type": "my_secret_lm", "auto_map": {"AutoConfig": "configuration_x.XConfig"}, "hidden_size": 64,
+        "num_attention_heads": 4, "rope_theta": 10000, "max_position_embeddings": 4096}))
+    code, _, err = cli("check", "config.json", "--family", "model", cwd=tmp_path)
+    [line] = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and "model_type 'my_secret_lm' is not a model of transformers" in line and "remote code" in line
+    # a hybrid's recurrent layers run in float32 in transformers' reference kernels: not judged by a float64 bound
+    code, _, err = cli("check", str(CONFIGS / "qwen3.5.json"), "--family", "model", cwd=tmp_path)
+    [line] = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and "Qwen3_5GatedDeltaNet layers (a recurrent state) are computed in float32" in line, line
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["config.json"], "TARGET config.json: a config.json is checked as a whole model, a tiny one of its own class: "
+                      "add --family model"),
+    (["missing.json", "--family", "model"], "TARGET missing.json: no such file"),
+])
+def test_a_config_json_target_misused_is_one_line_and_exit_2(tmp_path, cli, argv, said):
+    shutil.copy(CONFIGS / "phi-3-mini-128k.json", tmp_path / "config.json")
+    code, out, err = cli("check", *argv, cwd=tmp_path)
+    assert code == 2 and err.strip() == f"ropespec: error: {said}" and not out

@@ -38,6 +38,8 @@ NOT_HERE = {
     "ropespec check ropespec.implementations.adapters.hf_model:phi3 --family model --dtype float64 --expect "
     "tests/fixtures/configs/phi-3-mini-128k.json": "tests/test_model.py checks transformers' Phi-3 under this config.json "
                                                    "(and Qwen2-VL's, below), with the same options",
+    "ropespec check tests/fixtures/configs/gemma-3-4b.json --family model": "tests/test_model.py builds this config's "
+        "tiny model and checks another config.json whole from a scratch folder",
     "ropespec check ropespec.implementations.adapters.hf_model:qwen2_vl --family model --dtype float64 --expect "
     "qwen2-vl-7b": "tests/test_model.py checks transformers' Qwen2-VL under this preset, with the same options",
     "pytest properties --rope-profile thorough": "the thorough profile takes about 4 minutes (README, Timings): "

@@ -7,6 +7,10 @@ them) and only its sizes shrunk:
     ropespec check ropespec.implementations.adapters.hf_model:qwen2_vl --family model --expect qwen2-vl-7b
     ropespec check ropespec.implementations.adapters.hf_model:phi3 --family model --expect phi-3-mini-128k/config.json
 
+A model's config.json is a TARGET of its own (``ropespec check path/config.json --family model``, :func:`config_file`): a
+tiny model of the config's own class, every field of the config kept but its sizes (one layer of each layer type, its
+sliding window and RoPE as written), its expectation the config's RoPE and its dtype float64 unless they are given.
+
 Any causal LM model type of the installed transformers is a factory here by its name
 (``hf_model:mistral``, ``hf_model:qwen2``): its config class with the tiny sizes and the expectation's RoPE. No weights
 are downloaded. q and k are scaled by SHARPEN so that attention is far from uniform (at transformers' initialisation
@@ -20,8 +24,12 @@ attention mask, one more per new token), and each forward's inputs are its ``pre
 from __future__ import annotations
 
 import copy
+import dataclasses
+import json
+from pathlib import Path
 
 from ropespec.implementations.adapters.hf import rope_parameters
+from ropespec.spec.hfconfig import from_hf_config
 
 ARRAY = "torch"
 #: the tiny sizes: layers, heads and key/value heads, the vocabulary, the MLP's width per hidden unit
@@ -110,6 +118,7 @@ def factory(model_type: str):
             torch.manual_seed(0)
             model = _classes(model_type)[1](config).double().eval()
             _sharpen(model)
+            _float64_throughout(model, f"transformers' {model_type}")
             _BUILT.clear()
             _BUILT[key] = model
         return copy.deepcopy(_BUILT[key])
@@ -117,6 +126,183 @@ def factory(model_type: str):
     make.__name__ = make.__qualname__ = model_type
     make.__doc__ = f"transformers' {model_type}, tiny, of the expectation's RoPE."
     return make
+
+
+#: a config's sizes, each made tiny (the text model's, or a multimodal model's text_config): hidden_size is heads x
+#: head_dim and the MLP twice it; experts and MLA's low-rank sizes shrink alike. Everything else the config says is
+#: kept: its RoPE fields, sliding_window, layer_types (one layer of each type), the attention's own flags
+TINY_SIZES = dict(vocab_size=128, num_attention_heads=4, num_key_value_heads=2, num_local_experts=4,
+                  n_routed_experts=4, num_experts=4, num_experts_per_tok=2, n_shared_experts=1, n_group=1, topk_group=1,
+                  first_k_dense_replace=1, kv_lora_rank=32, q_lora_rank=None, qk_nope_head_dim=16, v_head_dim=16)
+#: what a tiny model built here never takes from a config: how its checkpoint was stored and its hub code
+NOT_KEPT = ("quantization_config", "torch_dtype", "dtype", "auto_map", "_name_or_path", "transformers_version",
+            "architectures", "attn_implementation", "_attn_implementation")
+#: a multimodal config's vision tower, tiny: built (its model class builds one) and never used (the text path)
+TINY_VISION = dict(depth=1, num_hidden_layers=1, embed_dim=32, hidden_size=32, num_heads=2, num_attention_heads=2,
+                   intermediate_size=64, patch_size=2, image_size=32, spatial_merge_size=1, temporal_patch_size=1,
+                   in_channels=3)
+
+
+def _tiny_text(d: dict, expect) -> dict:
+    """A text config's fields with its sizes made tiny (TINY_SIZES), one layer of each of its layer types."""
+    out = {k: v for k, v in d.items() if k not in NOT_KEPT}
+    hidden = TINY_SIZES["num_attention_heads"] * expect.head_dim
+    out.update({k: v for k, v in TINY_SIZES.items() if k in d or k in ("vocab_size", "num_attention_heads",
+                                                                        "num_key_value_heads")})
+    out.update(hidden_size=hidden, intermediate_size=MLP_RATIO * hidden)
+    heads = [d.get(k) for k in ("num_attention_heads", "num_key_value_heads")]
+    if heads[1] is None or heads[0] == heads[1]:  # multi-head attention (MLA's among it) stays so: a head per key
+        out["num_key_value_heads"] = out["num_attention_heads"]
+    for key in ("moe_intermediate_size", "shared_expert_intermediate_size"):
+        if key in d:
+            out[key] = hidden
+    if "head_dim" in d or "qk_rope_head_dim" not in d:
+        out["head_dim"] = expect.head_dim
+    if "qk_rope_head_dim" in d:  # MLA: the RoPE slice of q and k is the expectation's head
+        out["qk_rope_head_dim"] = expect.head_dim
+    layers = d.get("num_hidden_layers", TINY["num_hidden_layers"])
+    keep = list(range(TINY["num_hidden_layers"]))
+    if isinstance(d.get("layer_types"), list) and d["layer_types"]:  # the first layer of each type, in order
+        types = d["layer_types"]
+        keep = sorted({types.index(t) for t in types})
+        keep = keep if len(keep) > 1 else keep + [keep[0] + 1]
+    for key, value in d.items():  # every per-layer list, at the layers kept
+        if isinstance(value, list) and len(value) == layers and layers > 1:
+            out[key] = [value[i] for i in keep]
+    out["num_hidden_layers"] = len(keep)
+    out.update(pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    return out
+
+
+def config_file(path: str):
+    """make(expect): a tiny model of ``path``'s own config class, the config.json's every field kept but its sizes
+    (TINY_SIZES, one layer of each layer type), random weights, float64. Its RoPE is the config's as written where
+    the expectation is the config's own (the default for a config.json TARGET); an expectation that differs (a
+    property's, such as model.length's shortened original length) is written over it."""
+    name = str(path)
+
+    def make(expect):
+        try:
+            import torch
+            import transformers
+        except ImportError:
+            raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
+        if expect.dtype != "float64":
+            raise NotImplementedError("a tiny model is checked in float64, --dtype float64 (its logits to the "
+                                      "float64 forward's rounding)")
+        d = json.loads(Path(name).read_text())
+        model_type = d.get("model_type")
+        if model_type not in transformers.models.auto.configuration_auto.CONFIG_MAPPING:
+            remote = " (its auto_map names the hub repository's own code: remote code is not run here)" \
+                if "auto_map" in d else ""
+            raise NotImplementedError(f"{name}: model_type {model_type!r} is not a model of transformers "
+                                      f"{transformers.__version__}{remote}")
+        key = (name, expect)
+        if key not in _BUILT:
+            own = from_hf_config(d)
+            ours = dataclasses.replace(expect, dtype=own.dtype, max_position=own.max_position) == own
+            config = _config_from_file(d, model_type, expect, ours)
+            try:
+                model_cls = _model_class(type(config))
+                wants = getattr(model_cls, "config_class", None)
+                if isinstance(wants, type) and not isinstance(config, wants):  # a text-only LM of a composite config
+                    config = config.get_text_config()
+                torch.manual_seed(0)
+                model = model_cls(config).double().eval()
+            except Exception as e:  # noqa: BLE001  (a config this builder cannot shrink: said, never a verdict)
+                raise NotImplementedError(f"{name}: the tiny {model_type} model could not be built from it "
+                                          f"({type(e).__name__}: {str(e)[:200]})") from None
+            _sharpen(model)
+            _float64_throughout(model, name)
+            _smoke(model, name, model_type)
+            _BUILT.clear()
+            _BUILT[key] = model
+        return copy.deepcopy(_BUILT[key])
+
+    make.__name__ = make.__qualname__ = Path(name).name
+    make.__doc__ = f"transformers' model of {name}, tiny."
+    return make
+
+
+#: layers that keep a recurrent state instead of attending (hybrid models), by their class names: transformers'
+#: reference kernels for them compute in float32 whatever the model's dtype
+RECURRENT = ("GatedDeltaNet", "Mamba", "LinearAttention", "ShortConv", "RecurrentBlock", "Rwkv")
+
+
+def _float64_throughout(model, name: str) -> None:
+    """A model whose logits are float64's: the model family bounds them so (model_logits_bound). A hybrid's recurrent
+    layers are computed in float32 by transformers' reference kernels on a CPU: declined, with the layer named."""
+    layers = sorted({type(m).__name__ for m in model.modules() if any(r in type(m).__name__ for r in RECURRENT)})
+    if layers:
+        raise NotImplementedError(f"{name}: its {layers[0]} layers (a recurrent state) are computed in float32 by "
+                                  "transformers whatever the model's dtype, and the model family bounds a float64 "
+                                  "model's logits: not checked here")
+
+
+def _smoke(model, name: str, model_type: str) -> None:
+    """One left-padded forward of the model as built: a model this builder shrank into one that cannot run (sizes a
+    config ties together otherwise) is said and skipped here, never taken for the model's fault in a property."""
+    import torch
+
+    ids = torch.tensor([[3, 4, 5], [0, 6, 7]])
+    try:
+        with torch.no_grad():
+            model(input_ids=ids, attention_mask=torch.tensor([[1, 1, 1], [0, 1, 1]]))
+    except Exception as e:  # noqa: BLE001
+        raise NotImplementedError(f"{name}: the tiny {model_type} model built from it does not run a forward "
+                                  f"({type(e).__name__}: {str(e)[:200]}): its sizes are tied otherwise than this "
+                                  "builder shrinks them") from None
+
+
+def _config_from_file(d: dict, model_type: str, expect, ours: bool):
+    """The tiny config of a config.json: its text config shrunk (one layer of each of the layer types its config class
+    gives the full model), a multimodal model's vision tower tiny, and the expectation's RoPE written over the
+    config's where it is not the config's own."""
+    import transformers
+
+    def build(fields: dict):
+        return transformers.AutoConfig.for_model(model_type, **{k: v for k, v in fields.items()
+                                                                 if k not in NOT_KEPT and k != "model_type"})
+
+    nested = isinstance(d.get("text_config"), dict)
+    full = build(d).get_text_config()  # the full model's layers, as its config class lays them out (no weights)
+    types = getattr(full, "layer_types", None)
+    text = _tiny_text({**(d["text_config"] if nested else d), "num_hidden_layers": full.num_hidden_layers,
+                       **({"layer_types": list(types)} if types else {})}, expect)
+    if not ours:
+        params, max_pos = rope_parameters(expect)
+        if expect.mrope_section is not None:
+            params["mrope_section"] = list(expect.mrope_section)
+        for key in ("rope_scaling", "rope_theta", "partial_rotary_factor"):
+            text.pop(key, None)
+        text.update(rope_parameters=params, max_position_embeddings=max_pos)
+        if "original_max_position_embeddings" in params:
+            text["original_max_position_embeddings"] = params["original_max_position_embeddings"]
+    config = build({**d, "text_config": text} if nested else text)
+    vision = getattr(config, "vision_config", None)
+    if vision is not None:  # built and never used (the text path): tiny
+        for key, value in TINY_VISION.items():
+            if hasattr(vision, key):
+                setattr(vision, key, value)
+        if hasattr(vision, "embed_dim"):  # Qwen2-VL's: embed_dim the tower's width, hidden_size its output's
+            vision.hidden_size = text["hidden_size"]
+        if hasattr(vision, "out_hidden_size"):
+            vision.out_hidden_size = text["hidden_size"]
+        for key in ("fullatt_block_indexes", "deepstack_visual_indexes"):
+            if hasattr(vision, key):
+                setattr(vision, key, [0])
+    config._attn_implementation = "sdpa"  # eager softmaxes in float32, where float64's mask fill is -inf: NaN rows
+    return config
+
+
+def _model_class(config_cls):
+    """A config class's causal LM, else its image-text-to-text model (a VLM's, driven on its text path)."""
+    import transformers
+
+    for auto in (transformers.AutoModelForCausalLM, transformers.AutoModelForImageTextToText):
+        if config_cls in auto._model_mapping:
+            return auto._model_mapping[config_cls]
+    raise ValueError(f"no causal LM or image-text-to-text model for {config_cls.__name__}")
 
 
 llama = factory("llama")

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from ropespec.implementations.adapters.hf_model import config_file
 from ropespec.implementations.contract import TargetError, mode_of, where
 from ropespec.implementations.families import Form
 from ropespec.spec.expectation import AXES_KINDS
@@ -104,11 +105,21 @@ def _attribute(module, spec: str, mod: str, name: str):
     return obj
 
 
+def is_config_target(target) -> bool:
+    """A TARGET that is a model's config.json (``path/config.json``, no ``:name``): the model family builds a tiny model
+    of its own class from it."""
+    return isinstance(target, str) and target.endswith(".json") and ":" not in target
+
+
 def resolve(ref: dict) -> Callable:
     """The callable a reference names: ``{"target": "file.py:name" | "module:name"}``, or a function
     object's ``{"module", "file", "qualname"}`` (imported by module name, else from its file)."""
     if "target" in ref:
         spec = ref["target"]
+        if is_config_target(spec):  # a config.json: a tiny model of its own class (the model family)
+            if not Path(spec).is_file():
+                raise TargetError(f"{spec}: no such file")
+            return config_file(spec)
         mod, sep, name = spec.rpartition(":")
         if not sep or not mod or not name:
             raise TargetError(f"{spec}: expected path/to/file.py:name or package.module:name")

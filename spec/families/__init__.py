@@ -40,6 +40,8 @@ class Family:
     described_by_presets: ClassVar[bool] = False
     #: its parameter block (:mod:`ropespec.spec.params`): the expectation's fields that only it reads, or None
     params: ClassVar[type | None] = None
+    #: a model's config.json given as the TARGET is an implementation of it: a tiny model of the config's own class
+    config_targets: ClassVar[bool] = False
     #: what ``ropespec fingerprint --family NAME`` runs, as ``module:function`` (resolved where it runs, so that the
     #: spec imports no layer above it: the manner of Hypothesis' provider table); None: it has no fingerprint
     fingerprint: ClassVar[str | None] = None
@@ -88,6 +90,11 @@ def get(name: str) -> Family:
         return REGISTRY[name]
     except KeyError:
         raise ValueError(f"--family: one of {', '.join(REGISTRY)}, got {name!r}") from None
+
+
+def of_config_targets() -> list[str]:
+    """The families a config.json TARGET is an implementation of."""
+    return [f.name for f in REGISTRY.values() if f.config_targets]
 
 
 def names() -> list[str]:

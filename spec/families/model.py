@@ -8,6 +8,7 @@ class Model(Family):
              "hands its rotary recorded (a tiny transformers model, or a decoder of its own)")
     order = 60
     described_by_presets = True
+    config_targets = True
 
     def describe(self, e) -> str:
         return f"a model whose RoPE is {e.describe()}"
