@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ropespec.implementations.contract import Failure, Unsupported
+from ropespec.implementations.contract import Failure, Fault, Unsupported
 from ropespec.properties.cases import listed
 from ropespec.properties.framework import rope_property
 from ropespec.spec import tolerance
@@ -265,22 +265,31 @@ def _same_logits(e, got, want, real, what: str, why: str, word: str) -> float:
 @rope_property("model.stateless", rule="model_logits_bound, as model.padding; buffers and attributes exactly",
                cases=_cases, pinned=_pinned)
 def test_model_stateless(bind, case):
-    """A batch's prefill and decoding steps after a call (a prefill and a step) of another batch, its rows in the other
-    order (so that each row's padding differs between the calls), against the same on a fresh model: the positions
-    exactly, the logits to the bound; and no buffer or attribute of the model changed by the calls."""
+    """A batch's prefill and decoding steps after a call (a prefill and a step) of another batch, one row larger and
+    its rows in the other order (so that each row's padding, and the batch's size, differ between the calls), against
+    the same on a fresh model: the positions exactly, the logits to the bound; and no buffer or attribute of the model
+    changed by the calls. The call raising after another, where it runs on a fresh model, is state kept too."""
     e = case["expect"]
     rows = case["rows"]
     ids, mask, _ = _batch(rows)
-    other_ids, other_mask, _ = _batch([list(reversed(r)) + [7] for r in reversed(rows)])
+    earlier = [list(reversed(r)) + [7] for r in reversed(rows)] + [[8]]
+    other_ids, other_mask, _ = _batch(earlier)
     fresh = bind.fresh(e)
     before = fresh.state()
     want = _schedule(fresh, ids, mask, case["steps"])
     used = bind.fresh(e)
     _, _, cache = used.forward(other_ids, mask=other_mask)
     if case["steps"] and cache is not None:
-        used.forward(np.array(case["steps"][0])[::-1, None],
-                     mask=np.concatenate([other_mask, np.ones((len(rows), 1), dtype=np.int64)], axis=1), cache=cache)
-    got = _schedule(used, ids, mask, case["steps"])
+        used.forward(np.array([*case["steps"][0][::-1], 9])[:, None],
+                     mask=np.concatenate([other_mask, np.ones((len(earlier), 1), dtype=np.int64)], axis=1),
+                     cache=cache)
+    try:
+        got = _schedule(used, ids, mask, case["steps"])
+    except Fault as f:
+        if f.diagnosis != "exception":
+            raise
+        raise Failure(f"a call after another (a batch of {len(earlier)} rows) raised where it runs on a fresh model: "
+                      f"{f.what}: the earlier call's state is used", "stale-state") from None
     after = used.state()
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     kept = (f"; its {', '.join(changed[:4])}" + (" ..." if len(changed) > 4 else "") + " differ from a fresh model's"

@@ -66,10 +66,15 @@ class _Transformers(_Driver):
         self.seen: list = []
         seen = self.seen  # the hooks hold the list, not the driver: no cycle keeps a model let go of alive
 
+        axes = e.n_axes if e.multi_axis else None
+
         def record(module, args, kwargs, output):
             pos = kwargs.get("position_ids", args[1] if len(args) > 1 else None)
             if pos is not None:
-                seen.append(_ints(pos, axes_first=True))
+                arr = _ints(pos, axes_first=True)
+                if axes and arr.ndim == 3 and arr.shape[-1] == 1:  # one row of ids for every axis: each axis turns by it
+                    arr = np.repeat(arr, axes, axis=-1)
+                seen.append(arr)
 
         for module in model.modules():
             name = type(module).__name__

@@ -44,9 +44,9 @@ INVARIANTS = [
         "model.stateless",
         "model",
         "A call does not depend on an earlier one: a call (a prefill and its decoding steps) after a call of another "
-        "batch, its rows padded otherwise, equals the same call on a fresh model, its positions exactly and its "
-        "logits, and no buffer or attribute of the model (a position counter, a cached table, rope_deltas) is left "
-        "changed by a call, but the cache the caller holds.",
+        "batch, of another size and its rows padded otherwise, runs and equals the same call on a fresh model, its "
+        "positions exactly and its logits, and no buffer or attribute of the model (a position counter, a cached "
+        "table, rope_deltas) is left changed by a call, but the cache the caller holds.",
         source="transformers #36013 and #43952 (rope_deltas of an earlier call reused); transformers #25306 (a "
                "dynamic NTK table kept across calls)",
     ),
