@@ -148,7 +148,9 @@ def family_option() -> Any:
     # read when a parser is made: a family registered after this module is imported is one of the choices too
     return option("rope", "--family", choices=families.names,
                   help=lambda: "what TARGET computes: " + "; ".join(f"{n}: {w}" for n, w in families.words().items())
-                               + " (default: rope)")
+                               + " (default: rope)",
+                  pytest="--rope-family", pytest_help="what the --rope-impl targets compute, as ropespec check's "
+                                                      "--family (rope, model, alibi, ...). Default: rope")
 
 
 def form_option(note: str = "") -> Any:

@@ -5,6 +5,7 @@ own (examples/my_decoder.py) checked from a scratch folder as its author runs it
 without a cache, the fresh models of an example let go of)."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -318,3 +319,35 @@ def test_a_config_json_target_misused_is_one_line_and_exit_2(tmp_path, cli, argv
     shutil.copy(CONFIGS / "phi-3-mini-128k.json", tmp_path / "config.json")
     code, out, err = cli("check", *argv, cwd=tmp_path)
     assert code == 2 and err.strip() == f"ropespec: error: {said}" and not out
+
+
+def test_a_decoder_of_ones_own_through_the_pytest_plugin(tmp_path):
+    """The plugin's doors on a whole model, in a scratch project: the properties under --rope-family model, and the
+    rope_check fixture failing a test with the fault's word."""
+    import subprocess
+    import sys
+
+    shutil.copy(ROOT / "examples" / "my_decoder.py", tmp_path / "my_decoder.py")
+    (tmp_path / "test_mine.py").write_text(
+        "import torch\n"
+        "from my_decoder import Decoder, make\n\n\n"
+        "class Shifted(Decoder):  # positions from the row's first column, its pads counted\n"
+        "    def forward(self, ids, positions=None, mask=None, cache=None):\n"
+        "        past = 0 if cache is None else cache[0][0].shape[2]\n"
+        "        if positions is None:\n"
+        "            positions = torch.arange(past, past + len(ids[0])).expand(len(ids), -1)\n"
+        "        return super().forward(ids, positions, mask, cache)\n\n\n"
+        "def shifted(expect):\n"
+        "    return Shifted(expect.head_dim, expect.rope_theta)\n\n\n"
+        "def test_mine(rope_check):\n"
+        "    rope_check(make, expect={'head_dim': 16, 'dtype': 'float64'}, family='model')\n\n\n"
+        "def test_shifted(rope_check):\n"
+        "    rope_check(shifted, expect={'head_dim': 16, 'dtype': 'float64'}, family='model')\n")
+    run = lambda *a: subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *a],  # noqa: E731
+                                    cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    ran = run("test_mine.py")
+    assert ran.returncode == 1 and "1 failed, 1 passed" in ran.stdout, ran.stdout[-2000:]
+    assert "FAILED test_mine.py::test_shifted - Failed: [padding-shift]" in ran.stdout, ran.stdout[-2000:]
+    ran = run("--rope-impl", "my_decoder.py:make", "--rope-family", "model", "--rope-expect",
+              json.dumps({"head_dim": 16, "dtype": "float64"}), "--pyargs", "ropespec.properties")
+    assert ran.returncode == 0 and re.search(r"\b5 passed", ran.stdout), ran.stdout[-2000:]
