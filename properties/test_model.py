@@ -308,7 +308,33 @@ def test_model_stateless(bind, case):
         worst = max(worst, _same_logits(e, logits, want_logits, step_mask == 1, f"a call after another differs, at "
                                         f"{where}, from the same call on a fresh model", "the earlier call's state is "
                                         "used" + kept, "stale-state"))
-    return (worst, f"the prefill only: {NO_CACHE}") if len(want) == 1 and case["steps"] else worst
+    notes = [f"the prefill only: {NO_CACHE}"] if len(want) == 1 and case["steps"] else []
+    notes += _generated_twice(bind, e, (ids, mask), (other_ids, other_mask), max(2, len(case["steps"])))
+    return (worst, "; ".join(notes)) if notes else worst
+
+
+def _generated_twice(bind, e, batch, other, steps: int) -> list[str]:
+    """The model's own greedy generation of a batch after one of the other batch, against it once on a fresh model:
+    the same tokens, exactly (what is not checked, as a note)."""
+    try:
+        once = bind.fresh(e).generate(batch[0], mask=batch[1], steps=steps)
+    except Unsupported as u:
+        return [f"generate twice: not asked ({u})"]
+    used = bind.fresh(e)
+    used.generate(other[0], mask=other[1], steps=steps)
+    try:
+        twice = used.generate(batch[0], mask=batch[1], steps=steps)
+    except Fault as f:
+        if f.diagnosis != "exception":
+            raise
+        raise Failure(f"generate after a generate of another batch ({len(other[0])} rows) raised where it runs on a "
+                      f"fresh model: {f.what}: the earlier call's state is used", "stale-state") from None
+    if once.shape != twice.shape or not np.array_equal(once, twice):
+        r = next((r for r in range(min(len(once), len(twice))) if not np.array_equal(once[r], twice[r])), 0)
+        raise Failure(f"generate after a generate of another batch appended row {r}'s tokens "
+                      f"{_said(twice[r] if r < len(twice) else twice)} where once on a fresh model it appends "
+                      f"{_said(once[r])}: the earlier call's state is used", "stale-state")
+    return []
 
 
 def _schedule(model, ids, mask, steps) -> list:

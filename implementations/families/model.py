@@ -10,7 +10,10 @@ Two kinds of model are driven alike, in the implementation's own process:
   ``rope_positions``, a list of arrays, one per application;
 * a transformers causal LM (a ``torch.nn.Module`` with a ``config``): called with ``input_ids`` (or
   ``inputs_embeds``), ``attention_mask``, ``position_ids`` and ``past_key_values``, its rotary modules hooked to
-  record the ``position_ids`` they are handed.
+  record the ``position_ids`` they are handed; its ``generate`` is its greedy generation.
+
+A decoder of its own may have ``generate(ids, mask, steps)`` returning the tokens its greedy generation appends (its
+own generate loop): model.stateless asks it twice.
 
 The cache stays in the model's process: a forward hands back a handle to it, which the next forward names.
 """
@@ -179,6 +182,30 @@ def op_forward(host, fn, e, ids, mask, positions, cache, embeds):
     return logits, seen, handle
 
 
+def op_generate(host, fn, e, ids, mask, steps):
+    """The tokens the model's own greedy generation appends to ``ids`` in ``steps`` steps ((B, at most steps) int64):
+    a transformers model's ``generate``, a decoder's own ``generate(ids, mask, steps)``; a decoder without one declines."""
+    if _torch_module(fn):
+        import torch
+
+        t = ids.shape[1]
+        ids_t = torch.as_tensor(np.asarray(ids, dtype=np.int64))
+        mask_t = torch.ones_like(ids_t) if mask is None else torch.as_tensor(np.asarray(mask, dtype=np.int64))
+        config = fn.config.get_text_config()
+        pad = getattr(config, "pad_token_id", None)
+        with torch.no_grad():
+            out = host.call("the model's generate", lambda: fn.generate(
+                input_ids=ids_t, attention_mask=mask_t, max_new_tokens=int(steps), do_sample=False,
+                pad_token_id=0 if pad is None else pad))
+        return _ints(out)[:, t:].astype(np.int64)
+    own = getattr(fn, "generate", None)
+    if not callable(own):
+        raise Unsupported("the model has no generate(ids, mask, steps) of its own")
+    native = lambda a: None if a is None else host.native_positions(a, e)  # noqa: E731
+    out = host.call("generate(ids, mask, steps)", own, native(ids), native(mask), int(steps))
+    return _ints(out).astype(np.int64)
+
+
 def op_state(host, fn, e):
     """A digest of every buffer and attribute of the model (but what a forward is handed back): what a call may not
     change (model.stateless)."""
@@ -224,11 +251,16 @@ class ModelBound(Bound):
         """A digest of the model's buffers and attributes."""
         return self._op("state")
 
+    def generate(self, ids, *, mask=None, steps: int = 2) -> np.ndarray:
+        """The tokens the model's own greedy generation appends, (B, at most steps) int64 (Unsupported: it has none)."""
+        return self._op("generate", i64(ids), None if mask is None else i64(mask), int(steps))
+
 
 MODEL = Form("model", "apply", None, ("model.*",),
              {"forward": Op(op_forward, "forward(ids, positions, mask, cache)",
                             lambda shape, ids, mask, positions, cache, embeds: [] if positions is None else [positions]),
-              "state": Op(op_state, "its buffers and attributes")},
+              "state": Op(op_state, "its buffers and attributes"),
+              "generate": Op(op_generate, "generate(ids, mask, steps)")},
              _warm, ModelBound, says_itself="a model's forward",
              builds=(lambda m: callable(getattr(m, "forward", None)),
                      "a model: an object with forward(ids, positions, mask, cache) -> (logits, cache), or a transformers "

@@ -46,7 +46,9 @@ INVARIANTS = [
         "A call does not depend on an earlier one: a call (a prefill and its decoding steps) after a call of another "
         "batch, of another size and its rows padded otherwise, runs and equals the same call on a fresh model, its "
         "positions exactly and its logits, and no buffer or attribute of the model (a position counter, a cached "
-        "table, rope_deltas) is left changed by a call, but the cache the caller holds.",
+        "table, rope_deltas) is left changed by a call, but the cache the caller holds; where the model has a "
+        "generate of its own, its greedy generation of a batch after one of another batch appends the tokens it "
+        "appends once on a fresh model.",
         source="transformers #36013 and #43952 (rope_deltas of an earlier call reused); transformers #25306 (a "
                "dynamic NTK table kept across calls)",
     ),
