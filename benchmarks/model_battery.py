@@ -37,6 +37,8 @@ CASES = {
     "transformers Qwen2-VL, tiny (M-RoPE's text path)": [f"{_HF}:qwen2_vl", "--expect", "qwen2-vl-7b"],
     "transformers Phi-3, tiny (LongRoPE, phi-3-mini-128k's config.json)": [
         f"{_HF}:phi3", "--expect", "tests/fixtures/configs/phi-3-mini-128k.json"],
+    "a config.json as the target (Gemma 3: head_dim 256, a sliding and a full layer)": [
+        "tests/fixtures/configs/gemma-3-4b.json"],
     "a hand-written torch decoder (examples/my_decoder.py)": [
         "examples/my_decoder.py:make", "--expect", '{"head_dim": 16, "dtype": "float64"}'],
     "numpy-model (ropespec's own numpy decoder)": ["ropespec.implementations.numpy_model:make"],

@@ -32,9 +32,16 @@ from ropespec.implementations.adapters.hf import rope_parameters
 from ropespec.spec.hfconfig import from_hf_config
 
 ARRAY = "torch"
-#: the tiny sizes: layers, heads and key/value heads, the vocabulary, the MLP's width per hidden unit
-TINY = dict(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, vocab_size=128)
+#: the tiny sizes: layers and the vocabulary (heads: tiny_heads), the MLP's width per hidden unit
+TINY = dict(num_hidden_layers=2, vocab_size=128)
 MLP_RATIO = 2
+
+
+def tiny_heads(head_dim: int) -> tuple[int, int]:
+    """(query heads, key/value heads) of a tiny model: grouped two to one, four query heads up to head_dim 128 and
+    two above (a head of 256 keeps the model's width, heads x head_dim, at 512: a whole battery within 2 GB)."""
+    heads = 4 if head_dim <= 128 else 2
+    return heads, heads // 2
 #: q and k projections are scaled by this: the softmax's logits by its square, so that attention is peaked
 SHARPEN = 8.0
 #: the last model built, as drawn, by (model type, expectation): a property asks for a fresh model per example
@@ -60,9 +67,9 @@ def _config(model_type: str, expect):
     params, max_pos = rope_parameters(expect)
     if expect.mrope_section is not None:
         params["mrope_section"] = list(expect.mrope_section)
-    heads = TINY["num_attention_heads"]
+    heads, kv_heads = tiny_heads(expect.head_dim)
     hidden = heads * expect.head_dim
-    text = dict(TINY, hidden_size=hidden, head_dim=expect.head_dim, intermediate_size=MLP_RATIO * hidden,
+    text = dict(TINY, num_attention_heads=heads, num_key_value_heads=kv_heads, hidden_size=hidden, head_dim=expect.head_dim, intermediate_size=MLP_RATIO * hidden,
                 max_position_embeddings=max_pos, rope_parameters=params, pad_token_id=0, bos_token_id=1,
                 eos_token_id=2)
     if "original_max_position_embeddings" in params:  # Phi-3 keeps it at the top level too
@@ -131,7 +138,7 @@ def factory(model_type: str):
 #: a config's sizes, each made tiny (the text model's, or a multimodal model's text_config): hidden_size is heads x
 #: head_dim and the MLP twice it; experts and MLA's low-rank sizes shrink alike. Everything else the config says is
 #: kept: its RoPE fields, sliding_window, layer_types (one layer of each type), the attention's own flags
-TINY_SIZES = dict(vocab_size=128, num_attention_heads=4, num_key_value_heads=2, num_local_experts=4,
+TINY_SIZES = dict(vocab_size=128, num_local_experts=4,
                   n_routed_experts=4, num_experts=4, num_experts_per_tok=2, n_shared_experts=1, n_group=1, topk_group=1,
                   first_k_dense_replace=1, kv_lora_rank=32, q_lora_rank=None, qk_nope_head_dim=16, v_head_dim=16)
 #: what a tiny model built here never takes from a config: how its checkpoint was stored and its hub code
@@ -146,10 +153,13 @@ TINY_VISION = dict(depth=1, num_hidden_layers=1, embed_dim=32, hidden_size=32, n
 def _tiny_text(d: dict, expect) -> dict:
     """A text config's fields with its sizes made tiny (TINY_SIZES), one layer of each of its layer types."""
     out = {k: v for k, v in d.items() if k not in NOT_KEPT}
-    hidden = TINY_SIZES["num_attention_heads"] * expect.head_dim
-    out.update({k: v for k, v in TINY_SIZES.items() if k in d or k in ("vocab_size", "num_attention_heads",
-                                                                        "num_key_value_heads")})
-    out.update(hidden_size=hidden, intermediate_size=MLP_RATIO * hidden)
+    heads, kv_heads = tiny_heads(expect.head_dim)
+    hidden = heads * expect.head_dim
+    out.update({k: v for k, v in TINY_SIZES.items() if k in d or k == "vocab_size"})
+    out.update(num_attention_heads=heads, num_key_value_heads=kv_heads, hidden_size=hidden,
+               intermediate_size=MLP_RATIO * hidden)
+    if "n_inner" in d:  # GPT-J's MLP width (4 x hidden where it is null)
+        out["n_inner"] = MLP_RATIO * hidden
     heads = [d.get(k) for k in ("num_attention_heads", "num_key_value_heads")]
     if heads[1] is None or heads[0] == heads[1]:  # multi-head attention (MLA's among it) stays so: a head per key
         out["num_key_value_heads"] = out["num_attention_heads"]
@@ -192,6 +202,8 @@ def config_file(path: str):
                                       "float64 forward's rounding)")
         d = json.loads(Path(name).read_text())
         model_type = d.get("model_type")
+        if model_type is None:
+            raise NotImplementedError(f"{name}: no model_type (a model's config.json names its class by it)")
         if model_type not in transformers.models.auto.configuration_auto.CONFIG_MAPPING:
             remote = " (its auto_map names the hub repository's own code: remote code is not run here)" \
                 if "auto_map" in d else ""
@@ -201,8 +213,8 @@ def config_file(path: str):
         if key not in _BUILT:
             own = from_hf_config(d)
             ours = dataclasses.replace(expect, dtype=own.dtype, max_position=own.max_position) == own
-            config = _config_from_file(d, model_type, expect, ours)
             try:
+                config = _config_from_file(d, model_type, expect, ours)
                 model_cls = _model_class(type(config))
                 wants = getattr(model_cls, "config_class", None)
                 if isinstance(wants, type) and not isinstance(config, wants):  # a text-only LM of a composite config
