@@ -100,7 +100,7 @@ def browser():
 #: the pages a person reads first: the home page, the checking guide (its expectation table) and the check command's
 #: reference page (its options list), a guide with formulas in prose and long commands, the spec
 PAGES = ("index.html", "guide/check/index.html", "reference/check/index.html", "howto/multi-axis/index.html",
-         "reference/spec/index.html")
+         "howto/model/index.html", "reference/spec/index.html")
 #: pages whose code boxes fit their column at 1280 px: no command or output line of theirs scrolls sideways
 FITTING = ("guide/check/index.html", "reference/check/index.html")
 
