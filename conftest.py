@@ -111,6 +111,7 @@ SLOW = {
     "tests/test_model.py::test_a_config_json_target_is_checked": "a tiny transformers model",
     "tests/test_model.py::test_a_config_json_that_needs": "transformers' model types",
     "tests/test_model.py::test_a_model_type_transformers_lacks": "transformers' model types",
+    "tests/test_model.py::test_a_model_type_without_sdpa": "transformers' Gemma 2",
     # README's multi-axis examples beyond Qwen3-VL's (the zoo names every axes fault in the fast tier)
     "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[qwen2-vl-7b]": "an example",
     "tests/test_multi_axis_examples.py::test_examples_pass_and_twins_fail_with_their_word[flux.1-dev]": "an example",

@@ -351,3 +351,13 @@ def test_a_decoder_of_ones_own_through_the_pytest_plugin(tmp_path):
     ran = run("--rope-impl", "my_decoder.py:make", "--rope-family", "model", "--rope-expect",
               json.dumps({"head_dim": 16, "dtype": "float64"}), "--pyargs", "ropespec.properties")
     assert ran.returncode == 0 and re.search(r"\b5 passed", ran.stdout), ran.stdout[-2000:]
+
+
+def test_a_model_type_without_sdpa_is_declined_with_the_reason(cli):
+    """Gemma 2 has no sdpa attention, and its eager attention turns a float64 model's mask into NaN rows under left
+    padding: ropespec's float64 build cannot judge it, and says so (exit 2), never a verdict on Gemma 2."""
+    pytest.importorskip("transformers")
+    code, _, err = cli("check", "ropespec.implementations.adapters.hf_model:gemma2", "--family", "model", "--expect",
+                       json.dumps(SMALL))
+    [line] = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and "Gemma2ForCausalLM has no sdpa attention" in line, line

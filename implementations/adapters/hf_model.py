@@ -104,7 +104,7 @@ def factory(model_type: str):
 
     def make(expect):
         try:
-            import torch
+            import torch  # noqa: F401  (the model's arrays: a missing torch is said here)
 
             _classes(model_type)
         except ImportError:
@@ -121,13 +121,14 @@ def factory(model_type: str):
                                       "float64 forward's rounding)")
         key = (model_type, expect)
         if key not in _BUILT:  # drawn once per expectation (seed 0); each call is a copy never called before
-            config = _config(model_type, expect)
-            torch.manual_seed(0)
-            model = _classes(model_type)[1](config).double().eval()
-            _sharpen(model)
-            _float64_throughout(model, f"transformers' {model_type}")
+            name = f"transformers' {model_type}"
+            try:
+                config = _config(model_type, expect)
+            except Exception as e:  # noqa: BLE001  (said, never a verdict)
+                raise NotImplementedError(f"{name}: its tiny config could not be made ({type(e).__name__}: "
+                                          f"{str(e)[:200]})") from None
             _BUILT.clear()
-            _BUILT[key] = model
+            _BUILT[key] = _construct(_classes(model_type)[1], config, name, model_type)
         return copy.deepcopy(_BUILT[key])
 
     make.__name__ = make.__qualname__ = model_type
@@ -193,7 +194,7 @@ def config_file(path: str):
 
     def make(expect):
         try:
-            import torch
+            import torch  # noqa: F401  (the model's arrays: a missing torch is said here)
             import transformers
         except ImportError:
             raise NotImplementedError("transformers is not installed (pip install -e '.[hf]')") from None
@@ -219,16 +220,11 @@ def config_file(path: str):
                 wants = getattr(model_cls, "config_class", None)
                 if isinstance(wants, type) and not isinstance(config, wants):  # a text-only LM of a composite config
                     config = config.get_text_config()
-                torch.manual_seed(0)
-                model = model_cls(config).double().eval()
             except Exception as e:  # noqa: BLE001  (a config this builder cannot shrink: said, never a verdict)
                 raise NotImplementedError(f"{name}: the tiny {model_type} model could not be built from it "
                                           f"({type(e).__name__}: {str(e)[:200]})") from None
-            _sharpen(model)
-            _float64_throughout(model, name)
-            _smoke(model, name, model_type)
             _BUILT.clear()
-            _BUILT[key] = model
+            _BUILT[key] = _construct(model_cls, config, name, model_type)
         return copy.deepcopy(_BUILT[key])
 
     make.__name__ = make.__qualname__ = Path(name).name
@@ -249,6 +245,32 @@ def _float64_throughout(model, name: str) -> None:
         raise NotImplementedError(f"{name}: its {layers[0]} layers (a recurrent state) are computed in float32 by "
                                   "transformers whatever the model's dtype, and the model family bounds a float64 "
                                   "model's logits: not checked here")
+
+
+def _construct(model_cls, config, name: str, model_type: str):
+    """The tiny model, float64, seed 0, sharpened, with sdpa attention; what cannot be built or run so is said (a
+    NotImplementedError: nothing checked, and why), never a verdict on the model. Eager attention is not a fallback:
+    it softmaxes in float32, where a float64 model's mask (float64's min) is -inf, and a left pad's NaN row reaches
+    the real tokens through its zero weights (0 x NaN)."""
+    import torch
+
+    torch.manual_seed(0)
+    try:
+        model = model_cls(config).double().eval()
+    except ValueError as e:
+        if "does not support an attention implementation" in str(e):
+            raise NotImplementedError(f"{name}: {model_cls.__name__} has no sdpa attention, and its eager attention "
+                                      "softmaxes a float64 model's -inf mask in float32 (NaN rows under left "
+                                      "padding): not checked in float64") from None
+        raise NotImplementedError(f"{name}: the tiny model could not be built ({type(e).__name__}: "
+                                  f"{str(e)[:200]})") from None
+    except Exception as e:  # noqa: BLE001  (said, never a verdict)
+        raise NotImplementedError(f"{name}: the tiny model could not be built ({type(e).__name__}: "
+                                  f"{str(e)[:200]})") from None
+    _sharpen(model)
+    _float64_throughout(model, name)
+    _smoke(model, name, model_type)
+    return model
 
 
 def _smoke(model, name: str, model_type: str) -> None:
