@@ -361,3 +361,24 @@ def test_a_model_type_without_sdpa_is_declined_with_the_reason(cli):
                        json.dumps(SMALL))
     [line] = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and "Gemma2ForCausalLM has no sdpa attention" in line, line
+
+
+def test_a_tiny_model_that_does_not_run_is_said_never_judged(cli):
+    """Qwen2-VL built for an expectation without M-RoPE sections keeps its default sections, [16, 24, 24], which a head
+    of 16 cannot split: the model ropespec built cannot run, which is ropespec's to say (exit 2), never a verdict."""
+    pytest.importorskip("transformers")
+    code, _, err = cli("check", "ropespec.implementations.adapters.hf_model:qwen2_vl", "--family", "model", "--expect",
+                       json.dumps(SMALL))
+    [line] = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and "does not run a forward in float64 with sdpa attention (RuntimeError: split_with_sizes" \
+        in line, line
+
+
+def test_a_mixture_of_experts_runs_in_float64():
+    """Mixtral's experts, run by the eager loop (grouped_mm takes no float64): the tiny model builds and runs."""
+    pytest.importorskip("transformers")
+    from ropespec.implementations.adapters import hf_model
+    from ropespec.spec.expectation import Expect
+
+    model = hf_model.mixtral(Expect.from_dict(SMALL))
+    assert model.config.get_text_config()._experts_implementation == "eager"

@@ -82,7 +82,7 @@ def _config(model_type: str, expect):
                             vision_end_token_id=123)
     else:
         config = config_cls(**text)
-    config._attn_implementation = "sdpa"  # eager softmaxes in float32, where float64's mask fill is -inf: NaN rows
+    _implementations(config)
     return config
 
 
@@ -247,6 +247,14 @@ def _float64_throughout(model, name: str) -> None:
                                   "model's logits: not checked here")
 
 
+def _implementations(config) -> None:
+    """sdpa attention (eager softmaxes in float32, where float64's mask fill is -inf: NaN rows) and the eager loop over
+    a mixture's experts (grouped_mm takes no float64), on the config and its text config."""
+    for c in {id(config): config, id(config.get_text_config()): config.get_text_config()}.values():
+        c._attn_implementation = "sdpa"
+        c._experts_implementation = "eager"
+
+
 def _construct(model_cls, config, name: str, model_type: str):
     """The tiny model, float64, seed 0, sharpened, with sdpa attention; what cannot be built or run so is said (a
     NotImplementedError: nothing checked, and why), never a verdict on the model. Eager attention is not a fallback:
@@ -274,18 +282,16 @@ def _construct(model_cls, config, name: str, model_type: str):
 
 
 def _smoke(model, name: str, model_type: str) -> None:
-    """One left-padded forward of the model as built: a model this builder shrank into one that cannot run (sizes a
-    config ties together otherwise) is said and skipped here, never taken for the model's fault in a property."""
+    """One left-padded forward of the model as built, before any property: a model this builder shrank into one that
+    cannot run in float64 with sdpa attention is said and skipped here, never taken for the model's fault."""
     import torch
 
-    ids = torch.tensor([[3, 4, 5], [0, 6, 7]])
     try:
         with torch.no_grad():
-            model(input_ids=ids, attention_mask=torch.tensor([[1, 1, 1], [0, 1, 1]]))
+            model(input_ids=torch.tensor([[3, 4, 5], [0, 6, 7]]), attention_mask=torch.tensor([[1, 1, 1], [0, 1, 1]]))
     except Exception as e:  # noqa: BLE001
-        raise NotImplementedError(f"{name}: the tiny {model_type} model built from it does not run a forward "
-                                  f"({type(e).__name__}: {str(e)[:200]}): its sizes are tied otherwise than this "
-                                  "builder shrinks them") from None
+        raise NotImplementedError(f"{name}: the tiny {model_type} model does not run a forward in float64 with sdpa "
+                                  f"attention ({type(e).__name__}: {str(e)[:200]})") from None
 
 
 def _config_from_file(d: dict, model_type: str, expect, ours: bool):
@@ -325,7 +331,7 @@ def _config_from_file(d: dict, model_type: str, expect, ours: bool):
         for key in ("fullatt_block_indexes", "deepstack_visual_indexes"):
             if hasattr(vision, key):
                 setattr(vision, key, [0])
-    config._attn_implementation = "sdpa"  # eager softmaxes in float32, where float64's mask fill is -inf: NaN rows
+    _implementations(config)
     return config
 
 
