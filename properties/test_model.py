@@ -87,6 +87,19 @@ def _said(p) -> str:
     return listed(np.asarray(p)[..., 0] if np.ndim(p) == 3 else p)
 
 
+def _schedule(model, ids, mask, steps):
+    """A prefill of ``ids`` and then each decoding step, where the model keeps a cache, one forward at a time (a
+    property checks each before the next runs): (logits, positions handed its RoPE, the mask of the sequence so far,
+    whether the model returned a cache)."""
+    logits, seen, cache = model.forward(ids, mask=mask)
+    yield logits, seen, mask, cache is not None
+    full_mask = mask
+    for step in steps if cache is not None else []:
+        full_mask = np.concatenate([full_mask, np.ones((len(ids), 1), dtype=np.int64)], axis=1)
+        logits, seen, cache = model.forward(np.array(step)[:, None], mask=full_mask, cache=cache)
+        yield logits, seen, full_mask, cache is not None
+
+
 def _check_positions(e, seen, want, mask, where: str, pads=None, past: int = 0) -> None:
     """Every array the model handed its RoPE equals the canonical positions at the real tokens, or the failure says
     which positions were used: counted with the pads, from 0 (the cache's length not added), or by how much."""
@@ -125,15 +138,13 @@ def test_model_positions(bind, case):
     with a cache, and at every decoding step after it."""
     e = case["expect"]
     ids, mask, pads = _batch(case["rows"])
-    model = bind.fresh(e)
-    _, seen, cache = model.forward(ids, mask=mask)
+    forwards = _schedule(bind.fresh(e), ids, mask, case["steps"])
+    _, seen, _, kept = next(forwards)
     _check_positions(e, seen, _canonical(e, mask), mask, "the padded prefill", pads)
-    if cache is None:
+    if not kept:
         return 0.0, f"the prefill only: {NO_CACHE}"
-    full_mask, want_all = mask, _canonical(e, mask)
-    for s, step in enumerate(case["steps"]):
-        full_mask = np.concatenate([full_mask, np.ones((len(ids), 1), dtype=np.int64)], axis=1)
-        _, seen, cache = model.forward(np.array(step)[:, None], mask=full_mask, cache=cache)
+    want_all = _canonical(e, mask)
+    for s, (_, seen, full_mask, _) in enumerate(forwards):
         want = _canonical(e, full_mask)[:, -1:]
         _check_positions(e, seen, want, full_mask[:, -1:], f"decoding step {s + 1}", pads, past=full_mask.shape[1] - 1)
     chunked = bind.fresh(e)
@@ -156,15 +167,9 @@ def test_model_padding(bind, case):
     e = case["expect"]
     rows = case["rows"]
     ids, mask, pads = _batch(rows)
-    batch = bind.fresh(e)
-    logits, seen, cache = batch.forward(ids, mask=mask)
-    outs = [logits]
-    full_mask = mask
-    steps = case["steps"] if cache is not None else []
-    for step in steps:
-        full_mask = np.concatenate([full_mask, np.ones((len(ids), 1), dtype=np.int64)], axis=1)
-        logits, seen_step, cache = batch.forward(np.array(step)[:, None], mask=full_mask, cache=cache)
-        outs.append(logits)
+    forwards = list(_schedule(bind.fresh(e), ids, mask, case["steps"]))
+    outs, seen, kept = [f[0] for f in forwards], forwards[0][1], forwards[0][3]
+    steps = case["steps"] if kept else []
     worst = 0.0
     for r, row in enumerate(rows):
         alone = bind.fresh(e)
@@ -189,7 +194,7 @@ def test_model_padding(bind, case):
                               f"{where} differ from the row's alone by {err:.3g} > bound {bound:.3g}: {why}", word,
                               err / bound if bound else float("inf"))
             worst = max(worst, err / bound if bound else 0.0)
-    return (worst, f"the prefill only: {NO_CACHE}") if cache is None and case["steps"] else worst
+    return (worst, f"the prefill only: {NO_CACHE}") if not kept and case["steps"] else worst
 
 
 # -- model.cache ---------------------------------------------------------------------------------------------------
@@ -276,7 +281,7 @@ def test_model_stateless(bind, case):
     other_ids, other_mask, _ = _batch(earlier)
     fresh = bind.fresh(e)
     before = fresh.state()
-    want = _schedule(fresh, ids, mask, case["steps"])
+    want = list(_schedule(fresh, ids, mask, case["steps"]))
     used = bind.fresh(e)
     _, _, cache = used.forward(other_ids, mask=other_mask)
     if case["steps"] and cache is not None:
@@ -284,7 +289,7 @@ def test_model_stateless(bind, case):
                      mask=np.concatenate([other_mask, np.ones((len(earlier), 1), dtype=np.int64)], axis=1),
                      cache=cache)
     try:
-        got = _schedule(used, ids, mask, case["steps"])
+        got = list(_schedule(used, ids, mask, case["steps"]))
     except Fault as f:
         if f.diagnosis != "exception":
             raise
@@ -295,8 +300,9 @@ def test_model_stateless(bind, case):
     kept = (f"; its {', '.join(changed[:4])}" + (" ..." if len(changed) > 4 else "") + " differ from a fresh model's"
             if changed else "")
     worst = 0.0
-    for k, ((logits, seen, step_mask), (want_logits, seen_fresh, _)) in enumerate(zip(got, want)):
+    for k, ((logits, seen, full_mask, _), (want_logits, seen_fresh, _, _)) in enumerate(zip(got, want)):
         where = "its prefill" if k == 0 else f"its decoding step {k}"
+        step_mask = full_mask[:, -logits.shape[1]:]  # the new tokens
         real = _real(step_mask, seen_fresh[0].shape)
         if len(seen) != len(seen_fresh) or any(not np.array_equal(a[real], b[real]) for a, b in zip(seen, seen_fresh)):
             r = int(np.argwhere(np.any(seen[0] != seen_fresh[0], axis=tuple(range(1, seen[0].ndim))))[0][0]) \
@@ -308,7 +314,7 @@ def test_model_stateless(bind, case):
         worst = max(worst, _same_logits(e, logits, want_logits, step_mask == 1, f"a call after another differs, at "
                                         f"{where}, from the same call on a fresh model", "the earlier call's state is "
                                         "used" + kept, "stale-state"))
-    notes = [f"the prefill only: {NO_CACHE}"] if len(want) == 1 and case["steps"] else []
+    notes = [f"the prefill only: {NO_CACHE}"] if not want[0][3] and case["steps"] else []
     notes += _generated_twice(bind, e, (ids, mask), (other_ids, other_mask), max(2, len(case["steps"])))
     return (worst, "; ".join(notes)) if notes else worst
 
@@ -335,19 +341,6 @@ def _generated_twice(bind, e, batch, other, steps: int) -> list[str]:
                       f"{_said(twice[r] if r < len(twice) else twice)} where once on a fresh model it appends "
                       f"{_said(once[r])}: the earlier call's state is used", "stale-state")
     return []
-
-
-def _schedule(model, ids, mask, steps) -> list:
-    """(logits, positions, the new tokens' mask) of a prefill of ``ids`` and then each decoding step (where the model
-    keeps a cache)."""
-    logits, seen, cache = model.forward(ids, mask=mask)
-    out = [(logits, seen, mask)]
-    full_mask = mask
-    for step in steps if cache is not None else []:
-        full_mask = np.concatenate([full_mask, np.ones((len(ids), 1), dtype=np.int64)], axis=1)
-        logits, seen, cache = model.forward(np.array(step)[:, None], mask=full_mask, cache=cache)
-        out.append((logits, seen, full_mask[:, -1:]))
-    return out
 
 
 # -- model.length --------------------------------------------------------------------------------------------------

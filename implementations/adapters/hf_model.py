@@ -61,19 +61,26 @@ def _classes(model_type: str):
     return config, model
 
 
-def _config(model_type: str, expect):
-    """The tiny config: the model type's class, the tiny sizes, the expectation's RoPE."""
-    config_cls, _ = _classes(model_type)
+def _rope_fields(expect) -> dict:
+    """A text config's fields that say the expectation's RoPE: rope_parameters (M-RoPE sections included) and
+    max_position_embeddings, and original_max_position_embeddings at the top level too (Phi-3 reads it there)."""
     params, max_pos = rope_parameters(expect)
     if expect.mrope_section is not None:
         params["mrope_section"] = list(expect.mrope_section)
+    fields = dict(rope_parameters=params, max_position_embeddings=max_pos)
+    if "original_max_position_embeddings" in params:
+        fields["original_max_position_embeddings"] = params["original_max_position_embeddings"]
+    return fields
+
+
+def _config(model_type: str, expect):
+    """The tiny config: the model type's class, the tiny sizes, the expectation's RoPE."""
+    config_cls, _ = _classes(model_type)
     heads, kv_heads = tiny_heads(expect.head_dim)
     hidden = heads * expect.head_dim
-    text = dict(TINY, num_attention_heads=heads, num_key_value_heads=kv_heads, hidden_size=hidden, head_dim=expect.head_dim, intermediate_size=MLP_RATIO * hidden,
-                max_position_embeddings=max_pos, rope_parameters=params, pad_token_id=0, bos_token_id=1,
-                eos_token_id=2)
-    if "original_max_position_embeddings" in params:  # Phi-3 keeps it at the top level too
-        text["original_max_position_embeddings"] = params["original_max_position_embeddings"]
+    text = dict(TINY, num_attention_heads=heads, num_key_value_heads=kv_heads, hidden_size=hidden,
+                head_dim=expect.head_dim, intermediate_size=MLP_RATIO * hidden, pad_token_id=0, bos_token_id=1,
+                eos_token_id=2, **_rope_fields(expect))
     if model_type in CLASSES:  # a vision-language model: its text config, and a vision tower it does not use
         config = config_cls(text_config=text, vision_config=dict(depth=1, embed_dim=32, hidden_size=hidden,
                                                                  num_heads=2, patch_size=2, spatial_merge_size=1,
@@ -310,14 +317,9 @@ def _config_from_file(d: dict, model_type: str, expect, ours: bool):
     text = _tiny_text({**(d["text_config"] if nested else d), "num_hidden_layers": full.num_hidden_layers,
                        **({"layer_types": list(types)} if types else {})}, expect)
     if not ours:
-        params, max_pos = rope_parameters(expect)
-        if expect.mrope_section is not None:
-            params["mrope_section"] = list(expect.mrope_section)
         for key in ("rope_scaling", "rope_theta", "partial_rotary_factor"):
             text.pop(key, None)
-        text.update(rope_parameters=params, max_position_embeddings=max_pos)
-        if "original_max_position_embeddings" in params:
-            text["original_max_position_embeddings"] = params["original_max_position_embeddings"]
+        text.update(_rope_fields(expect))
     config = build({**d, "text_config": text} if nested else text)
     vision = getattr(config, "vision_config", None)
     if vision is not None:  # built and never used (the text path): tiny
