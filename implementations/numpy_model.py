@@ -10,7 +10,15 @@ output projection. ``forward(ids, positions=None, mask=None, cache=None) -> (log
 * positions (batch, tokens), or (batch, tokens, axes) for a multi-axis RoPE; inferred when None: each real token at the
   number of real tokens before it, as transformers' generate infers them from the mask (a pad at 1, which no real
   token's key sees);
-* the cache: every layer's turned keys and values so far, and how many tokens it holds.
+* the cache: every layer's turned keys and values so far, and how many tokens it holds;
+* documents (lengths): one row of documents packed end to end, each its own sequence: its positions from 0 and its
+  attention within it; without documents, a row given positions that restart, and no mask or cache, is split where
+  they restart (transformers' padding-free door).
+
+Each layer is global or a sliding window (``windows``: the keys a token sees, itself included, or None); each layer's
+output is recorded in ``hidden_states``. ``shift(cache, d)`` re-rotates the cached keys by d (a context shift), and
+``shard_positions(lengths, cp_size, rank, scheme)`` says which tokens of a packed row a context-parallel rank owns and
+their positions.
 
 Its weights are drawn from a fixed seed, q and k scaled so that attention is far from uniform (a uniform attention
 would hide a wrong position). It records the positions it hands its RoPE in ``rope_positions``.
@@ -29,8 +37,9 @@ SHARPEN = 3.0
 
 
 class Decoder:
-    def __init__(self, expect, seed: int = 0, *, vocab: int = VOCAB, layers: int = LAYERS):
+    def __init__(self, expect, seed: int = 0, *, vocab: int = VOCAB, layers: int = LAYERS, windows=None):
         self.e = expect
+        self.windows = list(windows) if windows is not None else [None] * layers
         self.heads = max(2, expect.n_heads)
         self.kv_heads = self.heads if expect.n_kv_heads == expect.n_heads else max(1, expect.n_kv_heads)
         self.d = expect.head_dim
@@ -44,26 +53,84 @@ class Decoder:
         self.out = w(hidden, vocab)
         self.rope = make_rope(expect.replace(dtype="float64"))
         self.rope_positions: list = []
+        self.hidden_states: list = []
+        self._documents, self._window = None, None
 
     # -- what it is asked -----------------------------------------------------------------------------------------
-    def forward(self, ids, positions=None, mask=None, cache=None):
+    def forward(self, ids, positions=None, mask=None, cache=None, documents=None):
         ids = np.asarray(ids, dtype=np.int64)
         b, t = ids.shape
         past = cache["length"] if cache else 0
+        self._documents = self.documents_of(ids, positions, mask, cache, documents, past)
         mask = np.ones((b, past + t), dtype=np.int64) if mask is None else np.asarray(mask, dtype=np.int64)
         if positions is None:
-            positions = self.inferred(mask)[:, past:]
+            positions = self.inferred(mask)[:, past:] if documents is None else self.packed_positions(documents)
         positions = np.asarray(positions, dtype=np.int64)
         self.rope_positions = [positions]
         x = self.embed[ids]
         keys = [] if cache is None else list(cache["layers"])
+        self.hidden_states = []
         for i, layer in enumerate(self.layers):
             kv = keys[i] if i < len(keys) else None
+            self._window = self.windows[i]
             h, kv = self._attention(layer, _norm(x), positions, mask, kv, past)
             x = x + h
             x = x + np.maximum(_norm(x) @ layer["up"], 0.0) @ layer["down"]
             keys[i:i + 1] = [kv]
+            self.hidden_states.append(x)
+        self._documents = self._window = None  # this call's, never the next's
         return _norm(x) @ self.out, {"length": past + t, "layers": keys}
+
+    # -- packing, a context shift, context parallelism --------------------------------------------------------------
+    def documents_of(self, ids, positions, mask, cache, documents, past: int):
+        """(each new token's document (B, t), each key's (B, past + t)), or None for one sequence a row: the documents
+        said, else, as transformers' padding-free door reads them, a row without an attention mask or a cache whose
+        given positions do not step by one (2-D positions only: a multi-axis RoPE's ids are one sequence)."""
+        if documents is not None:
+            d = np.repeat(np.arange(len(documents)), documents)[None, :np.shape(ids)[1]]
+            return d, d
+        if positions is None or mask is not None or cache is not None or np.ndim(positions) != 2:
+            return None
+        d = self.split(np.asarray(positions))
+        return (d, d) if d is not None else None
+
+    @staticmethod
+    def split(positions: np.ndarray):
+        """Each token's document where a row's positions do not step by one, (B, t); None where none restarts."""
+        step = np.diff(positions, axis=-1, prepend=positions[:, :1] - 1)
+        d = np.cumsum(step != 1, axis=-1)
+        return d if d[:, -1].any() else None
+
+    def packed_positions(self, lengths) -> np.ndarray:
+        """Each document's tokens from 0, (1, t[, axes])."""
+        p = np.concatenate([np.arange(n) for n in lengths])[None]
+        return p[..., None].repeat(self.e.n_axes, axis=-1) if self.e.multi_axis else p
+
+    def shift(self, cache, d: int):
+        """The cache with every cached key re-rotated by d: keys turned at p become keys turned at p + d."""
+        layers = []
+        for k, v in cache["layers"]:
+            b, s, h, _ = k.shape
+            delta = np.full((b, s) + ((self.e.n_axes,) if self.e.multi_axis else ()), d, dtype=np.int64)
+            layers.append((self._turn(k, delta), v))
+        return {"length": cache["length"], "layers": layers}
+
+    @staticmethod
+    def shard_positions(lengths, cp_size: int, rank: int, scheme: str):
+        """(indices, positions) of the tokens rank ``rank`` owns: each document cut into cp_size contiguous pieces
+        ("contiguous") or into 2 cp_size chunks, rank r owning chunks r and 2 cp_size - 1 - r ("load-balanced"); the
+        positions each token's in its own document."""
+        idx, pos, start = [], [], 0
+        for n in lengths:
+            cuts = cp_size if scheme == "contiguous" else 2 * cp_size
+            bounds = [n * c // cuts for c in range(cuts + 1)]
+            chunks = [rank] if scheme == "contiguous" else [rank, cuts - 1 - rank]
+            for c in chunks:
+                local = np.arange(bounds[c], bounds[c + 1])
+                idx.append(start + local)
+                pos.append(local)
+            start += n
+        return np.concatenate(idx).astype(np.int64), np.concatenate(pos).astype(np.int64)
 
     def inferred(self, mask: np.ndarray) -> np.ndarray:
         """Each real token at the count of real tokens before it; a pad at 1 (transformers' masked_fill)."""
@@ -91,7 +158,12 @@ class Decoder:
         scores = np.einsum("bqhd,bkhd->bhqk", q, k_) / np.sqrt(self.d)
         s = past + t
         causal = np.arange(s)[None, :] <= (past + np.arange(t))[:, None]  # (t, s): key j sees query i if j <= i
+        if self._window is not None:  # the last w keys, the query's own included
+            causal &= np.arange(s)[None, :] > (past + np.arange(t))[:, None] - self._window
         seen = causal[None, None] & (mask[:, None, None, :] == 1)
+        if self._documents is not None:  # packed: a document's tokens see their own document's only
+            queries, keys = self._documents
+            seen = seen & (queries[:, None, :, None] == keys[:, None, None, :])
         scores = np.where(seen, scores, -np.inf)
         scores = np.where(seen.any(axis=-1, keepdims=True), scores, 0.0)  # a pad's query sees nothing: any row
         w = np.exp(scores - scores.max(axis=-1, keepdims=True))

@@ -63,7 +63,7 @@ _REPOS = {
 
 
 def link_sources(text: str) -> str:
-    """Sources as Markdown links: arXiv ids, '<project> PR #n' / '<project> #n' for known repositories
+    """Sources as Markdown links: arXiv ids, 'owner/name #n', '<project> PR #n' / '<project> #n' for known repositories
     (later bare '#n' in the same clause belong to the same project), seed tutorials to docs/seeds."""
     text = re.sub(r"arXiv (\d{4}\.\d{4,5})", r"[arXiv \1](https://arxiv.org/abs/\1)", text)
     text = re.sub(r"seed tutorial (\d{3})", lambda mm: f"[seed tutorial {mm[1]}](seeds/{_seed_file(mm[1])})", text)
@@ -73,8 +73,10 @@ def link_sources(text: str) -> str:
             repo = None if clause == "; " else repo
             out.append(clause)
             continue
-        named = next((full for name, full in _REPOS.items()
-                      if re.search(rf"(^|[\s(']){re.escape(name)}('s)?\s", clause + " ")), None)
+        spelled = re.search(r"(?:^|[\s(])([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)\s+(?:PR )?#\d", clause)  # owner/name #n
+        named = spelled[1] if spelled else next((full for name, full in _REPOS.items()
+                                                 if re.search(rf"(^|[\s(']){re.escape(name)}('s)?\s", clause + " ")),
+                                                None)
         if named or not re.match(r"(PR )?#\d", clause):
             repo = named
         if repo:

@@ -210,6 +210,20 @@ FORMULAS: dict[str, Formula] = {
                              "t before, at and after the original length L; logits_full of the sequence up to t")),
     "model.stateless": Formula(_eq(sp.Function("F")(sp.Symbol("A"), sp.Symbol("after B")),
                                    sp.Function("F")(sp.Symbol("A"), sp.Symbol("fresh")))),
+    "model.packing": Formula(_eq(sp.Function("logits_packed")(sp.Symbol("D_k"), sp.Symbol("t")),
+                                 sp.Function("logits_alone")(sp.Symbol("D_k"), sp.Symbol("t"))),
+                             (r"P(D_k, t) = t \text{ for every document } D_k \text{ of the row}",
+                              "P(D_k, t) = t for every document D_k of the row; one sequence is never split")),
+    "model.window": Formula(_eq(sp.Derivative(sp.Function("out_t")(sp.Symbol("x_j")), sp.Symbol("x_j")), 0),
+                            (r"j \le t - w \text{ on a sliding layer of window } w",
+                             "j ≤ t − w on a sliding layer of window w (w keys, itself included); nonzero on a global "
+                             "layer")),
+    "model.shift": Formula(_eq(sp.Function("F")(sp.Symbol("x"), sp.Function("shift")(sp.Symbol("cache_p"),
+                                                                                    sp.Symbol("d"))),
+                               sp.Function("F")(sp.Symbol("x"), sp.Symbol("cache_{p + d}")))),
+    "model.shards": Formula(_eq(sp.Function("P_r")(sp.Symbol("i")), sp.Function("P")(sp.Symbol("i"))),
+                            (r"\text{every token } i \text{ owned by exactly one rank } r",
+                             "every token i owned by exactly one rank r; P its position in its own document")),
 }
 
 #: the definitions the invariants are about, each built from the code that defines it

@@ -104,6 +104,16 @@ DIAGNOSES: dict[str, str] = {
                     "chunk restarts, stays or skips (the cache offset not added, or added twice)",
     "stale-state": "a call depends on an earlier call: a position counter, a cached table or rope_deltas the model "
                    "kept",
+    "document-positions": "a packed document's positions do not restart at 0: they continue the documents before it "
+                          "(or restart where no document starts)",
+    "packing-mask": "a packed document attends to another document's tokens",
+    "taken-for-packed": "one sequence is split into documents: a row starting at an offset, a decoding step or "
+                        "multi-axis ids whose vision block repeats a position, without an attention mask",
+    "window-reach": "a layer sees another number of keys than its window (w keys, itself included), or a global layer "
+                    "is windowed",
+    "kv-shift": "cached keys re-rotated by d differ from keys turned at their positions plus d",
+    "shard-positions": "a context-parallel rank turns its tokens at other than their global positions in their own "
+                       "document, or a token is owned by no rank or by two",
     "padding-mask": "a row's real tokens attend to its left padding: the attention mask's pads are not excluded",
     "slopes": "ALiBi's slopes follow another rule: a head count that is no power of two given the geometric rule of "
               "one, or another bias max",

@@ -254,10 +254,17 @@ def _float64_throughout(model, name: str) -> None:
                                   "model's logits: not checked here")
 
 
+#: a tiny model's sliding window, where its config has one: a row of three windows is a few tokens (model.window), and a
+#: window of the config's 4096 keys would need 4096 tokens a case to be seen
+TINY_WINDOW = 4
+
+
 def _implementations(config) -> None:
-    """sdpa attention (eager softmaxes in float32, where float64's mask fill is -inf: NaN rows) and the eager loop over
+    """A sliding window shrunk to TINY_WINDOW keys; sdpa attention (eager softmaxes in float32, where float64's mask fill is -inf: NaN rows) and the eager loop over
     a mixture's experts (grouped_mm takes no float64), on the config and its text config."""
     for c in {id(config): config, id(config.get_text_config()): config.get_text_config()}.values():
+        if isinstance(getattr(c, "sliding_window", None), int) and c.sliding_window > TINY_WINDOW:
+            c.sliding_window = TINY_WINDOW
         c._attn_implementation = "sdpa"
         c._experts_implementation = "eager"
 

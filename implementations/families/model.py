@@ -13,7 +13,23 @@ Two kinds of model are driven alike, in the implementation's own process:
   record the ``position_ids`` they are handed; its ``generate`` is its greedy generation.
 
 A decoder of its own may have ``generate(ids, mask, steps)`` returning the tokens its greedy generation appends (its
-own generate loop): model.stateless asks it twice.
+own generate loop): model.stateless asks it twice. What the rest of the plumbing needs, each optional (a property whose
+door a model lacks says so and checks nothing):
+
+* packing (model.packing): ``forward(ids, documents=[lengths])``, one row of documents packed end to end, each its own
+  sequence (its positions from 0, its attention within it);
+* windows (model.window): ``windows``, one entry per layer, the number of keys a sliding layer's token sees (itself
+  included) or None for a global layer, and ``hidden_states``, each layer's output (batch, tokens, hidden) of its last
+  forward;
+* a context shift (model.shift): ``shift(cache, d) -> cache``, its cached keys re-rotated by d;
+* context parallelism (model.shards): ``shard_positions(lengths, cp_size, rank, scheme) -> (indices, positions)``, the
+  tokens of a packed row (documents of ``lengths``) rank ``rank`` of ``cp_size`` owns, as indices into the row, and the
+  positions it turns them at, for ``scheme`` "contiguous" or "load-balanced" (each document in 2 x cp_size chunks, rank
+  r owning chunks r and 2 cp_size - 1 - r).
+
+A transformers model is packed through transformers' own ``DataCollatorWithFlattening`` (per-document position_ids, no
+attention mask, no cache), declares its windows by its config (``layer_types`` and ``sliding_window``) and hands its
+layers' outputs as ``output_hidden_states``; it has no context shift and no shard builder.
 
 The cache stays in the model's process: a forward hands back a handle to it, which the next forward names.
 """
@@ -35,18 +51,25 @@ class _Driver:
 
     def __init__(self, model, host, e):
         self.model, self.host, self.e = model, host, e
+        self.hidden = None  # each layer's output of the last forward, where it was asked
 
 
 class _Decoder(_Driver):
     """A decoder of the user's own, by its protocol."""
 
-    def forward(self, ids, mask, positions, cache, embeds):
+    def forward(self, ids, mask, positions, cache, embeds, hidden=False, documents=None):
         if embeds:
             raise Unsupported("a decoder of its own takes token ids only (no inputs_embeds)")
         model = self.model
         model.rope_positions = []
         native = lambda a: None if a is None else self.host.native_positions(a, self.e)  # noqa: E731
-        out = self.host.call("forward(ids, positions, mask, cache)", model.forward, native(ids), native(positions),
+        call = model.forward
+        if documents is not None:
+            if not _takes(model.forward, "documents"):
+                raise Unsupported("its forward takes no documents= (packed documents)")
+            lengths = [int(n) for n in documents]
+            call = lambda *a: model.forward(*a, documents=lengths)  # noqa: E731
+        out = self.host.call("forward(ids, positions, mask, cache)", call, native(ids), native(positions),
                              native(mask), cache)
         if not (isinstance(out, tuple) and len(out) == 2):
             raise Fault(f"forward returned {type(out).__name__}, expected (logits, cache)", "shape")
@@ -55,7 +78,48 @@ class _Decoder(_Driver):
         if said is None:
             raise Fault("the decoder says no rope_positions: its forward records the positions it hands its RoPE",
                         "shape")
+        self.hidden = _layers(getattr(model, "hidden_states", None), ids.shape) if hidden else None
         return _floats(logits, ids.shape), [_rows(_ints(p), len(ids)) for p in said], new
+
+    def bare(self, ids, positions, cache):
+        native = lambda a: None if a is None else self.host.native_positions(a, self.e)  # noqa: E731
+        self.model.rope_positions = []
+        logits, new = self.host.call("forward(ids, positions, mask=None, cache)", self.model.forward, native(ids),
+                                     native(positions), None, cache)
+        said = getattr(self.model, "rope_positions", None) or []
+        return _floats(logits, ids.shape), [_rows(_ints(p), len(ids)) for p in said], new
+
+    def windows(self):
+        said = getattr(self.model, "windows", None)
+        if said is None:
+            raise Unsupported("the decoder says no windows (one entry per layer: its sliding window, or None)")
+        return [("sliding", int(w)) if w is not None else ("full", None) for w in said]
+
+
+def _takes(fn, name: str) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _layers(states, ids_shape) -> np.ndarray:
+    """Each layer's output, float64 (layers, batch, tokens, hidden)."""
+    if not states:
+        raise Unsupported("its forward records no hidden_states (each layer's output)")
+    out = []
+    for h in states:
+        if hasattr(h, "detach"):
+            h = h.detach().to("cpu").double().numpy()
+        h = np.asarray(h, dtype=np.float64)
+        if h.ndim != 3 or h.shape[:2] != tuple(ids_shape):
+            raise Fault(f"a layer's hidden state of shape {h.shape}, expected ({ids_shape[0]}, {ids_shape[1]}, "
+                        "hidden)", "shape")
+        out.append(h)
+    return np.stack(out)
 
 
 class _Transformers(_Driver):
@@ -84,10 +148,12 @@ class _Transformers(_Driver):
             if name.endswith("RotaryEmbedding") and "Vision" not in name:
                 module.register_forward_hook(record, with_kwargs=True)
 
-    def forward(self, ids, mask, positions, cache, embeds):
+    def forward(self, ids, mask, positions, cache, embeds, hidden=False, documents=None):
         import torch
 
         model = self.model
+        if documents is not None:
+            return self._packed(ids, documents, positions, hidden)
         held = cache or {"cache": None, "ids": None}
         new = torch.as_tensor(np.asarray(ids, dtype=np.int64))
         every = new if held["ids"] is None else torch.cat([held["ids"], new], dim=1)
@@ -104,14 +170,80 @@ class _Transformers(_Driver):
                                                      is_first_iteration=held["cache"] is None)
         if embeds:
             inputs["inputs_embeds"] = model.get_input_embeddings()(inputs.pop("input_ids"))
-        self.seen.clear()
-        with torch.no_grad():
-            out = self.host.call("the model's forward", lambda: model(**inputs, return_dict=True))
+        out = self._call(inputs, hidden, t)
         kept = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
         if kept is None:  # a model that keeps no cache
             return _floats(out.logits, ids.shape), [_rows(p, len(ids)) for p in self.seen], None
         logits = out.logits[:, -t:] if out.logits.shape[1] > t else out.logits  # a re-prefill: the whole sequence's
         return _floats(logits, ids.shape), [_rows(p[:, -t:], len(ids)) for p in self.seen], {"cache": kept, "ids": every}
+
+    def _call(self, inputs, hidden: bool, t: int):
+        import torch
+
+        self.seen.clear()
+        with torch.no_grad():
+            out = self.host.call("the model's forward", lambda: self.model(**inputs, return_dict=True,
+                                                                           output_hidden_states=hidden))
+        self.hidden = None
+        if hidden:  # each layer's output (the embeddings' first): the new tokens'
+            states = getattr(out, "hidden_states", None)
+            self.hidden = _layers([h[:, -t:] for h in states[1:]] if states else None, (out.logits.shape[0], t))
+        return out
+
+    def _packed(self, ids, documents, positions, hidden):
+        """One row of documents through transformers' own packing door: DataCollatorWithFlattening's position_ids
+        (each document's from 0), no attention mask and no cache, as a padding-free training step calls the model
+        (its masks split the row into documents where the positions restart). ``positions`` given (one sequence
+        drawn as one document) are handed as they are."""
+        import torch
+        from transformers import DataCollatorWithFlattening
+
+        row = [int(i) for i in np.asarray(ids)[0]]
+        if positions is None:
+            docs, start = [], 0
+            for n in documents:
+                docs.append({"input_ids": row[start:start + int(n)]})
+                start += int(n)
+            batch = DataCollatorWithFlattening(return_tensors="pt")(docs)
+            given = batch["position_ids"]
+            if self.e.multi_axis:  # M-RoPE's packing door: the text positions, then each axis's (transformers reads
+                # packed documents off a first row of text positions; ids of the axes alone are one sequence)
+                given = torch.cat([given[None], given[None].expand(self.e.n_axes, -1, -1)])
+        else:
+            p = np.asarray(positions, dtype=np.int64)
+            given = torch.as_tensor(np.moveaxis(p, -1, 0) if p.ndim == 3 else p)
+        inputs = {"input_ids": torch.as_tensor(np.asarray(ids, dtype=np.int64)), "position_ids": given,
+                  "use_cache": False}
+        out = self._call(inputs, hidden, ids.shape[1])
+        return _floats(out.logits, ids.shape), [_rows(p, len(ids)) for p in self.seen], None
+
+    def bare(self, ids, positions, cache):
+        """The model called as a padding-free training step calls it: input_ids and position_ids, no attention mask;
+        after a cache, the cache (a decoding step whose position is given)."""
+        import torch
+
+        p = np.asarray(positions, dtype=np.int64)
+        inputs = {"input_ids": torch.as_tensor(np.asarray(ids, dtype=np.int64)),
+                  "position_ids": torch.as_tensor(np.moveaxis(p, -1, 0) if p.ndim == 3 else p),
+                  "use_cache": cache is not None}
+        if cache is not None:
+            inputs["past_key_values"] = cache["cache"]
+        t = ids.shape[1]
+        out = self._call(inputs, False, t)
+        seen = [_rows(q[:, -t:], len(ids)) for q in self.seen]
+        if cache is None:
+            return _floats(out.logits, ids.shape), seen, None
+        every = torch.cat([cache["ids"], torch.as_tensor(np.asarray(ids, dtype=np.int64))], dim=1)
+        return _floats(out.logits[:, -t:], ids.shape), seen, {"cache": out.past_key_values, "ids": every}
+
+    def windows(self):
+        config = self.model.config.get_text_config()
+        w = getattr(config, "sliding_window", None)
+        types = getattr(config, "layer_types", None)
+        if types is None:  # one mask for every layer (Mistral's): sliding where the config has a window
+            types = ["sliding_attention" if w else "full_attention"] * config.num_hidden_layers
+        return [("sliding", int(w)) if k == "sliding_attention" and w else ("full", None) if k == "full_attention"
+                else (str(k), None) for k in types]
 
 
 def _driver(host, hid, fn, e) -> _Driver:
@@ -162,24 +294,84 @@ def _ints(p, axes_first: bool = False) -> np.ndarray:
 
 
 # -- the operations -------------------------------------------------------------------------------------------------
-def op_forward(host, fn, e, ids, mask, positions, cache, embeds):
-    """(logits, positions handed its RoPE, the handle of the cache after it)."""
+def op_forward(host, fn, e, ids, mask, positions, cache, embeds, hidden=False):
+    """(logits, positions handed its RoPE, the handle of the cache after it), and each layer's output where ``hidden``."""
     caches = host.__dict__.setdefault("model_caches", {})
     driver = _driver(host, id(fn), fn, e)
     logits, seen, new = driver.forward(i64(ids), None if mask is None else i64(mask),
                                        None if positions is None else i64(positions),
-                                       caches.get(cache) if cache is not None else None, bool(embeds))
+                                       caches.get(cache) if cache is not None else None, bool(embeds), bool(hidden))
+    handle = _kept(host, logits, seen, new)
+    return (logits, seen, handle, driver.hidden) if hidden else (logits, seen, handle)
+
+
+def _kept(host, logits, seen, new):
+    """The handle of the cache ``new`` (None where the model returned none)."""
+    caches = host.__dict__.setdefault("model_caches", {})
     if not seen:  # nothing to compare: a model without RoPE, or one whose record of it is empty
         raise Unsupported("its forward handed no positions to a RoPE (a transformers model: no rotary module, "
                           "*RotaryEmbedding, was called; a decoder of its own: rope_positions is empty): the model "
                           "family checks the positions a model feeds its RoPE")
     if new is None:  # a model without a cache (its forward returned none): no handle, and no later call names one
-        return logits, seen, None
+        return None
     handle = max(caches, default=0) + 1
     caches[handle] = new
     while len(caches) > 16:  # the oldest caches go: a property holds a few at a time
         caches.pop(min(caches))
-    return logits, seen, handle
+    return handle
+
+
+def op_packed(host, fn, e, ids, lengths, positions, hidden=False):
+    """(logits, positions handed its RoPE) of one row of documents of ``lengths`` packed end to end, through the
+    model's packing door; ``positions`` given: handed as they are (one sequence, never to be split)."""
+    driver = _driver(host, id(fn), fn, e)
+    logits, seen, _ = driver.forward(i64(ids), None, None if positions is None else i64(positions), None, False,
+                                     bool(hidden), [int(n) for n in lengths])
+    _kept(host, logits, seen, None)
+    return logits, seen
+
+
+def op_bare(host, fn, e, ids, positions, cache):
+    """(logits, positions handed its RoPE, the cache's handle) of a forward given its positions and no attention mask
+    (no documents said): what a model must take for one sequence."""
+    caches = host.__dict__.setdefault("model_caches", {})
+    driver = _driver(host, id(fn), fn, e)
+    logits, seen, new = driver.bare(i64(ids), i64(positions), caches.get(cache) if cache is not None else None)
+    return logits, seen, _kept(host, logits, seen, new)
+
+
+def op_windows(host, fn, e):
+    """The model's layers as it declares them: (kind, window) each, ("sliding", w), ("full", None), or another kind."""
+    return _driver(host, id(fn), fn, e).windows()
+
+
+def op_shift(host, fn, e, cache, delta):
+    """The handle of the model's cache ``cache`` re-rotated by ``delta`` (its context shift)."""
+    caches = host.__dict__.setdefault("model_caches", {})
+    own = getattr(fn, "shift", None)
+    if _torch_module(fn) or not callable(own):
+        raise Unsupported("the model has no shift(cache, d) of its own (a context shift of its cached keys)")
+    new = host.call("shift(cache, d)", own, caches[cache], int(delta))
+    handle = max(caches, default=0) + 1
+    caches[handle] = new
+    return handle
+
+
+def op_shard(host, fn, e, lengths, cp, rank, scheme):
+    """(indices, positions): the tokens rank ``rank`` of ``cp`` owns of a packed row of documents of ``lengths``, and
+    the positions it turns them at, by the model's own shard builder."""
+    own = getattr(fn, "shard_positions", None)
+    if _torch_module(fn) or not callable(own):
+        raise Unsupported("the model has no shard_positions(lengths, cp_size, rank, scheme) of its own (a context-"
+                          "parallel position builder)")
+    out = host.call("shard_positions(lengths, cp_size, rank, scheme)", own, [int(n) for n in lengths], int(cp),
+                    int(rank), str(scheme))
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise Fault(f"shard_positions returned {type(out).__name__}, expected (indices, positions)", "shape")
+    idx, pos = (_ints(a).reshape(-1).astype(np.int64) for a in out)
+    if idx.shape != pos.shape:
+        raise Fault(f"shard_positions returned {idx.size} indices and {pos.size} positions", "shape")
+    return idx, pos
 
 
 def op_generate(host, fn, e, ids, mask, steps):
@@ -247,6 +439,33 @@ class ModelBound(Bound):
         return self._op("forward", i64(ids), None if mask is None else i64(mask),
                         None if positions is None else i64(positions), cache, bool(embeds))
 
+    def forward_layers(self, ids, *, mask=None, positions=None, cache=None):
+        """As forward, and each layer's output at the new tokens, (layers, B, T, hidden) float64."""
+        return self._op("forward", i64(ids), None if mask is None else i64(mask),
+                        None if positions is None else i64(positions), cache, False, True)
+
+    def packed(self, ids, lengths, *, positions=None, hidden: bool = False):
+        """(logits (1, T, V), the positions handed its RoPE[, each layer's output]) of one row of documents of
+        ``lengths``, packed by the model's own door; ``positions`` given: handed as they are."""
+        return self._op("packed", i64(ids), [int(n) for n in lengths], None if positions is None else i64(positions),
+                        bool(hidden))
+
+    def bare(self, ids, positions, *, cache=None):
+        """(logits, positions handed its RoPE, the cache's handle) of a forward given positions and no attention mask."""
+        return self._op("bare", i64(ids), i64(positions), cache)
+
+    def windows(self) -> list:
+        """Each layer as the model declares it: ("sliding", w), ("full", None) or (another kind, None)."""
+        return self._op("windows")
+
+    def shift(self, cache, delta: int):
+        """The handle of the cache re-rotated by ``delta``."""
+        return self._op("shift", cache, int(delta))
+
+    def shard(self, lengths, cp: int, rank: int, scheme: str):
+        """(indices, positions) rank ``rank`` of ``cp`` owns, by the model's shard builder."""
+        return self._op("shard", [int(n) for n in lengths], int(cp), int(rank), str(scheme))
+
     def state(self) -> dict[str, str]:
         """A digest of the model's buffers and attributes."""
         return self._op("state")
@@ -258,7 +477,15 @@ class ModelBound(Bound):
 
 MODEL = Form("model", "apply", None, ("model.*",),
              {"forward": Op(op_forward, "forward(ids, positions, mask, cache)",
-                            lambda shape, ids, mask, positions, cache, embeds: [] if positions is None else [positions]),
+                            lambda shape, ids, mask, positions, cache, embeds, hidden=False:
+                            [] if positions is None else [positions]),
+              "packed": Op(op_packed, "forward(ids, documents=lengths)",
+                           lambda shape, ids, lengths, positions, hidden=False: [] if positions is None else [positions]),
+              "bare": Op(op_bare, "forward(ids, positions, mask=None, cache)",
+                         lambda shape, ids, positions, cache: [positions]),
+              "windows": Op(op_windows, "its layers' windows"),
+              "shift": Op(op_shift, "shift(cache, d)"),
+              "shard": Op(op_shard, "shard_positions(lengths, cp_size, rank, scheme)"),
               "state": Op(op_state, "its buffers and attributes"),
               "generate": Op(op_generate, "generate(ids, mask, steps)")},
              _warm, ModelBound, says_itself="a model's forward",

@@ -62,4 +62,43 @@ INVARIANTS = [
         source="transformers #33129 (Phi-3: keys turned with the short factors kept after the switch to the long "
                "ones); vLLM #27414; transformers #25104 (dynamic NTK's base across the cache)",
     ),
+    Invariant(
+        "model.packing",
+        "model",
+        "Documents packed into one row, told apart by the model's own packing door (transformers' DataCollatorWithFlattening "
+        "positions; a decoder's documents=), each give the logits of the document alone, every document's positions "
+        "restarting at 0; and what is one sequence is never split into documents: a row whose positions start at an "
+        "offset, a decoding step after a cache, and multi-axis ids whose vision block repeats a position give, without an "
+        "attention mask, the logits they give with one.",
+        source="pytorch/torchtitan #2559 and #2560 (positions never reset per document); transformers #32241 (a decoding "
+               "step taken for packed) and #44911 (3-row M-RoPE ids taken for packed); transformers #39814",
+    ),
+    Invariant(
+        "model.window",
+        "model",
+        "A sliding-window layer of window w lets a token see exactly w keys, itself included, and a global layer every "
+        "earlier one: changing token j changes a layer's output at t only where t is within its window of a token whose "
+        "input changed, in one prefill longer than w, in decoding steps past w from a cache, and in a left-padded row; a "
+        "global layer's output changes with a token older than any window.",
+        source="transformers #39408 and #40163 (a window one key too wide), #34093 and #37574 (the rolling cache at the "
+               "window's boundary); vllm-project/vllm #51756 (global layers windowed); ml-explore/mlx-lm #390",
+    ),
+    Invariant(
+        "model.shift",
+        "model",
+        "A cache re-rotated by a shift of d (a context shift: the model's own shift of its cached keys) equals the cache "
+        "of keys turned at their positions plus d: the next token decoded at p + d has the logits it has after a "
+        "prefill at positions shifted by d, partial rotary included (only the rotary dims turn).",
+        source="ggml-org/llama.cpp #4889 (the K-shift re-rotating Phi-2's keys with the head dim, 80, where 32 dims "
+               "rotate) and #8348",
+    ),
+    Invariant(
+        "model.shards",
+        "model",
+        "Under context parallelism every token of a packed row is owned by exactly one rank, and each rank turns its "
+        "tokens at their global positions in their own document, for contiguous and load-balanced (2 x cp chunks per "
+        "document) sharding: checked on the model's own shard position builder.",
+        source="NVIDIA/Megatron-LM #5243 (packed THD positions under context parallelism reusing sequence 0's) and "
+               "#4075",
+    ),
 ]

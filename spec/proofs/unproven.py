@@ -62,3 +62,11 @@ declare("model.canonical", DEFINITION, "the canonical positions are the definiti
 declare("model.stateless", TESTED, "a property of code (what a call leaves behind); the definition is a function")
 declare("model.length", TESTED, "a property of a model's cache across a table that changes with the length: the "
         "definition's table at each length is scaling.longrope-switch's and scaling.dynamic-length's")
+declare("model.packing", TESTED, "a property of a model's code: how it tells documents apart in one row (its mask "
+        "and positions); the definition's attention of a document does not see another")
+declare("model.window", TESTED, "a property of a model's code: which keys a sliding layer's mask keeps; the definition "
+        "has no window")
+declare("model.shift", TESTED, "a property of a model's cache: re-rotating a key by d is turning it at p + d by the "
+        "rotation's group law (rope.relative-position's proof); the property checks code's shift against it")
+declare("model.shards", TESTED, "a property of a model's shard builder: which tokens each rank owns and their "
+        "positions; the definition has one sequence")

@@ -1,0 +1,366 @@
+"""Spec section "model", continued: how positions meet packing, sliding windows, a context shift and context-parallel
+shards (shared/design/PLUMBING.md: PACK, WIN, SHIFT, CP), through the model family's doors (its forward, its packing
+door, its layers' outputs, its shift and shard builder; a door a model lacks is said, and nothing is checked).
+
+Positions are compared as integers; logits to the float64 forward's rounding (model_logits_bound); a window by which
+tokens' outputs a changed token reaches, layer by layer (a masked key's weight is exactly zero, so a token outside
+every window changes nothing at all)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ropespec.implementations.contract import Failure, Unsupported
+from ropespec.properties.cases import listed
+from ropespec.properties.framework import NotChecked, rope_property
+from ropespec.properties.test_model import MIN_VOCAB, _expect, _same_logits
+from ropespec.spec import tolerance
+
+
+def _door(call, *args, **kwargs):
+    """``call``, where a door the model lacks (its Unsupported) is the whole model's: the property skips at once."""
+    try:
+        return call(*args, **kwargs)
+    except Unsupported as u:
+        raise NotChecked(str(u)) from None
+
+
+def _per_document(e, lengths) -> np.ndarray:
+    """Each document's tokens from 0, (1, T[, axes])."""
+    p = np.concatenate([np.arange(n) for n in lengths])[None]
+    return p[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else p
+
+
+def _spans(lengths):
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    return [(int(a), int(a + n)) for a, n in zip(starts, lengths)]
+
+
+def _axis0(p: np.ndarray) -> np.ndarray:
+    return p[..., 0] if p.ndim == 3 else p
+
+
+# -- model.packing -----------------------------------------------------------------------------------------------
+def _packing_cases(impl):
+    e = _expect(impl)
+
+    @st.composite
+    def build(draw):
+        docs = [draw(st.lists(st.integers(0, MIN_VOCAB - 1), min_size=1, max_size=5), label="document")
+                for _ in range(draw(st.integers(2, 3), label="documents"))]
+        return {"expect": e, "docs": docs, "offset": draw(st.integers(1, 8), label="offset"),
+                "step": draw(st.integers(0, MIN_VOCAB - 1), label="step")}
+
+    return build()
+
+
+def _vision_block(e, n: int, offset: int) -> np.ndarray | None:
+    """A multi-axis row of n tokens (n >= 6) whose tokens 2 to 5 are a 2 x 2 vision block: its temporal axis repeats
+    one position, its height and width axes step through the grid, and the text after it resumes one past the grid's
+    largest position (M-RoPE's ids, Qwen2-VL's get_rope_index); None where the RoPE has no three axes."""
+    if not e.multi_axis or e.n_axes != 3 or n < 6:
+        return None
+    rows = np.zeros((n, 3), dtype=np.int64)
+    rows[:2] = (offset + np.arange(2))[:, None]
+    s = offset + 2
+    rows[2:6] = np.array([[s, s, s], [s, s, s + 1], [s, s + 1, s], [s, s + 1, s + 1]])
+    rows[6:] = (s + 2 + np.arange(n - 6))[:, None]
+    return rows[None]
+
+
+@rope_property("model.packing", rule="exact: integers; logits model_logits_bound, as model.padding",
+               cases=_packing_cases,
+               pinned=lambda impl: [{"expect": _expect(impl), "docs": [[3, 1, 4, 1], [5, 9, 2], [6, 5]], "offset": 4,
+                                     "step": 7}])
+def test_model_packing(bind, case):
+    """Documents packed into one row by the model's packing door against each document alone (positions exactly, then
+    logits); then what is one sequence, without an attention mask, against it with one: a row at an offset, a decoding
+    step after a cache, and multi-axis ids with a vision block."""
+    e, docs = case["expect"], case["docs"]
+    lengths = [len(d) for d in docs]
+    ids = np.array([sum(docs, [])])
+    logits, seen = _door(bind.fresh(e).packed, ids, lengths)
+    want = _per_document(e, lengths)
+    for got in seen:
+        if got.shape != want.shape:
+            raise Failure(f"the packed row: the model handed its RoPE positions of shape {got.shape}, expected "
+                          f"{want.shape}", "shape")
+        for k, (a, b) in enumerate(_spans(lengths)):
+            g, w = _axis0(got)[0, a:b], _axis0(want)[0, a:b]
+            if np.array_equal(got[:, a:b], want[:, a:b]):
+                continue
+            said = (f"the packed row of {len(docs)} documents ({', '.join(map(str, lengths))} tokens): document "
+                    f"{k + 1} (tokens {a} to {b - 1}) was turned at positions {listed(g)} where {listed(w)} are due")
+            if k and np.array_equal(g, w + a):
+                raise Failure(f"{said}: it continues the positions of the documents before it", "document-positions")
+            raise Failure(said, "document-positions")
+    worst = 0.0
+    for k, ((a, b), doc) in enumerate(zip(_spans(lengths), docs)):
+        alone, _, _ = bind.fresh(e).forward(np.array([doc]))
+        worst = max(worst, _same_logits(e, logits[:, a:b], alone, np.ones((1, b - a), dtype=bool),
+                                        f"the packed row: document {k + 1}'s logits (tokens {a} to {b - 1}) differ "
+                                        f"from the document's alone", "its positions are right: it attends to the "
+                                        "tokens of the documents before it", "packing-mask"))
+    return max(worst, _one_sequence(bind, e, ids, case["offset"], case["step"]))
+
+
+def _one_sequence(bind, e, ids, offset: int, step: int) -> float:
+    """One sequence without an attention mask (no documents said) against it with one: never split into documents."""
+    n = ids.shape[1]
+    ones = np.ones((1, n), dtype=np.int64)
+    at = offset + np.arange(n)[None]
+    rows = [(f"one row of {n} tokens at positions {listed(at[0])} (no documents said)",
+             at[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else at)]
+    block = _vision_block(e, n, offset)
+    if block is not None:
+        rows.append((f"one row of {n} tokens whose tokens 2 to 5 are a vision block (temporal positions "
+                     f"{listed(block[0, :, 0])})", block))
+    worst = 0.0
+    for what, positions in rows:
+        bare, _, _ = bind.fresh(e).bare(ids, positions)
+        masked, _, _ = bind.fresh(e).forward(ids, positions=positions, mask=ones)
+        worst = max(worst, _same_logits(e, bare, masked, ones == 1, f"{what}: its logits without an attention mask "
+                                        "differ from those with one", "it was split into documents where its "
+                                        "positions do not step by one", "taken-for-packed"))
+    # a decoding step after a cache, its position given, without an attention mask
+    pos = rows[0][1]
+    stepped = np.array([[step]])
+    at_step = pos[:, -1:] + 1
+    model = bind.fresh(e)
+    _, _, cache = model.forward(ids, positions=pos, mask=ones)
+    if cache is None:
+        return worst
+    bare, _, _ = model.bare(stepped, at_step, cache=cache)
+    other = bind.fresh(e)
+    _, _, c2 = other.forward(ids, positions=pos, mask=ones)
+    masked, _, _ = other.forward(stepped, positions=at_step, mask=np.ones((1, n + 1), dtype=np.int64), cache=c2)
+    return max(worst, _same_logits(e, bare, masked, np.ones((1, 1), dtype=bool),
+                                   f"a decoding step at position {int(_axis0(at_step)[0, 0])} after {n} cached tokens: "
+                                   "its logits without an attention mask differ from those with one",
+                                   "the one new token was taken for a document of its own", "taken-for-packed"))
+
+
+# -- model.window ------------------------------------------------------------------------------------------------
+#: the row a window is measured on is at least this long, and three times the widest window
+MIN_ROW = 16
+#: a row is at most this long: a model's window wider than a third of it is not measured (said)
+MAX_ROW = 48
+
+
+def _window_cases(impl):
+    e = _expect(impl)
+
+    @st.composite
+    def build(draw):
+        return {"expect": e, "row": draw(st.lists(st.integers(0, MIN_VOCAB - 1), min_size=MAX_ROW, max_size=MAX_ROW),
+                                         label="row"),
+                "changed": draw(st.lists(st.floats(0, 0.5), min_size=3, max_size=3), label="where tokens change"),
+                "pads": draw(st.integers(1, 3), label="pads")}
+
+    return build()
+
+
+def _reach(changed_in: np.ndarray, changed_out: np.ndarray) -> int:
+    """The most keys any changed output lies from the nearest token at or before it whose input changed, plus one
+    (the keys it reaches, itself included); 0 where nothing changed."""
+    ins = np.flatnonzero(changed_in)
+    if not ins.size:
+        return 0
+    width = 0
+    for t in np.flatnonzero(changed_out):
+        before = ins[ins <= t]
+        if before.size:
+            width = max(width, int(t - before[-1]) + 1)
+    return width
+
+
+def _layer_outputs(model, ids, mask, schedule: str, n0: int):
+    """Each layer's output at every real token of row 0, (layers, T), by ``schedule``: one prefill, or a prefill of
+    n0 tokens and then one token at a time from the cache."""
+    if schedule == "prefill":
+        _, _, _, h = model.forward_layers(ids, mask=mask)
+        return h[:, 0]
+    _, _, cache, h = model.forward_layers(ids[:, :n0], mask=mask[:, :n0])
+    parts = [h[:, 0]]
+    for t in range(n0, ids.shape[1]):
+        _, _, cache, h = model.forward_layers(ids[:, t:t + 1], mask=mask[:, :t + 1], cache=cache)
+        if cache is None:
+            raise Unsupported("the model returned no cache from its forward: decoding past the window needs one")
+        parts.append(h[:, 0])
+    return np.concatenate(parts, axis=1)
+
+
+@rope_property("model.window",
+               rule=("exact: a key outside a layer's window has weight exactly 0, so the outputs it cannot reach do "
+                     "not move at all; a change is one past model_logits_bound of the layer's largest output"),
+               cases=_window_cases,
+               pinned=lambda impl: [{"expect": _expect(impl), "row": [(5 * i + 3) % MIN_VOCAB for i in range(MAX_ROW)],
+                                     "changed": [0.0, 0.2, 0.4], "pads": 2}])
+def test_model_window(bind, case):
+    """Three tokens of a row changed, one at a time: which of each layer's outputs move, against the layer's window
+    (its w keys, itself included; every earlier token for a global layer), in one prefill, in decoding steps past the
+    window from a cache, and with the row left-padded in a batch."""
+    e = case["expect"]
+    model = bind.fresh(e)
+    layers = _door(model.windows)
+    widths = [w for kind, w in layers if kind == "sliding"]
+    n = max(MIN_ROW, 3 * max(widths, default=0) + 2)
+    if n > MAX_ROW:
+        raise NotChecked(f"its widest window, {max(widths)} keys, needs a row of {n} tokens (at most {MAX_ROW} are "
+                          "drawn): the window is not measured")
+    row = np.array(case["row"][:n])
+    notes: list[str] = []
+    for schedule, pads in (("prefill", 0), ("decoding", 0), ("prefill", case["pads"])):
+        ids = np.concatenate([np.zeros(pads, dtype=np.int64), row])[None]
+        mask = (np.arange(n + pads) >= pads).astype(np.int64)[None]
+        if pads:  # a second row, unpadded, so that the batch is padded as a generate batch is
+            ids = np.concatenate([ids, np.concatenate([row[:pads] + 1, row])[None] % MIN_VOCAB])
+            mask = np.concatenate([mask, np.ones_like(mask)])
+        n0 = max(widths, default=4) + 1
+        base = _door(_layer_outputs, bind.fresh(e), ids, mask, schedule, n0)[:, pads:]
+        if base.shape[0] != len(layers):
+            raise NotChecked(f"its forward hands {base.shape[0]} layers' outputs and declares {len(layers)} layers: "
+                              "the outputs are not matched to the layers")
+        where = {"prefill": "one prefill", "decoding": f"a prefill of {n0} tokens then one token at a time"}[schedule]
+        where += f", the row behind {pads} pads" if pads else ""
+        seen: dict[int, list] = {}  # layer -> (reach, keys past its inputs, what was changed) per changed token
+        for frac in case["changed"]:
+            j = int(frac * n)
+            changed = ids.copy()
+            changed[0, pads + j] = (changed[0, pads + j] + 1 + j) % MIN_VOCAB
+            other = _layer_outputs(bind.fresh(e), changed, mask, schedule, n0)[:, pads:]
+            notes += _reaches(e, layers, base, other, j, n, where, seen)
+        _too_short(layers, widths, seen)
+    return (0.0, "; ".join(dict.fromkeys(notes))) if notes else 0.0
+
+
+def _reaches(e, layers, base, other, j: int, n: int, where: str, seen: dict) -> list[str]:
+    """Each layer's reach from token j: a Failure where a sliding layer reaches past its window (a nonzero change
+    where every weight is exactly zero is proof); what each layer reached, into ``seen``; the layers not judged, as
+    notes."""
+    moved = np.stack([np.max(np.abs(base[l] - other[l]), axis=-1) > tolerance.model_logits_bound(e.dtype, base[l])
+                      for l in range(len(layers))])
+    before = np.zeros(n, dtype=bool)
+    before[j] = True
+    for l, (kind, w) in enumerate(layers):
+        out = moved[l]
+        width = _reach(before, out)
+        far = n - 1 - int(np.flatnonzero(before).max())  # keys past the last changed input the row still has
+        said = (f"{where}: token {j} changed, layer {l} ({'sliding, window ' + str(w) if kind == 'sliding' else kind}) "
+                f"moves the outputs at {listed(np.flatnonzero(out))} from inputs moved at "
+                f"{listed(np.flatnonzero(before))}")
+        if kind == "sliding" and width > w:
+            raise Failure(f"{said}: its window reaches {width} keys, expected {w}", "window-reach")
+        if kind not in ("sliding", "full"):
+            return [f"layer {l} is a {kind} layer (not a window): the layers from it on are not judged"]
+        seen.setdefault(l, []).append((width, far, said))
+        before = out
+    return []
+
+
+def _too_short(layers, widths, seen: dict) -> None:
+    """A layer that reached less than its window (a global layer: no farther than the widest window) from every
+    changed token that left it room: a Failure. One token's farthest key may weigh too little to move an output in
+    float64 (a peaked softmax), so a short reach is said only where every changed token's was short."""
+    for l, (kind, w) in enumerate(layers):
+        judged = [(width, far, said) for width, far, said in seen.get(l, [])
+                  if (far >= w - 1 if kind == "sliding" else far + 1 > max(widths, default=(far + 1) // 2))]
+        if not judged:
+            continue
+        width, far, said = max(judged)
+        if kind == "sliding" and width < w:
+            raise Failure(f"{said}: its window reaches {width} keys, expected {w} (from each of {len(judged)} changed "
+                          "tokens)", "window-reach")
+        limit = max(widths, default=(far + 1) // 2)
+        if kind == "full" and width <= limit:
+            raise Failure(f"{said}: a global layer reaches at most {width} keys from each of {len(judged)} changed "
+                          f"tokens, none of the {far + 1 - width} farther: it is windowed", "window-reach")
+
+
+# -- model.shift -------------------------------------------------------------------------------------------------
+def _shift_cases(impl):
+    e = _expect(impl)
+
+    @st.composite
+    def build(draw):
+        return {"expect": e, "row": draw(st.lists(st.integers(0, MIN_VOCAB - 1), min_size=2, max_size=6), label="row"),
+                "shift": draw(st.integers(1, 40), label="shift"),
+                "step": draw(st.integers(0, MIN_VOCAB - 1), label="step")}
+
+    return build()
+
+
+@rope_property("model.shift", rule="model_logits_bound, as model.padding", cases=_shift_cases,
+               pinned=lambda impl: [{"expect": _expect(impl), "row": [3, 1, 4, 1, 5], "shift": 7, "step": 9}])
+def test_model_shift(bind, case):
+    """A prefill at positions 0 ... n - 1, its cache shifted by d by the model's own shift, then a token decoded at
+    n + d; against a prefill at d ... n - 1 + d and the same token at n + d."""
+    e, row, d = case["expect"], case["row"], case["shift"]
+    n = len(row)
+    ids = np.array([row])
+    at = lambda p: p[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else p  # noqa: E731
+    model = bind.fresh(e)
+    _, _, cache = model.forward(ids, positions=at(np.arange(n)[None]))
+    if cache is None:
+        raise NotChecked("the model returned no cache from its forward: a shift needs one")
+    shifted = _door(model.shift, cache, d)
+    step = np.array([[case["step"]]])
+    got, _, _ = model.forward(step, positions=at(np.array([[n + d]])), mask=np.ones((1, n + 1), dtype=np.int64),
+                              cache=shifted)
+    fresh = bind.fresh(e)
+    _, _, c2 = fresh.forward(ids, positions=at(d + np.arange(n)[None]))
+    want, _, _ = fresh.forward(step, positions=at(np.array([[n + d]])), mask=np.ones((1, n + 1), dtype=np.int64),
+                               cache=c2)
+    partial = (f" (partial rotary: {e.rotary_dim} of {e.head_dim} dims turn)" if e.rotary_dim < e.head_dim else "")
+    return _same_logits(e, got, want, np.ones((1, 1), dtype=bool),
+                        f"a token at position {n + d} after {n} cached keys shifted by {d}: its logits differ from "
+                        f"those after keys turned at {d} ... {n - 1 + d}{partial}",
+                        "the shift re-rotates the cached keys otherwise than turning them by d", "kv-shift")
+
+
+# -- model.shards ------------------------------------------------------------------------------------------------
+SCHEMES = ("contiguous", "load-balanced")
+
+
+def _shard_cases(impl):
+    e = _expect(impl)
+
+    @st.composite
+    def build(draw):
+        cp = draw(st.sampled_from((2, 4)), label="cp")
+        unit = 2 * cp  # each document a multiple of 2 cp tokens, as THD sharding pads them
+        lengths = [unit * draw(st.integers(1, 3)) for _ in range(draw(st.integers(1, 3), label="documents"))]
+        return {"expect": e, "lengths": lengths, "cp": cp, "scheme": draw(st.sampled_from(SCHEMES), label="scheme")}
+
+    return build()
+
+
+@rope_property("model.shards", rule="exact: integers", cases=_shard_cases,
+               pinned=lambda impl: [{"expect": _expect(impl), "lengths": [4, 8], "cp": 2, "scheme": "load-balanced"}])
+def test_model_shards(bind, case):
+    """Every rank's tokens and their positions from the model's shard builder: each token owned once, at its position
+    in its own document."""
+    e, lengths, cp, scheme = case["expect"], case["lengths"], case["cp"], case["scheme"]
+    model = bind.fresh(e)
+    want = _axis0(_per_document(e, lengths))[0]
+    total = int(sum(lengths))
+    owners = np.zeros(total, dtype=np.int64)
+    spans = _spans(lengths)
+    where = f"{len(lengths)} documents of {', '.join(map(str, lengths))} tokens over {cp} ranks, {scheme}"
+    for rank in range(cp):
+        idx, pos = _door(model.shard, lengths, cp, rank, scheme)
+        if idx.size and (idx.min() < 0 or idx.max() >= total):
+            raise Failure(f"{where}: rank {rank} owns token indices {listed(idx)} of a row of {total}", "shard-positions")
+        np.add.at(owners, idx, 1)
+        bad = np.flatnonzero(pos != want[idx])
+        if bad.size:
+            i = int(idx[bad[0]])
+            k = next(k for k, (a, b) in enumerate(spans) if a <= i < b)
+            mine = [m for m, t in enumerate(idx) if spans[k][0] <= t < spans[k][1]]
+            raise Failure(f"{where}: rank {rank} turns document {k + 1}'s tokens {listed(idx[mine])} at positions "
+                          f"{listed(pos[mine])} where {listed(want[idx[mine]])} are due", "shard-positions")
+    if not np.all(owners == 1):
+        t = int(np.flatnonzero(owners != 1)[0])
+        raise Failure(f"{where}: token {t} is owned by {int(owners[t])} ranks", "shard-positions")
+    return 0.0
