@@ -89,7 +89,7 @@ INVARIANTS = [
         "A cache re-rotated by a shift of d (a context shift: the model's own shift of its cached keys) equals the cache "
         "of keys turned at their positions plus d: the next token decoded at p + d has the logits it has after a "
         "prefill at positions shifted by d, partial rotary included (only the rotary dims turn).",
-        source="ggml-org/llama.cpp #4889 (the K-shift re-rotating Phi-2's keys with the head dim, 80, where 32 dims "
+        source="ggml-org/llama.cpp #4889 (the K-shift re-rotating Phi-2's keys with the head dim of 80 where 32 dims "
                "rotate) and #8348",
     ),
     Invariant(
