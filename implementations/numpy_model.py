@@ -17,6 +17,7 @@ output projection. ``forward(ids, positions=None, mask=None, cache=None) -> (log
 
 Each layer is global or a sliding window (``windows``: the keys a token sees, itself included, or None); each layer's
 output is recorded in ``hidden_states``. ``shift(cache, d)`` re-rotates the cached keys by d (a context shift), and
+``crop(cache, length)`` cuts a cache back (rejected drafts), and
 ``shard_positions(lengths, cp_size, rank, scheme)`` says which tokens of a packed row a context-parallel rank owns and
 their positions.
 
@@ -105,6 +106,10 @@ class Decoder:
         """Each document's tokens from 0, (1, t[, axes])."""
         p = np.concatenate([np.arange(n) for n in lengths])[None]
         return p[..., None].repeat(self.e.n_axes, axis=-1) if self.e.multi_axis else p
+
+    def crop(self, cache, length: int):
+        """The cache's first ``length`` tokens (drafts rejected)."""
+        return {"length": length, "layers": [(k[:, :length], v[:, :length]) for k, v in cache["layers"]]}
 
     def shift(self, cache, d: int):
         """The cache with every cached key re-rotated by d: keys turned at p become keys turned at p + d."""

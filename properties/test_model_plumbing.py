@@ -1,6 +1,7 @@
-"""Spec section "model", continued: how positions meet packing, sliding windows, a context shift and context-parallel
-shards (shared/design/PLUMBING.md: PACK, WIN, SHIFT, CP), through the model family's doors (its forward, its packing
-door, its layers' outputs, its shift and shard builder; a door a model lacks is said, and nothing is checked).
+"""Spec section "model", continued: how positions meet packing, sliding windows, a context shift, context-parallel
+shards and drafts (shared/design/PLUMBING.md: PACK, WIN, SHIFT, CP, SPEC), through the model family's doors (its
+forward, its packing door, its layers' outputs, its shift, shard builder, crop and assisted generation; a door a model
+lacks is said, and nothing is checked).
 
 Positions are compared as integers; logits to the float64 forward's rounding (model_logits_bound); a window by which
 tokens' outputs a changed token reaches, layer by layer (a masked key's weight is exactly zero, so a token outside
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from ropespec.implementations.contract import Failure, Unsupported
 from ropespec.properties.cases import listed
 from ropespec.properties.framework import NotChecked, rope_property
-from ropespec.properties.test_model import MIN_VOCAB, _expect, _same_logits
+from ropespec.properties.test_model import MIN_VOCAB, _batch, _canonical, _expect, _real, _same_logits
 from ropespec.spec import tolerance
 
 
@@ -364,3 +365,121 @@ def test_model_shards(bind, case):
         t = int(np.flatnonzero(owners != 1)[0])
         raise Failure(f"{where}: token {t} is owned by {int(owners[t])} ranks", "shard-positions")
     return 0.0
+
+
+# -- model.drafts ------------------------------------------------------------------------------------------------
+def _draft_cases(impl):
+    e = _expect(impl)
+
+    @st.composite
+    def build(draw):
+        token = st.integers(0, MIN_VOCAB - 1)
+        rows = [draw(st.lists(token, min_size=1, max_size=5), label="row") for _ in range(draw(st.integers(1, 2)))]
+        k = draw(st.integers(2, 4), label="drafts")
+        return {"expect": e, "rows": rows, "step": draw(st.lists(token, min_size=len(rows), max_size=len(rows))),
+                "drafts": [draw(st.lists(token, min_size=len(rows), max_size=len(rows))) for _ in range(k)],
+                "accepted": draw(st.integers(0, k - 1), label="accepted"),
+                "next": draw(st.lists(token, min_size=len(rows), max_size=len(rows)), label="next")}
+
+    return build()
+
+
+def _grow(mask: np.ndarray, t: int) -> np.ndarray:
+    return np.concatenate([mask, np.ones((len(mask), t), dtype=np.int64)], axis=1)
+
+
+def _check_drafted(e, seen, full_mask, t: int, what: str) -> None:
+    """The positions a call of t tokens after ``past`` handed its RoPE against each token's own, as integers."""
+    want = _canonical(e, full_mask)[:, -t:]
+    real = full_mask[:, -t:]
+    for got in seen:
+        if got.shape == want.shape and np.array_equal(got[_real(real, want.shape)], want[_real(real, want.shape)]):
+            continue
+        r = 0 if got.shape != want.shape else int(np.argwhere(np.any((got != want) & _real(real, want.shape),
+                                                                     axis=tuple(range(1, got.ndim))))[0][0])
+        g, w = _axis0(got)[r], _axis0(want)[r]
+        shift = np.unique(g - w) if g.shape == w.shape else []
+        how = (f": {int(shift[0])} past its tokens' own" if len(shift) == 1 and shift[0] > 0 else
+               f": {-int(shift[0])} before its tokens' own" if len(shift) == 1 else "")
+        raise Failure(f"{what}: row {r}'s tokens were turned at positions {listed(g)} where {listed(w)} are due{how}",
+                      "draft-positions")
+
+
+@rope_property("model.drafts", rule="exact: integers; logits model_logits_bound, as model.padding; tokens exactly",
+               cases=_draft_cases,
+               pinned=lambda impl: [{"expect": _expect(impl), "rows": [[3, 1, 4, 1], [5, 9]], "step": [2, 6],
+                                     "drafts": [[5, 3], [5, 8], [9, 7]], "accepted": 2, "next": [4, 6]}])
+def test_model_drafts(bind, case):
+    """A padded batch's prefill and one step, then k drafted tokens verified in one forward: its positions and logits
+    against k single steps; the cache cut back to the j drafts accepted and the next token decoded: against the
+    j steps and that token on a fresh model. Then, where the model generates with a draft, its assisted greedy
+    generation with a draft always accepted and one nearly always rejected against its greedy generation."""
+    e = case["expect"]
+    ids, mask, _ = _batch(case["rows"])
+    drafts = np.array(case["drafts"]).T  # (B, k)
+    k, j = drafts.shape[1], case["accepted"]
+    step = np.array(case["step"])[:, None]
+
+    def stepped(model):
+        _, _, cache = model.forward(ids, mask=mask)
+        if cache is None:
+            raise NotChecked("the model returned no cache from its forward: drafts need one")
+        full = _grow(mask, 1)
+        _, _, cache = model.forward(step, mask=full, cache=cache)
+        return cache, full
+
+    model = bind.fresh(e)
+    cache, full = stepped(model)
+    n = full.shape[1]
+    verify_mask = _grow(full, k)
+    model.drafting(cache, k)
+    got, seen, vcache = model.forward(drafts, mask=verify_mask, cache=cache)
+    _check_drafted(e, seen, verify_mask, k, f"{k} drafts verified in one forward after {n} tokens")
+    single = bind.fresh(e)
+    c2, m2 = stepped(single)
+    worst = 0.0
+    for i in range(k):
+        m2 = _grow(m2, 1)
+        want, _, c2 = single.forward(drafts[:, i:i + 1], mask=m2, cache=c2)
+        worst = max(worst, _same_logits(e, got[:, i:i + 1], want, np.ones((len(ids), 1), dtype=bool),
+                                        f"draft {i + 1} of {k} verified in one forward after {n} tokens: its logits "
+                                        "differ from one step's", "the positions are right", "unknown"))
+    try:
+        cut = model.crop(vcache, n + j)
+    except Unsupported as u:
+        return worst, f"drafts rejected: not asked ({u})"
+    nxt = np.array(case["next"])[:, None]
+    after = _grow(full, j + 1)
+    got, seen, _ = model.forward(nxt, mask=after, cache=cut)
+    _check_drafted(e, seen, after, 1, f"the step after {j} of {k} drafts were accepted (the cache cut back to {n + j} "
+                   "tokens)")
+    fresh = bind.fresh(e)
+    c3, m3 = stepped(fresh)
+    for i in range(j):
+        m3 = _grow(m3, 1)
+        _, _, c3 = fresh.forward(drafts[:, i:i + 1], mask=m3, cache=c3)
+    want, _, _ = fresh.forward(nxt, mask=_grow(m3, 1), cache=c3)
+    worst = max(worst, _same_logits(e, got, want, np.ones((len(ids), 1), dtype=bool),
+                                    f"the step after {j} of {k} drafts were accepted: its logits differ from those "
+                                    f"after the {j} accepted tokens decoded one by one", "the positions are right: the "
+                                    "rejected drafts' keys are kept", "unknown"))
+    return worst, _assisted(bind, e, np.array([case["rows"][0]]))
+
+
+def _assisted(bind, e, row) -> str:
+    """The model's assisted greedy generation of one row, with a draft always accepted and one nearly always rejected,
+    against its greedy generation, token for token; what is not asked, as the note."""
+    try:
+        greedy = bind.fresh(e).generate(row, steps=4)
+    except Unsupported as u:
+        return f"assisted generation: not asked ({u})"
+    for draft, says in (("same", "a draft always accepted (a copy of the model)"),
+                        ("other", "a draft nearly always rejected (the model drawn from another seed)")):
+        try:
+            got = bind.fresh(e).generate(row, steps=4, draft=draft)
+        except Unsupported as u:
+            return f"assisted generation: not asked ({u})"
+        if got.shape != greedy.shape or not np.array_equal(got, greedy):
+            raise Failure(f"assisted generation with {says} appends {listed(got[0])} where greedy generation appends "
+                          f"{listed(greedy[0])}", "unknown")
+    return ""

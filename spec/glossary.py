@@ -109,6 +109,8 @@ DIAGNOSES: dict[str, str] = {
     "packing-mask": "a packed document attends to another document's tokens",
     "taken-for-packed": "one sequence is split into documents: a row starting at an offset, a decoding step or "
                         "multi-axis ids whose vision block repeats a position, without an attention mask",
+    "draft-positions": "drafted tokens verified in one forward, or the token after the accepted ones, are turned at "
+                       "other positions than their own (one past, or the accepted drafts not counted)",
     "window-reach": "a layer sees another number of keys than its window (w keys, itself included), or a global layer "
                     "is windowed",
     "kv-shift": "cached keys re-rotated by d differ from keys turned at their positions plus d",

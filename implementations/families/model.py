@@ -22,6 +22,8 @@ door a model lacks says so and checks nothing):
   included) or None for a global layer, and ``hidden_states``, each layer's output (batch, tokens, hidden) of its last
   forward;
 * a context shift (model.shift): ``shift(cache, d) -> cache``, its cached keys re-rotated by d;
+* drafts (model.drafts): ``crop(cache, length) -> cache``, the cache cut back to its first tokens (drafts rejected),
+  and ``generate(ids, mask, steps, draft=model)``, its assisted generation with a draft model;
 * context parallelism (model.shards): ``shard_positions(lengths, cp_size, rank, scheme) -> (indices, positions)``, the
   tokens of a packed row (documents of ``lengths``) rank ``rank`` of ``cp_size`` owns, as indices into the row, and the
   positions it turns them at, for ``scheme`` "contiguous" or "load-balanced" (each document in 2 x cp_size chunks, rank
@@ -29,7 +31,8 @@ door a model lacks says so and checks nothing):
 
 A transformers model is packed through transformers' own ``DataCollatorWithFlattening`` (per-document position_ids, no
 attention mask, no cache), declares its windows by its config (``layer_types`` and ``sliding_window``) and hands its
-layers' outputs as ``output_hidden_states``; it has no context shift and no shard builder.
+layers' outputs as ``output_hidden_states``, crops its cache by ``Cache.crop`` and generates with a draft by
+``generate(assistant_model=...)``; it has no context shift and no shard builder.
 
 The cache stays in the model's process: a forward hands back a handle to it, which the next forward names.
 """
@@ -340,6 +343,36 @@ def op_bare(host, fn, e, ids, positions, cache):
     return logits, seen, _kept(host, logits, seen, new)
 
 
+def op_crop(host, fn, e, cache, length):
+    """The handle of the cache ``cache`` cut back to its first ``length`` tokens (drafts rejected), by the model's own
+    crop: a transformers cache's ``crop``, a decoder's ``crop(cache, length)``."""
+    caches = host.__dict__.setdefault("model_caches", {})
+    held = caches[cache]
+    if _torch_module(fn):
+        n = held["ids"].shape[1]
+        kept = held["cache"]
+        host.call("the cache's crop", lambda: kept.crop(-(n - int(length))) if n > length else None)
+        new = {"cache": kept, "ids": held["ids"][:, :int(length)]}
+    else:
+        own = getattr(fn, "crop", None)
+        if not callable(own):
+            raise Unsupported("the model has no crop(cache, length) of its own (drafts rejected from its cache)")
+        new = host.call("crop(cache, length)", own, held, int(length))
+    handle = max(caches, default=0) + 1
+    caches[handle] = new
+    return handle
+
+
+def op_drafting(host, fn, e, cache, k):
+    """Readies the cache ``cache`` for k drafts to be verified and some cut back: what transformers' assisted loop does
+    after the prefill (``Cache.activate_past_recording``: a sliding or recurrent layer keeps what a crop restores); a
+    decoder's cache needs nothing."""
+    held = host.__dict__.setdefault("model_caches", {})[cache]
+    ready = getattr(held["cache"], "activate_past_recording", None) if _torch_module(fn) else None
+    if ready is not None:
+        host.call("the cache's activate_past_recording", lambda: ready(recurrent_states_to_keep=int(k)))
+
+
 def op_windows(host, fn, e):
     """The model's layers as it declares them: (kind, window) each, ("sliding", w), ("full", None), or another kind."""
     return _driver(host, id(fn), fn, e).windows()
@@ -374,9 +407,12 @@ def op_shard(host, fn, e, lengths, cp, rank, scheme):
     return idx, pos
 
 
-def op_generate(host, fn, e, ids, mask, steps):
+def op_generate(host, fn, e, ids, mask, steps, draft=""):
     """The tokens the model's own greedy generation appends to ``ids`` in ``steps`` steps ((B, at most steps) int64):
-    a transformers model's ``generate``, a decoder's own ``generate(ids, mask, steps)``; a decoder without one declines."""
+    a transformers model's ``generate``, a decoder's own ``generate(ids, mask, steps)``; a decoder without one declines.
+    ``draft`` "same" or "other": its assisted generation with a draft model, a copy of itself (every draft accepted) or
+    another of its kind drawn from another seed (nearly every draft rejected): transformers' ``assistant_model``, a
+    decoder's ``generate(..., draft=model)``."""
     if _torch_module(fn):
         import torch
 
@@ -385,17 +421,42 @@ def op_generate(host, fn, e, ids, mask, steps):
         mask_t = torch.ones_like(ids_t) if mask is None else torch.as_tensor(np.asarray(mask, dtype=np.int64))
         config = fn.config.get_text_config()
         pad = getattr(config, "pad_token_id", None)
+        extra = {}
+        if draft:
+            extra["assistant_model"] = _draft_of(fn, draft)
         with torch.no_grad():
             out = host.call("the model's generate", lambda: fn.generate(
                 input_ids=ids_t, attention_mask=mask_t, max_new_tokens=int(steps), do_sample=False,
-                pad_token_id=0 if pad is None else pad))
+                pad_token_id=0 if pad is None else pad, **extra))
         return _ints(out)[:, t:].astype(np.int64)
     own = getattr(fn, "generate", None)
     if not callable(own):
         raise Unsupported("the model has no generate(ids, mask, steps) of its own")
     native = lambda a: None if a is None else host.native_positions(a, e)  # noqa: E731
-    out = host.call("generate(ids, mask, steps)", own, native(ids), native(mask), int(steps))
+    if draft:
+        if not _takes(own, "draft"):
+            raise Unsupported("its generate takes no draft= (assisted generation with a draft model)")
+        other = _draft_of(fn, draft)
+        out = host.call("generate(ids, mask, steps, draft)", lambda *a: own(*a, draft=other), native(ids),
+                        native(mask), int(steps))
+    else:
+        out = host.call("generate(ids, mask, steps)", own, native(ids), native(mask), int(steps))
     return _ints(out).astype(np.int64)
+
+
+def _draft_of(model, kind: str):
+    """A draft model for ``model``: a copy ("same": every draft its own greedy token), or one of its kind drawn from
+    another seed ("other"), a transformers model's by its config class, a decoder's by ``type(model)(expect, seed)``."""
+    import copy
+
+    if kind == "same":
+        return copy.deepcopy(model)
+    if _torch_module(model):
+        import torch
+
+        torch.manual_seed(1)
+        return type(model)(model.config).to(next(model.parameters()).dtype).eval()
+    return type(model)(model.e, 1) if hasattr(model, "e") else copy.deepcopy(model)
 
 
 def op_state(host, fn, e):
@@ -470,9 +531,18 @@ class ModelBound(Bound):
         """A digest of the model's buffers and attributes."""
         return self._op("state")
 
-    def generate(self, ids, *, mask=None, steps: int = 2) -> np.ndarray:
-        """The tokens the model's own greedy generation appends, (B, at most steps) int64 (Unsupported: it has none)."""
-        return self._op("generate", i64(ids), None if mask is None else i64(mask), int(steps))
+    def generate(self, ids, *, mask=None, steps: int = 2, draft: str = "") -> np.ndarray:
+        """The tokens the model's own greedy generation appends, (B, at most steps) int64 (Unsupported: it has none);
+        ``draft`` "same" or "other": its assisted generation with that draft model."""
+        return self._op("generate", i64(ids), None if mask is None else i64(mask), int(steps), str(draft))
+
+    def drafting(self, cache, k: int) -> None:
+        """Readies the cache for k drafts to be verified and cut back, as the model's assisted loop does."""
+        self._op("drafting", cache, int(k))
+
+    def crop(self, cache, length: int):
+        """The handle of the cache cut back to its first ``length`` tokens."""
+        return self._op("crop", cache, int(length))
 
 
 MODEL = Form("model", "apply", None, ("model.*",),
@@ -485,6 +555,8 @@ MODEL = Form("model", "apply", None, ("model.*",),
                          lambda shape, ids, positions, cache: [positions]),
               "windows": Op(op_windows, "its layers' windows"),
               "shift": Op(op_shift, "shift(cache, d)"),
+              "crop": Op(op_crop, "crop(cache, length)"),
+              "drafting": Op(op_drafting, "its cache readied for drafts"),
               "shard": Op(op_shard, "shard_positions(lengths, cp_size, rank, scheme)"),
               "state": Op(op_state, "its buffers and attributes"),
               "generate": Op(op_generate, "generate(ids, mask, steps)")},

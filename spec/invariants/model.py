@@ -101,4 +101,16 @@ INVARIANTS = [
         source="NVIDIA/Megatron-LM #5243 (packed THD positions under context parallelism reusing sequence 0's) and "
                "#4075",
     ),
+    Invariant(
+        "model.drafts",
+        "model",
+        "Speculative and assisted decoding keep positions: k drafted tokens verified in one forward after a cache are "
+        "turned at their own positions and have the logits of k single steps; the cache cut back to the j drafts "
+        "accepted gives the next token the position and logits it has after those j tokens decoded one by one; and a "
+        "model's assisted greedy generation, with a draft always accepted and with one nearly always rejected, appends "
+        "the tokens of its greedy generation.",
+        source="transformers #30068 (cache_position advanced by one after several accepted tokens); sgl-project/sglang "
+               "#25015 (draft positions one past their tokens); vllm-project/vllm #10350 (expanded rows without "
+               "rope_deltas)",
+    ),
 ]
