@@ -1,7 +1,8 @@
 """ropespec's Hypothesis profiles: ``dev`` (quick, the default), ``ci`` (the default when the ``CI``
-environment variable is set: derandomised, no database) and ``thorough``.
+environment variable is set: derandomised, no database), ``thorough``, and ``sweep`` (the pinned cases and five drawn:
+a sweep of hundreds of whole models, each a first look).
 
-They are registered under their own names (``ropespec-dev``, ``ropespec-ci``, ``ropespec-thorough``)
+They are registered under their own names (``ropespec-dev``, ``ropespec-ci``, ``ropespec-thorough``, ``ropespec-sweep``)
 and only ever applied to ropespec's own properties (:func:`ropespec.properties.framework.hypothesis_settings`):
 installing ropespec changes no other test's Hypothesis settings. Select with ``--profile NAME``
 (``ropespec check``), ``--rope-profile NAME`` (pytest) or ``profile=`` (the Python API).
@@ -13,7 +14,7 @@ import os
 
 from hypothesis import settings
 
-PROFILES = ("dev", "ci", "thorough")
+PROFILES = ("dev", "ci", "thorough", "sweep")
 DEFAULT_PROFILE = "dev"
 
 
@@ -25,6 +26,7 @@ def hypothesis_name(profile: str) -> str:
 settings.register_profile(hypothesis_name("dev"), max_examples=25, deadline=None)
 settings.register_profile(hypothesis_name("ci"), parent=settings.get_profile("ci"), max_examples=40, deadline=None)
 settings.register_profile(hypothesis_name("thorough"), max_examples=500, deadline=None)
+settings.register_profile(hypothesis_name("sweep"), max_examples=5, deadline=None)
 
 _active: str | None = None
 
