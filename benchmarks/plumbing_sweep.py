@@ -33,6 +33,8 @@ from ropespec.request import CheckRequest
 from ropespec.results import CheckResult
 from ropespec.scheduler import check_in_processes
 from ropespec.spec.invariants import REGISTRY
+from ropespec.spec.schema import ExpectationError
+from ropespec.inputs import UsageError
 
 #: the model family's invariants, in the spec's order: one column each
 INVARIANTS = [i for i in REGISTRY if i.startswith("model.")]
@@ -132,8 +134,13 @@ def main() -> None:
         if isinstance(path, str):
             said[t] = path
             continue
-        for r in CheckRequest(targets=(str(path),), family="model", profile=args.profile,
-                              seed=args.seed).load_requests():
+        try:
+            loaded = CheckRequest(targets=(str(path),), family="model", profile=args.profile,
+                                  seed=args.seed).load_requests()
+        except (UsageError, ExpectationError) as e:  # what a user would be told in one line, exit 2
+            said[t] = f"its default config.json is refused: {e}"
+            continue
+        for r in loaded:
             requests.append(r)
             of_target[str(path)] = t
     t0 = time.perf_counter()

@@ -10,7 +10,11 @@ ropespec asks of it:
 * ``forward(ids, positions=None, mask=None, cache=None) -> (logits, cache)``: ids (batch, tokens); mask (batch, tokens
   so far, the cache's included) of 1 for a real token and 0 for a left pad, or None; positions (batch, tokens), or
   None to infer them from the mask;
-* ``rope_positions``: the positions its last forward handed its RoPE, one per call of it.
+* ``rope_positions``: the positions its last forward handed its RoPE, one per call of it;
+
+and the doors the rest of the plumbing is checked through: ``forward(..., documents=[lengths])`` (one row of
+documents packed end to end, each its own sequence), ``windows`` and ``hidden_states`` (each layer's window, here
+none, and output), ``crop(cache, length)`` (drafts rejected).
 """
 
 import torch
@@ -27,7 +31,7 @@ class Attention(torch.nn.Module):
         self.kv = torch.nn.Linear(hidden, 2 * KV_HEADS * head_dim, bias=False)
         self.o = torch.nn.Linear(HEADS * head_dim, hidden, bias=False)
 
-    def forward(self, x, cos, sin, mask, kv):
+    def forward(self, x, cos, sin, mask, kv, docs=None):
         b, t, _ = x.shape
         q = rotate(self.q(x).view(b, t, HEADS, self.d).transpose(1, 2), cos, sin)
         k, v = self.kv(x).view(b, t, 2, KV_HEADS, self.d).permute(2, 0, 3, 1, 4)
@@ -37,6 +41,8 @@ class Attention(torch.nn.Module):
         s = k.shape[2]
         causal = torch.arange(s)[None, :] <= torch.arange(s - t, s)[:, None]
         allowed = causal[None, None] & (mask[:, None, None, :] == 1)
+        if docs is not None:  # packed documents: a token sees its own document's only
+            allowed = allowed & (docs[:, None, :, None] == docs[:, None, None, :])
         scores = q @ k.repeat_interleave(HEADS // KV_HEADS, dim=1).transpose(-1, -2) / self.d ** 0.5
         scores = scores.masked_fill(~allowed, float("-inf")).nan_to_num(neginf=-1e300)  # a pad's query: any row
         out = scores.softmax(-1) @ v.repeat_interleave(HEADS // KV_HEADS, dim=1)
@@ -69,25 +75,36 @@ class Decoder(torch.nn.Module):
             for a in self.attn:
                 a.q.weight.mul_(8.0)
                 a.kv.weight[: KV_HEADS * head_dim].mul_(8.0)
-        self.rope_positions = []
+        self.rope_positions, self.hidden_states = [], []
+        self.windows = [None] * LAYERS  # every layer global
 
     @torch.no_grad()
-    def forward(self, ids, positions=None, mask=None, cache=None):
+    def forward(self, ids, positions=None, mask=None, cache=None, documents=None):
         ids = torch.as_tensor(ids)
         past = 0 if cache is None else cache[0][0].shape[2]
         mask = torch.ones(ids.shape[0], past + ids.shape[1], dtype=torch.long) if mask is None else torch.as_tensor(mask)
+        docs = None
+        if documents is not None:  # each document's tokens from position 0
+            docs = torch.repeat_interleave(torch.arange(len(documents)), torch.as_tensor(documents))[None]
+            positions = torch.cat([torch.arange(n) for n in documents])[None]
         if positions is None:  # each real token at the number of real tokens before it
             positions = (mask.cumsum(-1) - 1).clamp(min=0)[:, past:]
         positions = torch.as_tensor(positions)
         self.rope_positions = [positions]
         cos, sin = self.cos[positions], self.sin[positions]
         x, new = self.embed(ids), []
+        self.hidden_states = []
         for i, (attn, mlp) in enumerate(zip(self.attn, self.mlp)):
-            h, kv = attn(norm(x), cos, sin, mask, None if cache is None else cache[i])
+            h, kv = attn(norm(x), cos, sin, mask, None if cache is None else cache[i], docs)
             x = x + h
             x = x + mlp(norm(x))
             new.append(kv)
+            self.hidden_states.append(x)
         return self.out(norm(x)), new
+
+    def crop(self, cache, length):
+        """The cache's first ``length`` tokens."""
+        return [(k[:, :, :length], v[:, :, :length]) for k, v in cache]
 
 
 def norm(x):

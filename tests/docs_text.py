@@ -1,6 +1,6 @@
 """The documentation as the tests read it: README and every hand-written page of the documentation site under docs/
 (the pages generated from the code, ropespec/docsite.py, say what the code says; docs/SPEC.md is `ropespec spec`'s
-output and docs/transformers_sweep.md the sweep's, each tested where it is made)."""
+output and docs/transformers_sweep.md and docs/plumbing_sweep.md the sweeps', each tested where it is made)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-_MADE = ("SPEC.md", "transformers_sweep.md")
+_MADE = ("SPEC.md", "transformers_sweep.md", "plumbing_sweep.md")
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md")
                                      if p.name not in _MADE and "seeds" not in p.relative_to(ROOT / "docs").parts)]
 TEXT = "\n\n".join(p.read_text() for p in PAGES)

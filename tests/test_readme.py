@@ -492,3 +492,38 @@ def test_the_sweep_counts_come_from_the_rows():
              "| a | x | held | held |  | s | 1 |\n| b (hf_axes:b) | x | held | held |  | s | 1 |\n"
              "| b | x | held | fail | w | s | 1 |\n\nnot checked:\n\n- c: its reason\n")
     assert _sweep_counts(table) == (3, 2, 1)
+
+
+def _plumbing_counts(text: str) -> tuple[int, int, int]:
+    """(text model types, checked, held) as docs/plumbing_sweep.md's rows and not-checked list say them: a model type
+    is checked where it has a row, and holds where no cell of its row failed or erred."""
+    rows: dict[str, bool] = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) > 4 and cells[2] in ("held", "**fail**", "**error**", "skip"):
+            rows[cells[0].split(" (")[0]] = not any(c in ("**fail**", "**error**") for c in cells[2:-2])
+    unchecked = re.findall(r"^- ([\w-]+): ", text.split("\nnot checked:\n", 1)[1], re.M)
+    assert not set(unchecked) & set(rows), set(unchecked) & set(rows)
+    return len(rows) + len(unchecked), len(rows), sum(rows.values())
+
+
+def test_readme_states_the_plumbing_sweeps_counts_with_its_command():
+    """README's counts of transformers' text model types whose plumbing was checked are what the plumbing sweep's
+    table (docs/plumbing_sweep.md) holds, and the command that made it stands beside them."""
+    sweep = (ROOT / "docs" / "plumbing_sweep.md").read_text()
+    found, checked, held = _plumbing_counts(sweep)
+    text = " ".join(docs_text.page("README.md").split())
+    said = f"{found} text model types, {checked} checked, {held} of them holding every invariant"
+    assert said in text and said in " ".join(sweep.split()), said
+    assert "`python benchmarks/plumbing_sweep.py -j 2`" in text and "`python benchmarks/plumbing_sweep.py -j 2`" in sweep
+    tail = sweep.split("\nnot checked:\n", 1)[1]
+    assert len(re.findall(r"^- ", tail, re.M)) == found - checked
+
+
+def test_the_plumbing_sweep_counts_come_from_the_rows():
+    """The counting rule itself: a row with a failing cell does not hold; a model type with no row is counted only
+    where the not-checked list gives it a reason."""
+    table = ("| model type | e | positions | padding | w | s |\n|---|---|---|---|---|---|\n"
+             "| a | x | held | skip |  | 1 |\n| b (M-RoPE text path) | x | held | **fail** | w | 1 |\n"
+             "\nnot checked:\n\n- c: its reason\n")
+    assert _plumbing_counts(table) == (3, 2, 1)

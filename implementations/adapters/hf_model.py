@@ -297,15 +297,83 @@ def _construct(model_cls, config, name: str, model_type: str):
 
 def _smoke(model, name: str, model_type: str) -> None:
     """One left-padded forward of the model as built, before any property: a model this builder shrank into one that
-    cannot run in float64 with sdpa attention is said and skipped here, never taken for the model's fault."""
+    cannot run in float64 with sdpa attention is said and skipped here, never taken for the model's fault; so is one
+    whose forward multiplies its activations below float64 (:func:`_below_float64`)."""
     import torch
 
     try:
-        with torch.no_grad():
+        with torch.no_grad(), _below_float64(model) as found:
             model(input_ids=torch.tensor([[3, 4, 5], [0, 6, 7]]), attention_mask=torch.tensor([[1, 1, 1], [0, 1, 1]]))
     except Exception as e:  # noqa: BLE001
         raise NotImplementedError(f"{name}: the tiny {model_type} model does not run a forward in float64 with sdpa "
                                   f"attention ({type(e).__name__}: {str(e)[:200]})") from None
+    if found:
+        where, op, dtype = found[0]
+        raise NotImplementedError(f"{name}: its {where} computes a matrix product ({op}) of the activations in {dtype} "
+                                  "whatever the model's dtype (its rounding depends on the batch's shape), and the "
+                                  "model family bounds a float64 model's logits: not checked here")
+
+
+#: the aten ops whose summation order depends on the batch's shape (a matrix product's blocking): in float32 two
+#: forwards of one row (alone and in a batch, whole and from a cache) differ by float32's rounding, 1e-7 of the logits.
+#: A norm's mean over one token's features (RMSNorm's float32 variance) is summed alike in every forward: not these
+SUMS = ("mm", "bmm", "addmm", "baddbmm", "matmul", "linear", "dot", "_scaled_dot_product_attention_math",
+        "_scaled_dot_product_flash_attention_for_cpu")
+
+
+def _below_float64(model):
+    """A context in which the model's forward is watched: every tensor computed from its token embeddings is followed,
+    and each matrix product of them (SUMS) whose result is in a dtype below float64 is recorded as (the module computing it, the
+    op, the dtype). The RoPE's own tables (float32 angles from the positions alone, as transformers computes them) are
+    no activations: each position's are the same in every forward."""
+    import contextlib
+    import weakref
+
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    followed: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+    modules: list[str] = []
+    found: list = []
+
+    def follow(t):
+        followed[id(t)] = t
+
+    def is_followed(t) -> bool:
+        return followed.get(id(t)) is t
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if any(isinstance(a, torch.Tensor) and is_followed(a) for a in tree_flatten((args, kwargs))[0]):
+                for o in tree_flatten(out)[0]:
+                    if isinstance(o, torch.Tensor):
+                        follow(o)
+                        if (o.is_floating_point() and o.dtype != torch.float64 and not found
+                                and func.overloadpacket.__name__ in SUMS):
+                            found.append((modules[-1] if modules else "forward", func.overloadpacket.__name__,
+                                          str(o.dtype).replace("torch.", "")))
+            return out
+
+    def left(module, args, out) -> None:  # a hook that returns None leaves the module's output as it is
+        if modules:
+            modules.pop()
+
+    @contextlib.contextmanager
+    def watching():
+        handles = [model.get_input_embeddings().register_forward_hook(lambda m, a, out: follow(out) and None)]
+        for name, m in model.named_modules():
+            handles.append(m.register_forward_pre_hook(lambda m, a, n=name: modules.append(n or "forward")))
+            handles.append(m.register_forward_hook(left))
+        try:
+            with Watch():
+                yield found
+        finally:
+            for h in handles:
+                h.remove()
+
+    return watching()
 
 
 def _config_from_file(d: dict, model_type: str, expect, ours: bool):
