@@ -29,6 +29,7 @@ import json
 from pathlib import Path
 
 from ropespec.implementations.adapters.hf import rope_parameters
+from ropespec.spec import tolerance
 from ropespec.spec.hfconfig import from_hf_config
 
 ARRAY = "torch"
@@ -149,6 +150,8 @@ def factory(model_type: str):
 TINY_SIZES = dict(vocab_size=128, num_local_experts=4,
                   n_routed_experts=4, num_experts=4, num_experts_per_tok=2, n_shared_experts=1, n_group=1, topk_group=1,
                   first_k_dense_replace=1, kv_lora_rank=32, q_lora_rank=None, qk_nope_head_dim=16, v_head_dim=16)
+#: MLA's query rank where the config has one (its q_lora_rank None: full-rank queries, kept so)
+TINY_Q_LORA = 32
 #: what a tiny model built here never takes from a config: how its checkpoint was stored and its hub code
 NOT_KEPT = ("quantization_config", "torch_dtype", "dtype", "auto_map", "_name_or_path", "transformers_version",
             "architectures", "attn_implementation", "_attn_implementation")
@@ -164,6 +167,11 @@ def _tiny_text(d: dict, expect) -> dict:
     heads, kv_heads = tiny_heads(expect.head_dim)
     hidden = heads * expect.head_dim
     out.update({k: v for k, v in TINY_SIZES.items() if k in d or k == "vocab_size"})
+    for key in d:  # every other vocabulary's table (Gemma 3n's and 4's per-layer inputs) as small as the tokens'
+        if key.startswith("vocab_size_") and isinstance(d[key], int):
+            out[key] = TINY_SIZES["vocab_size"]
+    if d.get("q_lora_rank") is not None:  # MLA's low-rank queries kept low-rank (a config may require it)
+        out["q_lora_rank"] = TINY_Q_LORA
     out.update(num_attention_heads=heads, num_key_value_heads=kv_heads, hidden_size=hidden,
                intermediate_size=MLP_RATIO * hidden)
     if "n_inner" in d:  # GPT-J's MLP width (4 x hidden where it is null)
@@ -187,6 +195,9 @@ def _tiny_text(d: dict, expect) -> dict:
     for key, value in d.items():  # every per-layer list, at the layers kept
         if isinstance(value, list) and len(value) == layers and layers > 1:
             out[key] = [value[i] for i in keep]
+        elif isinstance(value, dict) and value and all(str(k).isdigit() and int(k) < layers for k in value):
+            # a per-layer table keyed by layer index (Gemma 4's per_layer_config): the kept layers', renumbered
+            out[key] = {new: value[k] for k in value for new, old in enumerate(keep) if int(k) == old}
     out["num_hidden_layers"] = len(keep)
     out.update(pad_token_id=0, bos_token_id=1, eos_token_id=2)
     return out
@@ -276,6 +287,7 @@ def _construct(model_cls, config, name: str, model_type: str):
     the real tokens through its zero weights (0 x NaN)."""
     import torch
 
+    _sized(model_cls, config, name)
     torch.manual_seed(0)
     try:
         model = model_cls(config).double().eval()
@@ -289,10 +301,62 @@ def _construct(model_cls, config, name: str, model_type: str):
     except Exception as e:  # noqa: BLE001  (said, never a verdict)
         raise NotImplementedError(f"{name}: the tiny model could not be built ({type(e).__name__}: "
                                   f"{str(e)[:200]})") from None
-    _sharpen(model)
+    try:
+        _sharpen(model)
+    except Exception as e:  # noqa: BLE001  (its projections are not plain Linear layers: said, never a verdict)
+        raise NotImplementedError(f"{name}: its q and k projections could not be scaled up ({type(e).__name__}: "
+                                  f"{str(e)[:160]}), and a uniform attention would hide a wrong position") from None
     _float64_throughout(model, name)
     _smoke(model, name, model_type)
+    _float64_noise(model, name)
     return model
+
+
+#: the most bytes a tiny model's float64 parameters may hold: the battery's models hold a few MB; one past this is a
+#: tower or a table this builder does not shrink (an audio encoder, per-layer embeddings of the full vocabulary)
+TINY_BYTES = 2**30
+
+
+def _sized(model_cls, config, name: str) -> None:
+    """The tiny model's size, counted on the meta device before it is built: past TINY_BYTES it is said, not built."""
+    import torch
+
+    try:
+        with torch.device("meta"):
+            n = sum(p.numel() for p in model_cls(config).parameters())
+    except Exception:  # noqa: BLE001  (building it for real says why)
+        return
+    if 8 * n > TINY_BYTES:
+        raise NotImplementedError(f"{name}: its tiny model would hold {8 * n / 2**30:.1f} GB of float64 parameters "
+                                  f"({n:,}: a part of it this builder does not shrink): not built")
+
+
+def _float64_noise(model, name: str) -> None:
+    """One row's logits alone against the same row in a batch of two, and against it decoded from its cache: a model
+    computed in float64 throughout gives them to model_logits_bound; one that differs by more, but within float32's
+    bound, computes somewhere in float32 whatever its dtype (a router's softmax, a complex RoPE in float32), and the
+    float64 bound would fail it for its rounding: said, and not checked here. A difference past float32's bound is a
+    fault of the model's, and the properties judge it."""
+    import torch
+
+    ids = torch.tensor([[3, 4, 5, 6, 7]])
+    with torch.no_grad():
+        alone = model(input_ids=ids).logits
+        batch = model(input_ids=torch.cat([ids, torch.tensor([[9, 8, 7, 6, 5]])])).logits[:1]
+        head = model(input_ids=ids[:, :3], use_cache=True)
+        kept = getattr(head, "past_key_values", None)
+        steps = model(input_ids=ids[:, 3:], past_key_values=kept, use_cache=True).logits if kept is not None else None
+    diffs = [(alone - batch).abs().max().item()]
+    if steps is not None and steps.shape == alone[:, 3:].shape:
+        diffs.append((alone[:, 3:] - steps).abs().max().item())
+    worst = max(diffs)
+    logits = alone.double().numpy()
+    tight, loose = tolerance.model_logits_bound("float64", logits), tolerance.model_logits_bound("float32", logits)
+    if tight < worst <= loose:
+        raise NotImplementedError(f"{name}: one row's logits alone, in a batch of two and from its cache differ by "
+                                  f"{worst:.2g}, float32's rounding (float64's bound: {tight:.2g}): it computes in "
+                                  "float32 somewhere whatever its dtype, and the model family bounds a float64 model's "
+                                  "logits: not checked here")
 
 
 def _smoke(model, name: str, model_type: str) -> None:
@@ -383,8 +447,11 @@ def _config_from_file(d: dict, model_type: str, expect, ours: bool):
     import transformers
 
     def build(fields: dict):
+        cls = type(transformers.AutoConfig.for_model(model_type))
+        derived = {k for k in fields if isinstance(getattr(cls, k, None), property)}  # read-only: computed from others
         return transformers.AutoConfig.for_model(model_type, **{k: v for k, v in fields.items()
-                                                                 if k not in NOT_KEPT and k != "model_type"})
+                                                                 if k not in NOT_KEPT and k != "model_type"
+                                                                 and k not in derived})
 
     nested = isinstance(d.get("text_config"), dict)
     full = build(d).get_text_config()  # the full model's layers, as its config class lays them out (no weights)
