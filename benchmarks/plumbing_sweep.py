@@ -3,21 +3,25 @@
     python benchmarks/plumbing_sweep.py [-j 2 | --cluster local] [--profile sweep] [--only llama,qwen3] [--json PATH]
 
 The text model types are every causal LM model type of transformers (AutoModelForCausalLM's mapping) and every
-image-text-to-text model type whose text path turns by M-RoPE (its text config has mrope sections), driven on its text
-path. Each is built tiny from its config class's defaults, written as a config.json and checked through the config.json
-door a user has (``ropespec check config.json --family model``): its RoPE, sliding window (shrunk to 4 keys) and layer
-types as its config class makes them, float64, every invariant of the model family (padding, caches, chunks, canonical
-positions, state, length, packing, windows, drafts; a context shift and shards where the model has them). A type whose
-modeling code has no rotary embedding is said so without being built; one the builder cannot make or run in float64
-is said with the builder's reason. Prints the summary line, the table (one row per model type), then the types not
-checked with the reason each.
+image-text-to-text model type whose text path turns by M-RoPE (its modeling code reads mrope sections or computes M-RoPE
+position ids, get_rope_index), driven on its text path. Each is built tiny from its config class's defaults, written as
+a config.json and checked through the config.json door a user has (``ropespec check config.json --family model``): its
+RoPE, sliding window (shrunk to 4 keys) and layer types as its config class makes them, float64, every invariant of the
+model family (padding, caches, chunks, canonical positions, state, length, packing, windows, drafts; a context shift and
+shards where the model has them). A type whose modeling code has no RoPE, or never calls the rotary functions it
+defines (hf_models' source tests), is said so without being built; one whose default config.json the reader refuses is
+said with the reader's one line (what a user is told, exit 2); one the builder cannot make or run in float64 is said
+with the builder's reason. Prints the summary line, the table (one row per model type), then the types not checked with
+the reason each.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -42,25 +46,58 @@ INVARIANTS = [i for i in REGISTRY if i.startswith("model.")]
 
 def text_types() -> dict[str, str]:
     """Every text model type: model type -> "causal LM" or "M-RoPE text path"."""
-    from transformers import AutoConfig
     from transformers.models.auto import modeling_auto
 
     out = {t: "causal LM" for t in modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES}
     for t in modeling_auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
-        if t not in out and "mrope_section" in _source(t):
+        if t not in out and _mrope(_source(t)):
             out[t] = "M-RoPE text path"
     return dict(sorted(out.items()))
 
 
-def _source(model_type: str) -> str:
-    """The model type's modeling module's source ("" where it has none)."""
-    import importlib.util
+def _mrope(source: str) -> bool:
+    """Whether a modeling module's text path turns by M-RoPE: it reads mrope sections, or computes M-RoPE position ids
+    (get_rope_index; a model whose language model is another type's, Cosmos 3 Omni's, has only this)."""
+    return "mrope_section" in source or "get_rope_index" in source
 
+
+def _source(model_type: str) -> str:
+    """The source of the modeling module that defines the model type's model class (its causal LM, else its
+    image-text-to-text model): its own module's, or another type's where transformers maps it there (EXAONE's and
+    InternLM3's LlamaForCausalLM, Sarvam-MoE's Glm4MoeForCausalLM); "" where none is found."""
+    from transformers.models.auto import modeling_auto
+
+    name = (modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type)
+            or modeling_auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.get(model_type))
+    name = name[0] if isinstance(name, (list, tuple)) else name
+    path = _defined().get(name)
+    return path.read_text() if path else ""
+
+
+def _text_source(text: dict) -> str:
+    """The modeling source of a composite config's language model where its text config names another model type
+    (Cosmos 3 Omni's qwen3_vl_text: the M-RoPE sections its text path reads are that module's); "" otherwise."""
+    import transformers
     from transformers.models.auto.configuration_auto import model_type_to_module_name
 
-    name = model_type_to_module_name(model_type)
-    spec = importlib.util.find_spec(f"transformers.models.{name}.modeling_{name}")
-    return Path(spec.origin).read_text() if spec and spec.origin else ""
+    if not isinstance(text.get("model_type"), str):
+        return ""
+    module = model_type_to_module_name(text["model_type"])
+    path = Path(transformers.__file__).parent / "models" / module / f"modeling_{module}.py"
+    return path.read_text() if path.is_file() else ""
+
+
+@functools.lru_cache(maxsize=None)
+def _defined() -> dict[str, Path]:
+    """Every class a modeling module of the installed transformers defines, by name -> that module's file (read, not
+    imported)."""
+    import transformers
+
+    out: dict[str, Path] = {}
+    for path in sorted((Path(transformers.__file__).parent / "models").glob("*/modeling_*.py")):
+        for name in re.findall(r"^class (\w+)\(", path.read_text(), re.M):
+            out.setdefault(name, path)
+    return out
 
 
 #: the share of an M-RoPE's pairs each axis (t, h, w) turns where the config class gives no sections (Qwen2-VL's
@@ -68,19 +105,35 @@ def _source(model_type: str) -> str:
 SECTIONS = (1 / 4, 3 / 8, 3 / 8)
 
 
-def has_rotary(model_type: str) -> bool:
-    """Whether the model type's modeling module defines a rotary embedding (a class named *RotaryEmbedding, or a
-    function that applies one)."""
-    import importlib
+def sections(source: str, text: dict, params: dict) -> list[int]:
+    """The M-RoPE sections a config class leaves out: its modeling code's own default (``rope_parameters.get(
+    "mrope_section", [11, 11, 10])``) where it has one that covers its rotary pairs, else SECTIONS of its rotary pairs
+    (head_dim x partial_rotary_factor / 2)."""
+    head_dim = text.get("head_dim") or text["hidden_size"] // text["num_attention_heads"]
+    factor = params.get("partial_rotary_factor") or text.get("partial_rotary_factor") or 1.0
+    pairs = int(head_dim * factor) // 2
+    for found in re.findall(r"""get\(\s*["']mrope_section["']\s*,\s*\[([\d,\s]+)\]""", source):
+        own = [int(x) for x in found.split(",") if x.strip()]
+        if own and sum(own) == pairs:
+            return own
+    out = [int(pairs * f) for f in SECTIONS]
+    out[0] += pairs - sum(out)
+    return out
 
-    from transformers.models.auto.configuration_auto import model_type_to_module_name
 
-    name = model_type_to_module_name(model_type)
-    try:
-        module = importlib.import_module(f"transformers.models.{name}.modeling_{name}")
-    except Exception:  # noqa: BLE001
-        return False
-    return any(k.endswith("RotaryEmbedding") or k in ("apply_rotary_pos_emb", "apply_rotary_emb") for k in vars(module))
+def why_not_rope(model_type: str) -> str | None:
+    """Why the model type is no RoPE model, read from its modeling module's source without importing it (None: it may
+    be one, and the config.json door decides): no rotary code at all (hf_models' source test), or apply functions its
+    attention never calls (hf_models' reason). An M-RoPE text path whose language model is another type's module
+    (get_rope_index alone) is tried."""
+    from ropespec.implementations.adapters import hf_models
+
+    source = _source(model_type)
+    if not source:
+        return "no modeling module of transformers defines its model class"
+    if not re.search(hf_models._ROPE_SOURCE, source, re.M) and "get_rope_index" not in source:
+        return "no RoPE in its modeling code (not a RoPE model)"
+    return hf_models._unused_applies(source)
 
 
 def config_of(model_type: str, folder: Path) -> Path | str:
@@ -94,11 +147,10 @@ def config_of(model_type: str, folder: Path) -> Path | str:
     d["model_type"] = model_type
     text = d.get("text_config") if isinstance(d.get("text_config"), dict) else d
     params = text.get("rope_parameters")
-    if "mrope_section" in _source(model_type) and isinstance(params, dict) and "mrope_section" not in params:
-        pairs = (text.get("head_dim") or text["hidden_size"] // text["num_attention_heads"]) // 2
-        sections = [int(pairs * f) for f in SECTIONS]
-        sections[0] += pairs - sum(sections)
-        params["mrope_section"] = sections  # its modeling code reads sections the config class does not give
+    source = _source(model_type) + _text_source(text)
+    if "mrope_section" in source and isinstance(params, dict) and "mrope_section" not in params:
+        params["mrope_section"] = sections(source, text, params)  # its modeling code reads sections the config
+        # class does not give
     path = folder / model_type / "config.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(d, default=str))
@@ -127,8 +179,9 @@ def main() -> None:
     said: dict[str, str] = {}  # model type -> why it is not checked
     requests, of_target = [], {}
     for t in types:
-        if not has_rotary(t):
-            said[t] = "no rotary embedding in its modeling code (not a RoPE model)"
+        why = why_not_rope(t)
+        if why:
+            said[t] = why
             continue
         path = config_of(t, folder)
         if isinstance(path, str):
