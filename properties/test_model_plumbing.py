@@ -120,7 +120,7 @@ def _one_sequence(bind, e, ids, offset: int, step: int) -> float:
     worst = 0.0
     for what, positions in rows:
         bare, _, _ = bind.fresh(e).bare(ids, positions)
-        masked, _, _ = bind.fresh(e).forward(ids, positions=positions, mask=ones)
+        masked, _, _ = bind.fresh(e).bare(ids, positions, masked=True)
         worst = max(worst, _same_logits(e, bare, masked, ones == 1, f"{what}: its logits without an attention mask "
                                         "differ from those with one", "it was split into documents where its "
                                         "positions do not step by one", "taken-for-packed"))
@@ -135,7 +135,10 @@ def _one_sequence(bind, e, ids, offset: int, step: int) -> float:
     bare, _, _ = model.bare(stepped, at_step, cache=cache)
     other = bind.fresh(e)
     _, _, c2 = other.forward(ids, positions=pos, mask=ones)
-    masked, _, _ = other.forward(stepped, positions=at_step, mask=np.ones((1, n + 1), dtype=np.int64), cache=c2)
+    try:  # the same call with a mask of ones: only the mask differs
+        masked, _, _ = other.bare(stepped, at_step, cache=c2, masked=True)
+    except Unsupported:  # a decoder's: its forward, the mask spanning the cache
+        masked, _, _ = other.forward(stepped, positions=at_step, mask=np.ones((1, n + 1), dtype=np.int64), cache=c2)
     return max(worst, _same_logits(e, bare, masked, np.ones((1, 1), dtype=bool),
                                    f"a decoding step at position {int(_axis0(at_step)[0, 0])} after {n} cached tokens: "
                                    "its logits without an attention mask differ from those with one",

@@ -455,7 +455,8 @@ def _config_from_file(d: dict, model_type: str, expect, ours: bool):
     def build(fields: dict):
         cls = type(transformers.AutoConfig.for_model(model_type))
         alias = getattr(cls, "attribute_map", {})  # layer_types may name a read-only property (layers_block_type)
-        derived = {k for k in fields if isinstance(getattr(cls, alias.get(k, k), None), property)}  # computed: read-only
+        derived = {k for k in fields if isinstance(getattr(cls, alias.get(k, k), None), property)
+                   and getattr(cls, alias.get(k, k)).fset is None}  # computed from others: read-only
         return transformers.AutoConfig.for_model(model_type, **{k: v for k, v in fields.items()
                                                                  if k not in NOT_KEPT and k != "model_type"
                                                                  and k not in derived})

@@ -84,11 +84,14 @@ class _Decoder(_Driver):
         self.hidden = _layers(getattr(model, "hidden_states", None), ids.shape) if hidden else None
         return _floats(logits, ids.shape), [_rows(_ints(p), len(ids)) for p in said], new
 
-    def bare(self, ids, positions, cache):
+    def bare(self, ids, positions, cache, masked=False):
         native = lambda a: None if a is None else self.host.native_positions(a, self.e)  # noqa: E731
         self.model.rope_positions = []
-        logits, new = self.host.call("forward(ids, positions, mask=None, cache)", self.model.forward, native(ids),
-                                     native(positions), None, cache)
+        if masked and cache is not None:
+            raise Unsupported("a decoder's masked call after a cache is its forward's (the mask spans the cache)")
+        mask = np.ones(ids.shape, dtype=np.int64) if masked else None  # the same call with a mask of ones
+        logits, new = self.host.call("forward(ids, positions, mask, cache)", self.model.forward, native(ids),
+                                     native(positions), native(mask), cache)
         said = getattr(self.model, "rope_positions", None) or []
         return _floats(logits, ids.shape), [_rows(_ints(p), len(ids)) for p in said], new
 
@@ -220,15 +223,19 @@ class _Transformers(_Driver):
         out = self._call(inputs, hidden, ids.shape[1])
         return _floats(out.logits, ids.shape), [_rows(p, len(ids)) for p in self.seen], None
 
-    def bare(self, ids, positions, cache):
+    def bare(self, ids, positions, cache, masked=False):
         """The model called as a padding-free training step calls it: input_ids and position_ids, no attention mask;
-        after a cache, the cache (a decoding step whose position is given)."""
+        after a cache, the cache (a decoding step whose position is given). ``masked``: the same call with an
+        attention mask of ones."""
         import torch
 
         p = np.asarray(positions, dtype=np.int64)
         inputs = {"input_ids": torch.as_tensor(np.asarray(ids, dtype=np.int64)),
                   "position_ids": torch.as_tensor(np.moveaxis(p, -1, 0) if p.ndim == 3 else p),
                   "use_cache": cache is not None}
+        if masked:
+            held = 0 if cache is None else cache["ids"].shape[1]
+            inputs["attention_mask"] = torch.ones((ids.shape[0], held + ids.shape[1]), dtype=torch.int64)
         if cache is not None:
             inputs["past_key_values"] = cache["cache"]
         t = ids.shape[1]
@@ -334,12 +341,13 @@ def op_packed(host, fn, e, ids, lengths, positions, hidden=False):
     return logits, seen
 
 
-def op_bare(host, fn, e, ids, positions, cache):
+def op_bare(host, fn, e, ids, positions, cache, masked=False):
     """(logits, positions handed its RoPE, the cache's handle) of a forward given its positions and no attention mask
     (no documents said): what a model must take for one sequence."""
     caches = host.__dict__.setdefault("model_caches", {})
     driver = _driver(host, id(fn), fn, e)
-    logits, seen, new = driver.bare(i64(ids), i64(positions), caches.get(cache) if cache is not None else None)
+    logits, seen, new = driver.bare(i64(ids), i64(positions), caches.get(cache) if cache is not None else None,
+                                    bool(masked))
     return logits, seen, _kept(host, logits, seen, new)
 
 
@@ -511,9 +519,10 @@ class ModelBound(Bound):
         return self._op("packed", i64(ids), [int(n) for n in lengths], None if positions is None else i64(positions),
                         bool(hidden))
 
-    def bare(self, ids, positions, *, cache=None):
-        """(logits, positions handed its RoPE, the cache's handle) of a forward given positions and no attention mask."""
-        return self._op("bare", i64(ids), i64(positions), cache)
+    def bare(self, ids, positions, *, cache=None, masked: bool = False):
+        """(logits, positions handed its RoPE, the cache's handle) of a forward given positions and no attention mask
+        (``masked``: the same call with a mask of ones)."""
+        return self._op("bare", i64(ids), i64(positions), cache, bool(masked))
 
     def windows(self) -> list:
         """Each layer as the model declares it: ("sliding", w), ("full", None) or (another kind, None)."""
@@ -552,7 +561,7 @@ MODEL = Form("model", "apply", None, ("model.*",),
               "packed": Op(op_packed, "forward(ids, documents=lengths)",
                            lambda shape, ids, lengths, positions, hidden=False: [] if positions is None else [positions]),
               "bare": Op(op_bare, "forward(ids, positions, mask=None, cache)",
-                         lambda shape, ids, positions, cache: [positions]),
+                         lambda shape, ids, positions, cache, masked=False: [positions]),
               "windows": Op(op_windows, "its layers' windows"),
               "shift": Op(op_shift, "shift(cache, d)"),
               "crop": Op(op_crop, "crop(cache, length)"),
