@@ -15,24 +15,16 @@ from hypothesis import strategies as st
 from ropespec.implementations.contract import Failure, Fault, Unsupported
 from ropespec.properties.cases import listed
 from ropespec.properties.framework import rope_property
+from ropespec.properties.model_batch import MIN_VOCAB, canonical, expect_of, left_padded, real_mask, same_logits
 from ropespec.spec import tolerance
 from ropespec.spec.expectation import Expect
 
-#: the token ids drawn are below this: a model checked whole has at least this many in its vocabulary
-MIN_VOCAB = 32
 #: the longest row drawn, and the most decoding steps
 MAX_ROW, MAX_STEPS = 6, 3
 
 
-def _expect(impl) -> Expect:
-    """The expectation a model is checked under: the implementation's, else a small default RoPE in its dtype."""
-    if impl.expect is not None:
-        return impl.expect
-    return Expect(head_dim=16, max_position=min(4096, impl.max_position), dtype=impl.dtype, **impl.promise)
-
-
 def _cases(impl):
-    e = _expect(impl)
+    e = expect_of(impl)
 
     @st.composite
     def build(draw):
@@ -49,29 +41,7 @@ def _cases(impl):
 
 def _pinned(impl):
     """Two rows of unequal length (the shorter padded by 3), two decoding steps, chunks of 2."""
-    return [{"expect": _expect(impl), "rows": [[3, 1, 4, 1, 5], [9, 2]], "steps": [[6, 5], [3, 5]], "chunk": 2}]
-
-
-# -- what a batch is ---------------------------------------------------------------------------------------------------
-def _batch(rows):
-    """Rows left-padded to one length: (ids (B, N), mask (B, N), pads per row)."""
-    n = max(len(r) for r in rows)
-    pads = np.array([n - len(r) for r in rows])
-    ids = np.array([[0] * p + list(r) for p, r in zip(pads, rows)], dtype=np.int64)
-    mask = (np.arange(n)[None, :] >= pads[:, None]).astype(np.int64)
-    return ids, mask, pads
-
-
-def _canonical(e, mask: np.ndarray) -> np.ndarray:
-    """Each token at the number of real tokens before it (every axis alike for a multi-axis RoPE); a pad's entry is
-    not read."""
-    count = np.cumsum(mask, axis=1) - 1
-    return count[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else count
-
-
-def _real(mask: np.ndarray, shape) -> np.ndarray:
-    """The mask broadcast over a positions array's trailing axes."""
-    return np.broadcast_to(mask.reshape(mask.shape + (1,) * (len(shape) - 2)), shape) == 1
+    return [{"expect": expect_of(impl), "rows": [[3, 1, 4, 1, 5], [9, 2]], "steps": [[6, 5], [3, 5]], "chunk": 2}]
 
 
 #: what a model that returns no cache is checked without (model.cache and model.length need one throughout)
@@ -109,7 +79,7 @@ def _check_positions(e, seen, want, mask, where: str, pads=None, past: int = 0) 
         if got.shape != want.shape:
             raise Failure(f"{where}: the model handed its RoPE positions of shape {got.shape}, expected {want.shape}",
                           "shape")
-        real = _real(mask, want.shape)
+        real = real_mask(mask, want.shape)
         if np.array_equal(got[real], want[real]):
             continue
         bad = np.argwhere(~np.all((got == want) | ~real, axis=tuple(range(2, got.ndim)) or None)
@@ -137,15 +107,15 @@ def test_model_positions(bind, case):
     """The positions handed the RoPE, inferred from the mask: in a padded prefill, in the same prefill cut into chunks
     with a cache, and at every decoding step after it."""
     e = case["expect"]
-    ids, mask, pads = _batch(case["rows"])
+    ids, mask, pads = left_padded(case["rows"])
     forwards = _schedule(bind.fresh(e), ids, mask, case["steps"])
     _, seen, _, kept = next(forwards)
-    _check_positions(e, seen, _canonical(e, mask), mask, "the padded prefill", pads)
+    _check_positions(e, seen, canonical(e, mask), mask, "the padded prefill", pads)
     if not kept:
         return 0.0, f"the prefill only: {NO_CACHE}"
-    want_all = _canonical(e, mask)
+    want_all = canonical(e, mask)
     for s, (_, seen, full_mask, _) in enumerate(forwards):
-        want = _canonical(e, full_mask)[:, -1:]
+        want = canonical(e, full_mask)[:, -1:]
         _check_positions(e, seen, want, full_mask[:, -1:], f"decoding step {s + 1}", pads, past=full_mask.shape[1] - 1)
     chunked = bind.fresh(e)
     cache, n, c = None, ids.shape[1], case["chunk"]
@@ -166,7 +136,7 @@ def test_model_padding(bind, case):
     """Each row's real tokens' logits in the padded batch, through prefill and decoding steps, against the row alone."""
     e = case["expect"]
     rows = case["rows"]
-    ids, mask, pads = _batch(rows)
+    ids, mask, pads = left_padded(rows)
     forwards = list(_schedule(bind.fresh(e), ids, mask, case["steps"]))
     outs, seen, kept = [f[0] for f in forwards], forwards[0][1], forwards[0][3]
     steps = case["steps"] if kept else []
@@ -185,7 +155,7 @@ def test_model_padding(bind, case):
             err = float(np.max(np.abs(a - b)))
             if not err <= bound:
                 where = "the prefill" if k == 0 else f"decoding step {k}"
-                if pads[r] and np.array_equal(seen[0][r][mask[r] == 1], _canonical(e, mask)[r][mask[r] == 1]):
+                if pads[r] and np.array_equal(seen[0][r][mask[r] == 1], canonical(e, mask)[r][mask[r] == 1]):
                     word, why = "padding-mask", (f"its positions are right ({_said(seen[0][r][mask[r] == 1])}): its "
                                                  f"real tokens see its {pads[r]} pads")
                 else:
@@ -219,7 +189,7 @@ def test_model_cache(bind, case):
         what = (f"token {start}" if end - start == 1 else f"tokens {start} to {end - 1}") + \
             (f" (a chunk of {c} of the prefill)" if start < n0 else " (a decoding step)")
         if not err <= bound:
-            want = _canonical(e, np.ones((1, end), dtype=np.int64))[:, start:end]
+            want = canonical(e, np.ones((1, end), dtype=np.int64))[:, start:end]
             try:
                 _check_positions(e, seen, want, np.ones((1, end - start), dtype=np.int64), what, past=start)
             except Failure as f:
@@ -238,32 +208,22 @@ def test_model_cache(bind, case):
 def test_model_canonical(bind, case):
     """The padded batch with its positions inferred against the same batch given the canonical positions."""
     e = case["expect"]
-    ids, mask, pads = _batch(case["rows"])
-    want = _canonical(e, mask)
-    given = np.where(_real(mask, want.shape), want, 1)  # a pad at 1, as transformers' generate gives it
+    ids, mask, pads = left_padded(case["rows"])
+    want = canonical(e, mask)
+    given = np.where(real_mask(mask, want.shape), want, 1)  # a pad at 1, as transformers' generate gives it
     a, seen_a, _ = bind.fresh(e).forward(ids, mask=mask)
     b, seen_b, _ = bind.fresh(e).forward(ids, mask=mask, positions=given)
     _check_positions(e, seen_b, want, mask, "given the canonical positions")
     _check_positions(e, seen_a, want, mask, "with its positions inferred", pads)
-    worst = _same_logits(e, a, b, mask == 1, "with its positions inferred its logits differ from those given the "
+    worst = same_logits(e, a, b, mask == 1, "with its positions inferred its logits differ from those given the "
                          "canonical positions", "the positions the same", "unknown")
     try:  # a model that takes its tokens' embeddings too (inputs_embeds): the same positions and logits from them
         c, seen_c, _ = bind.fresh(e).forward(ids, mask=mask, embeds=True)
     except Unsupported:
         return worst
     _check_positions(e, seen_c, want, mask, "given its tokens' embeddings (inputs_embeds)", pads)
-    return max(worst, _same_logits(e, c, a, mask == 1, "given its tokens' embeddings its logits differ from those "
+    return max(worst, same_logits(e, c, a, mask == 1, "given its tokens' embeddings its logits differ from those "
                                    "given their ids", "the positions the same", "unknown"))
-
-
-def _same_logits(e, got, want, real, what: str, why: str, word: str) -> float:
-    """The worst difference of two forwards' logits at the real tokens, as a fraction of model_logits_bound; a
-    Failure with ``word`` where it is past the bound."""
-    bound = tolerance.model_logits_bound(e.dtype, want[real])
-    err = float(np.max(np.abs(got[real] - want[real])))
-    if not err <= bound:
-        raise Failure(f"{what} by {err:.3g} > bound {bound:.3g}: {why}", word, err / bound if bound else float("inf"))
-    return err / bound if bound else 0.0
 
 
 # -- model.stateless -----------------------------------------------------------------------------------------------
@@ -276,9 +236,9 @@ def test_model_stateless(bind, case):
     changed by the calls. The call raising after another, where it runs on a fresh model, is state kept too."""
     e = case["expect"]
     rows = case["rows"]
-    ids, mask, _ = _batch(rows)
+    ids, mask, _ = left_padded(rows)
     earlier = [list(reversed(r)) + [7] for r in reversed(rows)] + [[8]]
-    other_ids, other_mask, _ = _batch(earlier)
+    other_ids, other_mask, _ = left_padded(earlier)
     fresh = bind.fresh(e)
     before = fresh.state()
     want = list(_schedule(fresh, ids, mask, case["steps"]))
@@ -303,7 +263,7 @@ def test_model_stateless(bind, case):
     for k, ((logits, seen, full_mask, _), (want_logits, seen_fresh, _, _)) in enumerate(zip(got, want)):
         where = "its prefill" if k == 0 else f"its decoding step {k}"
         step_mask = full_mask[:, -logits.shape[1]:]  # the new tokens
-        real = _real(step_mask, seen_fresh[0].shape)
+        real = real_mask(step_mask, seen_fresh[0].shape)
         if len(seen) != len(seen_fresh) or any(not np.array_equal(a[real], b[real]) for a, b in zip(seen, seen_fresh)):
             r = int(np.argwhere(np.any(seen[0] != seen_fresh[0], axis=tuple(range(1, seen[0].ndim))))[0][0]) \
                 if seen and seen[0].shape == seen_fresh[0].shape else 0
@@ -311,7 +271,7 @@ def test_model_stateless(bind, case):
                           f"{_said(seen[0][r][step_mask[r] == 1])} where a fresh model turns them at "
                           f"{_said(seen_fresh[0][r][step_mask[r] == 1])}{kept}: the earlier call's state is used",
                           "stale-state")
-        worst = max(worst, _same_logits(e, logits, want_logits, step_mask == 1, f"a call after another differs, at "
+        worst = max(worst, same_logits(e, logits, want_logits, step_mask == 1, f"a call after another differs, at "
                                         f"{where}, from the same call on a fresh model", "the earlier call's state is "
                                         "used" + kept, "stale-state"))
     notes = [f"the prefill only: {NO_CACHE}"] if not want[0][3] and case["steps"] else []
@@ -349,7 +309,7 @@ SHORT_ORIGINAL = 24
 
 
 def _lengthwise(impl) -> str | None:
-    e = _expect(impl)
+    e = expect_of(impl)
     if not e.method.length_dependent:
         return f"the expectation's RoPE ({e.rope_type}) does not depend on the sequence's length"
     return None
@@ -363,7 +323,7 @@ def _across(e) -> Expect:
 
 
 def _length_cases(impl):
-    e = _across(_expect(impl))
+    e = _across(expect_of(impl))
 
     @st.composite
     def build(draw):
@@ -377,7 +337,7 @@ def _length_cases(impl):
 
 @rope_property("model.length", rule="model_logits_bound, as model.padding", cases=_length_cases,
                pinned=lambda impl: [] if _lengthwise(impl) else [
-                   {"expect": _across(_expect(impl)), "row": [(7 * i) % MIN_VOCAB for i in range(SHORT_ORIGINAL + 3)],
+                   {"expect": _across(expect_of(impl)), "row": [(7 * i) % MIN_VOCAB for i in range(SHORT_ORIGINAL + 3)],
                     "prefill": SHORT_ORIGINAL - 1}],
                not_about=_lengthwise)
 def test_model_length(bind, case):

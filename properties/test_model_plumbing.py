@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ropespec.implementations.contract import Failure, Unsupported
 from ropespec.properties.cases import listed
 from ropespec.properties.framework import NotChecked, rope_property
-from ropespec.properties.test_model import MIN_VOCAB, _batch, _canonical, _expect, _real, _same_logits
+from ropespec.properties.model_batch import MIN_VOCAB, canonical, expect_of, left_padded, real_mask, same_logits
 from ropespec.spec import tolerance
 
 
@@ -44,7 +44,7 @@ def _axis0(p: np.ndarray) -> np.ndarray:
 
 # -- model.packing -----------------------------------------------------------------------------------------------
 def _packing_cases(impl):
-    e = _expect(impl)
+    e = expect_of(impl)
 
     @st.composite
     def build(draw):
@@ -72,7 +72,7 @@ def _vision_block(e, n: int, offset: int) -> np.ndarray | None:
 
 @rope_property("model.packing", rule="exact: integers; logits model_logits_bound, as model.padding",
                cases=_packing_cases,
-               pinned=lambda impl: [{"expect": _expect(impl), "docs": [[3, 1, 4, 1], [5, 9, 2], [6, 5]], "offset": 4,
+               pinned=lambda impl: [{"expect": expect_of(impl), "docs": [[3, 1, 4, 1], [5, 9, 2], [6, 5]], "offset": 4,
                                      "step": 7}])
 def test_model_packing(bind, case):
     """Documents packed into one row by the model's packing door against each document alone (positions exactly, then
@@ -99,7 +99,7 @@ def test_model_packing(bind, case):
     worst = 0.0
     for k, ((a, b), doc) in enumerate(zip(_spans(lengths), docs)):
         alone, _, _ = bind.fresh(e).forward(np.array([doc]))
-        worst = max(worst, _same_logits(e, logits[:, a:b], alone, np.ones((1, b - a), dtype=bool),
+        worst = max(worst, same_logits(e, logits[:, a:b], alone, np.ones((1, b - a), dtype=bool),
                                         f"the packed row: document {k + 1}'s logits (tokens {a} to {b - 1}) differ "
                                         f"from the document's alone", "its positions are right: it attends to the "
                                         "tokens of the documents before it", "packing-mask"))
@@ -121,7 +121,7 @@ def _one_sequence(bind, e, ids, offset: int, step: int) -> float:
     for what, positions in rows:
         bare, _, _ = bind.fresh(e).bare(ids, positions)
         masked, _, _ = bind.fresh(e).bare(ids, positions, masked=True)
-        worst = max(worst, _same_logits(e, bare, masked, ones == 1, f"{what}: its logits without an attention mask "
+        worst = max(worst, same_logits(e, bare, masked, ones == 1, f"{what}: its logits without an attention mask "
                                         "differ from those with one", "it was split into documents where its "
                                         "positions do not step by one", "taken-for-packed"))
     # a decoding step after a cache, its position given, without an attention mask
@@ -139,7 +139,7 @@ def _one_sequence(bind, e, ids, offset: int, step: int) -> float:
         masked, _, _ = other.bare(stepped, at_step, cache=c2, masked=True)
     except Unsupported:  # a decoder's: its forward, the mask spanning the cache
         masked, _, _ = other.forward(stepped, positions=at_step, mask=np.ones((1, n + 1), dtype=np.int64), cache=c2)
-    return max(worst, _same_logits(e, bare, masked, np.ones((1, 1), dtype=bool),
+    return max(worst, same_logits(e, bare, masked, np.ones((1, 1), dtype=bool),
                                    f"a decoding step at position {int(_axis0(at_step)[0, 0])} after {n} cached tokens: "
                                    "its logits without an attention mask differ from those with one",
                                    "the one new token was taken for a document of its own", "taken-for-packed"))
@@ -153,7 +153,7 @@ MAX_ROW = 48
 
 
 def _window_cases(impl):
-    e = _expect(impl)
+    e = expect_of(impl)
 
     @st.composite
     def build(draw):
@@ -199,7 +199,7 @@ def _layer_outputs(model, ids, mask, schedule: str, n0: int):
                rule=("exact: a key outside a layer's window has weight exactly 0, so the outputs it cannot reach do "
                      "not move at all; a change is one past model_logits_bound of the layer's largest output"),
                cases=_window_cases,
-               pinned=lambda impl: [{"expect": _expect(impl), "row": [(5 * i + 3) % MIN_VOCAB for i in range(MAX_ROW)],
+               pinned=lambda impl: [{"expect": expect_of(impl), "row": [(5 * i + 3) % MIN_VOCAB for i in range(MAX_ROW)],
                                      "changed": [0.0, 0.2, 0.4], "pads": 2}])
 def test_model_window(bind, case):
     """Three tokens of a row changed, one at a time: which of each layer's outputs move, against the layer's window
@@ -284,7 +284,7 @@ def _too_short(layers, widths, seen: dict) -> None:
 
 # -- model.shift -------------------------------------------------------------------------------------------------
 def _shift_cases(impl):
-    e = _expect(impl)
+    e = expect_of(impl)
 
     @st.composite
     def build(draw):
@@ -296,7 +296,7 @@ def _shift_cases(impl):
 
 
 @rope_property("model.shift", rule="model_logits_bound, as model.padding", cases=_shift_cases,
-               pinned=lambda impl: [{"expect": _expect(impl), "row": [3, 1, 4, 1, 5], "shift": 7, "step": 9}])
+               pinned=lambda impl: [{"expect": expect_of(impl), "row": [3, 1, 4, 1, 5], "shift": 7, "step": 9}])
 def test_model_shift(bind, case):
     """A prefill at positions 0 ... n - 1, its cache shifted by d by the model's own shift, then a token decoded at
     n + d; against a prefill at d ... n - 1 + d and the same token at n + d."""
@@ -317,7 +317,7 @@ def test_model_shift(bind, case):
     want, _, _ = fresh.forward(step, positions=at(np.array([[n + d]])), mask=np.ones((1, n + 1), dtype=np.int64),
                                cache=c2)
     partial = (f" (partial rotary: {e.rotary_dim} of {e.head_dim} dims turn)" if e.rotary_dim < e.head_dim else "")
-    return _same_logits(e, got, want, np.ones((1, 1), dtype=bool),
+    return same_logits(e, got, want, np.ones((1, 1), dtype=bool),
                         f"a token at position {n + d} after {n} cached keys shifted by {d}: its logits differ from "
                         f"those after keys turned at {d} ... {n - 1 + d}{partial}",
                         "the shift re-rotates the cached keys otherwise than turning them by d", "kv-shift")
@@ -328,7 +328,7 @@ SCHEMES = ("contiguous", "load-balanced")
 
 
 def _shard_cases(impl):
-    e = _expect(impl)
+    e = expect_of(impl)
 
     @st.composite
     def build(draw):
@@ -341,7 +341,7 @@ def _shard_cases(impl):
 
 
 @rope_property("model.shards", rule="exact: integers", cases=_shard_cases,
-               pinned=lambda impl: [{"expect": _expect(impl), "lengths": [4, 8], "cp": 2, "scheme": "load-balanced"}])
+               pinned=lambda impl: [{"expect": expect_of(impl), "lengths": [4, 8], "cp": 2, "scheme": "load-balanced"}])
 def test_model_shards(bind, case):
     """Every rank's tokens and their positions from the model's shard builder: each token owned once, at its position
     in its own document."""
@@ -372,7 +372,7 @@ def test_model_shards(bind, case):
 
 # -- model.drafts ------------------------------------------------------------------------------------------------
 def _draft_cases(impl):
-    e = _expect(impl)
+    e = expect_of(impl)
 
     @st.composite
     def build(draw):
@@ -393,12 +393,12 @@ def _grow(mask: np.ndarray, t: int) -> np.ndarray:
 
 def _check_drafted(e, seen, full_mask, t: int, what: str) -> None:
     """The positions a call of t tokens after ``past`` handed its RoPE against each token's own, as integers."""
-    want = _canonical(e, full_mask)[:, -t:]
+    want = canonical(e, full_mask)[:, -t:]
     real = full_mask[:, -t:]
     for got in seen:
-        if got.shape == want.shape and np.array_equal(got[_real(real, want.shape)], want[_real(real, want.shape)]):
+        if got.shape == want.shape and np.array_equal(got[real_mask(real, want.shape)], want[real_mask(real, want.shape)]):
             continue
-        r = 0 if got.shape != want.shape else int(np.argwhere(np.any((got != want) & _real(real, want.shape),
+        r = 0 if got.shape != want.shape else int(np.argwhere(np.any((got != want) & real_mask(real, want.shape),
                                                                      axis=tuple(range(1, got.ndim))))[0][0])
         g, w = _axis0(got)[r], _axis0(want)[r]
         shift = np.unique(g - w) if g.shape == w.shape else []
@@ -410,7 +410,7 @@ def _check_drafted(e, seen, full_mask, t: int, what: str) -> None:
 
 @rope_property("model.drafts", rule="exact: integers; logits model_logits_bound, as model.padding; tokens exactly",
                cases=_draft_cases,
-               pinned=lambda impl: [{"expect": _expect(impl), "rows": [[3, 1, 4, 1], [5, 9]], "step": [2, 6],
+               pinned=lambda impl: [{"expect": expect_of(impl), "rows": [[3, 1, 4, 1], [5, 9]], "step": [2, 6],
                                      "drafts": [[5, 3], [5, 8], [9, 7]], "accepted": 2, "next": [4, 6]}])
 def test_model_drafts(bind, case):
     """A padded batch's prefill and one step, then k drafted tokens verified in one forward: its positions and logits
@@ -418,7 +418,7 @@ def test_model_drafts(bind, case):
     j steps and that token on a fresh model. Then, where the model generates with a draft, its assisted greedy
     generation with a draft always accepted and one nearly always rejected against its greedy generation."""
     e = case["expect"]
-    ids, mask, _ = _batch(case["rows"])
+    ids, mask, _ = left_padded(case["rows"])
     drafts = np.array(case["drafts"]).T  # (B, k)
     k, j = drafts.shape[1], case["accepted"]
     step = np.array(case["step"])[:, None]
@@ -444,7 +444,7 @@ def test_model_drafts(bind, case):
     for i in range(k):
         m2 = _grow(m2, 1)
         want, _, c2 = single.forward(drafts[:, i:i + 1], mask=m2, cache=c2)
-        worst = max(worst, _same_logits(e, got[:, i:i + 1], want, np.ones((len(ids), 1), dtype=bool),
+        worst = max(worst, same_logits(e, got[:, i:i + 1], want, np.ones((len(ids), 1), dtype=bool),
                                         f"draft {i + 1} of {k} verified in one forward after {n} tokens: its logits "
                                         "differ from one step's", "the positions are right", "unknown"))
     try:
@@ -462,7 +462,7 @@ def test_model_drafts(bind, case):
         m3 = _grow(m3, 1)
         _, _, c3 = fresh.forward(drafts[:, i:i + 1], mask=m3, cache=c3)
     want, _, _ = fresh.forward(nxt, mask=_grow(m3, 1), cache=c3)
-    worst = max(worst, _same_logits(e, got, want, np.ones((len(ids), 1), dtype=bool),
+    worst = max(worst, same_logits(e, got, want, np.ones((len(ids), 1), dtype=bool),
                                     f"the step after {j} of {k} drafts were accepted: its logits differ from those "
                                     f"after the {j} accepted tokens decoded one by one", "the positions are right: the "
                                     "rejected drafts' keys are kept", "unknown"))

@@ -152,6 +152,14 @@ def local_imports(edges: dict[str, list]) -> list[str]:
             if inner and (name, "*") not in LAZY and (name, dep) not in LAZY]
 
 
+def property_module_imports(edges: dict[str, list]) -> list[str]:
+    """A property module (ropespec.properties.test_*) is imported by pytest under the name its path gives, which is not
+    the installed one in a user's project (``pytest properties``): a module importing it runs it a second time, and
+    its properties are registered twice. What properties share lives in a module of its own."""
+    return [f"{name}:{line} imports the test module {dep}" for name, deps in edges.items() for dep, line, _ in deps
+            if dep.rpartition(".")[2].startswith("test_")]
+
+
 EDGES = graph()
 
 
@@ -161,6 +169,10 @@ def test_no_module_imports_itself_back():
 
 def test_imports_go_one_way_between_the_layers():
     assert layer_violations(EDGES) == []
+
+
+def test_no_module_imports_a_property_module():
+    assert property_module_imports(EDGES) == []
 
 
 def test_a_function_imports_a_project_module_only_to_keep_a_dependency_lazy():

@@ -1,0 +1,54 @@
+"""What the model family's properties share (spec section "model"): the expectation a model is checked under, the
+tokens drawn, a left-padded batch, the canonical positions and the comparison of two forwards' logits. A module of its
+own, not a test module: pytest imports each test module under its own name, so one test module importing another
+would register its properties twice."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ropespec.implementations.contract import Failure
+from ropespec.spec import tolerance
+from ropespec.spec.expectation import Expect
+
+#: the token ids drawn are below this: a model checked whole has at least this many in its vocabulary
+MIN_VOCAB = 32
+
+
+def expect_of(impl) -> Expect:
+    """The expectation a model is checked under: the implementation's, else a small default RoPE in its dtype."""
+    if impl.expect is not None:
+        return impl.expect
+    return Expect(head_dim=16, max_position=min(4096, impl.max_position), dtype=impl.dtype, **impl.promise)
+
+
+# -- what a batch is ---------------------------------------------------------------------------------------------------
+def left_padded(rows):
+    """Rows left-padded to one length: (ids (B, N), mask (B, N), pads per row)."""
+    n = max(len(r) for r in rows)
+    pads = np.array([n - len(r) for r in rows])
+    ids = np.array([[0] * p + list(r) for p, r in zip(pads, rows)], dtype=np.int64)
+    mask = (np.arange(n)[None, :] >= pads[:, None]).astype(np.int64)
+    return ids, mask, pads
+
+
+def canonical(e, mask: np.ndarray) -> np.ndarray:
+    """Each token at the number of real tokens before it (every axis alike for a multi-axis RoPE); a pad's entry is
+    not read."""
+    count = np.cumsum(mask, axis=1) - 1
+    return count[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else count
+
+
+def real_mask(mask: np.ndarray, shape) -> np.ndarray:
+    """The mask broadcast over a positions array's trailing axes."""
+    return np.broadcast_to(mask.reshape(mask.shape + (1,) * (len(shape) - 2)), shape) == 1
+
+
+def same_logits(e, got, want, real, what: str, why: str, word: str) -> float:
+    """The worst difference of two forwards' logits at the real tokens, as a fraction of model_logits_bound; a
+    Failure with ``word`` where it is past the bound."""
+    bound = tolerance.model_logits_bound(e.dtype, want[real])
+    err = float(np.max(np.abs(got[real] - want[real])))
+    if not err <= bound:
+        raise Failure(f"{what} by {err:.3g} > bound {bound:.3g}: {why}", word, err / bound if bound else float("inf"))
+    return err / bound if bound else 0.0
