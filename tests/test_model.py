@@ -423,3 +423,31 @@ def test_a_mixture_of_experts_runs_in_float64():
 
     model = hf_model.mixtral(Expect.from_dict(SMALL))
     assert model.config.get_text_config()._experts_implementation == "eager"
+
+
+def test_a_float32_transcendental_of_the_activations_is_declined():
+    """MiniMax-M2's router takes the sigmoid of its float32 logits whatever the model's dtype; float32's sigmoid runs
+    vectors and a scalar tail, so a token's weights round by where the tensor's length puts it, and a row alone and in
+    a batch differ by float32's rounding: the builder says so (exit 2 through the CLI), never a verdict."""
+    pytest.importorskip("transformers")
+    from ropespec.implementations.adapters import hf_model
+    from ropespec.spec.expectation import Expect
+
+    with pytest.raises(NotImplementedError, match=r"mlp\.gate computes an element-wise transcendental \(sigmoid\) of "
+                                                  r"the activations in float32"):
+        hf_model.minimax_m2(Expect.from_dict(SMALL))
+
+
+def test_special_token_ids_past_the_tiny_vocabulary_are_moved_into_it():
+    """Gemma 4's image, video and audio token ids (258880 ...) are past the tiny vocabulary: embedding them for
+    inputs_embeds raised IndexError. Each is moved to the top of the tiny vocabulary, one old id one new id, at the top
+    and in each sub-config; ids inside it, and keys that are not names, stay."""
+    from ropespec.implementations.adapters.hf_model import _ids_in_vocab
+
+    fields = {"image_token_id": 258880, "video_token_index": 258884, "pad_token_id": 0, "boi_token_id": 255999,
+              "text_config": {"audio_token_id": 258881, "image_token_id": 258880, "vocab_size": 128},
+              "per_layer": {0: 258880}, "use_token_id": True}
+    assert _ids_in_vocab(fields, 128) == {
+        "image_token_id": 127, "video_token_index": 126, "pad_token_id": 0, "boi_token_id": 125,
+        "text_config": {"audio_token_id": 124, "image_token_id": 127, "vocab_size": 128},
+        "per_layer": {0: 258880}, "use_token_id": True}

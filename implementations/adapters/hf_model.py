@@ -379,21 +379,29 @@ def _smoke(model, name: str, model_type: str) -> None:
                                   f"attention ({type(e).__name__}: {str(e)[:200]})") from None
     if found:
         where, op, dtype = found[0]
-        raise NotImplementedError(f"{name}: its {where} computes a matrix product ({op}) of the activations in {dtype} "
+        what = "a matrix product" if op in SUMS else "an element-wise transcendental"
+        raise NotImplementedError(f"{name}: its {where} computes {what} ({op}) of the activations in {dtype} "
                                   "whatever the model's dtype (its rounding depends on the batch's shape), and the "
                                   "model family bounds a float64 model's logits: not checked here")
 
 
-#: the aten ops whose summation order depends on the batch's shape (a matrix product's blocking): in float32 two
-#: forwards of one row (alone and in a batch, whole and from a cache) differ by float32's rounding, 1e-7 of the logits.
-#: A norm's mean over one token's features (RMSNorm's float32 variance) is summed alike in every forward: not these
+#: the aten ops whose rounding below float64 depends on the batch's shape, so that two forwards of one row (alone and
+#: in a batch, whole and from a cache) differ by float32's rounding, 1e-7 of the logits: a matrix product's (its
+#: blocking sums in another order), and an element-wise transcendental's (its kernel runs vectors over the flattened
+#: tensor and a scalar tail, which round differently: an element's rounding depends on where the tensor's length puts
+#: it; MiniMax-M2's float32 router sigmoid). A norm's mean over one token's features (RMSNorm's float32 variance), a
+#: softmax over one row and the basic operations, correctly rounded, are computed alike in every forward: not these
 SUMS = ("mm", "bmm", "addmm", "baddbmm", "matmul", "linear", "dot", "_scaled_dot_product_attention_math",
         "_scaled_dot_product_flash_attention_for_cpu")
+TRANSCENDENTALS = ("sigmoid", "silu", "gelu", "softplus", "tanh", "erf", "exp", "expm1", "log", "log1p", "sin", "cos",
+                   "mish", "elu")
+VARIES = SUMS + TRANSCENDENTALS
 
 
 def _below_float64(model):
     """A context in which the model's forward is watched: every tensor computed from its token embeddings is followed,
-    and each matrix product of them (SUMS) whose result is in a dtype below float64 is recorded as (the module computing it, the
+    and each op of them whose rounding depends on the batch's shape (VARIES) whose result is in a dtype below float64 is
+    recorded as (the module computing it, the
     op, the dtype). The RoPE's own tables (float32 angles from the positions alone, as transformers computes them) are
     no activations: each position's are the same in every forward."""
     import contextlib
@@ -421,7 +429,7 @@ def _below_float64(model):
                     if isinstance(o, torch.Tensor):
                         follow(o)
                         if (o.is_floating_point() and o.dtype != torch.float64 and not found
-                                and func.overloadpacket.__name__ in SUMS):
+                                and func.overloadpacket.__name__ in VARIES):
                             found.append((modules[-1] if modules else "forward", func.overloadpacket.__name__,
                                           str(o.dtype).replace("torch.", "")))
             return out
@@ -470,7 +478,7 @@ def _config_from_file(d: dict, model_type: str, expect, ours: bool):
         for key in ("rope_scaling", "rope_theta", "partial_rotary_factor"):
             text.pop(key, None)
         text.update(_rope_fields(expect))
-    config = build({**d, "text_config": text} if nested else text)
+    config = build(_ids_in_vocab({**d, "text_config": text} if nested else text, text["vocab_size"]))
     vision = getattr(config, "vision_config", None)
     if vision is not None:  # built and never used (the text path): tiny
         for key, value in TINY_VISION.items():
@@ -485,6 +493,31 @@ def _config_from_file(d: dict, model_type: str, expect, ours: bool):
                 setattr(vision, key, [0])
     _implementations(config)
     return config
+
+
+def _ids_in_vocab(fields: dict, vocab: int) -> dict:
+    """``fields`` with every special token's id (``*_token_id``, ``*_token_index``, at the top and in each sub-config)
+    that the shrunk vocabulary lacks moved to the top of it (vocab - 1, vocab - 2, ...; one old id one new id): a
+    multimodal model embeds its placeholder tokens' ids (an image's, an audio's) from its text embeddings, and the full
+    vocabulary's ids are past the tiny one. The tokens drawn are far below them."""
+    moved: dict[int, int] = {}
+
+    def special(key: str, value) -> bool:
+        return (isinstance(key, str) and key.endswith(("_token_id", "_token_index")) and isinstance(value, int)
+                and not isinstance(value, bool) and value >= vocab)
+
+    def walk(d: dict) -> dict:
+        out = {}
+        for key, value in d.items():
+            if special(key, value):
+                out[key] = moved.setdefault(value, vocab - 1 - len(moved))
+            elif isinstance(value, dict):
+                out[key] = walk(value)
+            else:
+                out[key] = value
+        return out
+
+    return walk(fields)
 
 
 def _model_class(config_cls):
