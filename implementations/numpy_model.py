@@ -82,6 +82,29 @@ class Decoder:
         self._documents = self._window = None  # this call's, never the next's
         return _norm(x) @ self.out, {"length": past + t, "layers": keys}
 
+    def generate(self, ids, mask=None, steps: int = 2, copies: int = 1):
+        """The tokens greedy generation appends, (B copies, steps): each the argmax of its row's last logits, decoded
+        from the cache. ``copies``: each row continued that many times (a request's n samples), the prefill once per
+        row and then its cache and mask repeated in place (row i's copies at i copies ... i copies + copies - 1)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        mask = np.ones(ids.shape, dtype=np.int64) if mask is None else np.asarray(mask, dtype=np.int64)
+        logits, cache = self.forward(ids, mask=mask)
+        if copies > 1:
+            logits, mask, cache = self.expand(logits, mask, cache, copies)
+        out = []
+        for i in range(steps):
+            out.append(logits[:, -1].argmax(axis=-1)[:, None])
+            if i + 1 < steps:
+                mask = np.concatenate([mask, np.ones_like(out[-1])], axis=1)
+                logits, cache = self.forward(out[-1], mask=mask, cache=cache)
+        return np.concatenate(out, axis=1)
+
+    @staticmethod
+    def expand(logits, mask, cache, copies: int):
+        """Every row repeated ``copies`` times in place: its logits, mask and cached keys and values."""
+        rep = lambda a: np.repeat(a, copies, axis=0)  # noqa: E731
+        return rep(logits), rep(mask), {**cache, "layers": [(rep(k), rep(v)) for k, v in cache["layers"]]}
+
     # -- packing, a context shift, context parallelism --------------------------------------------------------------
     def documents_of(self, ids, positions, mask, cache, documents, past: int):
         """(each new token's document (B, t), each key's (B, past + t)), or None for one sequence a row: the documents

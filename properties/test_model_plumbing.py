@@ -466,7 +466,45 @@ def test_model_drafts(bind, case):
                                     f"the step after {j} of {k} drafts were accepted: its logits differ from those "
                                     f"after the {j} accepted tokens decoded one by one", "the positions are right: the "
                                     "rejected drafts' keys are kept", "unknown"))
-    return worst, _assisted(bind, e, np.array([case["rows"][0]]))
+    notes = [n for n in (_assisted(bind, e, np.array([case["rows"][0]])), _expanded(bind, e, ids, mask)) if n]
+    return worst, "; ".join(notes)
+
+
+#: how many times generate continues each row where it is asked to expand them (a request's n samples)
+COPIES = 2
+
+
+def _expanded(bind, e, ids, mask) -> str:
+    """The model's greedy generation of a padded batch, each row continued COPIES times, against once: each copy's
+    decoding steps turned at its source row's positions (as integers) and appending its tokens; what is not asked,
+    as the note."""
+    try:
+        once, seen_once = bind.fresh(e).generated(ids, mask=mask, steps=3)
+        many, seen_many = bind.fresh(e).generated(ids, mask=mask, steps=3, copies=COPIES)
+    except Unsupported as u:
+        return f"expanded rows: not asked ({u})"
+    # the calls of one token each, paired from the last (a prefill of one token, made before or after the rows are
+    # expanded, is one of them: each is compared with its row's own)
+    ones = lambda seen: [p for p in seen if p.ndim >= 2 and p.shape[1] == 1][::-1]  # noqa: E731
+    for i, (got, want) in enumerate(zip(ones(seen_many), ones(seen_once))):
+        source = want if got.shape[0] == want.shape[0] else np.repeat(want, COPIES, axis=0)
+        where = f"the {'last' if i == 0 else f'{i + 1}th from last'} call of one token"
+        if got.shape != source.shape:
+            raise Failure(f"{where} with each of {len(want)} rows continued {COPIES} times turned {got.shape[0]} "
+                          f"rows, expected {source.shape[0]}", "expanded-positions")
+        bad = np.flatnonzero(np.any((got != source).reshape(len(got), -1), axis=1))
+        if bad.size:
+            r, per = int(bad[0]), COPIES if len(source) > len(want) else 1
+            raise Failure(f"{where} with each row continued {COPIES} times: copy {r % per} of row {r // per} was "
+                          f"turned at {listed(_axis0(got)[r])} where its row's is {listed(_axis0(source)[r])}",
+                          "expanded-positions")
+    if many.shape != (len(once) * COPIES,) + once.shape[1:] or not np.array_equal(many, np.repeat(once, COPIES, 0)):
+        r = next((r for r in range(min(len(many), len(once) * COPIES))
+                  if not np.array_equal(many[r], once[r // COPIES])), 0)
+        raise Failure(f"with each row continued {COPIES} times, copy {r % COPIES} of row {r // COPIES} appends "
+                      f"{listed(many[r]) if r < len(many) else 'nothing'} where the row alone appends "
+                      f"{listed(once[r // COPIES])}", "unknown")
+    return ""
 
 
 def _assisted(bind, e, row) -> str:

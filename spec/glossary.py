@@ -111,6 +111,8 @@ DIAGNOSES: dict[str, str] = {
                         "multi-axis ids whose vision block repeats a position, without an attention mask",
     "draft-positions": "drafted tokens verified in one forward, or the token after the accepted ones, are turned at "
                        "other positions than their own (one past, or the accepted drafts not counted)",
+    "expanded-positions": "a row continued several times (a request's n samples) decodes a copy at another row's "
+                          "positions: the rows expanded without their offsets (rope_deltas)",
     "window-reach": "a layer sees another number of keys than its window (w keys, itself included), or a global layer "
                     "is windowed",
     "kv-shift": "cached keys re-rotated by d differ from keys turned at their positions plus d",

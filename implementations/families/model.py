@@ -315,13 +315,19 @@ def op_forward(host, fn, e, ids, mask, positions, cache, embeds, hidden=False):
     return (logits, seen, handle, driver.hidden) if hidden else (logits, seen, handle)
 
 
-def _kept(host, logits, seen, new):
-    """The handle of the cache ``new`` (None where the model returned none)."""
-    caches = host.__dict__.setdefault("model_caches", {})
-    if not seen:  # nothing to compare: a model without RoPE, or one whose record of it is empty
+def _recorded(seen) -> None:
+    """Declines a forward that handed no positions to a RoPE: nothing to compare."""
+    if not seen:  # a model without RoPE, or one whose record of it is empty
         raise Unsupported("its forward handed no positions to a RoPE (a transformers model: no rotary module, "
                           "*RotaryEmbedding, was called; a decoder of its own: rope_positions is empty): the model "
                           "family checks the positions a model feeds its RoPE")
+
+
+def _kept(host, logits, seen, new):
+    """The handle of the cache ``new`` (None where the model returned none), after a forward that handed positions to
+    a RoPE."""
+    caches = host.__dict__.setdefault("model_caches", {})
+    _recorded(seen)
     if new is None:  # a model without a cache (its forward returned none): no handle, and no later call names one
         return None
     handle = max(caches, default=0) + 1
@@ -337,7 +343,7 @@ def op_packed(host, fn, e, ids, lengths, positions, hidden=False):
     driver = _driver(host, id(fn), fn, e)
     logits, seen, _ = driver.forward(i64(ids), None, None if positions is None else i64(positions), None, False,
                                      bool(hidden), [int(n) for n in lengths])
-    _kept(host, logits, seen, None)
+    _recorded(seen)
     return logits, seen
 
 
@@ -415,12 +421,15 @@ def op_shard(host, fn, e, lengths, cp, rank, scheme):
     return idx, pos
 
 
-def op_generate(host, fn, e, ids, mask, steps, draft=""):
-    """The tokens the model's own greedy generation appends to ``ids`` in ``steps`` steps ((B, at most steps) int64):
-    a transformers model's ``generate``, a decoder's own ``generate(ids, mask, steps)``; a decoder without one declines.
-    ``draft`` "same" or "other": its assisted generation with a draft model, a copy of itself (every draft accepted) or
-    another of its kind drawn from another seed (nearly every draft rejected): transformers' ``assistant_model``, a
-    decoder's ``generate(..., draft=model)``."""
+def op_generate(host, fn, e, ids, mask, steps, draft="", copies=1):
+    """(tokens, positions): the tokens the model's own greedy generation appends to ``ids`` in ``steps`` steps ((B
+    copies, at most steps) int64), and the positions each of its forwards handed its RoPE, in order: a transformers
+    model's ``generate``, a decoder's own ``generate(ids, mask, steps)``; a decoder without one declines. ``draft``
+    "same" or "other": its assisted generation with a draft model, a copy of itself (every draft accepted) or another
+    of its kind drawn from another seed (nearly every draft rejected): transformers' ``assistant_model``, a decoder's
+    ``generate(..., draft=model)``. ``copies`` above 1: each row continued that many times, row i's copies next to it
+    (a request's n samples): transformers' ``num_return_sequences``, sampled from the one token greedy search takes,
+    a decoder's ``generate(..., copies=n)``."""
     if _torch_module(fn):
         import torch
 
@@ -432,24 +441,57 @@ def op_generate(host, fn, e, ids, mask, steps, draft=""):
         extra = {}
         if draft:
             extra["assistant_model"] = _draft_of(fn, draft)
+        if copies > 1:  # sampled from the one token greedy search takes (its argmax, the first of a tie)
+            from transformers import LogitsProcessorList
+
+            def argmax_only(_, scores):
+                keep = torch.nn.functional.one_hot(scores.argmax(dim=-1), scores.shape[-1]).bool()
+                return scores.masked_fill(~keep, float("-inf"))
+
+            extra.update(num_return_sequences=int(copies), do_sample=True,
+                         logits_processor=LogitsProcessorList([argmax_only]))
+        driver = _driver(host, id(fn), fn, e)
+        driver.seen.clear()
         with torch.no_grad():
             out = host.call("the model's generate", lambda: fn.generate(
-                input_ids=ids_t, attention_mask=mask_t, max_new_tokens=int(steps), do_sample=False,
-                pad_token_id=0 if pad is None else pad, **extra))
-        return _ints(out)[:, t:].astype(np.int64)
+                input_ids=ids_t, attention_mask=mask_t, max_new_tokens=int(steps),
+                pad_token_id=0 if pad is None else pad, **{"do_sample": False, **extra}))
+        seen = list(driver.seen)
+        driver.seen.clear()
+        return _ints(out)[:, t:].astype(np.int64), seen
     own = getattr(fn, "generate", None)
     if not callable(own):
         raise Unsupported("the model has no generate(ids, mask, steps) of its own")
     native = lambda a: None if a is None else host.native_positions(a, e)  # noqa: E731
+    extra, says = {}, "generate(ids, mask, steps)"
     if draft:
         if not _takes(own, "draft"):
             raise Unsupported("its generate takes no draft= (assisted generation with a draft model)")
-        other = _draft_of(fn, draft)
-        out = host.call("generate(ids, mask, steps, draft)", lambda *a: own(*a, draft=other), native(ids),
-                        native(mask), int(steps))
-    else:
-        out = host.call("generate(ids, mask, steps)", own, native(ids), native(mask), int(steps))
-    return _ints(out).astype(np.int64)
+        extra["draft"], says = _draft_of(fn, draft), "generate(ids, mask, steps, draft)"
+    if copies > 1:
+        if not _takes(own, "copies"):
+            raise Unsupported("its generate takes no copies= (each row continued several times)")
+        extra["copies"], says = int(copies), "generate(ids, mask, steps, copies)"
+    seen, forward = [], fn.forward
+
+    def recorded(*args, **kwargs):  # each forward's positions, as the decoder records them
+        result = forward(*args, **kwargs)
+        seen.extend(_ints(p) for p in (getattr(fn, "rope_positions", None) or []))
+        return result
+
+    own_dict = getattr(fn, "__dict__", None)
+    kept = own_dict.get("forward", recorded) if own_dict is not None else None
+    if own_dict is not None:
+        own_dict["forward"] = recorded
+    try:
+        out = host.call(says, lambda *a: own(*a, **extra), native(ids), native(mask), int(steps))
+    finally:
+        if own_dict is not None:
+            if kept is recorded:
+                del own_dict["forward"]
+            else:
+                own_dict["forward"] = kept
+    return _ints(out).astype(np.int64), seen
 
 
 def _draft_of(model, kind: str):
@@ -543,7 +585,13 @@ class ModelBound(Bound):
     def generate(self, ids, *, mask=None, steps: int = 2, draft: str = "") -> np.ndarray:
         """The tokens the model's own greedy generation appends, (B, at most steps) int64 (Unsupported: it has none);
         ``draft`` "same" or "other": its assisted generation with that draft model."""
-        return self._op("generate", i64(ids), None if mask is None else i64(mask), int(steps), str(draft))
+        return self.generated(ids, mask=mask, steps=steps, draft=draft)[0]
+
+    def generated(self, ids, *, mask=None, steps: int = 2, draft: str = "", copies: int = 1):
+        """(tokens, positions): what generate appends, each row ``copies`` times, and the positions each of its
+        forwards handed the RoPE."""
+        return self._op("generate", i64(ids), None if mask is None else i64(mask), int(steps), str(draft),
+                        int(copies))
 
     def drafting(self, cache, k: int) -> None:
         """Readies the cache for k drafts to be verified and cut back, as the model's assisted loop does."""

@@ -108,7 +108,8 @@ INVARIANTS = [
         "turned at their own positions and have the logits of k single steps; the cache cut back to the j drafts "
         "accepted gives the next token the position and logits it has after those j tokens decoded one by one; and a "
         "model's assisted greedy generation, with a draft always accepted and with one nearly always rejected, appends "
-        "the tokens of its greedy generation.",
+        "the tokens of its greedy generation; and a row continued several times (a request's n samples, its rows "
+        "expanded) decodes each copy at its source row's positions and appends its tokens.",
         source="transformers #30068 (cache_position advanced by one after several accepted tokens); sgl-project/sglang "
                "#25015 (draft positions one past their tokens); vllm-project/vllm #10350 (expanded rows without "
                "rope_deltas)",
