@@ -283,6 +283,16 @@ def _too_short(layers, widths, seen: dict) -> None:
 
 
 # -- model.shift -------------------------------------------------------------------------------------------------
+def _not_rope_alone(impl) -> str | None:
+    """Why the expectation's encoding is more than RoPE, whose logits move with the positions themselves; else None."""
+    e = expect_of(impl)
+    if e.method.length_dependent:
+        return f"the expectation's RoPE ({e.rope_type}) changes its table with the sequence's length"
+    if e.params("attention").query_temperature_beta:
+        return "the expectation has a query temperature by position (query_temperature_beta)"
+    return None
+
+
 def _shift_cases(impl):
     e = expect_of(impl)
 
@@ -295,7 +305,8 @@ def _shift_cases(impl):
     return build()
 
 
-@rope_property("model.shift", rule="model_logits_bound, as model.padding", cases=_shift_cases,
+@rope_property("model.shift", rule="model_offset_bound, a cached key turned twice", cases=_shift_cases,
+               skip_if=_not_rope_alone,
                pinned=lambda impl: [{"expect": expect_of(impl), "row": [3, 1, 4, 1, 5], "shift": 7, "step": 9}])
 def test_model_shift(bind, case):
     """A prefill at positions 0 ... n - 1, its cache shifted by d by the model's own shift, then a token decoded at
@@ -317,10 +328,77 @@ def test_model_shift(bind, case):
     want, _, _ = fresh.forward(step, positions=at(np.array([[n + d]])), mask=np.ones((1, n + 1), dtype=np.int64),
                                cache=c2)
     partial = (f" (partial rotary: {e.rotary_dim} of {e.head_dim} dims turn)" if e.rotary_dim < e.head_dim else "")
-    return same_logits(e, got, want, np.ones((1, 1), dtype=bool),
-                        f"a token at position {n + d} after {n} cached keys shifted by {d}: its logits differ from "
-                        f"those after keys turned at {d} ... {n - 1 + d}{partial}",
-                        "the shift re-rotates the cached keys otherwise than turning them by d", "kv-shift")
+    bound = tolerance.model_offset_bound(e, want, n + d, rotations=2)
+    err = float(np.max(np.abs(got - want)))
+    if err <= bound:
+        return err / bound if bound else 0.0
+    moved = _offset_moves(bind, e, ids, d)  # a model whose logits move with an offset cannot have its shift judged
+    if moved:
+        raise Failure(f"a token at position {n + d} after {n} cached keys shifted by {d} differs from the same after "
+                      f"keys turned at {d} ... {n - 1 + d} by {err:.3g}, and {moved}: the model reads the absolute "
+                      "positions elsewhere, and its shift cannot be told apart from it", "absolute-position",
+                      err / bound if bound else float("inf"))
+    raise Failure(f"a token at position {n + d} after {n} cached keys shifted by {d}: its logits differ from those "
+                  f"after keys turned at {d} ... {n - 1 + d}{partial} by {err:.3g} > bound {bound:.3g}: the prefill's "
+                  "logits do not move with the offset, so the shift re-rotates the cached keys otherwise than turning "
+                  "them by d", "kv-shift", err / bound if bound else float("inf"))
+
+
+def _offset_moves(bind, e, ids, c: int) -> str:
+    """What moves when a prefill's positions move by c (its logits past model_offset_bound), or ""."""
+    at = lambda p: p[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else p  # noqa: E731
+    n = ids.shape[1]
+    want, _, _ = bind.fresh(e).forward(ids, positions=at(np.arange(n)[None]))
+    got, _, _ = bind.fresh(e).forward(ids, positions=at(c + np.arange(n)[None]))
+    err, bound = float(np.max(np.abs(got - want))), tolerance.model_offset_bound(e, want, c + n)
+    return f"its prefill's logits move by {err:.3g} > {bound:.3g} with its positions moved by {c}" if err > bound else ""
+
+
+# -- model.offset ------------------------------------------------------------------------------------------------
+@rope_property("model.offset", rule="model_offset_bound: model_logits_bound and the RoPE's own rounding at each "
+               "position", cases=_shift_cases, skip_if=_not_rope_alone,
+               pinned=lambda impl: [{"expect": expect_of(impl), "row": [3, 1, 4, 1, 5], "shift": 29, "step": 9}])
+def test_model_offset(bind, case):
+    """A row's prefill at positions c ... c + n - 1 and a token decoded at c + n, against the same at 0 ... n - 1 and n,
+    its positions given (every axis alike); the positions each forward handed its RoPE are the ones given, as
+    integers."""
+    e, row, c = case["expect"], case["row"], case["shift"]
+    n = len(row)
+    ids, step = np.array([row]), np.array([[case["step"]]])
+    at = lambda p: p[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else p  # noqa: E731
+
+    def run(offset):
+        model = bind.fresh(e)
+        given = at(offset + np.arange(n)[None])
+        got, seen, cache = model.forward(ids, positions=given)
+        _handed(seen, given, f"a prefill at {offset} ... {offset + n - 1}")
+        if cache is None:
+            return got
+        nxt = at(np.array([[offset + n]]))
+        more, seen, _ = model.forward(step, positions=nxt, mask=np.ones((1, n + 1), dtype=np.int64), cache=cache)
+        _handed(seen, nxt, f"a decoding step at {offset + n}")
+        return np.concatenate([got, more], axis=1)
+
+    got, want = run(c), run(0)
+    bound = tolerance.model_offset_bound(e, want, c + n)
+    err = np.max(np.abs(got - want), axis=(0, 2))
+    if not err.max() <= bound:
+        t = int(np.argmax(err > bound))
+        what = f"token {t}" if t < n else "the decoding step"
+        raise Failure(f"every position moved by {c}: {what}'s logits differ from those at the positions themselves by "
+                      f"{err.max():.3g} > bound {bound:.3g}: the positions handed the RoPE are the ones given: the model "
+                      "reads the absolute positions elsewhere", "absolute-position",
+                      err.max() / bound if bound else float("inf"))
+    return float(err.max() / bound) if bound else 0.0
+
+
+def _handed(seen, given, what: str) -> None:
+    """Each record of the positions a forward handed its RoPE against the positions given, as integers."""
+    for got in seen:
+        if got.shape != given.shape or not np.array_equal(got, given):
+            shift = np.unique(got - given) if got.shape == given.shape else []
+            raise Failure(f"{what}: the RoPE was handed {listed(_axis0(got)[0])} where {listed(_axis0(given)[0])} "
+                          "were given", "position-offset" if len(shift) == 1 else "unknown")
 
 
 # -- model.shards ------------------------------------------------------------------------------------------------

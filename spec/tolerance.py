@@ -278,6 +278,20 @@ def model_logits_bound(dtype: str, logits: np.ndarray) -> float:
     return float(2 * (TINY_LAYERS + 1) * gamma * np.max(np.abs(logits)))
 
 
+def model_offset_bound(expect: Expect, logits: np.ndarray, top: int, rotations: int = 1) -> float:
+    """Allowed difference of a RoPE model's logits at positions moved by a constant from its logits at the positions
+    themselves. The two evaluations compute the same function but for the RoPE's own rounding at each position:
+    model_logits_bound's terms, and in each layer an angle theta = inv_freq p formed in the angle dtype (the output's,
+    where that is coarser) off by at most theta u, its cos and sin by u each, so that a query or key turned by
+    ``rotations`` rotations (a cached key re-rotated by a shift: two) whose angles sum to at most ``top`` (the largest
+    position; inv_freq is at most 1) is off by at most (top + 2 rotations) u of its norm, and a score by twice that,
+    against the inner product's gamma_n. Added to each layer's error as model_logits_bound adds it."""
+    u, n = _u(expect.dtype), TINY_WIDTH
+    gamma = n * u / (1 - n * u)
+    turn = 2 * (top + 2 * rotations) * max(_u(expect.angle_dtype), u)
+    return float(2 * (TINY_LAYERS + 1) * (gamma + turn) * np.max(np.abs(logits)))
+
+
 def class_name(expect: Expect) -> str:
     """Which tolerance class the expectation promises, in words."""
     if expect.angle_dtype == "exact" and expect.inv_freq_dtype == "exact":

@@ -93,6 +93,17 @@ INVARIANTS = [
                "rotate) and #8348",
     ),
     Invariant(
+        "model.offset",
+        "model",
+        "Where the encoding is RoPE alone (no query temperature by position, a table that does not change with the "
+        "length), a model's logits do not move when every position moves by a constant c: a prefill at c ... c + n - 1 "
+        "and the token decoded after it at c + n give the logits of a prefill at 0 ... n - 1 and its token at n, every "
+        "axis of a multi-axis RoPE moved alike. Positions alone never show a model that reads them elsewhere; its "
+        "logits at two offsets do.",
+        source="RoFormer (arXiv 2104.09864): a score depends on the positions' difference alone; seed tutorial 004 (a "
+               "model converted to RoPE that kept its absolute position embeddings)",
+    ),
+    Invariant(
         "model.shards",
         "model",
         "Under context parallelism every token of a packed row is owned by exactly one rank, and each rank turns its "

@@ -68,6 +68,9 @@ declare("model.window", TESTED, "a property of a model's code: which keys a slid
         "has no window")
 declare("model.shift", TESTED, "a property of a model's cache: re-rotating a key by d is turning it at p + d by the "
         "rotation's group law (rope.relative-position's proof); the property checks code's shift against it")
+declare("model.offset", TESTED, "a property of a whole model: each score depends on p_i - p_j alone by the rotation's "
+        "group law (rope.relative-position's proof); the property checks that nothing else in the model reads the "
+        "absolute positions")
 declare("model.drafts", TESTED, "a property of a model's cache and generation loop: verifying drafts is causal "
         "attention over cached keys (decode.attention-consistency), and a rejected draft leaves nothing behind")
 declare("model.shards", TESTED, "a property of a model's shard builder: which tokens each rank owns and their "
