@@ -27,10 +27,14 @@ def _door(call, *args, **kwargs):
         raise NotChecked(str(u)) from None
 
 
+def _on_axes(e, p: np.ndarray) -> np.ndarray:
+    """Positions (B, T) as the expectation takes them: every axis of a multi-axis RoPE alike, (B, T, axes)."""
+    return p[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else p
+
+
 def _per_document(e, lengths) -> np.ndarray:
     """Each document's tokens from 0, (1, T[, axes])."""
-    p = np.concatenate([np.arange(n) for n in lengths])[None]
-    return p[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else p
+    return _on_axes(e, np.concatenate([np.arange(n) for n in lengths])[None])
 
 
 def _spans(lengths):
@@ -111,8 +115,7 @@ def _one_sequence(bind, e, ids, offset: int, step: int) -> float:
     n = ids.shape[1]
     ones = np.ones((1, n), dtype=np.int64)
     at = offset + np.arange(n)[None]
-    rows = [(f"one row of {n} tokens at positions {listed(at[0])} (no documents said)",
-             at[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else at)]
+    rows = [(f"one row of {n} tokens at positions {listed(at[0])} (no documents said)", _on_axes(e, at))]
     block = _vision_block(e, n, offset)
     if block is not None:
         rows.append((f"one row of {n} tokens whose tokens 2 to 5 are a vision block (temporal positions "
@@ -314,18 +317,19 @@ def test_model_shift(bind, case):
     e, row, d = case["expect"], case["row"], case["shift"]
     n = len(row)
     ids = np.array([row])
-    at = lambda p: p[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else p  # noqa: E731
     model = bind.fresh(e)
-    _, _, cache = model.forward(ids, positions=at(np.arange(n)[None]))
+    _, _, cache = model.forward(ids, positions=_on_axes(e, np.arange(n)[None]))
     if cache is None:
         raise NotChecked("the model returned no cache from its forward: a shift needs one")
     shifted = _door(model.shift, cache, d)
     step = np.array([[case["step"]]])
-    got, _, _ = model.forward(step, positions=at(np.array([[n + d]])), mask=np.ones((1, n + 1), dtype=np.int64),
+    got, _, _ = model.forward(step, positions=_on_axes(e, np.array([[n + d]])),
+                              mask=np.ones((1, n + 1), dtype=np.int64),
                               cache=shifted)
     fresh = bind.fresh(e)
-    _, _, c2 = fresh.forward(ids, positions=at(d + np.arange(n)[None]))
-    want, _, _ = fresh.forward(step, positions=at(np.array([[n + d]])), mask=np.ones((1, n + 1), dtype=np.int64),
+    _, _, c2 = fresh.forward(ids, positions=_on_axes(e, d + np.arange(n)[None]))
+    want, _, _ = fresh.forward(step, positions=_on_axes(e, np.array([[n + d]])),
+                               mask=np.ones((1, n + 1), dtype=np.int64),
                                cache=c2)
     partial = (f" (partial rotary: {e.rotary_dim} of {e.head_dim} dims turn)" if e.rotary_dim < e.head_dim else "")
     bound = tolerance.model_offset_bound(e, want, n + d, rotations=2)
@@ -346,10 +350,9 @@ def test_model_shift(bind, case):
 
 def _offset_moves(bind, e, ids, c: int) -> str:
     """What moves when a prefill's positions move by c (its logits past model_offset_bound), or ""."""
-    at = lambda p: p[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else p  # noqa: E731
     n = ids.shape[1]
-    want, _, _ = bind.fresh(e).forward(ids, positions=at(np.arange(n)[None]))
-    got, _, _ = bind.fresh(e).forward(ids, positions=at(c + np.arange(n)[None]))
+    want, _, _ = bind.fresh(e).forward(ids, positions=_on_axes(e, np.arange(n)[None]))
+    got, _, _ = bind.fresh(e).forward(ids, positions=_on_axes(e, c + np.arange(n)[None]))
     err, bound = float(np.max(np.abs(got - want))), tolerance.model_offset_bound(e, want, c + n)
     return f"its prefill's logits move by {err:.3g} > {bound:.3g} with its positions moved by {c}" if err > bound else ""
 
@@ -365,20 +368,19 @@ def test_model_offset(bind, case):
     e, row, c = case["expect"], case["row"], case["shift"]
     n = len(row)
     ids, step = np.array([row]), np.array([[case["step"]]])
-    at = lambda p: p[..., None].repeat(e.n_axes, axis=-1) if e.multi_axis else p  # noqa: E731
 
     def run(offset):
         model = bind.fresh(e)
-        given = at(offset + np.arange(n)[None])
+        given = _on_axes(e, offset + np.arange(n)[None])
         got, seen, cache = model.forward(ids, positions=given)
-        own = at(np.arange(n)[None])
+        own = _on_axes(e, np.arange(n)[None])
         if offset and seen and all(p.shape == own.shape and np.array_equal(p, own) for p in seen):
             raise NotChecked(f"the model turns its tokens at its own positions (0 ... {n - 1}), not the ones given "
                              f"({offset} ... {offset + n - 1}): no offset can be given to it")
         _handed(seen, given, f"a prefill at {offset} ... {offset + n - 1}")
         if cache is None:
             return got
-        nxt = at(np.array([[offset + n]]))
+        nxt = _on_axes(e, np.array([[offset + n]]))
         more, seen, _ = model.forward(step, positions=nxt, mask=np.ones((1, n + 1), dtype=np.int64), cache=cache)
         _handed(seen, nxt, f"a decoding step at {offset + n}")
         return np.concatenate([got, more], axis=1)

@@ -1,12 +1,13 @@
 """Adds a sinusoidal embedding of each token's absolute position to its token embedding besides turning q and k by
 RoPE (a port that kept its base model's absolute position embeddings): the positions handed the RoPE are right, and
-the logits move when every position moves by a constant."""
+the logits move when every position moves by a constant, and a shifted cache is not told from it (model.shift says
+absolute-position, not kv-shift)."""
 
 import numpy as np
 
 from ropespec.implementations.numpy_model import Decoder
 
-TARGETS = ("model.offset",)
+TARGETS = ("model.offset", "model.shift")
 DIAGNOSIS = "absolute-position"
 SOURCE = ("seed tutorial 004 (additive cross terms): a model converted to RoPE that kept its absolute position "
           "embeddings, here in a whole model, where its positions cannot show it and its logits at two offsets do")
