@@ -659,6 +659,23 @@ class GoldenRequest(Request):
 
 
 @dataclass(frozen=True)
+class ReadingsRequest(Request):
+    COMMAND: ClassVar[str] = "readings"
+
+    configs: tuple = option((), "configs", nargs="+", metavar="CONFIG",
+                            help="config.json files, the folders that hold them, or globs of either (models/**/config.json)")
+    library: str | None = option(None, "--library", metavar="LIST",
+                                 help="comma-separated libraries whose reading is measured (default: every one installed "
+                                      "here; ropespec readings --help lists them)")
+    out: str | None = option(None, "--out", metavar="PATH", help="also write the table as Markdown here")
+    json: str | None = option(None, "--json", metavar="PATH", help="also write every measurement as JSON here")
+    seed: int = seed_option(0, "seed of the probes' vectors and tokens (default: 0)")
+
+    def inputs(self) -> list[tuple[str, str]]:
+        return [("CONFIG", c) for c in self.configs if not any(ch in c for ch in "*?[")]
+
+
+@dataclass(frozen=True)
 class SpecRequest(Request):
     COMMAND: ClassVar[str] = "spec"
 
@@ -715,7 +732,7 @@ class InvariantsRequest(Request):
 #: every command's request, by the command's name
 REQUESTS: dict[str, type[Request]] = {cls.COMMAND: cls for cls in (
     CheckRequest, FingerprintRequest, PrecisionRequest, GoldenRequest, SpecRequest, ProofsRequest, LabRequest,
-    PresetsRequest, InvariantsRequest)}
+    PresetsRequest, InvariantsRequest, ReadingsRequest)}
 
 
 def parsed(parser: argparse.ArgumentParser, argv: list[str] | None) -> Request:
@@ -734,5 +751,5 @@ def parsed(parser: argparse.ArgumentParser, argv: list[str] | None) -> Request:
 
 
 __all__ = ["CheckRequest", "FingerprintRequest", "GoldenRequest", "InvariantsRequest", "LabRequest",
-           "PrecisionRequest", "PresetsRequest", "ProofsRequest", "REQUESTS", "Request", "SpecRequest", "api_keywords",
+           "PrecisionRequest", "PresetsRequest", "ProofsRequest", "ReadingsRequest", "REQUESTS", "Request", "SpecRequest", "api_keywords",
            "option", "parsed"]

@@ -47,8 +47,9 @@ RANGES = {
     "rope_scaling.beta_fast, beta_slow": "finite numbers > 0 with beta_fast > beta_slow",
     "rope_scaling.low_freq_factor, high_freq_factor": "finite numbers > 0 with low <= high (equal: a step, Llama 4's)",
     "rope_scaling.short_factor, long_factor": f"rotary_dim/2 numbers in (0, {FACTOR_MAX:g}]",
-    "rope_scaling.max_model_len": (f"an integer in [1, {MAX_POSITION_MAX}]: LongRoPE's served length; with it, vLLM's "
-                                   f"policy (the long factors at every length once it exceeds the original length), "
+    "rope_scaling.max_model_len": (f"an integer in [1, {MAX_POSITION_MAX}]: the served length; with it, LongRoPE follows "
+                                   f"vLLM's policy (the long factors at every length once it exceeds the original "
+                                   f"length) and dynamic NTK SGLang's (the base of that length at every length), "
                                    f"without it transformers' (by the call's length)"),
     "mrope_section": f"{AXES_MIN} to {AXES_MAX} integers >= 1 (pairs per axis) summing to rotary_dim/2",
     "mrope_interleaved": ("true or false, with mrope_section; axis a > 0 owns pairs a, a + A, ..., a + A (section[a] - 1), "

@@ -3,9 +3,9 @@ parser (:mod:`ropespec.request`: one typed request per command, its fields the o
 -> exit code``. A new command is one more module, listed here, and one more request; ``options`` and ``matrix``
 (check's configuration matrix) are shared parts, no commands."""
 
-from ropespec.commands import check, fingerprint, golden, invariants, lab, precision, presets, proofs, spec
+from ropespec.commands import check, fingerprint, golden, invariants, lab, precision, presets, proofs, readings, spec
 
 #: in the order ``ropespec --help`` lists them
-COMMANDS = (check, golden, fingerprint, spec, proofs, invariants, presets, precision, lab)
+COMMANDS = (check, golden, fingerprint, spec, proofs, invariants, presets, precision, lab, readings)
 
 __all__ = ["COMMANDS"]

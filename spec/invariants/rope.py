@@ -144,7 +144,8 @@ INVARIANTS = [
         "scaling.dynamic-length",
         "scaling",
         "Dynamic NTK computes the default table for sequence lengths up to its original length, and its "
-        "frequencies only decrease as the length grows beyond it.",
+        "frequencies only decrease as the length grows beyond it; under SGLang's policy (max_model_len given) the "
+        "table of the served length at every length.",
         source="transformers dynamic NTK; vLLM #3488 and #41236",
     ),
     Invariant(

@@ -156,6 +156,12 @@ class ScalingMethod:
         None where the method leaves no pair still."""
         return None
 
+    def readings(self, e) -> Iterator[tuple[str, str, Any]]:
+        """The other readings a library may make of a config.json's dict of this method: (word, what, expectation),
+        the word one of :data:`ropespec.spec.readings.WORDS` (:func:`ropespec.spec.readings.readings` adds those of
+        every method)."""
+        return iter(())
+
     def mistakes(self, e, seq_len: int | None, thetas: Callable, th0) -> Iterator[tuple[str, str, Any]]:
         """The tables a mistaken port of the method produces: (tag, what, table). ``thetas(expect, seq)`` is the
         reference's table, ``th0`` the unscaled one. The diagnosis, the fingerprint and the perturbation grid read

@@ -80,6 +80,20 @@ class LongRoPE(ScalingMethod):
         params.pop("max_model_len", None)  # vLLM's serving setting: transformers has no such key
         return max_position
 
+    def readings(self, e):
+        s, L = dict(e.rope_scaling), scaling.original_length(e)
+        if "max_model_len" in s:
+            yield ("longrope-switch", "the factors switched by the call's length (transformers' policy)",
+                   e.replace(rope_scaling={k: v for k, v in s.items() if k != "max_model_len"}))
+        for served, which in ((L + 1, "long"), (L, "short")):
+            if s.get("max_model_len") != served:
+                yield ("longrope-switch", f"the {which} factors at every length",
+                       e.replace(rope_scaling=dict(s, max_model_len=served)))
+        if abs(self.attention_factor(e) - 1) > mpmath.mpf(2) ** -40:
+            yield ("attention-factor", f"attention factor 1 (none applied) where the config's reading gives "
+                                       f"{float(self.attention_factor(e)):.6g}",
+                   e.replace(rope_scaling=dict(s, attention_factor=1.0)))
+
     def mistakes(self, e, seq_len, thetas, th0):
         L = scaling.original_length(e)
         if "max_model_len" in e.rope_scaling:  # the served length's factors, taken by the call's length instead

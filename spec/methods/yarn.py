@@ -100,6 +100,22 @@ class Yarn(ScalingMethod):
             out["mscale"], out["mscale_all_dim"] = 1.0, pick("mscale_all_dim", (0.0, 0.707, 1.0))
         return out
 
+    def readings(self, e):
+        s = dict(e.rope_scaling)
+        told = s.get("truncate", True)
+        yield ("truncate", f"the correction range {'kept' if told else 'rounded'} where the config says truncate "
+                           f"{str(told).lower()}", e.replace(rope_scaling=dict(s, truncate=not told)))
+        mine, f = self.attention_factor(e), mpmath.mpf(s["factor"])
+        ms, msa = s.get("mscale"), s.get("mscale_all_dim")
+        others = {"g(s) = 0.1 ln s + 1, the default formula": g(f), "1, none applied": mpmath.mpf(1),
+                  f"g(s, {ms or 1}) / g(s, {msa or 0}), mscale and mscale_all_dim with a missing one at 1 and 0":
+                      g(f, mpmath.mpf(ms or 1)) / g(f, mpmath.mpf(msa or 0))}
+        for what, v in others.items():
+            if abs(v - mine) > mpmath.mpf(2) ** -40:
+                yield ("attention-factor", f"attention factor {float(v):.6g} ({what}) where the config's reading "
+                                           f"gives {float(mine):.6g}",
+                       e.replace(rope_scaling=dict(s, attention_factor=float(v))))
+
     def mistakes(self, e, seq_len, thetas, th0):
         s = e.to_dict()["rope_scaling"]
         swapped = dict(s, beta_fast=s.get("beta_slow") or 1, beta_slow=s.get("beta_fast") or 32)
