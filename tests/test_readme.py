@@ -50,6 +50,9 @@ NOT_HERE = {
     "ropespec check ropespec.implementations.numpy_rope:make --expect llama3.1-8b --expect mistral-7b-v0.1 --cluster local":
         "tests/test_cluster.py starts a local cluster for a matrix of its own (the same options and more); a second "
         "cluster here would pay for Ray's start again",
+    "ropespec readings": "a reader's own model tree and the libraries installed: tests/test_libraries.py (slow tier) runs "
+                         "`ropespec readings` on the fixture configs from a scratch folder for each library installed, "
+                         "and tests/test_readings.py its table, options and refusals",
     "pytest properties --rope-impl kernels.py:make": "a reader's own kernel file and model tree: "
                                                      "tests/test_examples.py::test_properties_under_xdist runs the "
                                                      "plugin's matrix under pytest-xdist on ropespec's own factory",

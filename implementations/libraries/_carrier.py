@@ -43,7 +43,9 @@ def save_carrier(d: dict, folder: Path):
     tokens go in as ids). Returns the model."""
     import sentencepiece
     import torch
+    import transformers
 
+    transformers.utils.logging.disable_progress_bar()  # its progress on standard error is no reading
     c = carrier(d)
     e = from_hf_config(c)
     config = hf_model._config_from_file(c, c["model_type"], e, True)

@@ -51,7 +51,9 @@ class OnnxRuntimeGenAI(Library):
         path = self.onnx(folder)
         if path not in self._sessions:
             self._sessions.clear()
-            self._sessions[path] = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+            options = onnxruntime.SessionOptions()
+            options.log_severity_level = 4  # a refused call is said in the table, once, not also logged
+            self._sessions[path] = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         session = self._sessions[path]
         feed = {"input_ids": np.asarray([tokens], dtype=np.int64), "attention_mask": np.ones((1, n), dtype=np.int64)}
         head_dim = json.loads((folder / "config.json").read_text())["head_dim"]
