@@ -7,6 +7,9 @@ float32): a library that reads a field otherwise computes exactly that. The real
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -110,28 +113,29 @@ def test_dynamic_with_a_served_length_is_the_table_of_that_length_at_every_lengt
 
 
 class _Reads(Library):
-    """A library whose reading is the reference's under ``reading`` (the reference itself where None)."""
+    """A library whose reading is the reference's under the other reading ``change`` (word, what) names, the
+    reference itself where None or where the config has no such reading; ``then`` "crash" or "hang" misbehaves
+    instead. Its instances travel to the library's process pickled (their class imports from this module)."""
 
     distribution = "ropespec"
     module = "ropespec"
 
-    def __init__(self, name, change=None):
-        self.tag, self.change = name, change
-
-    @property
-    def label(self):
-        return self.tag
+    def __init__(self, name, change=None, then=None):
+        self.name, self.change, self.then = name, change, then
 
     def rope(self, folder):
+        if self.then == "crash":
+            os._exit(3)
+        if self.then == "hang":
+            time.sleep(600)
         e = hfconfig.read(Path(folder) / "config.json")
-        return door(other(e, *self.change, default=e) if self.change else e)  # a config without that field: as read
+        return door(other(e, *self.change, default=e) if self.change else e)
 
 
 @pytest.fixture
 def fake(monkeypatch):
-    def register(name, change=None):
-        lib = _Reads(name, change)
-        monkeypatch.setattr(lib, "name", name, raising=False)
+    def register(name, change=None, then=None):
+        lib = _Reads(name, change, then)
         monkeypatch.setitem(libraries.REGISTRY, name, lib)
         return lib
 
@@ -155,6 +159,24 @@ def test_the_command_names_the_field_and_writes_the_table(cli, fake, tmp_path):
     assert "| gpt-oss-20b | rounds" in table and "**differs** | truncate |" in table
     code, text, err = cli("readings", FIXTURES / "gpt-oss-20b.json", "--library", "right")
     assert code == 0, text + err
+
+
+def test_a_library_that_crashes_or_hangs_is_said_in_its_cell_and_the_next_config_is_read(cli, fake, monkeypatch):
+    from ropespec.commands import readings as command
+
+    monkeypatch.setattr(command, "CELL_TIMEOUT", 5)
+    fake("crashes", then="crash")
+    fake("hangs", then="hang")
+    fake("right")
+    started = time.monotonic()
+    code, text, err = cli("readings", FIXTURES / "gpt-oss-20b.json", FIXTURES / "llama-3.1-8b.json", "--library",
+                          "crashes,hangs,right")
+    assert code == 0, text + err  # nothing read otherwise: the right library agrees on both, the others read nothing
+    assert text.count("crashes's process ended while reading this config") == 2
+    assert text.count("hangs gave no answer within 5 s") == 2
+    assert text.count("· right 0.1.0: agrees") == 2
+    assert time.monotonic() - started < 60
+    assert not multiprocessing.active_children()  # the libraries' processes, the stopped ones too, are gone
 
 
 @pytest.mark.parametrize("args, said", [

@@ -45,7 +45,8 @@ def save_carrier(d: dict, folder: Path):
     import torch
     import transformers
 
-    transformers.utils.logging.disable_progress_bar()  # its progress on standard error is no reading
+    transformers.utils.logging.disable_progress_bar()  # its progress and advice on standard error are no reading
+    transformers.logging.set_verbosity_error()
     c = carrier(d)
     e = from_hf_config(c)
     config = hf_model._config_from_file(c, c["model_type"], e, True)

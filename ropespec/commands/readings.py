@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import glob
 import json
+import multiprocessing
 import os
 import tempfile
+from concurrent.futures import ProcessPoolExecutor, TimeoutError as FuturesTimeout
+from concurrent.futures.process import BrokenProcessPool
 from datetime import date
 from pathlib import Path
 
@@ -103,8 +106,10 @@ def _guarded(lib, call):
     return guarded
 
 
-def measure_one(lib, d: dict, path: Path, work: Path, seed: int, carriers: dict) -> dict:
-    """One cell of the table: the library's reading of one config, measured (or why it could not be)."""
+def measure_one(lib, d: dict, work: str, seed: int) -> dict:
+    """One cell of the table: the library's reading of one config, measured in ``work`` (a fresh folder), or why it
+    could not be. Runs in the library's own process (:class:`_Isolated`)."""
+    work = Path(work)
     e = hfconfig.from_hf_config(d)
     try:
         if lib.door == "rope":
@@ -113,15 +118,48 @@ def measure_one(lib, d: dict, path: Path, work: Path, seed: int, carriers: dict)
             (folder / "config.json").write_text(json.dumps(d))
             m = measured.measure(_guarded(lib, _guarded(lib, lib.rope)(folder)), e, seed)
         else:
-            if path not in carriers:
-                carriers[path] = _guarded(lib, _carrier.save_carrier)(d, Path(work).parent / "carrier")
-            model = carriers[path]
-            logits = _guarded(lib, lambda t, p: lib.logits(Path(work).parent / "carrier", t, p))
+            model = _guarded(lib, _carrier.save_carrier)(d, work / "carrier")
+            logits = _guarded(lib, lambda t, p: lib.logits(work / "carrier", t, p))
             m = measured.measure_model(logits, model, e, seed, lib.from_zero)
     except Unreadable as why:
         return {"status": "unread", "why": str(why)}
     said = {"carrier": _carrier.carrier(d)["architectures"][0]} if lib.door == "model" else {}
     return {"status": "agrees" if m.agrees else "differs", **said, **m.to_dict()}
+
+
+#: seconds one library may take over one config (a model door's conversion and calls take seconds)
+CELL_TIMEOUT = 900
+
+
+class _Isolated:
+    """A library's code in a process of its own (spawned: nothing of ropespec's state is shared), one config at a time:
+    a library that crashes, exits or hangs on a config is said in its cell ("not read") and gets a fresh process for
+    the next one; it never takes ropespec down with it."""
+
+    def __init__(self, lib):
+        self.lib, self.name, self.pool = lib, lib.name, None
+
+    def cell(self, d: dict, work: Path, seed: int) -> dict:
+        if self.pool is None:
+            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        future = self.pool.submit(measure_one, self.lib, d, str(work), seed)
+        try:
+            return future.result(timeout=CELL_TIMEOUT)
+        except FuturesTimeout:
+            self.close()
+            return {"status": "unread", "why": f"{self.name} gave no answer within {CELL_TIMEOUT} s (its process "
+                                               "was stopped)"}
+        except BrokenProcessPool:
+            self.close()
+            return {"status": "unread", "why": f"{self.name}'s process ended while reading this config (a crash, "
+                                               "an exit or running out of memory)"}
+
+    def close(self) -> None:
+        if self.pool is not None:
+            for process in list(getattr(self.pool, "_processes", {}).values()):
+                process.kill()
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
 
 
 def run(req: ReadingsRequest, console: Console) -> int:
@@ -137,16 +175,20 @@ def run(req: ReadingsRequest, console: Console) -> int:
     if not libs:
         raise UsageError("no library can run here: " + "; ".join(said))
     rows = []
-    for label, path, d in read:
-        with tempfile.TemporaryDirectory(prefix="ropespec-readings-") as tmp:
-            carriers: dict = {}
-            for lib in libs:
-                work = Path(tmp) / lib.name
-                work.mkdir()
-                cell = measure_one(lib, d, path, work, req.seed, carriers)
-                rows.append({"config": label, "file": str(path), "library": lib.name, "version": lib.version(),
-                             "door": lib.door, **cell})
-                console.print(_line(rows[-1]), highlight=False, markup=False, soft_wrap=True)
+    workers = {lib.name: _Isolated(lib) for lib in libs}
+    try:
+        for label, path, d in read:
+            with tempfile.TemporaryDirectory(prefix="ropespec-readings-") as tmp:
+                for lib in libs:
+                    work = Path(tmp) / lib.name
+                    work.mkdir()
+                    cell = workers[lib.name].cell(d, work, req.seed)
+                    rows.append({"config": label, "file": str(path), "library": lib.name, "version": lib.version(),
+                                 "door": lib.door, **cell})
+                    console.print(_line(rows[-1]), highlight=False, markup=False, soft_wrap=True)
+    finally:  # Ctrl-C included: no library's process is left running
+        for worker in workers.values():
+            worker.close()
     versions = {lib.name: lib.version() for lib in libs}
     report = {"date": date.today().isoformat(), "command": req.command_line(), "libraries": versions,
               "missing": said, "rows": rows}
