@@ -85,7 +85,8 @@ def formation_allowance(e: Expect, x: np.ndarray, positions: np.ndarray) -> np.n
     ||x_pair|| as ||x_pair|| p theta_i (2i/r) |ln b| u."""
     expo = np.array([2.0 * i / R for i, R in e.ladder()])
     theta = reference.thetas(e, seq_len=reference.seq_len_of(positions))
-    per_pair = pair_norms(e, x) * np.abs(positions)[:, None] * theta[None, :] * expo[None, :] * abs(np.log(e.rope_theta))
+    angle = np.abs(positions)[:, None] * theta[None, :]
+    per_pair = pair_norms(e, x) * angle * expo[None, :] * abs(np.log(e.rope_theta))
     return per_dim(e, per_pair * tolerance.unit_roundoff("float32"))
 
 
@@ -183,7 +184,8 @@ def _reference_logits(model, e: Expect, tokens, positions) -> np.ndarray:
     model.model.rotary_emb = _table(e)
     try:
         with torch.no_grad():
-            return model(torch.tensor([list(tokens)]), position_ids=torch.tensor([list(positions)])).logits[0].double().numpy()
+            out = model(torch.tensor([list(tokens)]), position_ids=torch.tensor([list(positions)]))
+            return out.logits[0].double().numpy()
     finally:
         model.model.rotary_emb = kept
 

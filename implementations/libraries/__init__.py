@@ -1,5 +1,6 @@
 """Other libraries' readings of a config.json: each library builds its own RoPE from the same file, through its own
-code, and ropespec measures what it computes against the reference reading (transformers', :mod:`ropespec.spec.hfconfig`).
+code, and ropespec measures what it computes against the reference reading (transformers',
+:mod:`ropespec.spec.hfconfig`).
 
 One module per library, each holding one :class:`Library` subclass; the registry finds them as the zoo finds its
 members. A library that is not installed here (or cannot be imported) says so in one line (:meth:`Library.missing`):
@@ -67,7 +68,8 @@ class Library:
     def missing(self) -> str | None:
         """Why this library cannot be run here, in one line; None where it can."""
         if self.version() is None:
-            how = f"pip install -e '.[{self.extra}]'" if self.extra else f"it is not an extra: install {self.distribution} as you serve with it"
+            how = (f"pip install -e '.[{self.extra}]'" if self.extra
+                   else f"it is not an extra: install {self.distribution} as you serve with it")
             return f"{self.name} is not installed ({how})"
         try:
             importlib.import_module(self.module)

@@ -32,8 +32,8 @@ def carrier(d: dict) -> dict:
                          f"carry it")
     if e.convention != "half":
         raise Unreadable(f"through a tiny Llama: the {e.convention} convention has no Llama to carry it")
-    out.update(model_type="phi3" if phi3 else "llama", architectures=["Phi3ForCausalLM" if phi3 else "LlamaForCausalLM"],
-               head_dim=e.head_dim)
+    out.update(model_type="phi3" if phi3 else "llama", head_dim=e.head_dim,
+               architectures=["Phi3ForCausalLM" if phi3 else "LlamaForCausalLM"])
     return out
 
 

@@ -1,7 +1,8 @@
 """llama.cpp's reading, through llama-cpp-python: the tiny carrier model of the config
-(:func:`ropespec.implementations.libraries._carrier.save_carrier`), written to GGUF by llama.cpp's own ``convert_hf_to_gguf.py`` and
-loaded by llama.cpp, whose logits are its reading. The converter reads the config through the installed transformers
-(its ``AutoConfig``), so the reading is of both: the table names the transformers version.
+(:func:`ropespec.implementations.libraries._carrier.save_carrier`), written to GGUF by llama.cpp's own
+``convert_hf_to_gguf.py`` and loaded by llama.cpp, whose logits are its reading. The converter reads the config
+through the installed transformers (its ``AutoConfig``), so the reading is of both: the table names the transformers
+version.
 
 The converter is not in llama-cpp-python's wheel: it is taken from the llama.cpp source tree that
 ``$ROPESPEC_LLAMA_CPP`` names, else from the installed version's own source package on PyPI (``pip download
@@ -11,7 +12,6 @@ llama-cpp-python==VERSION --no-binary :all:``), unpacked once under ``~/.cache/r
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -99,16 +99,6 @@ class LlamaCpp(Library):
                 raise Unreadable(f"llama.cpp's converter refused the carrier model: {last[:200]}")
         return out
 
-    def metadata(self, folder: Path) -> dict:
-        """The GGUF's RoPE keys as the converter wrote them."""
-        import llama_cpp
-
-        llm = llama_cpp.Llama(str(self.gguf(folder)), n_ctx=N_CTX, vocab_only=True, verbose=False)
-        try:
-            return {k: v for k, v in llm.metadata.items() if ".rope." in k or k.endswith("context_length")}
-        finally:
-            llm.close()
-
     def logits(self, folder: Path, tokens, positions, n_ctx: int = N_CTX) -> np.ndarray:
         """The logits of ``tokens`` at ``positions`` (one sequence, a fresh context of ``n_ctx`` cells, a float32 KV
         cache), as llama.cpp computes them."""
@@ -134,6 +124,3 @@ class LlamaCpp(Library):
         finally:
             llm.close()
 
-
-def config_of(folder: Path) -> dict:
-    return json.loads((Path(folder) / "config.json").read_text())

@@ -39,7 +39,8 @@ class Transformers(Library):
         if found is None:
             raise Unreadable(f"transformers: {said}")
         if not found.checkable or found.takes != "qk":
-            raise Unreadable(f"transformers' {found.model_type}: {found.reason or 'its apply function is not (q, k, cos, sin)'}")
+            why = found.reason or "its apply function is not (q, k, cos, sin)"
+            raise Unreadable(f"transformers' {found.model_type}: {why}")
         modeling = importlib.import_module(found.module)
         rotary = getattr(modeling, found.rotary)(config=text)
         layer = checked_layer_type(getattr(text, "rope_parameters", None))

@@ -231,9 +231,10 @@ def _line(r: dict) -> str:
 def markdown(report: dict) -> str:
     """The table as a Markdown page: one row per config and library."""
     lines = ["# How each library reads the same config.json", "",
-             f"`{report['command']}`, {report['date']}; " + ", ".join(f"{n} {v}" for n, v in report["libraries"].items())
-             + ". Each library's RoPE is measured against the reference reading (transformers'); a field read otherwise "
-               "is named where the library holds under that reading of the config and under no other word's "
+             f"`{report['command']}`, {report['date']}; "
+             + ", ".join(f"{n} {v}" for n, v in report["libraries"].items())
+             + ". Each library's RoPE is measured against the reference reading (transformers'); a field read "
+               "otherwise is named where the library holds under that reading of the config and under no other word's "
                "([how](howto/readings.md)). A library of door \"model\" reads a tiny model carrying the config's RoPE "
                "fields through its own converter (its converter reads the config through the installed transformers).",
              "",
