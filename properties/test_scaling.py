@@ -237,6 +237,18 @@ def test_band_edges(bind, case):
 def test_dynamic_length(bind, case):
     e = case["expect"]
     f, L = bind(e), original_length(e)
+    served = e.rope_scaling.get("max_model_len")
+    if served is not None:  # SGLang's policy: the served length's table at every length, short ones included
+        for seq in (L // 2 + 1, L, min(2 * L, e.max_position)):
+            want = reference.thetas(e, seq)
+            m = probe.measure(f, e, seq_len=seq)
+            tol = _rel_tol(e, m, seq)
+            i = _first_bad(np.abs(m.thetas - want) <= tol * want)
+            if i is not None:
+                word, note = _word(e, m, _miss(m.thetas, want), seq)
+                raise Failure(f"theta'[pair {i}]={float(m.thetas[i])!r} at sequence length {seq}, but should be the "
+                              f"table of the served length {served}, {float(want[i])!r} [dynamic]", word, evidence=note)
+        return None
     th = reference.thetas(_default(e))
     for seq in (L // 2 + 1, L):
         m = probe.measure(f, e, seq_len=seq)

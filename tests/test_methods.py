@@ -195,6 +195,26 @@ def test_vllm_s_policy_holds_code_that_follows_it_and_names_a_port_of_transforme
     assert all("transformers' policy" in x.message for x in failed), r.report()
 
 
+def test_sglang_s_dynamic_policy_holds_code_that_follows_it_and_names_a_port_of_transformers():
+    """Dynamic NTK with a served length (max_model_len: SGLang's policy) is the table of that length at every length;
+    code that follows it holds scaling.dynamic-length, and the same table grown with each call's length (transformers'
+    policy) fails it by its word."""
+    from ropespec import check
+    from ropespec.implementations.zoo.rope import dynamic_served_by_length as member
+
+    served = Expect.from_dict(member.EXPECT)
+    by_length = served.replace(rope_scaling={k: v for k, v in served.rope_scaling.items() if k != "max_model_len"})
+    assert all((reference.thetas(served, n) == reference.thetas(by_length, 16384)).all() for n in (1, 4096, 8192))
+    assert not (reference.thetas(by_length, 1) == reference.thetas(by_length, 16384)).all()
+    props = ["scaling.dynamic-length", "rope.conformance"]
+    assert check("ropespec.implementations.numpy_rope:make", served, profile="ci", seed=1, invariants=props).passed
+    r = check("ropespec.implementations.zoo.rope.dynamic_served_by_length:make", served, profile="ci", seed=1,
+              invariants=props)
+    failed = [x for x in r.results if x.status == "fail"]
+    assert failed and {x.diagnosis for x in failed} == {"scaling"}, r.report()
+    assert any(x.invariant == "scaling.dynamic-length" for x in failed), r.report()
+
+
 def test_llama3_with_equal_band_factors_is_llama_4s_step():
     """Llama 4's config sets low_freq_factor = high_freq_factor = 1: no band, a step at wavelength L (transformers'
     ramp is 0/0 only on the step itself, which no pair of its ladder lands on); factors the other way round stay

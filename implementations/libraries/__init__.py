@@ -77,10 +77,6 @@ class Library:
             return f"{self.name} {self.version()} is installed but does not import here: {type(e).__name__}: {e}"
         return None
 
-    @property
-    def label(self) -> str:
-        return f"{self.name} {self.version()}"
-
     def rope(self, folder: Path) -> Callable:
         """f(x, positions) as this library builds the RoPE from ``folder``/config.json (door "rope")."""
         raise NotImplementedError

@@ -165,10 +165,9 @@ class _Isolated:
 def run(req: ReadingsRequest, console: Console) -> int:
     outs = req.outputs(**{"--out": req.out, "--json": req.json})
     read = configs(req.configs)
-    expects = {}
-    for label, path, d in read:
+    for label, path, d in read:  # every config is the reference reader's before any library runs
         try:
-            expects[path] = hfconfig.from_hf_config(d)
+            hfconfig.from_hf_config(d)
         except ExpectationError as e:
             raise UsageError(f"CONFIG: {path}: {e}") from None
     libs, said = chosen(req.library)

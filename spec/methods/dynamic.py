@@ -81,4 +81,10 @@ class Dynamic(ScalingMethod):
         return {"rope_type": self.name, "factor": factor, "original_max_position_embeddings": original}
 
     def mistakes(self, e, seq_len, thetas, th0):
+        served = e.rope_scaling.get("max_model_len")
+        if served is not None:  # the served length's table, grown with the call's length instead
+            by_length = e.replace(rope_scaling={k: v for k, v in e.rope_scaling.items() if k != "max_model_len"})
+            yield ("grown by length", f"the base grown with the call's length (transformers' policy), not fixed at the "
+                   f"served length max_model_len {served} (SGLang's)", thetas(by_length, seq_len))
+            return
         yield "one length", f"the dynamic table of length {e.max_position} at every length", thetas(e, e.max_position)
