@@ -172,12 +172,21 @@ def _checked(option: str, given: str, p: Path) -> Output:
 
 
 # -- the files a command reads ---------------------------------------------------------------------------------
+def config_files(value: str) -> list[str]:
+    """The config.json files one CONFIG argument names: the file itself, a model folder's config.json, or a glob's
+    files, in order (none for a glob that matches nothing)."""
+    if any(c in value for c in "*?["):
+        return sorted(f for f in glob.glob(value, recursive=True) if os.path.isfile(f))
+    return [os.path.join(value, "config.json") if os.path.isdir(value) else value]
+
+
 def input_files(targets=(), *, expect: str | list[str] | None = None, module: str | None = None,
-                resume: str | None = None) -> list[tuple[str, str]]:
+                resume: str | None = None, configs=()) -> list[tuple[str, str]]:
     """What a command reads, as (what it is, path): the TARGETs' source files and the modules each imports from its
-    own folder, the --expect files (check's may be several, and globs), the lab module and the report a run resumes
-    from. Found without importing anything."""
-    out = []
+    own folder, the --expect files (check's may be several, and globs), the CONFIG files (:func:`config_files`), the
+    lab module and the report a run resumes from. Found without importing anything."""
+    out = [("the CONFIG file", os.path.abspath(f)) for value in configs for f in config_files(value)
+           if os.path.isfile(f)]
     for t in targets:
         if not isinstance(t, str):
             continue

@@ -672,7 +672,7 @@ class ReadingsRequest(Request):
     seed: int = seed_option(0, "seed of the probes' vectors and tokens (default: 0)")
 
     def inputs(self) -> list[tuple[str, str]]:
-        return [("CONFIG", c) for c in self.configs if not any(ch in c for ch in "*?[")]
+        return input_files(configs=self.configs)
 
 
 @dataclass(frozen=True)

@@ -205,6 +205,17 @@ def test_a_config_that_is_no_config_is_one_line(cli, tmp_path):
     assert code == 2 and "rope_scaling.factor" in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_the_table_never_overwrites_a_config(cli):
-    code, text, err = cli("readings", FIXTURES / "gpt-oss-20b.json", "--out", FIXTURES / "gpt-oss-20b.json")
-    assert code == 2 and "--out" in err, err
+@pytest.mark.parametrize("given", ["file", "folder", "glob"])
+def test_the_table_never_overwrites_a_config(cli, tmp_path, given):
+    """Whether the config is named by its file, its model folder or a glob, --out or --json on it is refused before
+    anything runs, and the file is left as it was."""
+    folder = tmp_path / "mymodel"
+    folder.mkdir()
+    config = folder / "config.json"
+    config.write_text((FIXTURES / "llama-3.1-8b.json").read_text())
+    before = config.read_text()
+    named = {"file": config, "folder": folder, "glob": tmp_path / "*" / "config.json"}[given]
+    for option in ("--out", "--json"):
+        code, text, err = cli("readings", named, option, config, "--library", "transformers")
+        assert code == 2 and option in err and len(err.strip().splitlines()) == 1, err
+        assert config.read_text() == before

@@ -10,10 +10,8 @@ input, a library named with --library that is not installed here, or nothing che
 
 from __future__ import annotations
 
-import glob
 import json
 import multiprocessing
-import os
 import tempfile
 from concurrent.futures import ProcessPoolExecutor, TimeoutError as FuturesTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -27,6 +25,7 @@ from ropespec.commands import options
 from ropespec.implementations import libraries
 from ropespec.implementations.libraries import Unreadable, _carrier
 from ropespec.inputs import UsageError
+from ropespec.outputs import config_files
 from ropespec.properties import readings as measured
 from ropespec.request import ReadingsRequest
 from ropespec.spec import hfconfig
@@ -50,12 +49,9 @@ def configs(given) -> list[tuple[str, Path, dict]]:
     exit 2, for a glob matching nothing, a missing file or one that is no JSON object."""
     out = []
     for value in given:
-        if any(c in value for c in "*?["):
-            files = sorted(f for f in glob.glob(value, recursive=True) if os.path.isfile(f))
-            if not files:
-                raise UsageError(f"CONFIG: {value!r} matches no file")
-        else:
-            files = [os.path.join(value, "config.json") if os.path.isdir(value) else value]
+        files = config_files(value)
+        if not files:
+            raise UsageError(f"CONFIG: {value!r} matches no file")
         for f in files:
             path = Path(f)
             if not path.is_file():
