@@ -14,6 +14,7 @@ from ropespec.implementations.contract import (
     same_function,
 )
 from ropespec.implementations.families import Bound, Form, form_of
+from ropespec.implementations.families.rope.decoder import as_generated
 from ropespec.implementations.shape import CallShape
 from ropespec.spec.expectation import Expect
 
@@ -132,11 +133,12 @@ class Implementation:
 
     def as_rope(self, expect: Expect):
         """The implementation as one function f(x, positions) for ``expect`` (diagnoses, fingerprint, precision), as
-        its form reads it (a table through the RoPE it defines, a kernel with ropespec's table; a decoder is a fresh
-        one prefilled with the rows at each call); None for a family that is no RoPE."""
+        its form reads it (a table through the RoPE it defines, a kernel with ropespec's table; a decoder prefilled as a
+        generate loop prefills it, :func:`~ropespec.implementations.families.rope.decoder.as_generated`); None for a
+        family that is no RoPE."""
         if self.mode == "decoder":
             self.bind(expect)
-            return lambda x, positions: self.fresh(expect).prefill(x, positions)
+            return as_generated(lambda: self.fresh(expect), self.release, expect)
         reading = self.form.as_rope
         return None if reading is None else reading(self.bind(expect))
 

@@ -3,6 +3,8 @@ time to 2L) reaches 2L, so a decoder wrong only there is caught; the shipped dec
 says how far it has got while it runs."""
 
 import json
+
+import numpy as np
 from pathlib import Path
 
 from ropespec.implementations import load_implementation
@@ -64,3 +66,51 @@ def test_a_j_runner_passes_the_progress_on():
     reports = scheduler.check_in_processes(requests, asked, jobs=1, on_progress=lambda *a: said.append(a))
     assert reports[0].results[0].status == "pass"
     assert any(inv == "decode.consistency" and "length" in text for _, inv, text, _ in said), said
+
+
+def _member(name):
+    from ropespec.implementations.zoo import members
+
+    return next(m for m in members() if m.name == name)
+
+
+def test_a_decoder_is_named_by_the_position_its_steps_used(checked):
+    """A decoder is called as a generate loop calls it: its prefill at positions 0, 1, ..., n - 1, then steps. mlx-vlm
+    #1983's decoder turns each step at 0 and fla #766's one late; the word comes from the step's own measured
+    position, never from a probe at positions a prefill never gets (which read the first as no rotation and the
+    second as a layout)."""
+    for name, said in (("decode_step_at_zero", "at position 0 where"), ("decode_step_one_late", "one position late")):
+        _, r = checked.zoo(_member(name), decode.test_consistency.property)
+        assert (r.status, r.diagnosis) == ("fail", "position-offset"), (name, r.message)
+        assert said in r.message and "follows from" not in r.message, (name, r.message)
+
+
+def test_a_decoder_s_reading_as_a_rope_prefills_from_position_0():
+    """Every call a decoder gets from the diagnoses, the fingerprint and the precision sweep is a prompt from position
+    0: a probe at [3, 0, 7, 3] is answered by prefills of 0..7 (twice: position 3 repeats), each row read at its own
+    position, and equals the exact rotation there."""
+    from ropespec.properties.numerics import exact
+
+    seen = []
+
+    class Recording:
+        def __init__(self, e):
+            from ropespec.implementations.numpy_decode import Decoder
+
+            self.inner = Decoder(e)
+
+        def prefill(self, x, positions):
+            seen.append(list(positions))
+            return self.inner.prefill(x, positions)
+
+        def step(self, x, position):
+            return self.inner.step(x, position)
+
+    e = Expect(head_dim=8, max_position=64, dtype="float64")
+    impl = load_implementation(Recording, expect=e, isolate=False)
+    f = impl.as_rope(e)
+    x = np.random.default_rng(0).standard_normal((4, 8))
+    pos = np.array([3, 0, 7, 3])
+    y = f(x, pos)
+    assert seen == [list(range(8)), list(range(4))]
+    np.testing.assert_allclose(y, exact(e, x, pos)[0], atol=1e-12)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ropespec.implementations.contract import Keys
+from ropespec.implementations.contract import Fault, Keys
 from ropespec.implementations.families.base import Bound, f64, i64
 
 
@@ -44,3 +44,41 @@ class DecoderBound(Bound):
         back, as :class:`Keys`: a decoder returns every key at every step, and all of them across the process
         boundary made a 4096-token decode cost O(n^2) bytes)."""
         return self._op("step", f64(x), int(position), None if rows is None else i64(rows))
+
+
+#: the most elements (rows times head_dim) one prefill of :func:`as_generated` hands a decoder: 64 MB of float64
+#: keys, a prefill of 65536 rows at head_dim 128 (every long decode a case runs: 2L at L = 32768)
+GENERATED_ELEMENTS = 1 << 23
+
+
+def as_generated(fresh, release, e):
+    """A decoder as one function f(x, positions), called only as a generate loop calls it: a fresh decoder prefilled
+    at positions 0, 1, ..., n - 1 with each row of x placed at its own position (zeros between them), n one past the
+    largest position, and only the rows of x read back. A decoder's prefill is handed a prompt from its start and
+    nothing else, so a probe at positions [0, 1, 5, 999] is not a call it can receive; repeated positions are
+    prefilled once per repetition. A position whose prefill would pass :data:`GENERATED_ELEMENTS` is a Fault of the
+    view (the diagnoses then read within the positions the failing case reached), not a call made."""
+    cap = max(2, GENERATED_ELEMENTS // max(1, e.head_dim))
+
+    def f(x, positions):
+        x, positions = f64(x), i64(positions)
+        out = np.empty_like(x)
+        todo = np.arange(len(positions))
+        while len(todo):  # one prefill per repetition of a position: the first row of each position left
+            _, first = np.unique(positions[todo], return_index=True)
+            now, todo = todo[first], np.delete(todo, first)
+            n = int(positions[now].max()) + 1
+            if n > cap:
+                raise Fault(f"a decoder is read as a generate loop calls it, a prompt prefilled from position 0: a "
+                            f"prefill to position {n - 1} passes the {cap} rows this reading hands it", None)
+            prompt = np.zeros((n, e.head_dim))
+            prompt[positions[now]] = x[now]
+            dec = fresh()
+            try:
+                out[now] = dec.prefill(prompt, np.arange(n, dtype=np.int64), rows=positions[now]).values
+            finally:
+                release(dec)
+        return out
+
+    f.generated = cap
+    return f
