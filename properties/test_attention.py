@@ -179,43 +179,46 @@ def test_causal(bind, case):
         raise
 
 
-def _named(e, q, k, v, pos, out, bound, attend=None) -> tuple[str, str] | None:
+def _named(e, q, k, v, pos, out, bound, attend) -> tuple[str, str] | None:
     """(word, evidence) for a causal output that is not the exact attention of e but the exact attention of a nearby
-    expectation (:func:`_models`: the layer's RoPE turned on or off, the softmax scale's temperature, the queries'
-    temperature by position). A word is evidence that its model fits and that every other model does not: where the
-    failing case fits several (they differ there by less than the bound: positions close together, scores alike),
-    ``attend`` (the implementation) is called once more where those models differ by more than the bound, and the
-    one that fits there is named; where that call cannot tell them apart either, the word is ``unknown``, with what
-    was measured. A query temperature's beta fitted to the output is the last resort, where no model fits."""
+    expectation (:func:`_models`: the layer's RoPE turned on or off, the attention factor or the softmax scale's
+    temperature, the queries' temperature by position). A word is evidence that its model fits and that every other
+    model does not, on a case that tells them apart: the failing case is drawn small (two keys fix a row's softmax by
+    one logit difference per head, where turned-or-not and one scale or another are alike), so ``attend`` (the
+    implementation) is called once more where every model and the expectation differ pairwise by more than the
+    bound (:func:`_apart`), and a model is named only where it alone fits both calls. Where none or several fit
+    there, the word is ``unknown``, with both measurements. A query temperature's beta fitted to the output is the
+    last resort, where no model fits the failing case."""
     models = _models(e)
     fitting = [m for m in models if _fits(m[2], q, k, v, pos, out, bound)]
     at = f"positions {listed(pos)}"
-    if len(fitting) == 1:
-        word, what, _ = fitting[0]
-        others = [what_ for _, what_, m in models if m is not fitting[0][2]]
-        excluded = f" (and not with {'; nor with '.join(others)})" if others else ""
-        return word, f"the output is the exact attention with {what}{excluded}"
+    if not fitting:
+        beta = _beta_variant(e, q, k, v, pos, out, bound)
+        return ("query-temperature", beta) if beta else None
     if len(fitting) > 1:
-        said = " and ".join(f"{w} ({what})" for w, what, _ in fitting)
-        if attend is None:
-            return "unknown", f"at {at} the output fits {said} alike, within the bound: no measurement tells them apart"
-        apart = _apart(e, fitting)
-        if apart is None:
-            return "unknown", (f"at {at} the output fits {said} alike, and no call inside the domain was found where "
-                               f"they differ by more than the bound")
-        q2, k2, v2, pos2, gap = apart
-        out2 = attend(q2, k2, v2, pos2, True)
-        bound2 = 2 * tolerance.attention_bound(e, q2, k2, v2, pos2)
-        there = [m for m in fitting if _fits(m[2], q2, k2, v2, pos2, out2, bound2)]
-        if len(there) == 1:
-            word, what, _ = there[0]
-            return word, (f"the output is the exact attention with {what}: at {at} it fits {said} alike, and at "
-                          f"positions {listed(pos2)}, where they differ by {gap:.3g} (more than the bound "
-                          f"{float(np.max(bound2)):.3g}), only this one")
-        return "unknown", (f"at {at} the output fits {said} alike; at positions {listed(pos2)}, where they differ by "
-                           f"{gap:.3g}, {'none of them fits' if not there else 'still ' + ' and '.join(w for w, _, _ in there) + ' fit'}")
-    beta = _beta_variant(e, q, k, v, pos, out, bound)
-    return ("query-temperature", beta) if beta else None
+        fits = "it fits " + " and ".join(f"{w} ({what})" for w, what, _ in fitting) + " alike"
+    else:
+        fits = f"it fits {fitting[0][0]} alone"
+    apart = _apart(e, models + [(None, "the expectation", e)])
+    if apart is None:
+        return "unknown", (f"at {at} the output fits {' and '.join(f'{w} ({what})' for w, what, _ in fitting)}, and no "
+                           f"call inside the domain was found where the models and the expectation differ by more "
+                           f"than the bound: nothing measured tells them apart")
+    q2, k2, v2, pos2, gap = apart
+    out2 = attend(q2, k2, v2, pos2, True)
+    bound2 = 2 * tolerance.attention_bound(e, q2, k2, v2, pos2)
+    there = [m for m in models if _fits(m[2], q2, k2, v2, pos2, out2, bound2)]
+    grown = f"at positions {listed(pos2)}, where the models and the expectation differ pairwise by {gap:.3g} or more"
+    if len(there) == 1 and there[0] in fitting:
+        word, what, _ = there[0]
+        others = [what_ for _, what_, m in models if m is not there[0][2]]
+        excluded = f" (and not with {'; nor with '.join(others)})" if others else ""
+        return word, (f"the output is the exact attention with {what}{excluded}: at {at} {fits}, and {grown} (more "
+                      f"than the bound {float(np.max(bound2)):.3g}), {word} only")
+    found = ("none of them fits" if not there else
+             " and ".join(w for w, _, _ in there) + (" fits" if len(there) == 1 else " fit"))
+    return "unknown", (f"at {at} {fits} ({'; '.join(f'{w}: {what}' for w, what, _ in fitting)}); {grown}, "
+                       f"{found}")
 
 
 def _fits(model, q, k, v, pos, out, bound) -> bool:
@@ -235,13 +238,16 @@ def _models(e) -> list[tuple[str, str, object]]:
     else:
         out.append(("nope", "q and k turned by RoPE, where the expectation's layer has no RoPE (NoPE)",
                     e.replace(attention_nope=False)))
-    t = float(tables.score_temperature(e))
+    t, g = float(tables.score_temperature(e)), float(tables.attention_factor(e))
+    s = e.to_dict()["rope_scaling"] or {}
+    keep = {k_: v_ for k_, v_ in s.items() if k_ not in ("mscale", "mscale_all_dim")}
     if t != 1.0:
-        s = e.to_dict()["rope_scaling"] or {}
-        keep = {k_: v_ for k_, v_ in s.items() if k_ not in ("mscale", "mscale_all_dim")}
         out.append(("attention-factor", f"a softmax scale that lacks DeepSeek's mscale(s, mscale_all_dim)^2 = "
-                                        f"{t:.6g}", e.replace(rope_scaling=keep | {"attention_factor":
-                                                                                  float(tables.attention_factor(e))})))
+                                        f"{t:.6g}", e.replace(rope_scaling=keep | {"attention_factor": g})))
+    if g != 1.0 and s:  # the factor cos and sin carry (YaRN's g(s), LongRoPE's, an attention_factor stated) left out
+        out.append(("attention-factor", f"scores without the attention factor g^2 t = {g * g * t:.6g} (q and k "
+                                        f"unscaled, the softmax scale 1/sqrt(head_dim))",
+                    e.replace(rope_scaling=keep | {"attention_factor": 1.0})))
     if block.tempered:
         L, o = block.query_temperature_length, block.query_temperature_offset
         other = 1 - o
@@ -252,27 +258,30 @@ def _models(e) -> list[tuple[str, str, object]]:
     return out
 
 
-def _apart(e, models, tries: int = 8):
+def _apart(e, models, tries: int = 4):
     """A causal call inside the domain where the exact attentions of ``models`` differ pairwise by more than the
-    bound: rows far apart (0, 1, the middle, the last position, and both sides of a query temperature's first step),
-    heads drawn afresh for each try; (q, k, v, positions, the least pairwise difference) or None."""
+    bound: rows spread from 0 to a reach (1, 2, 4, ... doubling, and the reach itself), the reach growing from 16 to the
+    last position (the bound grows with the position: float32's angles at the end of a long domain bound nothing),
+    both sides of a query temperature's first step, heads drawn afresh for each try; (q, k, v, positions, the least
+    pairwise difference) or None."""
     top = e.max_position - 1
-    pos = {0, 1, top // 2, top}
     block = e.params("attention")
-    if block.tempered and block.steps(e.max_position):
-        first = block.steps(e.max_position)[0]
-        pos |= {first - 1, first}
-    pos = np.array(sorted(p for p in pos if 0 <= p <= top), dtype=np.int64)
-    n = len(pos)
-    for seed in range(tries):
-        q, k, v = (made_heads(e, h, n, seed=3 * seed + i) * (1 + seed)
-                   for i, h in enumerate((e.n_heads, e.n_kv_heads, e.n_kv_heads)))
-        outs = [attention(m, q, k, v, pos, True) for _, _, m in models]
-        bound = 2 * tolerance.attention_bound(e, q, k, v, pos)
-        gaps = [float(np.max(np.abs(a - b) - bound)) for i, a in enumerate(outs) for b in outs[i + 1:]]
-        if min(gaps) > 0:
-            least = min(float(np.max(np.abs(a - b))) for i, a in enumerate(outs) for b in outs[i + 1:])
-            return q, k, v, pos, least
+    step = {block.steps(e.max_position)[0] - 1, block.steps(e.max_position)[0]} \
+        if block.tempered and block.steps(e.max_position) else set()
+    reaches = sorted({min(r, top) for r in (16, 256, 4096, top // 2, top)})
+    for reach in reaches:
+        spread = {0, reach} | {1 << i for i in range(reach.bit_length()) if 1 << i <= reach}
+        pos = np.array(sorted(p for p in spread | step if 0 <= p <= top), dtype=np.int64)
+        n = len(pos)
+        for seed in range(tries):
+            q, k, v = (made_heads(e, h, n, seed=3 * seed + i) * (1 + seed)
+                       for i, h in enumerate((e.n_heads, e.n_kv_heads, e.n_kv_heads)))
+            outs = [attention(m, q, k, v, pos, True) for _, _, m in models]
+            bound = 2 * tolerance.attention_bound(e, q, k, v, pos)
+            gaps = [float(np.max(np.abs(a - b) - bound)) for i, a in enumerate(outs) for b in outs[i + 1:]]
+            if min(gaps) > 0:
+                least = min(float(np.max(np.abs(a - b))) for i, a in enumerate(outs) for b in outs[i + 1:])
+                return q, k, v, pos, least
     return None
 
 

@@ -833,9 +833,36 @@ def test_an_attention_word_needs_a_measurement_that_excludes_the_other_models():
     word, evidence = ta._named(e, q, k, v, pos, out, bound, attend)
     assert word == "attention-factor", evidence
     assert "at positions [0, 1] it fits nope" in evidence and "and attention-factor" in evidence, evidence
-    assert "only this one" in evidence, evidence
-    word, evidence = ta._named(e, q, k, v, pos, out, bound)  # nothing more measured: no word
-    assert word == "unknown" and "no measurement tells them apart" in evidence, evidence
+    assert "attention-factor only" in evidence, evidence
+    # an implementation that fits them at [0, 1] and neither where they differ: no word, both measurements said
+    other = lambda q_, k_, v_, p_, causal: out if len(p_) == 2 else np.zeros((len(p_), v_.shape[1]))  # noqa: E731
+    word, evidence = ta._named(e, q, k, v, pos, out, bound, other)
+    assert word == "unknown" and "at positions [0, 1] it fits nope" in evidence and "none of them fits" in evidence, \
+        evidence
+
+
+def test_one_model_fitting_a_small_case_is_named_only_where_a_grown_case_confirms_it():
+    """DeepSeek-V2's attention without mscale^2, checked under its YaRN with the factor restated as the cos/sin
+    attention_factor, fitted NoPE alone at positions [0, 1] (two keys: one logit difference per head) and was named so:
+    a model that fits a small case alone is named only where it alone fits a call at which every model and the
+    expectation differ by more than the bound; there the scores without the attention factor fit, and nope does not."""
+    from ropespec.implementations.zoo.attention import deepseek_v2_no_softmax_mscale as member
+    from ropespec.properties import test_attention as ta
+    from ropespec.reference.encodings import attention
+    from ropespec.spec import tolerance
+
+    e = Expect.from_dict(dict(member.EXPECT, dtype="float32"))
+    models = {word: m for word, _, m in ta._models(e)}
+    assert "attention-factor" in models  # the stated factor left out is a model, as DeepSeek's mscale^2 left out is
+    attend = member.make(e)
+    q, k, v = (ta.made_heads(e, h, 2, seed=i) for i, h in enumerate((e.n_heads, e.n_kv_heads, e.n_kv_heads)))
+    pos = np.array([0, 1])
+    out, bound = attend(q, k, v, pos, True), 2 * tolerance.attention_bound(e, q, k, v, pos)
+    nope_only = lambda q_, k_, v_, p_, causal: attention(models["nope"], q_, k_, v_, p_, causal)  # noqa: E731
+    word, evidence = ta._named(e, q, k, v, pos, nope_only(q, k, v, pos, True), bound, nope_only)
+    assert word == "nope", evidence  # NoPE itself is still named, on the grown case too
+    word, evidence = ta._named(e, q, k, v, pos, out, bound, attend)
+    assert word == "attention-factor" and "attention-factor only" in evidence, evidence
 
 
 KERAS_LITGPT = '''
