@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ropespec.implementations.contract import Failure
+from ropespec.properties.cases import listed
 from ropespec.spec import tolerance
 from ropespec.spec.expectation import Expect
 
@@ -52,3 +53,40 @@ def same_logits(e, got, want, real, what: str, why: str, word: str) -> float:
     if not err <= bound:
         raise Failure(f"{what} by {err:.3g} > bound {bound:.3g}: {why}", word, err / bound if bound else float("inf"))
     return err / bound if bound else 0.0
+
+
+# -- the positions a forward handed its RoPE ---------------------------------------------------------------------------
+def said(p) -> str:
+    """Positions as a message lists them (a multi-axis RoPE's by their first axis)."""
+    return listed(np.asarray(p)[..., 0] if np.ndim(p) == 3 else p)
+
+
+def check_positions(e, seen, want, mask, where: str, pads=None, past: int = 0) -> None:
+    """Every array the model handed its RoPE equals the canonical positions at the real tokens, or the failure says
+    which positions were used: counted with the pads, from 0 (the cache's length not added), or by how much."""
+    if not seen:
+        raise Failure(f"{where}: the model handed its RoPE no positions (none recorded)", "shape")
+    for got in seen:
+        if got.shape != want.shape:
+            raise Failure(f"{where}: the model handed its RoPE positions of shape {got.shape}, expected {want.shape}",
+                          "shape")
+        real = real_mask(mask, want.shape)
+        if np.array_equal(got[real], want[real]):
+            continue
+        bad = np.argwhere(~np.all((got == want) | ~real, axis=tuple(range(2, got.ndim)) or None)
+                          if got.ndim == 3 else (got != want) & real)
+        r = int(bad[0][0])
+        g, w = got[r][mask[r] == 1], want[r][mask[r] == 1]
+        told = f"{where}: row {r}'s real tokens were turned at positions {said(g)} where {said(w)} are due"
+        if pads is not None and pads[r] and np.array_equal(g, w + pads[r]):
+            raise Failure(f"{told}: {pads[r]} more, its left padding counted", "padding-shift")
+        if pads is not None and pads[r] and np.array_equal(g, w - pads[r]):
+            raise Failure(f"{told}: {pads[r]} less, its left padding subtracted", "padding-shift")
+        if past and np.array_equal(g, w - past):
+            raise Failure(f"{told}: from 0, the {past} cached tokens' offset not added", "cache-offset")
+        if past and np.all(g == g.flat[0]) and g.size > 1 or past and g.size == 1 and int(g.flat[0]) in (0, past - 1):
+            raise Failure(f"{told}: the cached tokens' offset not added", "cache-offset")
+        shift = np.unique(g - w)
+        if len(shift) == 1:
+            raise Failure(f"{told}: every one {int(shift[0]):+d}", "position-offset")
+        raise Failure(told, "unknown")

@@ -13,9 +13,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ropespec.implementations.contract import Failure, Fault, Unsupported
-from ropespec.properties.cases import listed
 from ropespec.properties.framework import rope_property
-from ropespec.properties.model_batch import MIN_VOCAB, canonical, expect_of, left_padded, real_mask, same_logits
+from ropespec.properties.model_batch import (MIN_VOCAB, canonical, check_positions, expect_of, left_padded,
+                                             real_mask, said, same_logits)
 from ropespec.spec import tolerance
 from ropespec.spec.expectation import Expect
 
@@ -53,10 +53,6 @@ def _needs_cache(cache, what: str) -> None:
         raise Unsupported(f"{NO_CACHE}: {what} needs one")
 
 
-def _said(p) -> str:
-    return listed(np.asarray(p)[..., 0] if np.ndim(p) == 3 else p)
-
-
 def _schedule(model, ids, mask, steps):
     """A prefill of ``ids`` and then each decoding step, where the model keeps a cache, one forward at a time (a
     property checks each before the next runs): (logits, positions handed its RoPE, the mask of the sequence so far,
@@ -70,37 +66,6 @@ def _schedule(model, ids, mask, steps):
         yield logits, seen, full_mask, cache is not None
 
 
-def _check_positions(e, seen, want, mask, where: str, pads=None, past: int = 0) -> None:
-    """Every array the model handed its RoPE equals the canonical positions at the real tokens, or the failure says
-    which positions were used: counted with the pads, from 0 (the cache's length not added), or by how much."""
-    if not seen:
-        raise Failure(f"{where}: the model handed its RoPE no positions (none recorded)", "shape")
-    for got in seen:
-        if got.shape != want.shape:
-            raise Failure(f"{where}: the model handed its RoPE positions of shape {got.shape}, expected {want.shape}",
-                          "shape")
-        real = real_mask(mask, want.shape)
-        if np.array_equal(got[real], want[real]):
-            continue
-        bad = np.argwhere(~np.all((got == want) | ~real, axis=tuple(range(2, got.ndim)) or None)
-                          if got.ndim == 3 else (got != want) & real)
-        r = int(bad[0][0])
-        g, w = got[r][mask[r] == 1], want[r][mask[r] == 1]
-        said = f"{where}: row {r}'s real tokens were turned at positions {_said(g)} where {_said(w)} are due"
-        if pads is not None and pads[r] and np.array_equal(g, w + pads[r]):
-            raise Failure(f"{said}: {pads[r]} more, its left padding counted", "padding-shift")
-        if pads is not None and pads[r] and np.array_equal(g, w - pads[r]):
-            raise Failure(f"{said}: {pads[r]} less, its left padding subtracted", "padding-shift")
-        if past and np.array_equal(g, w - past):
-            raise Failure(f"{said}: from 0, the {past} cached tokens' offset not added", "cache-offset")
-        if past and np.all(g == g.flat[0]) and g.size > 1 or past and g.size == 1 and int(g.flat[0]) in (0, past - 1):
-            raise Failure(f"{said}: the cached tokens' offset not added", "cache-offset")
-        shift = np.unique(g - w)
-        if len(shift) == 1:
-            raise Failure(f"{said}: every one {int(shift[0]):+d}", "position-offset")
-        raise Failure(said, "unknown")
-
-
 # -- model.positions -----------------------------------------------------------------------------------------------
 @rope_property("model.positions", rule="exact: integers", cases=_cases, pinned=_pinned)
 def test_model_positions(bind, case):
@@ -110,19 +75,19 @@ def test_model_positions(bind, case):
     ids, mask, pads = left_padded(case["rows"])
     forwards = _schedule(bind.fresh(e), ids, mask, case["steps"])
     _, seen, _, kept = next(forwards)
-    _check_positions(e, seen, canonical(e, mask), mask, "the padded prefill", pads)
+    check_positions(e, seen, canonical(e, mask), mask, "the padded prefill", pads)
     if not kept:
         return 0.0, f"the prefill only: {NO_CACHE}"
     want_all = canonical(e, mask)
     for s, (_, seen, full_mask, _) in enumerate(forwards):
         want = canonical(e, full_mask)[:, -1:]
-        _check_positions(e, seen, want, full_mask[:, -1:], f"decoding step {s + 1}", pads, past=full_mask.shape[1] - 1)
+        check_positions(e, seen, want, full_mask[:, -1:], f"decoding step {s + 1}", pads, past=full_mask.shape[1] - 1)
     chunked = bind.fresh(e)
     cache, n, c = None, ids.shape[1], case["chunk"]
     for k, start in enumerate(range(0, n, c)):
         end = min(n, start + c)
         _, seen, cache = chunked.forward(ids[:, start:end], mask=mask[:, :end], cache=cache)
-        _check_positions(e, seen, want_all[:, start:end], mask[:, start:end], f"chunk {k + 1} (tokens {start} to "
+        check_positions(e, seen, want_all[:, start:end], mask[:, start:end], f"chunk {k + 1} (tokens {start} to "
                          f"{end - 1}) of a prefill in chunks of {c}", pads if start == 0 else None, past=start)
     return 0.0
 
@@ -138,7 +103,7 @@ def test_model_padding(bind, case):
     rows = case["rows"]
     ids, mask, pads = left_padded(rows)
     forwards = list(_schedule(bind.fresh(e), ids, mask, case["steps"]))
-    outs, seen, kept = [f[0] for f in forwards], forwards[0][1], forwards[0][3]
+    outs, kept = [f[0] for f in forwards], forwards[0][3]
     steps = case["steps"] if kept else []
     worst = 0.0
     for r, row in enumerate(rows):
@@ -155,16 +120,30 @@ def test_model_padding(bind, case):
             err = float(np.max(np.abs(a - b)))
             if not err <= bound:
                 where = "the prefill" if k == 0 else f"decoding step {k}"
-                if pads[r] and np.array_equal(seen[0][r][mask[r] == 1], canonical(e, mask)[r][mask[r] == 1]):
-                    word, why = "padding-mask", (f"its positions are right ({_said(seen[0][r][mask[r] == 1])}): its "
-                                                 f"real tokens see its {pads[r]} pads")
-                else:
-                    word, why = ("padding-shift" if pads[r] else "layout"), "its positions differ from the row's alone"
-                raise Failure(f"row {r} ({len(row)} tokens, {pads[r]} pads) in a batch of {len(rows)}: its logits at "
-                              f"{where} differ from the row's alone by {err:.3g} > bound {bound:.3g}: {why}", word,
-                              err / bound if bound else float("inf"))
+                differ = (f"row {r} ({len(row)} tokens, {pads[r]} pads) in a batch of {len(rows)}: its logits at "
+                          f"{where} differ from the row's alone by {err:.3g} > bound {bound:.3g}")
+                raise _padding_fault(e, forwards[k], where, pads, r, differ, err / bound if bound else float("inf"))
             worst = max(worst, err / bound if bound else 0.0)
     return (worst, f"the prefill only: {NO_CACHE}") if not kept and case["steps"] else worst
+
+
+def _padding_fault(e, forward, where: str, pads, r: int, differ: str, ratio: float) -> Failure:
+    """The word of a padded batch's logits that differ from a row's alone, from the positions the very forward that
+    differs handed its RoPE (the prefill's, or a decoding step's): where they are not the canonical ones, their fault
+    (its left padding counted, the cache's offset, ...); where they are right and the row has pads, its real tokens
+    see its pads (padding-mask); else nothing measured tells which."""
+    _, seen, full_mask, _ = forward
+    n = forward[0].shape[1]  # the tokens this forward was handed
+    try:
+        check_positions(e, seen, canonical(e, full_mask)[:, -n:], full_mask[:, -n:], where, pads,
+                        past=full_mask.shape[1] - n)
+    except Failure as f:
+        return Failure(f"{differ}: {f.what}", f.diagnosis, ratio)
+    right = said(seen[0][r][full_mask[r, -n:] == 1])
+    if pads[r]:
+        return Failure(f"{differ}: its positions at {where} are right ({right}): its real tokens see its {pads[r]} pads",
+                       "padding-mask", ratio)
+    return Failure(f"{differ}, with no pads of its own and its positions at {where} right ({right})", "unknown", ratio)
 
 
 # -- model.cache ---------------------------------------------------------------------------------------------------
@@ -191,12 +170,12 @@ def test_model_cache(bind, case):
         if not err <= bound:
             want = canonical(e, np.ones((1, end), dtype=np.int64))[:, start:end]
             try:
-                _check_positions(e, seen, want, np.ones((1, end - start), dtype=np.int64), what, past=start)
+                check_positions(e, seen, want, np.ones((1, end - start), dtype=np.int64), what, past=start)
             except Failure as f:
                 raise Failure(f"{f.what}; their logits differ from one full forward's by {err:.3g} > bound "
                               f"{bound:.3g}", f.diagnosis, err / bound) from None
             raise Failure(f"{what} after {start} cached tokens: their logits differ from one full forward's by "
-                          f"{err:.3g} > bound {bound:.3g}, the positions right ({_said(seen[0][0])}): what the cache "
+                          f"{err:.3g} > bound {bound:.3g}, the positions right ({said(seen[0][0])}): what the cache "
                           f"keeps is not what the full forward computes", "unknown", err / bound)
         worst = max(worst, err / bound if bound else 0.0)
     return worst
@@ -213,15 +192,15 @@ def test_model_canonical(bind, case):
     given = np.where(real_mask(mask, want.shape), want, 1)  # a pad at 1, as transformers' generate gives it
     a, seen_a, _ = bind.fresh(e).forward(ids, mask=mask)
     b, seen_b, _ = bind.fresh(e).forward(ids, mask=mask, positions=given)
-    _check_positions(e, seen_b, want, mask, "given the canonical positions")
-    _check_positions(e, seen_a, want, mask, "with its positions inferred", pads)
+    check_positions(e, seen_b, want, mask, "given the canonical positions")
+    check_positions(e, seen_a, want, mask, "with its positions inferred", pads)
     worst = same_logits(e, a, b, mask == 1, "with its positions inferred its logits differ from those given the "
                          "canonical positions", "the positions the same", "unknown")
     try:  # a model that takes its tokens' embeddings too (inputs_embeds): the same positions and logits from them
         c, seen_c, _ = bind.fresh(e).forward(ids, mask=mask, embeds=True)
     except Unsupported:
         return worst
-    _check_positions(e, seen_c, want, mask, "given its tokens' embeddings (inputs_embeds)", pads)
+    check_positions(e, seen_c, want, mask, "given its tokens' embeddings (inputs_embeds)", pads)
     return max(worst, same_logits(e, c, a, mask == 1, "given its tokens' embeddings its logits differ from those "
                                    "given their ids", "the positions the same", "unknown"))
 
@@ -268,8 +247,8 @@ def test_model_stateless(bind, case):
             r = int(np.argwhere(np.any(seen[0] != seen_fresh[0], axis=tuple(range(1, seen[0].ndim))))[0][0]) \
                 if seen and seen[0].shape == seen_fresh[0].shape else 0
             raise Failure(f"a call after another turned, at {where}, row {r}'s tokens at "
-                          f"{_said(seen[0][r][step_mask[r] == 1])} where a fresh model turns them at "
-                          f"{_said(seen_fresh[0][r][step_mask[r] == 1])}{kept}: the earlier call's state is used",
+                          f"{said(seen[0][r][step_mask[r] == 1])} where a fresh model turns them at "
+                          f"{said(seen_fresh[0][r][step_mask[r] == 1])}{kept}: the earlier call's state is used",
                           "stale-state")
         worst = max(worst, same_logits(e, logits, want_logits, step_mask == 1, f"a call after another differs, at "
                                         f"{where}, from the same call on a fresh model", "the earlier call's state is "
@@ -298,8 +277,8 @@ def _generated_twice(bind, e, batch, other, steps: int) -> list[str]:
     if once.shape != twice.shape or not np.array_equal(once, twice):
         r = next((r for r in range(min(len(once), len(twice))) if not np.array_equal(once[r], twice[r])), 0)
         raise Failure(f"generate after a generate of another batch appended row {r}'s tokens "
-                      f"{_said(twice[r] if r < len(twice) else twice)} where once on a fresh model it appends "
-                      f"{_said(once[r])}: the earlier call's state is used", "stale-state")
+                      f"{said(twice[r] if r < len(twice) else twice)} where once on a fresh model it appends "
+                      f"{said(once[r])}: the earlier call's state is used", "stale-state")
     return []
 
 

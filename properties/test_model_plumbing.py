@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from ropespec.implementations.contract import Failure, Unsupported
 from ropespec.properties.cases import listed
 from ropespec.properties.framework import NotChecked, rope_property
-from ropespec.properties.model_batch import MIN_VOCAB, canonical, expect_of, left_padded, real_mask, same_logits
+from ropespec.properties.model_batch import (MIN_VOCAB, canonical, check_positions, expect_of, left_padded,
+                                             real_mask, same_logits)
 from ropespec.spec import tolerance
 
 
@@ -502,17 +503,22 @@ def test_model_drafts(bind, case):
     j steps and that token on a fresh model. Then, where the model generates with a draft, its assisted greedy
     generation with a draft always accepted and one nearly always rejected against its greedy generation."""
     e = case["expect"]
-    ids, mask, _ = left_padded(case["rows"])
+    ids, mask, pads = left_padded(case["rows"])
     drafts = np.array(case["drafts"]).T  # (B, k)
     k, j = drafts.shape[1], case["accepted"]
     step = np.array(case["step"])[:, None]
 
     def stepped(model):
-        _, _, cache = model.forward(ids, mask=mask)
+        """The prefill and one decoding step, their positions checked first: a draft's word is said only where the
+        plain decoding before it is right (a step that counts its row's pads is padding-shift here too)."""
+        _, seen, cache = model.forward(ids, mask=mask)
         if cache is None:
             raise NotChecked("the model returned no cache from its forward: drafts need one")
+        check_positions(e, seen, canonical(e, mask), mask, "the padded prefill before the drafts", pads)
         full = _grow(mask, 1)
-        _, _, cache = model.forward(step, mask=full, cache=cache)
+        _, seen, cache = model.forward(step, mask=full, cache=cache)
+        check_positions(e, seen, canonical(e, full)[:, -1:], full[:, -1:], "the decoding step before the drafts", pads,
+                        past=full.shape[1] - 1)
         return cache, full
 
     model = bind.fresh(e)
