@@ -77,16 +77,47 @@ def check_positions(e, seen, want, mask, where: str, pads=None, past: int = 0) -
                           if got.ndim == 3 else (got != want) & real)
         r = int(bad[0][0])
         g, w = got[r][mask[r] == 1], want[r][mask[r] == 1]
-        told = f"{where}: row {r}'s real tokens were turned at positions {said(g)} where {said(w)} are due"
+        whose = f"row {r}'s real tokens" if len(got) > 1 else "its tokens"
+        told = f"{where}: {whose} were turned at positions {said(g)} where {said(w)} are due"
         if pads is not None and pads[r] and np.array_equal(g, w + pads[r]):
             raise Failure(f"{told}: {pads[r]} more, its left padding counted", "padding-shift")
         if pads is not None and pads[r] and np.array_equal(g, w - pads[r]):
             raise Failure(f"{told}: {pads[r]} less, its left padding subtracted", "padding-shift")
         if past and np.array_equal(g, w - past):
             raise Failure(f"{told}: from 0, the {past} cached tokens' offset not added", "cache-offset")
+        restarts = _restarts(g, w)
+        if restarts:
+            raise Failure(f"{told}: {restarts}", "cache-offset")
         if past and np.all(g == g.flat[0]) and g.size > 1 or past and g.size == 1 and int(g.flat[0]) in (0, past - 1):
             raise Failure(f"{told}: the cached tokens' offset not added", "cache-offset")
         shift = np.unique(g - w)
         if len(shift) == 1:
             raise Failure(f"{told}: every one {int(shift[0]):+d}", "position-offset")
         raise Failure(told, "unknown")
+
+
+def _restarts(g: np.ndarray, w: np.ndarray) -> str | None:
+    """Where one forward's positions ``g`` (a row's real tokens, ``w`` due, consecutive) run in chunks that each restart
+    at the first position handed: the chunks of a prefill run as a loop inside one forward, each turned as if no token
+    were cached before it. None where they do not."""
+    g, w = np.asarray(g).reshape(len(g), -1)[:, 0], np.asarray(w).reshape(len(w), -1)[:, 0]
+    if len(g) < 2 or not np.array_equal(np.diff(w), np.ones(len(w) - 1, dtype=w.dtype)):
+        return None
+    starts = [0] + [i for i in range(1, len(g)) if g[i] != g[i - 1] + 1]
+    if len(starts) < 2 or g[0] != w[0] or any(g[i] != g[0] for i in starts):
+        return None
+    return (f"the tokens from {starts[1]} on restart at {int(g[0])}, in chunks starting at tokens "
+            f"{', '.join(str(i) for i in starts)}: each chunk of the forward is turned from the first position, the "
+            f"offset of the tokens before it not added")
+
+
+def reference_forward(e, model, ids, where: str, *, cache=None, past: int = 0):
+    """``model.forward(ids, cache=cache)`` of one unpadded sequence whose logits a property compares another forward
+    with, its positions checked first (the tokens after ``past`` cached ones, each at its own index): a reference
+    turned at wrong positions makes a right forward look wrong, so its own fault is said, never the compared one's.
+    (logits, positions handed, cache)."""
+    ids = np.asarray(ids)
+    logits, seen, new = model.forward(ids, cache=cache)
+    whole = np.ones((ids.shape[0], past + ids.shape[1]), dtype=np.int64)
+    check_positions(e, seen, canonical(e, whole)[:, past:], whole[:, past:], where, past=past)
+    return logits, seen, new

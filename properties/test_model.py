@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ropespec.implementations.contract import Failure, Fault, Unsupported
 from ropespec.properties.framework import rope_property
 from ropespec.properties.model_batch import (MIN_VOCAB, canonical, check_positions, expect_of, left_padded,
-                                             real_mask, said, same_logits)
+                                             real_mask, reference_forward, said, same_logits)
 from ropespec.spec import tolerance
 from ropespec.spec.expectation import Expect
 
@@ -70,14 +70,16 @@ def _schedule(model, ids, mask, steps):
 @rope_property("model.positions", rule="exact: integers", cases=_cases, pinned=_pinned)
 def test_model_positions(bind, case):
     """The positions handed the RoPE, inferred from the mask: in a padded prefill, in the same prefill cut into chunks
-    with a cache, and at every decoding step after it."""
+    with a cache, at every decoding step after it, and at every forward of the model's own generate."""
     e = case["expect"]
     ids, mask, pads = left_padded(case["rows"])
     forwards = _schedule(bind.fresh(e), ids, mask, case["steps"])
-    _, seen, _, kept = next(forwards)
-    check_positions(e, seen, canonical(e, mask), mask, "the padded prefill", pads)
+    _, seen_first, _, kept = next(forwards)
+    check_positions(e, seen_first, canonical(e, mask), mask, "the padded prefill", pads)
+    generate_steps = max(2, len(case["steps"]) + 1)
     if not kept:
-        return 0.0, f"the prefill only: {NO_CACHE}"
+        note = _generated_positions(bind, e, ids, mask, pads, generate_steps, len(seen_first))
+        return 0.0, "; ".join(filter(None, (f"the prefill only: {NO_CACHE}", note)))
     want_all = canonical(e, mask)
     for s, (_, seen, full_mask, _) in enumerate(forwards):
         want = canonical(e, full_mask)[:, -1:]
@@ -89,7 +91,33 @@ def test_model_positions(bind, case):
         _, seen, cache = chunked.forward(ids[:, start:end], mask=mask[:, :end], cache=cache)
         check_positions(e, seen, want_all[:, start:end], mask[:, start:end], f"chunk {k + 1} (tokens {start} to "
                          f"{end - 1}) of a prefill in chunks of {c}", pads if start == 0 else None, past=start)
-    return 0.0
+    note = _generated_positions(bind, e, ids, mask, pads, generate_steps, len(seen_first))
+    return (0.0, note) if note else 0.0
+
+
+def _generated_positions(bind, e, ids, mask, pads, steps: int, per_forward: int) -> str | None:
+    """The positions the model's own generate (a transformers model's, a decoder's generate(ids, mask, steps)) hands
+    its RoPE, forward by forward, against the canonical ones of the sequence so far: the i-th forward of a greedy
+    generation hands the last tokens of the prompt and the i tokens generated so far (the whole prompt first; one token
+    a step with a cache, the whole sequence again without one), each forward making ``per_forward`` RoPE calls, as the
+    prefill of its forward did. None where checked; what was not, as a note."""
+    try:
+        _, seen = bind.fresh(e).generated(ids, mask=mask, steps=steps)
+    except Unsupported as u:
+        return f"its own generate: not asked ({u})"
+    b, n = ids.shape
+    seen = [np.broadcast_to(p, (b,) + p.shape[1:]) if p.ndim >= 2 and p.shape[0] == 1 and b > 1 else p for p in seen]
+    forwards = [seen[i:i + per_forward] for i in range(0, len(seen), per_forward)]
+    full = np.concatenate([mask, np.ones((b, steps), dtype=np.int64)], axis=1)
+    for i, group in enumerate(forwards):
+        w, end = group[0].shape[1] if group[0].ndim >= 2 else 0, n + i
+        if len(group) != per_forward or not 0 < w <= end or any(np.shape(p)[:2] != (b, w) for p in group):
+            return (f"its own generate: its {len(seen)} RoPE calls are not {per_forward} a forward of a greedy "
+                    f"generation's tokens, not compared")
+        so_far = full[:, :end]
+        where = "its own generate's prefill" if i == 0 else f"its own generate's decoding step {i}"
+        check_positions(e, group, canonical(e, so_far)[:, end - w:], so_far[:, end - w:], where, pads, past=end - w)
+    return None
 
 
 # -- model.padding -------------------------------------------------------------------------------------------------
@@ -108,11 +136,12 @@ def test_model_padding(bind, case):
     worst = 0.0
     for r, row in enumerate(rows):
         alone = bind.fresh(e)
-        mine, _, c1 = alone.forward(np.array([row]))
+        mine, _, c1 = reference_forward(e, alone, np.array([row]), f"row {r} alone ({len(row)} tokens)")
         theirs = [outs[0][r:r + 1, pads[r]:]]
         own = [mine]
         for s, step in enumerate(steps):
-            got, _, c1 = alone.forward(np.array([[step[r]]]), cache=c1)
+            got, _, c1 = reference_forward(e, alone, np.array([[step[r]]]), f"row {r} alone, decoding step {s + 1}",
+                                           cache=c1, past=len(row) + s)
             own.append(got)
             theirs.append(outs[s + 1][r:r + 1])
         for k, (a, b) in enumerate(zip(theirs, own)):
@@ -122,28 +151,33 @@ def test_model_padding(bind, case):
                 where = "the prefill" if k == 0 else f"decoding step {k}"
                 differ = (f"row {r} ({len(row)} tokens, {pads[r]} pads) in a batch of {len(rows)}: its logits at "
                           f"{where} differ from the row's alone by {err:.3g} > bound {bound:.3g}")
-                raise _padding_fault(e, forwards[k], where, pads, r, differ, err / bound if bound else float("inf"))
+                raise _padding_fault(e, forwards[:k + 1], where, pads, r, differ,
+                                     err / bound if bound else float("inf"))
             worst = max(worst, err / bound if bound else 0.0)
     return (worst, f"the prefill only: {NO_CACHE}") if not kept and case["steps"] else worst
 
 
-def _padding_fault(e, forward, where: str, pads, r: int, differ: str, ratio: float) -> Failure:
-    """The word of a padded batch's logits that differ from a row's alone, from the positions the very forward that
-    differs handed its RoPE (the prefill's, or a decoding step's): where they are not the canonical ones, their fault
-    (its left padding counted, the cache's offset, ...); where they are right and the row has pads, its real tokens
-    see its pads (padding-mask); else nothing measured tells which."""
-    _, seen, full_mask, _ = forward
-    n = forward[0].shape[1]  # the tokens this forward was handed
-    try:
-        check_positions(e, seen, canonical(e, full_mask)[:, -n:], full_mask[:, -n:], where, pads,
-                        past=full_mask.shape[1] - n)
-    except Failure as f:
-        return Failure(f"{differ}: {f.what}", f.diagnosis, ratio)
-    right = said(seen[0][r][full_mask[r, -n:] == 1])
+def _padding_fault(e, forwards, where: str, pads, r: int, differ: str, ratio: float) -> Failure:
+    """The word of a padded batch's logits that differ from a row's alone, from the positions the forwards up to the
+    one that differs handed their RoPE (the prefill's, then each decoding step's; a key turned wrong in the prefill
+    shows at a later step): the first that is not the canonical ones names the fault (its left padding counted, the
+    cache's offset, ...); where all are right and the row has pads, its real tokens see its pads (padding-mask); else
+    nothing measured tells which."""
+    for k, (logits, seen, full_mask, _) in enumerate(forwards):
+        n = logits.shape[1]  # the tokens this forward was handed
+        at = "the prefill" if k == 0 else f"decoding step {k}"
+        try:
+            check_positions(e, seen, canonical(e, full_mask)[:, -n:], full_mask[:, -n:], at, pads,
+                            past=full_mask.shape[1] - n)
+        except Failure as f:
+            return Failure(f"{differ}: {f.what}", f.diagnosis, ratio)
+    _, seen, full_mask, _ = forwards[-1]
+    right = said(seen[0][r][full_mask[r, -forwards[-1][0].shape[1]:] == 1])
     if pads[r]:
-        return Failure(f"{differ}: its positions at {where} are right ({right}): its real tokens see its {pads[r]} pads",
-                       "padding-mask", ratio)
-    return Failure(f"{differ}, with no pads of its own and its positions at {where} right ({right})", "unknown", ratio)
+        return Failure(f"{differ}: its positions up to {where} are right ({right} there): its real tokens see its "
+                       f"{pads[r]} pads", "padding-mask", ratio)
+    return Failure(f"{differ}, with no pads of its own and its positions up to {where} right ({right} there)", "unknown",
+                   ratio)
 
 
 # -- model.cache ---------------------------------------------------------------------------------------------------
@@ -154,7 +188,7 @@ def test_model_cache(bind, case):
     e = case["expect"]
     row = max(case["rows"], key=len) + [s[0] for s in case["steps"]]
     ids = np.array([row])
-    full, seen_full, _ = bind.fresh(e).forward(ids)
+    full, _, _ = reference_forward(e, bind.fresh(e), ids, f"one full forward of {len(row)} tokens")
     model = bind.fresh(e)
     cache, c, n0 = None, case["chunk"], max(len(r) for r in case["rows"])
     cuts = list(range(0, n0, c)) + list(range(n0, len(row)))

@@ -5,6 +5,8 @@ own (examples/my_decoder.py) checked from a scratch folder as its author runs it
 without a cache, the fresh models of an example let go of)."""
 
 import json
+
+import numpy as np
 import re
 import shutil
 from pathlib import Path
@@ -233,6 +235,40 @@ def test_a_model_without_a_cache_has_what_needs_one_skipped_and_the_rest_checked
     assert results["model.positions"].status == "pass"
     assert "the prefill only: the model returned no cache" in results["model.positions"].message
     assert results["model.canonical"].status == results["model.stateless"].status == "pass"
+
+
+class _SliceLonger:
+    """A decoder that slices each forward's positions CHUNK long from the sequence's, whatever the forward's length: a
+    forward of fewer tokens hands its RoPE more positions than it turns, and the RoPE call raises."""
+
+    CHUNK = 4
+
+    def __init__(self, expect):
+        from ropespec.implementations.numpy_model import Decoder
+
+        self.inner = Decoder(expect)
+        self.rope_positions = []
+
+    def forward(self, ids, positions=None, mask=None, cache=None):
+        ids = np.asarray(ids)
+        past = cache["length"] if cache else 0
+        mask = np.ones((len(ids), past + ids.shape[1]), dtype=np.int64) if mask is None else np.asarray(mask)
+        if positions is None:
+            ahead = self.inner.inferred(np.concatenate([mask, np.ones((len(ids), self.CHUNK), np.int64)], axis=1))
+            positions = ahead[:, past:past + max(self.CHUNK, ids.shape[1])]
+        self.rope_positions = [positions]
+        return self.inner.forward(ids, positions, mask, cache)
+
+
+def test_a_forward_that_raises_is_named_by_the_positions_it_handed_its_rope():
+    """A slice of positions longer than its forward's tokens makes the RoPE call raise: the positions it handed are
+    read and named (their count, for the tokens it turns), in every invariant that meets it, never a bare exception."""
+    report = ropespec.check(_SliceLonger, json.dumps(SMALL), family="model", seed=0)
+    failed = {k: r for k, r in _model_results(report).items() if r.status == "fail"}
+    assert {"model.positions", "model.padding", "model.cache", "model.canonical"} <= set(failed), failed
+    for invariant, r in failed.items():
+        assert r.diagnosis == "shape" and "4 positions" in r.message and "longer than the tokens it turns" in \
+            r.message, (invariant, r.message)
 
 
 def test_the_fresh_models_of_an_example_are_let_go_of():

@@ -72,8 +72,12 @@ class _Decoder(_Driver):
                 raise Unsupported("its forward takes no documents= (packed documents)")
             lengths = [int(n) for n in documents]
             call = lambda *a: model.forward(*a, documents=lengths)  # noqa: E731
-        out = self.host.call("forward(ids, positions, mask, cache)", call, native(ids), native(positions),
-                             native(mask), cache)
+        try:
+            out = self.host.call("forward(ids, positions, mask, cache)", call, native(ids), native(positions),
+                                 native(mask), cache)
+        except Fault as f:
+            raise _with_handed(f, [_ints(p) for p in (getattr(model, "rope_positions", None) or [])], ids.shape) \
+                from None
         if not (isinstance(out, tuple) and len(out) == 2):
             raise Fault(f"forward returned {type(out).__name__}, expected (logits, cache)", "shape")
         logits, new = out
@@ -100,6 +104,25 @@ class _Decoder(_Driver):
         if said is None:
             raise Unsupported("the decoder says no windows (one entry per layer: its sliding window, or None)")
         return [("sliding", int(w)) if w is not None else ("full", None) for w in said]
+
+
+def _with_handed(fault: Fault, handed: list, ids_shape) -> Fault:
+    """A forward that raised, said with the positions it had handed its RoPE before it did, where they were recorded:
+    positions for another number of tokens than the forward's (a slice of positions longer or shorter than its chunk)
+    are the fault its RoPE call raised on (``shape``, the count measured); positions for as many tokens are said as
+    they were."""
+    if not handed or fault.diagnosis != "exception":
+        return fault
+    b, t = int(ids_shape[0]), int(ids_shape[1])
+    first = np.asarray(handed[0])
+    row = first[0] if first.ndim >= 2 else first
+    shown = ", ".join(str(int(v)) for v in np.asarray(row).reshape(len(row), -1)[:, 0][:12]) + \
+        (", ..." if len(row) > 12 else "")
+    if first.ndim >= 2 and first.shape[1] != t:
+        return Fault(f"its forward of {t} token{'s' * (t != 1)} handed its RoPE {first.shape[1]} positions ([{shown}] in its first "
+                     f"row): a slice of positions {'longer' if first.shape[1] > t else 'shorter'} than the tokens it "
+                     f"turns, on which {fault.what}", "shape")
+    return Fault(f"{fault.what} (its RoPE had been handed positions [{shown}] in its first row of {b})", "exception")
 
 
 def _takes(fn, name: str) -> bool:
@@ -187,9 +210,13 @@ class _Transformers(_Driver):
         import torch
 
         self.seen.clear()
-        with torch.no_grad():
-            out = self.host.call("the model's forward", lambda: self.model(**inputs, return_dict=True,
-                                                                           output_hidden_states=hidden))
+        try:
+            with torch.no_grad():
+                out = self.host.call("the model's forward", lambda: self.model(**inputs, return_dict=True,
+                                                                               output_hidden_states=hidden))
+        except Fault as f:
+            raise _with_handed(f, self.seen, (len(inputs["input_ids"] if "input_ids" in inputs else
+                                                  inputs["inputs_embeds"]), t)) from None
         self.hidden = None
         if hidden:  # each layer's output (the embeddings' first): the new tokens'
             states = getattr(out, "hidden_states", None)

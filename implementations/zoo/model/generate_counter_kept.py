@@ -16,15 +16,20 @@ EXPECT = {"head_dim": 16, "max_position": 4096, "dtype": "float64"}
 
 def make(expect):
     model = hf_model.llama(expect)
-    base = type(model)._update_model_kwargs_for_generation
-    model.generated = 0
+    base, generate = type(model)._update_model_kwargs_for_generation, model.generate
+    model.generated, model.earlier = 0, 0
 
     def update(outputs, model_kwargs, *args, **kwargs):
         updated = base(model, outputs, model_kwargs, *args, **kwargs)
         if updated.get("position_ids") is not None:  # the new token's position, and the earlier calls' count
-            updated["position_ids"][..., -1:] += model.generated
+            updated["position_ids"][..., -1:] += model.earlier
         model.generated += 1
         return updated
 
+    def generate_again(*args, **kwargs):
+        model.earlier = model.generated  # what the calls before this one generated
+        return generate(*args, **kwargs)
+
     model._update_model_kwargs_for_generation = update
+    model.generate = generate_again
     return model
