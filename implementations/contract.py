@@ -45,6 +45,12 @@ class Unsupported(Exception):
         super().__init__(cap(str(message)))
 
 
+class DeclinedCase(Unsupported):
+    """A door of the implementation declines this one input (it raised NotImplementedError for it: a context-parallel
+    builder of one scheme, asked for another): the case is not asked, and the others are; a door the implementation
+    lacks altogether is an :class:`Unsupported` of its own."""
+
+
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from ropespec.implementations.contract import Failure, Unsupported
+from ropespec.implementations.contract import DeclinedCase, Failure, Unsupported
 from ropespec.properties.cases import listed
 from ropespec.properties.framework import NotChecked, rope_property
 from ropespec.properties.model_batch import (MIN_VOCAB, canonical, check_positions, expect_of, left_padded,
@@ -21,9 +21,12 @@ from ropespec.spec import tolerance
 
 
 def _door(call, *args, **kwargs):
-    """``call``, where a door the model lacks (its Unsupported) is the whole model's: the property skips at once."""
+    """``call``, where a door the model lacks (its Unsupported) is the whole model's: the property skips at once; a door
+    that declines this one input (DeclinedCase: its NotImplementedError) has the case not asked, and the others asked."""
     try:
         return call(*args, **kwargs)
+    except DeclinedCase:
+        raise
     except Unsupported as u:
         raise NotChecked(str(u)) from None
 

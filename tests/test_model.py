@@ -271,6 +271,29 @@ def test_a_forward_that_raises_is_named_by_the_positions_it_handed_its_rope():
             r.message, (invariant, r.message)
 
 
+def _one_scheme(only: str):
+    """A decoder whose context-parallel builder takes one scheme and raises NotImplementedError for the other."""
+    from ropespec.implementations.numpy_model import Decoder
+
+    class OneScheme(Decoder):
+        def shard_positions(self, lengths, cp_size, rank, scheme):
+            if scheme != only:
+                raise NotImplementedError(f"{only} only")
+            return super().shard_positions(lengths, cp_size, rank, scheme)
+
+    return OneScheme
+
+
+@pytest.mark.parametrize("only", ["load-balanced", "contiguous"])
+def test_a_door_that_raises_not_implemented_for_one_input_declines_that_case_only(only):
+    """A door's NotImplementedError declines the one input it was handed (a shard builder of one scheme): the other
+    scheme's cases are checked and the row says some were not asked, never an exception of the model's."""
+    report = ropespec.check(_one_scheme(only), json.dumps(SMALL), family="model", invariants=["model.shards"], seed=0)
+    r = _model_results(report)["model.shards"]
+    assert r.status == "pass" and r.examples > 1, (r.status, r.message)
+    assert f"declines it: {only} only" in r.message, r.message
+
+
 def test_the_fresh_models_of_an_example_are_let_go_of():
     """A property builds a fresh model per example (and several in one); each is let go of when its example ends, so
     that a run holds a few models, not one per example (a transformers model's weights are tens of MB)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ropespec.implementations.contract import Fault, TargetError, Unsupported, describe_exit, where
+from ropespec.implementations.contract import DeclinedCase, Fault, TargetError, Unsupported, describe_exit, where
 
 
 # -- parent -> worker -----------------------------------------------------------------------------------------
@@ -88,6 +88,7 @@ class Faulted:
 @dataclass(frozen=True)
 class Declined:
     message: str
+    case: bool = False  # a door's decline of one input (DeclinedCase), not the implementation's of an expectation
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def reply_to(run) -> Any:
     except Fault as e:
         return Faulted(e.message, e.diagnosis, e.cause)
     except Unsupported as e:
-        return Declined(str(e))
+        return Declined(str(e), isinstance(e, DeclinedCase))
     except TargetError as e:
         return NotLoadable(str(e))
     except NotImplementedError as e:
@@ -125,7 +126,7 @@ def unwrap(reply) -> Any:
     if isinstance(reply, Faulted):
         raise Fault(reply.message, reply.word, cause=reply.cause)
     if isinstance(reply, Declined):
-        raise Unsupported(reply.message)
+        raise (DeclinedCase if reply.case else Unsupported)(reply.message)
     if isinstance(reply, NotLoadable):
         raise TargetError(reply.message)
     if isinstance(reply, NotImplementedHere):

@@ -43,7 +43,7 @@ import hashlib
 
 import numpy as np
 
-from ropespec.implementations.contract import Fault, Unsupported
+from ropespec.implementations.contract import DeclinedCase, Fault, Unsupported
 from ropespec.implementations.families.base import Bound, Form, Op, i64, register
 
 
@@ -71,7 +71,7 @@ class _Decoder(_Driver):
             if not _takes(model.forward, "documents"):
                 raise Unsupported("its forward takes no documents= (packed documents)")
             lengths = [int(n) for n in documents]
-            call = lambda *a: model.forward(*a, documents=lengths)  # noqa: E731
+            call = _declining("forward(ids, documents=lengths)", lambda *a: model.forward(*a, documents=lengths))
         try:
             out = self.host.call("forward(ids, positions, mask, cache)", call, native(ids), native(positions),
                                  native(mask), cache)
@@ -104,6 +104,20 @@ class _Decoder(_Driver):
         if said is None:
             raise Unsupported("the decoder says no windows (one entry per layer: its sliding window, or None)")
         return [("sliding", int(w)) if w is not None else ("full", None) for w in said]
+
+
+def _declining(says: str, fn):
+    """``fn``, a door of the model's own, whose NotImplementedError declines the one input it was handed (a shard
+    builder of one scheme asked for another): DeclinedCase, the case not asked and the others asked, never an exception
+    of the model's."""
+
+    def call(*args):
+        try:
+            return fn(*args)
+        except NotImplementedError as e:
+            raise DeclinedCase(f"{says} declines it: {e or 'NotImplementedError'}") from None
+
+    return call
 
 
 def _with_handed(fault: Fault, handed: list, ids_shape) -> Fault:
@@ -398,7 +412,7 @@ def op_crop(host, fn, e, cache, length):
         own = getattr(fn, "crop", None)
         if not callable(own):
             raise Unsupported("the model has no crop(cache, length) of its own (drafts rejected from its cache)")
-        new = host.call("crop(cache, length)", own, held, int(length))
+        new = host.call("crop(cache, length)", _declining("crop(cache, length)", own), held, int(length))
     handle = max(caches, default=0) + 1
     caches[handle] = new
     return handle
@@ -425,7 +439,7 @@ def op_shift(host, fn, e, cache, delta):
     own = getattr(fn, "shift", None)
     if _torch_module(fn) or not callable(own):
         raise Unsupported("the model has no shift(cache, d) of its own (a context shift of its cached keys)")
-    new = host.call("shift(cache, d)", own, caches[cache], int(delta))
+    new = host.call("shift(cache, d)", _declining("shift(cache, d)", own), caches[cache], int(delta))
     handle = max(caches, default=0) + 1
     caches[handle] = new
     return handle
@@ -438,7 +452,8 @@ def op_shard(host, fn, e, lengths, cp, rank, scheme):
     if _torch_module(fn) or not callable(own):
         raise Unsupported("the model has no shard_positions(lengths, cp_size, rank, scheme) of its own (a context-"
                           "parallel position builder)")
-    out = host.call("shard_positions(lengths, cp_size, rank, scheme)", own, [int(n) for n in lengths], int(cp),
+    says = "shard_positions(lengths, cp_size, rank, scheme)"
+    out = host.call(says, _declining(says, own), [int(n) for n in lengths], int(cp),
                     int(rank), str(scheme))
     if not (isinstance(out, tuple) and len(out) == 2):
         raise Fault(f"shard_positions returned {type(out).__name__}, expected (indices, positions)", "shape")
@@ -511,7 +526,7 @@ def op_generate(host, fn, e, ids, mask, steps, draft="", copies=1):
     if own_dict is not None:
         own_dict["forward"] = recorded
     try:
-        out = host.call(says, lambda *a: own(*a, **extra), native(ids), native(mask), int(steps))
+        out = host.call(says, _declining(says, lambda *a: own(*a, **extra)), native(ids), native(mask), int(steps))
     finally:
         if own_dict is not None:
             if kept is recorded:
