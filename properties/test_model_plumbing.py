@@ -390,6 +390,11 @@ def test_model_offset(bind, case):
         return np.concatenate([got, more], axis=1)
 
     got, want = run(c), run(0)
+    note = None
+    if got.shape[1] != want.shape[1]:  # a cache from one prefill and none from the other: the prefills are compared
+        note = (f"the decoding step not compared: the model returned a cache from its prefill at "
+                f"{c if got.shape[1] > n else 0} ... and none from the one at {0 if got.shape[1] > n else c} ...")
+        got, want = got[:, :n], want[:, :n]
     bound = tolerance.model_offset_bound(e, want, c + n)
     err = np.max(np.abs(got - want), axis=(0, 2))
     if not err.max() <= bound:
@@ -399,7 +404,8 @@ def test_model_offset(bind, case):
                       f"{err.max():.3g} > bound {bound:.3g}: the positions handed the RoPE are the ones given: the model "
                       "reads the absolute positions elsewhere", "absolute-position",
                       err.max() / bound if bound else float("inf"))
-    return float(err.max() / bound) if bound else 0.0
+    worst = float(err.max() / bound) if bound else 0.0
+    return (worst, note) if note else worst
 
 
 def _handed(seen, given, what: str) -> None:

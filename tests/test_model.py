@@ -294,6 +294,35 @@ def test_a_door_that_raises_not_implemented_for_one_input_declines_that_case_onl
     assert f"declines it: {only} only" in r.message, r.message
 
 
+class _CacheNowAndThen:
+    """A decoder that returns its cache from a prompt at position 0 and none from one given other positions, and counts
+    no cache when none is handed back to it."""
+
+    def __init__(self, expect):
+        from ropespec.implementations.numpy_model import Decoder
+
+        self.inner = Decoder(expect)
+        self.rope_positions = []
+
+    def forward(self, ids, positions=None, mask=None, cache=None):
+        if cache is None and mask is not None and mask.shape[1] > np.shape(ids)[1]:
+            mask = mask[:, -np.shape(ids)[1]:]  # no cache handed back: the tokens alone
+        logits, kept = self.inner.forward(ids, positions, mask, cache)
+        self.rope_positions = self.inner.rope_positions
+        from_zero = positions is None or int(np.asarray(positions).flat[0]) == 0
+        return logits, kept if from_zero else None
+
+
+def test_a_model_that_returns_a_cache_now_and_then_gets_verdicts_not_errors():
+    """A cache from some calls and none from others: every invariant says a verdict (a comparison of what both calls
+    have, and what was not compared), never a crash of ropespec's own (model.offset broadcast (1, 5, V) with (1, 6,
+    V))."""
+    report = ropespec.check(_CacheNowAndThen, json.dumps(SMALL), family="model", seed=0)
+    results = _model_results(report)
+    assert not [k for k, r in results.items() if r.status == "error"], {k: r.message for k, r in results.items()}
+    assert results["model.offset"].status == "pass", results["model.offset"].message
+
+
 def test_the_fresh_models_of_an_example_are_let_go_of():
     """A property builds a fresh model per example (and several in one); each is let go of when its example ends, so
     that a run holds a few models, not one per example (a transformers model's weights are tens of MB)."""

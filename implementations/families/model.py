@@ -614,6 +614,7 @@ class ModelBound(Bound):
 
     def shift(self, cache, delta: int):
         """The handle of the cache re-rotated by ``delta``."""
+        _held(cache, "a context shift")
         return self._op("shift", cache, int(delta))
 
     def shard(self, lengths, cp: int, rank: int, scheme: str):
@@ -637,11 +638,20 @@ class ModelBound(Bound):
 
     def drafting(self, cache, k: int) -> None:
         """Readies the cache for k drafts to be verified and cut back, as the model's assisted loop does."""
+        _held(cache, "drafts")
         self._op("drafting", cache, int(k))
 
     def crop(self, cache, length: int):
         """The handle of the cache cut back to its first ``length`` tokens."""
+        _held(cache, "drafts rejected")
         return self._op("crop", cache, int(length))
+
+
+def _held(cache, what: str) -> None:
+    """A cache's handle, or Unsupported: a forward that returned no cache (some models return one from some calls
+    only) hands nothing to shift, crop or ready for drafts."""
+    if cache is None:
+        raise Unsupported(f"the model returned no cache from the forward before: {what} needs one")
 
 
 MODEL = Form("model", "apply", None, ("model.*",),
