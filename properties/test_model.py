@@ -13,11 +13,12 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ropespec.implementations.contract import Failure, Fault, Unsupported
-from ropespec.properties.framework import rope_property
+from ropespec.properties.framework import NotChecked, rope_property
 from ropespec.properties.model_batch import (MIN_VOCAB, canonical, check_positions, expect_of, left_padded,
                                              real_mask, reference_forward, said, same_logits)
 from ropespec.spec import tolerance
 from ropespec.spec.expectation import Expect
+from ropespec.spec.scaling import original_length
 
 #: the longest row drawn, and the most decoding steps
 MAX_ROW, MAX_STEPS = 6, 3
@@ -343,25 +344,41 @@ def _length_cases(impl):
         before = draw(st.integers(1, 3), label="tokens before the original length at the prefill")
         row = draw(st.lists(st.integers(0, MIN_VOCAB - 1), min_size=SHORT_ORIGINAL + 3,
                             max_size=SHORT_ORIGINAL + 3), label="row")
-        return {"expect": e, "row": row, "prefill": SHORT_ORIGINAL - before}
+        return {"expect": e, "row": row, "before": before}
 
     return build()
+
+
+def _original(model, e) -> tuple[int, str, int | None]:
+    """Where the model's RoPE switches tables: the original length its own config says (a model handed over, whatever
+    the expectation), else the expectation's; with whose it is, in words, and the largest position it takes."""
+    try:
+        own, top = model.lengths()
+    except Unsupported:
+        own = top = None
+    return (own, "its own config's", top) if own else (original_length(e), "the expectation's", top)
 
 
 @rope_property("model.length", rule="model_logits_bound, as model.padding", cases=_length_cases,
                pinned=lambda impl: [] if _lengthwise(impl) else [
                    {"expect": _across(expect_of(impl)), "row": [(7 * i) % MIN_VOCAB for i in range(SHORT_ORIGINAL + 3)],
-                    "prefill": SHORT_ORIGINAL - 1}],
+                    "before": 1}],
                not_about=_lengthwise)
 def test_model_length(bind, case):
-    """A prefill ending just before the original length L, then one token at a time to L + 3: each step's logits
-    against the last token's of one full forward of the sequence up to it (on a fresh model)."""
-    e, row, n0 = case["expect"], case["row"], case["prefill"]
-    ids = np.array([row])
+    """A prefill ending just before the original length L (the model's own config's, else the expectation's), then
+    one token at a time to L + 3: each step's logits against the last token's of one full forward of the sequence up
+    to it (on a fresh model)."""
+    e = case["expect"]
     model = bind.fresh(e)
+    L, whose, top = _original(model, e)
+    if top is not None and L + 3 > top:
+        raise NotChecked(f"the model's original length {L} ({whose}) leaves no room to decode across it: it takes "
+                         f"{top} positions")
+    row = (list(case["row"]) + [(7 * i) % MIN_VOCAB for i in range(L + 3)])[:L + 3]
+    n0 = max(1, L - case["before"])
+    ids = np.array([row])
     _, _, cache = model.forward(ids[:, :n0])
     _needs_cache(cache, "decoding across the original length")
-    L = SHORT_ORIGINAL
     worst = 0.0
     for t in range(n0, len(row)):
         got, _, cache = model.forward(ids[:, t:t + 1], cache=cache)
@@ -371,9 +388,9 @@ def test_model_length(bind, case):
         err = float(np.max(np.abs(got - want)))
         if not err <= bound:
             side = "before" if t + 1 < L else "at" if t + 1 == L else "past"
-            raise Failure(f"the step to length {t + 1} ({side} the original length {L}; prefill {n0}): its logits "
-                          f"differ from one full forward of the sequence up to it by {err:.3g} > bound {bound:.3g}: "
-                          f"the cache keeps keys turned with the {e.rope_type} table of another length", "scaling",
-                          err / bound if bound else float("inf"))
+            raise Failure(f"the step to length {t + 1} ({side} the original length {L}, {whose}; prefill {n0}): its "
+                          f"logits differ from one full forward of the sequence up to it by {err:.3g} > bound "
+                          f"{bound:.3g}: the cache keeps keys turned with the {e.rope_type} table of another length",
+                          "scaling", err / bound if bound else float("inf"))
         worst = max(worst, err / bound if bound else 0.0)
     return worst

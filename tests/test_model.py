@@ -323,6 +323,40 @@ def test_a_model_that_returns_a_cache_now_and_then_gets_verdicts_not_errors():
     assert results["model.offset"].status == "pass", results["model.offset"].message
 
 
+def _phi3_of_its_own(reprefill: bool):
+    """A factory that hands over a tiny Phi-3 of its own LongRoPE, original_max_position_embeddings 16, whatever the
+    expectation says; without ``reprefill``, its cache is kept across the switch (transformers #33129)."""
+    from ropespec.implementations.zoo.model import longrope_no_reprefill as stale
+
+    own = dict(stale.EXPECT, rope_scaling=dict(stale.EXPECT["rope_scaling"], original_max_position_embeddings=16))
+
+    def make(expect):
+        from ropespec.implementations.adapters import hf_model
+        from ropespec.spec.expectation import Expect
+
+        e = Expect.from_dict(own)
+        return hf_model.phi3(e) if reprefill else stale.make(e)
+
+    return make
+
+
+@pytest.mark.parametrize("reprefill", [False, True])
+def test_a_handed_over_model_is_decoded_across_its_own_switch(reprefill):
+    """model.length decodes across the original length the model's own config says: a Phi-3 handed over with its own
+    16, checked under an expectation that says 24, switched before the prefill ended and nothing was crossed."""
+    pytest.importorskip("transformers")
+    from ropespec.implementations.zoo.model import longrope_no_reprefill as stale
+
+    report = ropespec.check(_phi3_of_its_own(reprefill), json.dumps(stale.EXPECT), family="model",
+                            invariants=["model.length"], array="torch", seed=0)
+    r = _model_results(report)["model.length"]
+    if reprefill:
+        assert r.status == "pass", r.message
+    else:
+        assert (r.status, r.diagnosis) == ("fail", "scaling"), r.message
+        assert "the original length 16, its own config's" in r.message, r.message
+
+
 def test_the_fresh_models_of_an_example_are_let_go_of():
     """A property builds a fresh model per example (and several in one); each is let go of when its example ends, so
     that a run holds a few models, not one per example (a transformers model's weights are tens of MB)."""

@@ -551,6 +551,24 @@ def _draft_of(model, kind: str):
     return type(model)(model.e, 1) if hasattr(model, "e") else copy.deepcopy(model)
 
 
+def op_lengths(host, fn, e):
+    """(original length, largest position) the model's own config says, each None where it says none: where its RoPE
+    switches tables (LongRoPE's original_max_position_embeddings, dynamic NTK's) and how long a sequence it takes; a
+    decoder of its own may say them as attributes of the same names."""
+    if _torch_module(fn):
+        config = fn.config.get_text_config()
+        rope = getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None) or {}
+        if isinstance(rope, dict) and "rope_type" not in rope:  # one block per layer type: the first that says one
+            rope = next((v for v in rope.values() if isinstance(v, dict) and "rope_type" in v), {})
+        original = rope.get("original_max_position_embeddings") if isinstance(rope, dict) else None
+        original = original or getattr(config, "original_max_position_embeddings", None)
+        top = getattr(config, "max_position_embeddings", None)
+    else:
+        original, top = (getattr(fn, k, None) for k in ("original_max_position_embeddings", "max_position_embeddings"))
+    as_int = lambda v: int(v) if isinstance(v, (int, np.integer)) and v > 0 else None  # noqa: E731
+    return as_int(original), as_int(top)
+
+
 def op_state(host, fn, e):
     """A digest of every buffer and attribute of the model (but what a forward is handed back): what a call may not
     change (model.stateless)."""
@@ -621,6 +639,10 @@ class ModelBound(Bound):
         """(indices, positions) rank ``rank`` of ``cp`` owns, by the model's shard builder."""
         return self._op("shard", [int(n) for n in lengths], int(cp), int(rank), str(scheme))
 
+    def lengths(self) -> tuple[int | None, int | None]:
+        """(original length, largest position) as the model's own config says them (None where it does not)."""
+        return self._op("lengths")
+
     def state(self) -> dict[str, str]:
         """A digest of the model's buffers and attributes."""
         return self._op("state")
@@ -668,6 +690,7 @@ MODEL = Form("model", "apply", None, ("model.*",),
               "drafting": Op(op_drafting, "its cache readied for drafts"),
               "shard": Op(op_shard, "shard_positions(lengths, cp_size, rank, scheme)"),
               "state": Op(op_state, "its buffers and attributes"),
+              "lengths": Op(op_lengths, "its config's original length and largest position"),
               "generate": Op(op_generate, "generate(ids, mask, steps)")},
              _warm, ModelBound, says_itself="a model's forward",
              builds=(lambda m: callable(getattr(m, "forward", None)),
