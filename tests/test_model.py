@@ -357,6 +357,52 @@ def test_a_handed_over_model_is_decoded_across_its_own_switch(reprefill):
         assert "the original length 16, its own config's" in r.message, r.message
 
 
+def _speculative(advanced_by_one: bool):
+    """A decoder whose assisted generation drafts 3 tokens a round with its draft model and verifies them in one
+    forward at positions from its own counter; ``advanced_by_one``: the counter advanced by one a round instead of by
+    the accepted drafts and one."""
+    from ropespec.implementations.numpy_model import Decoder
+
+    class Speculative(Decoder):
+        DRAFTS = 3
+
+        def generate(self, ids, mask=None, steps=2, copies=1, draft=None):
+            if draft is None:
+                return super().generate(ids, mask, steps, copies)
+            seq = [int(i) for i in np.asarray(ids)[0]]
+            logits, cache = self.forward(np.array([seq]))
+            out, at = [int(logits[0, -1].argmax())], len(seq)  # at: the position of the next token fed
+            while len(out) < steps:
+                proposal = [int(t) for t in draft.generate(np.array([seq + out]), steps=self.DRAFTS)[0]]
+                feed = [out[-1]] + proposal
+                logits, cache = self.forward(np.array([feed]), positions=np.arange(at, at + len(feed))[None],
+                                             mask=np.ones((1, cache["length"] + len(feed)), dtype=np.int64),
+                                             cache=cache)
+                predicted = [int(t) for t in logits[0].argmax(axis=-1)]
+                j = next((i for i in range(self.DRAFTS) if predicted[i] != proposal[i]), self.DRAFTS)
+                out += proposal[:j] + [predicted[j]]
+                cache = self.crop(cache, cache["length"] - self.DRAFTS + j)
+                at += 1 if advanced_by_one else 1 + j
+            return np.array([out[:steps]])
+
+    return Speculative
+
+
+@pytest.mark.parametrize("advanced_by_one", [True, False])
+def test_assisted_generation_is_verified_over_two_rounds_at_least(advanced_by_one):
+    """With 3 drafts all accepted, one verification round yields 4 tokens: a counter advanced by one instead of by the
+    accepted drafts shows only in the round after, so assisted generation is asked for steps enough for two rounds,
+    and with a draft always accepted each forward starts where the one before it ended."""
+    report = ropespec.check(_speculative(advanced_by_one), json.dumps(SMALL), family="model",
+                            invariants=["model.drafts"], seed=0)
+    r = _model_results(report)["model.drafts"]
+    if advanced_by_one:
+        assert (r.status, r.diagnosis) == ("fail", "draft-positions"), r.message
+        assert "the accepted drafts not counted" in r.message, r.message
+    else:
+        assert r.status == "pass" and "verification round" not in r.message, r.message
+
+
 def test_the_fresh_models_of_an_example_are_let_go_of():
     """A property builds a fresh model per example (and several in one); each is let go of when its example ends, so
     that a run holds a few models, not one per example (a transformers model's weights are tens of MB)."""

@@ -29,6 +29,7 @@ import json
 from pathlib import Path
 
 from ropespec.implementations.adapters.hf import rope_parameters
+from ropespec.implementations.families.model import cache_keyword, cache_of
 from ropespec.spec import tolerance
 from ropespec.spec.hfconfig import from_hf_config
 
@@ -350,9 +351,9 @@ def _float64_noise(model, name: str) -> None:
             ids = rows[r:r + 1]
             alone = model(input_ids=ids).logits
             diffs.append((alone - batch[r:r + 1]).abs().max().item())
-            kept = getattr(model(input_ids=ids[:, :3], use_cache=True), "past_key_values", None)
+            kept = cache_of(model(input_ids=ids[:, :3], use_cache=True))
             if kept is not None:
-                steps = model(input_ids=ids[:, 3:], past_key_values=kept, use_cache=True).logits
+                steps = model(input_ids=ids[:, 3:], use_cache=True, **{cache_keyword(model): kept}).logits
                 if steps.shape == alone[:, 3:].shape:
                     diffs.append((alone[:, 3:] - steps).abs().max().item())
     worst = max(diffs)

@@ -9,7 +9,7 @@ Two kinds of model are driven alike, in the implementation's own process:
   what needs a cache is skipped, and says so); it says the positions it handed its RoPE in its last forward as
   ``rope_positions``, a list of arrays, one per application;
 * a transformers causal LM (a ``torch.nn.Module`` with a ``config``): called with ``input_ids`` (or
-  ``inputs_embeds``), ``attention_mask``, ``position_ids`` and ``past_key_values``, its rotary modules hooked to
+  ``inputs_embeds``), ``attention_mask``, ``position_ids`` and its cache (``cache``), its rotary modules hooked to
   record the ``position_ids`` they are handed; its ``generate`` is its greedy generation.
 
 A decoder of its own may have ``generate(ids, mask, steps)`` returning the tokens its greedy generation appends (its
@@ -40,6 +40,7 @@ The cache stays in the model's process: a forward hands back a handle to it, whi
 from __future__ import annotations
 
 import hashlib
+import logging
 
 import numpy as np
 
@@ -214,7 +215,7 @@ class _Transformers(_Driver):
         if embeds:
             inputs["inputs_embeds"] = model.get_input_embeddings()(inputs.pop("input_ids"))
         out = self._call(inputs, hidden, t)
-        kept = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        kept = cache_of(out)
         if kept is None:  # a model that keeps no cache
             return _floats(out.logits, ids.shape), [_rows(p, len(ids)) for p in self.seen], None
         logits = out.logits[:, -t:] if out.logits.shape[1] > t else out.logits  # a re-prefill: the whole sequence's
@@ -278,14 +279,14 @@ class _Transformers(_Driver):
             held = 0 if cache is None else cache["ids"].shape[1]
             inputs["attention_mask"] = torch.ones((ids.shape[0], held + ids.shape[1]), dtype=torch.int64)
         if cache is not None:
-            inputs["past_key_values"] = cache["cache"]
+            inputs[cache_keyword(self.model)] = cache["cache"]
         t = ids.shape[1]
         out = self._call(inputs, False, t)
         seen = [_rows(q[:, -t:], len(ids)) for q in self.seen]
         if cache is None:
             return _floats(out.logits, ids.shape), seen, None
         every = torch.cat([cache["ids"], torch.as_tensor(np.asarray(ids, dtype=np.int64))], dim=1)
-        return _floats(out.logits[:, -t:], ids.shape), seen, {"cache": out.past_key_values, "ids": every}
+        return _floats(out.logits[:, -t:], ids.shape), seen, {"cache": cache_of(out), "ids": every}
 
     def windows(self):
         config = self.model.config.get_text_config()
@@ -295,6 +296,28 @@ class _Transformers(_Driver):
             types = ["sliding_attention" if w else "full_attention"] * config.num_hidden_layers
         return [("sliding", int(w)) if k == "sliding_attention" and w else ("full", None) if k == "full_attention"
                 else (str(k), None) for k in types]
+
+
+def cache_keyword(model) -> str:
+    """The keyword a transformers model's forward takes its cache by: ``cache`` from transformers 5.2x (where
+    ``past_key_values`` is deprecated and warns at every call), ``past_key_values`` before."""
+    return "cache" if _takes_named(model.forward, "cache") else "past_key_values"
+
+
+def cache_of(out):
+    """The cache a transformers model's forward returned (``cache``, or ``past_key_values`` before 5.2x), or None."""
+    kept = getattr(out, "cache", None)
+    return kept if kept is not None else getattr(out, "past_key_values", None)
+
+
+def _takes_named(fn, name: str) -> bool:
+    """Whether ``fn`` names the parameter ``name`` itself (not only through **kwargs)."""
+    import inspect
+
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _driver(host, hid, fn, e) -> _Driver:
@@ -471,7 +494,9 @@ def op_generate(host, fn, e, ids, mask, steps, draft="", copies=1):
     of its kind drawn from another seed (nearly every draft rejected): transformers' ``assistant_model``, a decoder's
     ``generate(..., draft=model)``. ``copies`` above 1: each row continued that many times, row i's copies next to it
     (a request's n samples): transformers' ``num_return_sequences``, sampled from the one token greedy search takes,
-    a decoder's ``generate(..., copies=n)``."""
+    a decoder's ``generate(..., copies=n)``. A transformers model generates every one of the ``steps`` tokens (its
+    generation config's and its draft's end-of-sequence token set aside for the call: a generation ended early would
+    leave its forwards unchecked)."""
     if _torch_module(fn):
         import torch
 
@@ -494,10 +519,22 @@ def op_generate(host, fn, e, ids, mask, steps, draft="", copies=1):
                          logits_processor=LogitsProcessorList([argmax_only]))
         driver = _driver(host, id(fn), fn, e)
         driver.seen.clear()
-        with torch.no_grad():
-            out = host.call("the model's generate", lambda: fn.generate(
-                input_ids=ids_t, attention_mask=mask_t, max_new_tokens=int(steps),
-                pad_token_id=0 if pad is None else pad, **{"do_sample": False, **extra}))
+        configs = [m.generation_config for m in (fn, extra.get("assistant_model")) if m is not None]
+        ends = [c.eos_token_id for c in configs]
+        quiet = _AssistantsOwnCall()
+        generation_log = logging.getLogger("transformers.generation.utils")
+        try:
+            for c in configs:
+                c.eos_token_id = None
+            generation_log.addFilter(quiet)
+            with torch.no_grad():
+                out = host.call("the model's generate", lambda: fn.generate(
+                    input_ids=ids_t, attention_mask=mask_t, max_new_tokens=int(steps),
+                    pad_token_id=0 if pad is None else pad, **{"do_sample": False, **extra}))
+        finally:
+            generation_log.removeFilter(quiet)
+            for c, end in zip(configs, ends):
+                c.eos_token_id = end
         seen = list(driver.seen)
         driver.seen.clear()
         return _ints(out)[:, t:].astype(np.int64), seen
@@ -536,13 +573,27 @@ def op_generate(host, fn, e, ids, mask, steps, draft="", copies=1):
     return _ints(out).astype(np.int64), seen
 
 
+class _AssistantsOwnCall(logging.Filter):
+    """Drops the deprecation notice transformers' assisted generation raises against its own call of the draft model
+    (a generation_config passed with min_new_tokens and max_new_tokens): it says nothing of the model checked, and it
+    was the one line a clean report printed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Passing `generation_config` together with generation-related" not in record.getMessage()
+
+
 def _draft_of(model, kind: str):
     """A draft model for ``model``: a copy ("same": every draft its own greedy token), or one of its kind drawn from
     another seed ("other"), a transformers model's by its config class, a decoder's by ``type(model)(expect, seed)``."""
     import copy
 
     if kind == "same":
-        return copy.deepcopy(model)
+        draft = copy.deepcopy(model)
+        if _torch_module(draft):  # the copy's rotary modules record nothing: the positions said are the model's own
+            for module in draft.modules():
+                if type(module).__name__.endswith("RotaryEmbedding"):
+                    module._forward_hooks.clear()
+        return draft
     if _torch_module(model):
         import torch
 
