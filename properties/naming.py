@@ -9,6 +9,7 @@ that asks and kept on the implementation for every failure after it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,11 +23,35 @@ from ropespec.spec.expectation import Expect
 
 def name_failure(res, impl) -> None:
     """Give a failing Result (ropespec.properties.results.Result) its word: from evidence where the property said none
-    (:func:`diagnose`), or the structural root cause where it named one from what it measured (:func:`root_cause`)."""
+    (:func:`diagnose`), or the structural root cause where it named one from what it measured (:func:`root_cause`);
+    a call that raised where a position offset measured below it reads past the end of its table is that offset."""
     if res.diagnosis is None:
         _name_unnamed(res, impl)
+    elif res.diagnosis == "exception":
+        _past_its_table(res, impl)
     else:
         _root_cause(res, impl)
+
+
+def _past_its_table(res, impl) -> None:
+    """An exception explained by the positions' offset: where the implementation answers below some position and
+    raises from it on, and the model measured below it shifts every position by c > 0, a table of max_position rows
+    read at p + c ends exactly there; the offset, measured, is the word of the failure too (one bug, one word)."""
+    if not impl.form.diagnosed:
+        return
+    expect = _expect_of(res, impl)
+    if expect is None:
+        return
+    model = measured_model(impl, expect)
+    found = model.within_domain
+    if not (model.beyond and model.domain and found and found[0] == "position-offset"):
+        return
+    shift = re.search(r"shifted by (-?\d+)", found[1])
+    c = int(shift.group(1)) if shift else 0
+    if c > 0 and model.domain == expect.max_position - c:
+        res.name("position-offset", f"{found[1]} (measured below p = {model.domain}), so from p = {model.domain} on it "
+                                    f"reads past the {expect.max_position} rows of its table, and the call raised",
+                 follows=True)
 
 
 #: words a property gives from what it measured along the expected pairs; a structural fault underneath
@@ -76,6 +101,10 @@ class Model:
     beyond: bool = False
     within: dict = field(default_factory=dict)
     measured: str | None = None  # None until measured
+    #: where it could not be called at max_position: the first position it raises at (it answers below it), and the
+    #: diagnosis probed below it
+    domain: int | None = None
+    within_domain: tuple[str, str] | None = None
 
     def what_was_measured(self, f, e: Expect) -> str | None:
         """The fingerprint of f under e (the model's expectation) as one sentence, None where f cannot be
@@ -99,16 +128,42 @@ def measured_model(impl, expect: Expect) -> Model:
     if expect not in cache:
         root = finding = None
         beyond = False
+        domain = within_domain = None
         try:
             f = impl.as_rope(expect)
             root = root_cause(f, expect)
             finding = run_diagnosis(f, expect)
         except Fault:
             beyond = True
+            domain = _answers_below(f, expect)
+            if domain is not None and domain > 1:
+                within_domain = diagnose_within(f, expect, domain - 1)
         except (Unsupported, Failure, FloatingPointError, ValueError, OverflowError):
             pass
-        cache[expect] = Model(root, finding, beyond)
+        cache[expect] = Model(root, finding, beyond, domain=domain, within_domain=within_domain)
     return cache[expect]
+
+
+def _answers_below(f, e: Expect) -> int | None:
+    """The first position ``f`` raises at, one row at a time, bisected between 0 (where it answers) and max_position - 1
+    (where it raises); None where it raises at 0 or answers at the end (another fault than a domain that ends)."""
+    x = np.random.default_rng(0).standard_normal((1, e.head_dim))
+
+    def answers(p: int) -> bool:
+        at = np.full((1,) + ((e.n_axes,) if e.multi_axis else ()), p, dtype=np.int64)
+        try:
+            f(x, at)
+            return True
+        except Fault:
+            return False
+
+    lo, hi = 0, e.max_position - 1
+    if not answers(lo) or answers(hi):
+        return None
+    while hi - lo > 1:  # answers at lo, raises at hi
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if answers(mid) else (lo, mid)
+    return hi
 
 
 def _name_unnamed(res, impl) -> None:
@@ -129,7 +184,7 @@ def _name_unnamed(res, impl) -> None:
                     model.within[reach] = diagnose_within(impl.as_rope(expect), expect, reach)
                 except (Unsupported, Failure):
                     model.within[reach] = None
-            found = model.within[reach]
+            found = model.within[reach] or model.within_domain
     if found:
         res.name(*found, also=also_of(found))
         return
