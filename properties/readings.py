@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ropespec.properties.numerics import exact, output_bound, pair_norms, per_dim
+from ropespec.properties.numerics import exact, output_bound
 from ropespec.reference import rope as reference
 from ropespec.spec import scaling, tolerance
 from ropespec.spec.expectation import Expect
@@ -77,23 +77,10 @@ def _alike(e: Expect) -> list[Expect]:
     return out
 
 
-def formation_allowance(e: Expect, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """What forming the ladder in float32 as exp(-(2i/r) ln b) (or 2^(-(2i/r) log2 b), as mlx's fast.rope does) adds to
-    the float32 class's bound (:func:`ropespec.properties.numerics.output_bound`, whose ladder is b^(-2i/r) formed with
-    its base and exponent rounded once each): ln b rounded to float32 is off by u ln b, which the exponent 2i/r carries
-    into theta_i as a relative error (2i/r) |ln b| u, and the angle p theta_i into each component of a pair of norm
-    ||x_pair|| as ||x_pair|| p theta_i (2i/r) |ln b| u."""
-    expo = np.array([2.0 * i / R for i, R in e.ladder()])
-    theta = reference.thetas(e, seq_len=reference.seq_len_of(positions))
-    angle = np.abs(positions)[:, None] * theta[None, :]
-    per_pair = pair_norms(e, x) * angle * expo[None, :] * abs(np.log(e.rope_theta))
-    return per_dim(e, per_pair * tolerance.unit_roundoff("float32"))
-
-
 def _holds(e: Expect, outputs) -> bool:
     for x, pos, y in outputs:
         ref, own = exact(e, x, pos, fast=True)
-        bound = output_bound(e, x, pos) + own + formation_allowance(e, x, pos)
+        bound = output_bound(e, x, pos) + own
         if y is None or y.shape != ref.shape or not np.all(np.abs(y - ref) <= bound):
             return False
     return True
@@ -136,7 +123,7 @@ def _numbers(f, e: Expect, layout: Expect, outputs, out: Measured) -> None:
     off = np.zeros(e.n_pairs, dtype=bool)
     for x, pos, y in outputs:
         ref, own = exact(layout, x, pos, fast=True)
-        bad = ~(np.abs(y - ref) <= output_bound(layout, x, pos) + own + formation_allowance(layout, x, pos))
+        bad = ~(np.abs(y - ref) <= output_bound(layout, x, pos) + own)
         off |= bad[:, oa].any(axis=0) | bad[:, ob].any(axis=0)
         if pos[0] == e.max_position - 1 and pos[0] == pos[-1]:
             out.output_error = float(np.max(np.linalg.norm(y - ref, axis=1) / np.linalg.norm(x, axis=1)))

@@ -23,10 +23,13 @@ moves a component by at most 2 u_A ||x||. A rotation by a wrong angle moves a co
 Inverse frequencies formed in dtype E (``inv_freq_dtype``). theta = 1 / base ** (2i/r) computed in E
 (as transformers does) carries a relative error of at most u_E (3 + (2i/r)(b + e ln base)), where the
 3 is pow (one ulp = 2u) plus the division, b = 1 if base is not representable in E and e = 1 if the
-exponent 2i/r is not; at position p that is an angle error of |phi| times that relative error. A
-scaling method adds 3 u_E (division by the factor, the ramp's mix of two tables) and, for ntk and
-dynamic, a rounded new base (b = 1); inside yarn's ramp and llama3's band the mixing coefficient's
-own rounding is amplified by up to (s - 1) (:func:`ropespec.spec.tables.mixing_error` derives it per pair).
+exponent 2i/r is not; at position p that is an angle error of |phi| times that relative error. Real code
+forms the ladder two other ways too, each bounded in :func:`ladder_formation_errors`: the exponential of a
+log (mlx) and a recurrence theta_i = theta_(i-1) s (ggml), whose i products make its bound grow with i;
+the class allows the largest. A scaling method adds 3 u_E (division by the factor, the ramp's mix of two
+tables) and, for ntk and dynamic, a rounded new base (b = 1); inside yarn's ramp and llama3's band the
+mixing coefficient's own rounding is amplified by up to (s - 1) (:func:`ropespec.spec.tables.mixing_error`
+derives it per pair).
 
 Scaling methods with an attention factor g multiply the output by g: callers pass g ||x|| as the
 pair norm.
@@ -74,21 +77,66 @@ def rotation_rtol(expect: Expect) -> float:
     return K_ROT * unit_roundoff(expect.dtype) + 2.0 * _u(expect.angle_dtype)
 
 
-def inv_freq_relative_error(expect: Expect) -> np.ndarray:
-    """Bound on |d theta_i / theta_i| when theta_i is formed in ``expect.inv_freq_dtype`` (per pair)."""
+#: the ways real code forms the ladder theta_i = b^(-2i/r) in the inverse frequencies' dtype, each bounded by
+#: :func:`ladder_formation_errors`: pow (transformers' 1 / base ** (2i/r)), the exponential of a log (mlx's fast.rope,
+#: 2^(-(2i/r) log2 b)), a recurrence (ggml's theta *= theta_scale, one product a pair)
+LADDER_FORMATIONS = ("pow", "exp-log", "recurrence")
+
+
+#: the inverse-frequency dtypes real code forms its ladder in by every formation of :data:`LADDER_FORMATIONS`
+FORMED_EVERY_WAY = ("float32", "float64")
+
+
+def ladder_formation_errors(expect: Expect) -> dict[str, np.ndarray]:
+    """Per formation (:data:`LADDER_FORMATIONS`), a bound on |d theta_i / theta_i| per pair when theta_i is formed in
+    ``expect.inv_freq_dtype`` (unit roundoff u) so; x = 2i/R is the pair's exponent (:meth:`Expect.ladder`).
+
+    * pow, b^x then 1/that: pow's ulp (2 u) and the division (u); b rounded (when inexact) is a relative u in b, x u in
+      theta; x rounded (when inexact) moves the exponent by x u, x ln b u in theta: u (3 + x (b_inexact + x_inexact ln
+      b)).
+    * exp-log, exp(-x ln b): ln b rounded (u |ln b| absolute), x rounded (x_inexact) and the product (u each, relative
+      to x ln b) move the exponent by x |ln b| (2 + x_inexact) u, and b rounded by x u; exp's ulp adds 2 u:
+      u (2 + x (|ln b| (2 + x_inexact) + b_inexact)). Base 2 (2^(-x log2 b)) is the same bound.
+    * recurrence, theta_i = theta_(i-1) s with the step s = b^(-2/R) formed once (by pow or exp-log, the larger of
+      their bounds at x = 2/R: d_s) and i products in the dtype (u each): to first order i (u + d_s). The position
+      itself may start the recurrence (p s^i, as ggml's theta = p): the angle's own rounding is then among the i
+      products, and the angle dtype's rounding of p theta counted apart still covers it.
+
+    A scaling method adds 3 u (the division by the factor, the ramp's mix of two tables; a new base is a rounded base)
+    and, inside yarn's ramp and llama3's band, the mixing coefficient's rounding (:func:`ropespec.spec.tables.mixing_error`).
+
+    A ladder formed in a 16-bit float is pow's alone (:data:`FORMED_EVERY_WAY`): the code that forms its ladder by a
+    log or a recurrence (ggml, mlx) forms it in float32 whatever the activations' dtype."""
     e_dtype = expect.inv_freq_dtype
     n = expect.n_pairs
     if e_dtype == "exact":
-        return np.zeros(n)
+        return {f: np.zeros(n) for f in LADDER_FORMATIONS}
     u = unit_roundoff(e_dtype)
-    expo = np.abs([2.0 * i / R for i, R in expect.ladder()])  # 2i/r, a per-axis ladder's 2k/d_a, or k/(K - 1)
+    ladder = expect.ladder()
+    expo = np.abs([2.0 * i / R for i, R in ladder])  # 2i/r, a per-axis ladder's 2k/d_a, or k/(K - 1)
+    steps = np.abs([float(i) for i, _ in ladder])
+    step = np.abs([2.0 / R for _, R in ladder])
     base = expect.rope_theta
+    ln_b = abs(math.log(base))
     rescaled = expect.method.new_base  # a new base, itself rounded
-    base_inexact = rescaled or float(round_to(base, e_dtype)) != base
-    expo_inexact = round_to(expo, e_dtype) != expo
+    b_inexact = float(rescaled or float(round_to(base, e_dtype)) != base)
+    inexact = lambda v: (round_to(v, e_dtype) != v).astype(np.float64)  # noqa: E731
     scaled = 3.0 if expect.method.scales else 0.0  # division by the factor, ramp mixing
     mixing = np.array(tables.mixing_error(expect))  # yarn's ramp and llama3's band, see there
-    return u * (3.0 + scaled + mixing + expo * (float(base_inexact) + expo_inexact * math.log(base)))
+    pow_ = lambda x: 3.0 + x * (b_inexact + inexact(x) * ln_b)  # noqa: E731
+    exp_log = lambda x: 2.0 + x * (ln_b * (2.0 + inexact(x)) + b_inexact)  # noqa: E731
+    d_step = np.maximum(pow_(step) - 1.0, exp_log(step))  # the step s = b^(-2/R) itself: pow without the division
+    rest = scaled + mixing
+    out = {"pow": u * (pow_(expo) + rest)}
+    if e_dtype in FORMED_EVERY_WAY:
+        out.update({"exp-log": u * (exp_log(expo) + rest), "recurrence": u * (steps * (1.0 + d_step) + rest)})
+    return out
+
+
+def inv_freq_relative_error(expect: Expect) -> np.ndarray:
+    """Bound on |d theta_i / theta_i| when theta_i is formed in ``expect.inv_freq_dtype`` (per pair), whichever way real
+    code forms its ladder there (:func:`ladder_formation_errors`): the largest of their bounds."""
+    return np.max(np.stack(list(ladder_formation_errors(expect).values())), axis=0)
 
 
 def angle_error(expect: Expect, positions, thetas, xp=np):

@@ -1,6 +1,7 @@
 """The tolerance model: the strict class is flat in position, the float32 class grows like p."""
 
 import numpy as np
+import pytest
 
 from ropespec import reference
 from ropespec.spec import Expect, tolerance
@@ -29,10 +30,23 @@ def test_float32_angle_class_grows_with_position():
 
 
 def test_inv_freq_error_counts_an_inexact_exponent():
-    rel64 = tolerance.inv_freq_relative_error(Expect(head_dim=128))  # 2i/128 exact in float32
-    rel96 = tolerance.inv_freq_relative_error(Expect(head_dim=96))  # 2i/96 mostly not
-    assert rel96.max() > 3 * rel64.max()  # ln(1e4) * (2i/r) u on top of 3u
+    pow64 = tolerance.ladder_formation_errors(Expect(head_dim=128))["pow"]  # 2i/128 exact in float32
+    pow96 = tolerance.ladder_formation_errors(Expect(head_dim=96))["pow"]  # 2i/96 mostly not
+    assert pow96.max() > 3 * pow64.max()  # ln(1e4) * (2i/r) u on top of 3u
     assert np.all(tolerance.inv_freq_relative_error(Expect(inv_freq_dtype="exact")) == 0)
+
+
+def test_the_float32_class_allows_every_way_real_code_forms_its_ladder():
+    """pow, the exponential of a log, a recurrence: the class allows the largest per pair. A recurrence's i products
+    make its bound grow with the pair's index (ggml's theta *= theta_scale); a ladder formed in a 16-bit float is
+    pow's alone, and the class of an exact ladder allows none."""
+    e = Expect(head_dim=64, rope_theta=1e4)
+    formed = tolerance.ladder_formation_errors(e)
+    assert set(formed) == set(tolerance.LADDER_FORMATIONS)
+    u = 2.0**-24
+    assert formed["recurrence"][0] == 0 and formed["recurrence"][31] / u == pytest.approx(31 * (1 + 3), rel=0.2)
+    assert np.array_equal(tolerance.inv_freq_relative_error(e), np.max(np.stack(list(formed.values())), axis=0))
+    assert set(tolerance.ladder_formation_errors(e.replace(inv_freq_dtype="bfloat16"))) == {"pow"}
 
 
 def test_model_covers_float32_transformers_style_computation():
