@@ -142,3 +142,4 @@ def test_in_chromium_nothing_overflows_and_links_land(site, browser, tmp_path, w
             assert target.exists() and site in target.parents, (page, href)
             if url.fragment and target.suffix == ".html":
                 assert re.search(rf"id=\"?{re.escape(unquote(url.fragment))}[\" >]", target.read_text()), (page, href)
+

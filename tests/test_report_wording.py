@@ -334,3 +334,14 @@ def test_long_arrays_are_summarised_where_a_person_reads_them(cli, tmp_path):
     assert "(4097 values)" in out_text
     [result] = json.loads(out.read_text())["implementations"][0]["results"]
     assert "(4097 values)" in result["message"] and len(result["counterexample"]["positions"]) > 16
+
+
+def test_every_word_the_documentation_shows_in_brackets_is_one_the_code_gives():
+    """`[word]` on a page is a fault word of the vocabulary or a reading's word: README once showed `[off-by-one]`,
+    which no failure carries (the fault is `[position-offset]`)."""
+    from ropespec.spec import glossary, readings
+    from tests import docs_text
+
+    known = set(glossary.DIAGNOSES) | set(readings.WORDS)
+    shown = set(re.findall(r"`\[([a-z0-9-]+)\]`", docs_text.TEXT))
+    assert shown and shown <= known, sorted(shown - known)
