@@ -267,10 +267,23 @@ def killed_for_memory(returncode: int | None, peak_rss: int | None, limit: int |
     return said
 
 
+def call_signature(obj: Callable) -> inspect.Signature:
+    """The signature a call of ``obj`` takes: its own, or, where that is only ``(*args, **kwargs)`` and it has a
+    ``forward`` (a torch module instance, whose __call__ hands its arguments to forward), its forward's. ValueError or
+    TypeError where there is none to read."""
+    sig = inspect.signature(obj)
+    kinds = {p.kind for p in sig.parameters.values()}
+    forward = getattr(obj, "forward", None)
+    if sig.parameters and kinds <= {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD} and \
+            callable(forward) and forward is not obj:
+        return inspect.signature(forward)
+    return sig
+
+
 def mode_of(obj: Callable) -> str:
     """'factory' (one required argument: make(expect)) or 'plain' (two or more)."""
     try:
-        sig = inspect.signature(obj)
+        sig = call_signature(obj)
     except (TypeError, ValueError):
         return "plain"
     required = [

@@ -149,3 +149,35 @@ def test_composition_holds_for_a_correct_implementation_with_an_attention_factor
     impl = load_implementation("ropespec.implementations.numpy_rope:make", dtype="float32", expect=e)
     r = run_property(PROPERTIES["composition"], impl, profile="ci", seed_value=0)
     assert r.status == "pass", r.message
+
+
+MODULE = '''
+import torch
+
+
+class Rope(torch.nn.Module):
+    def __init__(self, dim=64, base=10000.0):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+
+    def forward(self, x, positions):
+        ang = positions[:, None].to(torch.float32) * self.inv_freq
+        c, s = ang.cos(), ang.sin()
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat([x1 * c - x2 * s, x1 * s + x2 * c], dim=-1).to(x.dtype)
+
+
+rope = Rope()
+'''
+
+
+def test_a_torch_module_instance_is_its_forward(tmp_path, monkeypatch, cli):
+    """README says a torch module's forward is a target: the instance itself is read by its forward's signature (its
+    __call__ says only (*args, **kwargs), and was refused as a TARGET of no contract)."""
+    pytest.importorskip("torch")
+    (tmp_path / "my_torch_rope.py").write_text(MODULE)
+    code, out, err = cli("check", "my_torch_rope.py:rope", "--array", "torch", "--expect",
+                         '{"head_dim": 64, "max_position": 4096}', "--invariant", "rope.conformance", "--seed", "0",
+                         cwd=tmp_path)
+    assert code == 0, out + err
+    assert "my_torch_rope.py:rope (plain, torch arrays)" in out, out

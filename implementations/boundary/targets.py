@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from ropespec.implementations.adapters.hf_model import config_file
-from ropespec.implementations.contract import TargetError, mode_of, where
+from ropespec.implementations.contract import TargetError, call_signature, mode_of, where
 from ropespec.implementations.families import Form
 from ropespec.spec.expectation import AXES_KINDS
 
@@ -169,7 +169,7 @@ def describe_loaded(obj: Callable, form: Form, label: str, layout: str = "nd") -
             info["error"] = f"{label}: a {form.label} TARGET is a factory make(expect)"
             return info
         try:
-            sig = inspect.signature(obj)
+            sig = call_signature(obj)
         except (TypeError, ValueError):
             return info
         n = sum(1 for p in sig.parameters.values()
