@@ -26,6 +26,7 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, configuration, example, given, reject, reproduce_failure, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure, Unsatisfiable
+from hypothesis.reporting import with_reporter
 
 from ropespec import properties
 from ropespec.implementations.contract import FATAL, MAX_TIMEOUTS, OUT_OF_MEMORY, Failure, Fault, Unsupported
@@ -126,6 +127,11 @@ def rope_property(invariant: str, *, cases, rule: str = "", pinned=None, skip_if
         return test
 
     return deco
+
+
+def _unsaid(text) -> None:
+    """Hypothesis' own reports while a property runs ("Failing test case: inner(case=...)" on a --replay, its
+    falsifying examples): the property's Result says the case, in ropespec's words, and the report prints it."""
 
 
 class _storage:
@@ -244,7 +250,7 @@ def run_property(
     token = _RUNNING.set((on_progress, state) if on_progress else None)
     try:
         test = _hypothesis_test(prop, impl, rec, state, profile, seed_value, replay, should_stop)
-        with _storage(), _seed_alone():
+        with _storage(), _seed_alone(), with_reporter(_unsaid):
             test()
     except NotChecked as e:
         res.status, res.message = "skip", str(e)

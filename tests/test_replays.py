@@ -190,3 +190,16 @@ def test_a_seeded_run_draws_the_same_examples_whatever_modules_are_loaded(tmp_pa
     said = [subprocess.run([sys.executable, "-c", run.format(imports=imports)], cwd=tmp_path, capture_output=True,
                            text=True, timeout=600).stdout for imports in ("", "import many_constants\nimport ropespec.specdoc\n")]
     assert said[0] and said[0] == said[1], said
+
+
+def test_a_replay_of_a_drawn_case_prints_the_report_alone(cli, tmp_path):
+    """A drawn case's replay (--replay BLOB: Hypothesis' reproduce_failure) printed Hypothesis' own 'Failing test
+    case: inner(case={...})', thirty lines of its internals, before ropespec's report: only the report is printed."""
+    target = "ropespec.implementations.zoo.rope.index_shift:make"
+    first = cli("check", target, "--invariant", "rope.conformance:large_positions", "--seed", "3", cwd=tmp_path)
+    replay = next(line.strip()[len("replay: "):] for line in first.stdout.splitlines()
+                  if line.strip().startswith("replay: "))
+    assert "--replay " in replay, replay  # a drawn case, not a pinned one
+    again = cli(*replay.split()[1:], cwd=tmp_path)
+    assert again.returncode == 1 and "1 failed" in again.stdout, again.stdout
+    assert "Failing test case" not in again.stdout + again.stderr and "inner(" not in again.stdout + again.stderr
