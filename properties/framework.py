@@ -38,6 +38,7 @@ from ropespec.properties.naming import name_failure
 from ropespec.properties.results import Result, jsonable
 from ropespec.spec import invariants
 from ropespec.spec.expectation import Expect
+from ropespec.spec.schema import near
 
 PROPERTIES: dict[str, "Property"] = {}
 
@@ -440,9 +441,10 @@ def select_properties(invariant_ids: list[str] | None = None) -> list[Property]:
         known = {p.invariant for p in props} | {f"{p.invariant}:{p.name}" for p in props}
         unknown = [i for i in invariant_ids if i not in known]
         if unknown:
-            raise ValueError(f"--invariant: unknown {', '.join(unknown)} (known: "
-                             f"{', '.join(sorted({p.invariant for p in props}))}; "
-                             f"ID:property picks one property)")
+            close = [c for c in (near(i, known) for i in unknown) if c]
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ValueError(f"--invariant: unknown {', '.join(unknown)}{hint} (ropespec invariants lists the "
+                             f"{len({p.invariant for p in props})} invariants; ID:property picks one property)")
         props = [p for p in props if p.invariant in invariant_ids or f"{p.invariant}:{p.name}" in invariant_ids]
     return props
 

@@ -77,10 +77,12 @@ def _parse_expect(text: str | dict | Expect | None) -> Expect | None:
     if stripped in presets.names():
         return presets.get(stripped)
     close = near(stripped, presets.names())
-    hint = f"; did you mean {close}?" if close else ""
-    raise ExpectationError(
-        "expect", f"{text!r} is not inline JSON, a JSON file or a preset (presets: {', '.join(presets.names())}){hint}"
-    )
+    if close:
+        raise ExpectationError("expect", f"{text!r} is no preset; did you mean {close}? (ropespec presets lists them)")
+    if path.suffix.lower() == ".json" or any(sep in stripped for sep in "/\\"):
+        raise ExpectationError("expect", f"{stripped}: no such file")
+    raise ExpectationError("expect", f"{text!r} is not inline JSON, a JSON file or a preset (ropespec presets lists the "
+                                     f"{len(presets.names())} presets)")
 
 
 #: the longest a timeout may be (one day): beyond it a run that hangs is indistinguishable from no limit

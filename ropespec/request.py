@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from ropespec import matrix
-from ropespec.implementations import arrays
+from ropespec.implementations import arrays, libraries
 from ropespec.implementations.boundary.targets import is_config_target
 from ropespec.implementations.shape import CallShape
 from ropespec.inputs import UsageError, call_shape, check_seconds, parse_memory, parse_replay
@@ -665,8 +665,8 @@ class ReadingsRequest(Request):
     configs: tuple = option((), "configs", nargs="+", metavar="CONFIG",
                             help="config.json files, the folders that hold them, or globs of either (models/**/config.json)")
     library: str | None = option(None, "--library", metavar="LIST",
-                                 help="comma-separated libraries whose reading is measured (default: every one installed "
-                                      "here; ropespec readings --help lists them)")
+                                 help=f"comma-separated libraries whose reading is measured, each by its name or its "
+                                      f"extra's: {libraries.listed()} (default: every one installed here)")
     out: str | None = option(None, "--out", metavar="PATH", help="also write the table as Markdown here")
     json: str | None = option(None, "--json", metavar="PATH", help="also write every measurement as JSON here")
     seed: int = seed_option(0, "seed of the probes' vectors and tokens (default: 0)")

@@ -73,6 +73,9 @@ def test_zoo_member_fails_with_counterexample_and_replay(cli, tmp_path):
         (["ropespec.implementations.numpy_rope"], "expected path/to/file.py:name"),
         (["ropespec.implementations.numpy_rope:DTYPES"], "is a tuple, not callable"),
         (["--invariant", "rope.nope"], "--invariant: unknown rope.nope"),
+        (["--invariant", "rope.conformanse"], "--invariant: unknown rope.conformanse; did you mean rope.conformance?"),
+        (["--expect", "nonexistent.json"], "ropespec: error: --expect: nonexistent.json: no such file"),
+        (["--expect", "llama3.1-8bb"], "--expect: 'llama3.1-8bb' is no preset; did you mean llama3.1-8b? (ropespec"),
         (["ropespec.implementations.numpy_rope:make", "--dtype", "bfloat16"], "numpy has no bfloat16; use --array torch"),
     ],
 )
@@ -82,6 +85,9 @@ def test_bad_usage_is_one_line_and_exit_2(cli, args, message):
     assert message in err
     assert len(err.strip().splitlines()) == 1
     assert "Traceback" not in err + out
+    # one line a person reads: the field, what is wrong and the closest name, not every name known (an unknown
+    # invariant listed all 77 in 1,672 characters; a mistyped preset, its suggestion after all 48)
+    assert len(err) <= 300, (len(err), err)
 
 
 def test_bad_signature_and_import_error(cli, tmp_path):

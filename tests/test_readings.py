@@ -6,6 +6,7 @@ float32): a library that reads a field otherwise computes exactly that. The real
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -219,3 +220,19 @@ def test_the_table_never_overwrites_a_config(cli, tmp_path, given):
         code, text, err = cli("readings", named, option, config, "--library", "transformers")
         assert code == 2 and option in err and len(err.strip().splitlines()) == 1, err
         assert config.read_text() == before
+
+
+def test_a_library_is_named_by_its_name_its_distribution_or_its_extra(monkeypatch):
+    """`--library mlx` (the extra pip install -e '.[mlx]' installs it by) was refused; readings' help lists each library
+    with its extra."""
+    from ropespec.commands import readings as command
+    from ropespec.request import ReadingsRequest
+
+    for given in ("mlx-lm", "mlx", "MLX", "mlx-lm,mlx"):
+        monkeypatch.setattr(type(libraries.get("mlx-lm")), "missing", lambda self: None)
+        run, said = command.chosen(given)
+        assert [lib.name for lib in run] == ["mlx-lm"] and not said, given
+    assert libraries.find("llamacpp") is libraries.find("llama-cpp-python") is libraries.get("llama.cpp")
+    assert libraries.find("vllm-ish") is None
+    said = next(f for f in dataclasses.fields(ReadingsRequest) if f.name == "library").metadata["flag"].kwargs["help"]
+    assert all(f"{lib.name} ({lib.extra} extra)" in said for lib in libraries.REGISTRY.values()), said

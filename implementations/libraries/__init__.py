@@ -95,6 +95,19 @@ def names() -> tuple[str, ...]:
     return tuple(REGISTRY)
 
 
+def find(name: str) -> Library | None:
+    """The library a user names: by its name (mlx-lm), its distribution (llama-cpp-python) or ropespec's extra that
+    installs it (mlx, the name pip install -e '.[mlx]' taught them); None where none is so named."""
+    wanted = name.strip().lower()
+    return next((lib for lib in REGISTRY.values()
+                 if wanted in {lib.name.lower(), lib.distribution.lower(), (lib.extra or "").lower()}), None)
+
+
+def listed() -> str:
+    """Every library with the extra that installs it, as --library's help says them."""
+    return ", ".join(f"{lib.name} ({lib.extra} extra)" if lib.extra else lib.name for lib in REGISTRY.values())
+
+
 def _discover() -> None:
     for info in pkgutil.iter_modules(__path__):
         if not info.name.startswith("_"):

@@ -71,12 +71,15 @@ def chosen(value: str | None) -> tuple[list, list[str]]:
     """The libraries to run and the lines saying which cannot run here: a library named that is not installed is
     UsageError (one line); by default the missing ones are said and left out."""
     names = [n.strip() for n in value.split(",") if n.strip()] if value else list(libraries.names())
+    found = []
     for n in names:
-        if n not in libraries.REGISTRY:
-            raise UsageError(f"--library: unknown {n!r} (known: {', '.join(libraries.names())})")
+        lib = libraries.find(n)
+        if lib is None:
+            raise UsageError(f"--library: unknown {n!r} (known: {libraries.listed()})")
+        if lib not in found:
+            found.append(lib)
     run, said = [], []
-    for n in names:
-        lib = libraries.get(n)
+    for lib in found:
         why = lib.missing()
         if why is None:
             run.append(lib)
