@@ -41,7 +41,8 @@ class Measured:
     freq_error: float = 0.0  # largest |theta_lib / theta_ref - 1| over the pairs, measured at position 1
     magnitude: float = 1.0  # median norm of a turned pair of norm 1, at position 1
     expected_magnitude: float = 1.0
-    output_error: float = 0.0  # largest ||y - y_ref|| / ||x|| at the largest position
+    output_error: float = 0.0  # largest ||y - y_ref|| / ||x|| at the largest position (the model door: of the logits)
+    output_bound: float = float("nan")  # what the reference reading's bound allows there, in the same measure
     largest: int = 0
     probes: list[int] = field(default_factory=list)  # the decoding steps' positions
 
@@ -126,7 +127,9 @@ def _numbers(f, e: Expect, layout: Expect, outputs, out: Measured) -> None:
         bad = ~(np.abs(y - ref) <= output_bound(layout, x, pos) + own)
         off |= bad[:, oa].any(axis=0) | bad[:, ob].any(axis=0)
         if pos[0] == e.max_position - 1 and pos[0] == pos[-1]:
-            out.output_error = float(np.max(np.linalg.norm(y - ref, axis=1) / np.linalg.norm(x, axis=1)))
+            norms = np.linalg.norm(x, axis=1)
+            out.output_error = float(np.max(np.linalg.norm(y - ref, axis=1) / norms))
+            out.output_bound = float(np.max(np.linalg.norm(output_bound(layout, x, pos) + own, axis=1) / norms))
     out.pairs_off = int(off.sum())
     x = np.zeros((HEADS, e.head_dim), dtype=np.float32)
     x[:, a] = 1.0  # every pair (1, 0): it comes out as g (cos phi, sin phi)
@@ -217,7 +220,9 @@ def measure_model(logits_of, model, e: Expect, seed: int = 0, from_zero: bool = 
                    probes=[int(c[1][0]) for c in calls], pairs_off=-1, freq_error=float("nan"),
                    magnitude=float("nan"), expected_magnitude=float(reference.attention_factor(e)))
     tokens, pos, y = got[-1]
-    out.output_error = float(np.max(np.abs(y - _reference_logits(model, e, tokens, pos))))
+    ref = _reference_logits(model, e, tokens, pos)
+    out.output_error = float(np.max(np.abs(y - ref)))
+    out.output_bound = tolerance.model_offset_bound(e, ref, int(pos.max()))
     if not out.agrees:
         held = [r for r in readings(e) if holds(r.expect.replace(convention="half"))]
         out.holds_under = [r.what for r in held]

@@ -46,8 +46,11 @@ def _of_type(invariant, where=lambda method: True):
     def applies(impl):
         e = impl.expect
         if e is not None and invariant not in e.method.promises:
-            return (f"not about rope_type {e.rope_type!r}, the expectation's: the scaling properties check what a "
-                    f"length-extension method does to the table")
+            if not e.method.scales:
+                return ("the expectation has no length-extension method (rope_type 'default'): the scaling properties "
+                        "check what one does to the table")
+            return (f"each checks what another length-extension method than the expectation's ({e.rope_type}) does "
+                    f"to the table")
         canonical = list(methods.get(drawn[0]).examples(8, 1024).values())
         if e is None and canonical:
             try:

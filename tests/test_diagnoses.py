@@ -1017,3 +1017,21 @@ def test_per_axis_ladders_normalised_by_head_dim_are_rotary_dim_in_check_and_fin
     assert fp.expect is None and "normalised by head_dim 128" in fp.no_expect
     assert not _failed(checked(f"{p}:own_ladders", "flux.1-dev", seed=0, profile="dev",
                                invariants=["axes.one-axis", "rope.conformance"]))
+
+
+@pytest.mark.parametrize("over, hint", [(62, "its exponent over 62 where the rotary dim is 64"), (64, None)])
+def test_a_base_that_is_the_expected_one_over_another_denominator_says_so(over, hint):
+    """An exponent over d - 2 was named [base] with a fitted base of 13459.6 and no word of the ladder's denominator:
+    the same ladder is base 10000 over 62, and which field the code got wrong no measurement tells, so both are said;
+    a base that is another base (500000 for 10000) gets no such reading."""
+    from ropespec.implementations.zoo._base import build
+    from ropespec.properties.diagnose import diagnose
+
+    e = Expect(head_dim=64, rope_theta=1e4, dtype="float64", max_position=4096)
+    f = build(e, exponent_dim=over) if over != 64 else build(e, base=5e5)
+    word, evidence = diagnose(f, e)
+    assert word == "base", evidence
+    if hint:
+        assert hint in evidence and "fit base 13459.6" in evidence, evidence
+    else:
+        assert "exponent over" not in evidence, evidence

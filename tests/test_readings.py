@@ -73,6 +73,7 @@ def test_the_reference_reading_agrees(name):
     assert m.agrees and m.word is None and m.pairs_off == 0, m
     assert abs(m.magnitude - m.expected_magnitude) < 1e-6
     assert m.freq_error < 1e-5
+    assert 0 <= m.output_error <= m.output_bound, m  # the figure a cell says, and the bound to read it against
 
 
 def test_a_reading_written_elsewhere_but_turned_alike_agrees():
@@ -236,3 +237,15 @@ def test_a_library_is_named_by_its_name_its_distribution_or_its_extra(monkeypatc
     assert libraries.find("vllm-ish") is None
     said = next(f for f in dataclasses.fields(ReadingsRequest) if f.name == "library").metadata["flag"].kwargs["help"]
     assert all(f"{lib.name} ({lib.extra} extra)" in said for lib in libraries.REGISTRY.values()), said
+
+
+def test_a_cell_s_figures_say_the_bound_they_are_read_against():
+    """'agrees ... logits off by 0.023' gave no bound to read it against: each cell's error is said with its bound."""
+    from ropespec.commands.readings import _figures
+
+    model = {"door": "model", "carrier": "LlamaForCausalLM", "output_error": 0.0021, "output_bound": 0.0045,
+             "probes": [131056], "largest": 131071}
+    assert "logits off by 0.0021 (bound 0.0045) at positions 131056" in _figures(model)
+    rope = {"door": "rope", "pairs_off": 0, "n_pairs": 64, "freq_error": 1e-8, "magnitude": 1.0,
+            "expected_magnitude": 1.0, "output_error": 3e-7, "output_bound": 2e-6, "largest": 131071}
+    assert "output off by 3e-07 (bound 2e-06) at p = 131071" in _figures(rope)

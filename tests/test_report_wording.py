@@ -272,7 +272,7 @@ def test_skips_of_one_reason_are_one_row_and_each_in_the_json(cli, tmp_path):
     code, out, err = cli("check", "ropespec.implementations.numpy_rope:make", "--expect", "llama2-7b", "--seed", "1",
                          "--json", report)
     assert code == 0, out[-2000:]
-    rows = [ln for ln in out.splitlines() if "not about rope_type 'default'" in ln]
+    rows = [ln for ln in out.splitlines() if "no length-extension method (rope_type 'default')" in ln]
     assert len(rows) == 1 and "6 scaling properties" in rows[0] and " skip " in rows[0], rows
     assert not [ln for ln in out.splitlines() if "scaling.bounded" in ln], out
     [impl] = json.loads(report.read_text())["implementations"]
@@ -334,6 +334,15 @@ def test_long_arrays_are_summarised_where_a_person_reads_them(cli, tmp_path):
     assert "(4097 values)" in out_text
     [result] = json.loads(out.read_text())["implementations"][0]["results"]
     assert "(4097 values)" in result["message"] and len(result["counterexample"]["positions"]) > 16
+
+
+def test_a_skip_of_the_scaling_properties_says_which_method_each_is_about(cli):
+    """'4 scaling properties skip: not about rope_type 'llama3', the expectation's' read as a contradiction (llama3 is
+    the expectation's): a skip says what the skipped properties are about."""
+    code, out, err = cli("check", "ropespec.implementations.numpy_rope:make", "--expect", "llama3.1-8b", "--seed", "1",
+                         "--invariant", "scaling.linear-positions", "--invariant", "scaling.band-edges")
+    row = next(ln for ln in out.splitlines() if "scaling.linear-positions" in ln)
+    assert "another length-extension method than the expectation's (llama3)" in row and "not about" not in row, row
 
 
 def test_every_word_the_documentation_shows_in_brackets_is_one_the_code_gives():

@@ -96,9 +96,9 @@ def test_every_row_shows_invariant_status_word_and_ratio(screens, width):
     assert "[position-offset]" in screen  # the failures below keep their brackets: text, not markup
     if width == 200:  # room for a note column beside the full names: the skip's reason is in its row
         row = next(ln for ln in screen.splitlines() if re.match(rf"\s*{name}\s+scaling\.bounded\s+skip", ln))
-        assert "not about rope_type 'default'" in row and "notes:" not in screen, row
+        assert "no length-extension method (rope_type 'default')" in row and "notes:" not in screen, row
     else:  # the note the table has no room for, below it
-        note = f"{'A' if width == 80 else TARGET} scaling.bounded: skip: not about rope_type 'default'"
+        note = f"{'A' if width == 80 else TARGET} scaling.bounded: skip: the expectation has no length-extension method"
         assert note in " ".join(screen.split()), screen[-3000:]
 
 
@@ -161,8 +161,8 @@ def test_a_long_property_shows_how_far_it_has_got():
 def test_the_panes_are_as_wide_as_asked(screens):
     """Text is laid out for the pane's width, not for a stale COLUMNS: the skip note is word-wrapped by ropespec
     below the table at 80 and 120 columns, and at 200 it is in the table's note column."""
-    note = (f"{TARGET} scaling.bounded: skip: not about rope_type 'default', the expectation's: the scaling properties "
-            f"check what a length-extension method does to the table")
+    note = (f"{TARGET} scaling.bounded: skip: the expectation has no length-extension method (rope_type 'default'): the "
+            f"scaling properties check what one does to the table")
     below = {w: note in " ".join(screens[f"w{w}"].split()) and note not in screens[f"w{w}"] for w in (120,)}
     assert below == {120: True}, below
     assert "notes:" not in screens["w200"] and " note " in screens["w200"]

@@ -364,6 +364,19 @@ def _one_factor(ratio: np.ndarray, tol: np.ndarray) -> float | None:
     return c
 
 
+def _denominator(k: float, lnb: float, r: int) -> str:
+    """Where the ladder fitted (ln theta_i = -2 i k) is also the expected base's over another whole denominator D
+    (theta_i = base^(-2i/D): k D = ln base), that reading in words: the two are one ladder, and which field the code
+    got wrong, its base or the dim its exponent is over (an exponent over d - 2), no measurement tells apart."""
+    if k <= 0:
+        return ""
+    D = round(lnb / k)
+    if D == r or not 2 <= D <= 4 * r or abs(k * D - lnb) > 1e-6 * lnb:
+        return ""
+    return (f", or, the same ladder, base {math.exp(lnb):g} with its exponent over {D} where the rotary dim is {r} "
+            f"(theta_i = base^(-2i/{D}))")
+
+
 def _ladder(theta: np.ndarray, e: Expect, tol: float) -> tuple[str, str] | None:
     """Fit ln theta_i = a - 2 i k over the pairs: k tells the base (or the dim the exponent is
     normalised by), a tells an index shift or a constant factor."""
@@ -382,7 +395,8 @@ def _ladder(theta: np.ndarray, e: Expect, tol: float) -> tuple[str, str] | None:
     if abs(a) <= 1e-6:
         if d != r and abs(k * d - lnb) <= 1e-6 * lnb:
             return "rotary-dim", f"theta_i = base^(-2i/{d}): the exponent is normalised by head_dim {d}, not the rotary dim {r}"
-        return "base", f"the frequencies fit base {math.exp(k * r):.6g} (to {resid:.0e}), expected {e.rope_theta:g}"
+        return "base", (f"the frequencies fit base {math.exp(k * r):.6g} (to {resid:.0e}), expected {e.rope_theta:g}"
+                        f"{_denominator(k, lnb, r)}")
     shift = a / (-2 * k) if k else 0.0
     if abs(k * r - lnb) <= 1e-6 * lnb and abs(shift - round(shift)) <= 1e-6 and round(shift):
         return "base", f"theta'_i = theta_(i+{round(shift)}) of base {e.rope_theta:g}: the frequency index is shifted by {round(shift)}"

@@ -157,7 +157,8 @@ def _past_the_domain(console: Console, sw, declared: str) -> None:
         return  # it failed where the model runs: what follows past it adds nothing to the verdict
     promises = f"it promises nothing past {describe_position(until)}" if until is not None else None
     if fails is None:
-        past = (f"{promises}, and the output is no noise to the end of the sweep (p = {last})" if promises else
+        past = (f"{promises}, yet its error stays below the pair's norm (a rotation, not noise) to the end of the sweep "
+                f"(p = {last})" if promises else
                 f"it holds there to the end of the sweep (p = {last})")
     else:
         past = f"its output is {fails}" if fails.startswith("noise") else f"it {fails}"

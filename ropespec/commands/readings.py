@@ -207,12 +207,14 @@ def run(req: ReadingsRequest, console: Console) -> int:
 
 
 def _figures(r: dict) -> str:
+    bound = r.get("output_bound")
+    against = f" (bound {bound:.2g})" if isinstance(bound, float) and bound == bound else ""
     if r["door"] == "model":
         return (f"a tiny {r['carrier'].removesuffix('ForCausalLM')} carrying the config's RoPE: logits off by "
-                f"{r['output_error']:.2g} at positions {r['probes'][-1]} … {r['largest']}")
+                f"{r['output_error']:.2g}{against} at positions {r['probes'][-1]} … {r['largest']}")
     return (f"{r['pairs_off']} of {r['n_pairs']} pairs off, inv_freq up to {100 * r['freq_error']:.3g}% off, "
             f"magnitude {r['magnitude']:.4g} (reference {r['expected_magnitude']:.4g}), output off by "
-            f"{r['output_error']:.2g} at p = {r['largest']}")
+            f"{r['output_error']:.2g}{against} at p = {r['largest']}")
 
 
 def _line(r: dict) -> str:
