@@ -28,6 +28,8 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     if not config.pluginmanager.has_plugin("ropespec"):
         raise pytest.UsageError("the ropespec plugin is not loaded: install the project first (pip install -e .)")
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # a test process shares the cores with the others and their workers
+        _share_the_cores()
     # this repository's own Hypothesis tests use ropespec's profile too (the plugin changes no one's settings)
     if not config.getoption("hypothesis_profile", None):
         from hypothesis import settings
@@ -196,3 +198,17 @@ def _signal_handlers_kept():
     for s, handler in before.items():
         signal.signal(s, handler)
     assert not changed, f"the test left signal handlers changed: {changed}"
+
+
+def _share_the_cores() -> None:
+    """This test process's own numerical libraries (the tests that run torch or numpy in-process) compute on the
+    threads a worker of its is given (ropespec.implementations.boundary.threads): pools of one thread per core in each
+    xdist process waited on each other on a 2-core machine."""
+    from ropespec.implementations.boundary import threads
+
+    n = str(threads.per_worker())
+    for name in threads.POOLS:
+        os.environ.setdefault(name, n)
+    torch = __import__("sys").modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))

@@ -3,12 +3,15 @@ results streaming back as typed messages (:mod:`ropespec.implementations.boundar
 
 from __future__ import annotations
 
+import os
+
 from collections import deque
 from multiprocessing.connection import wait
 from typing import Callable
 
 from ropespec.implementations.contract import TargetError
 from ropespec.implementations.loader import LoadRequest
+from ropespec.implementations.boundary import threads
 from ropespec.implementations.boundary.processes import Child, crash_words
 from ropespec.implementations.boundary.messages import Done, Finished, Job, JobFailed, Loaded, Progress
 from ropespec.properties.results import Result
@@ -114,7 +117,9 @@ def check_in_processes(
             busy[r.conn] = (r, i)
 
     try:
-        runners = [Child("ropespec.runner") for _ in range(max(1, min(jobs, len(requests))))]
+        n = max(1, min(jobs, len(requests)))
+        # each runner's workers size their thread pools to the cores the n runs share (boundary/threads.py)
+        runners = [Child("ropespec.runner", env={**os.environ, threads.JOBS: str(n)}) for _ in range(n)]
         for r in runners:
             assign(r)
         while busy:

@@ -63,9 +63,11 @@ def test_malformed_config_is_one_line_exit_2(tmp_path, capsys, config, field):
     assert f"--expect: {field}:" in err and len(err.strip().splitlines()) == 1
 
 
-def test_unknown_preset_names_the_known_ones(capsys):
+def test_an_unknown_preset_points_to_the_list_of_the_known_ones(capsys):
     assert main(["check", "--expect", "llama-9000"]) == 2
-    assert "llama3.1-8b" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "ropespec presets lists the" in err and len(err.splitlines()) == 1, err
+    assert main(["presets"]) == 0 and "llama3.1-8b" in capsys.readouterr().out
 
 
 def _config(name: str, **changes) -> dict:

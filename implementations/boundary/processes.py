@@ -18,6 +18,7 @@ from multiprocessing.reduction import send_handle
 from pathlib import Path
 
 from ropespec.implementations import triton_mode
+from ropespec.implementations.boundary import threads
 from ropespec.implementations.boundary.messages import Collect, Fork, Ok, Preload, Wait
 from ropespec.implementations.boundary.worker import descendants, reap
 from ropespec.implementations.contract import describe_status
@@ -274,7 +275,8 @@ class ForkServer:
     def __init__(self):
         # the workers it forks run on the CPU (a GPU worker is started afresh): their Triton kernels, preloaded here
         # or imported by the TARGET, are interpreted, as triton_mode.environment says for the CPU
-        self.child = Child("ropespec.implementations.boundary.zygote", env=triton_mode.environment(dict(os.environ), "cpu"))
+        self.child = Child("ropespec.implementations.boundary.zygote",
+                           env=threads.sized(triton_mode.environment(dict(os.environ), "cpu")))
         self.preloaded: set[str] = set()
         self.lock = threading.Lock()
         self._in_exchange: int | None = None  # the thread holding the lock

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 
+from ropespec.implementations.boundary import threads
 from ropespec.implementations.boundary.host import guarded, limit_memory, load_target, plain
 from ropespec.implementations.boundary.targets import load_module
 from ropespec.implementations.boundary.messages import (
@@ -251,6 +252,7 @@ class _Server:
         before = set(sys.modules)
         self.host, info = load_target(msg.target, msg.shape, msg.label, msg.array, msg.dtype, msg.device)
         info["libraries"] = _libraries(set(sys.modules) - before)
+        threads.limit_loaded()
         return info
 
 

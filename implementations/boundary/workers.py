@@ -34,6 +34,7 @@ import weakref
 from collections import OrderedDict
 
 from ropespec.implementations import triton_mode
+from ropespec.implementations.boundary import threads
 from ropespec.implementations.boundary.client import HostClient
 from ropespec.implementations.boundary.messages import Bind, CallModule, Drop, Load, Operate, Stop, Warmup, unwrap
 from ropespec.implementations.boundary.processes import Captured, Child, Died, TimedOut, _preload, crash_words
@@ -123,7 +124,7 @@ class WorkerHost(HostClient):
         self.live = set()
         _touch(self)
         load = Load(self.target, self.shape, self.label, self.array, self.dtype, self.device, self.memory_limit,
-                    list(sys.path), os.getcwd(), triton_mode.environment(dict(os.environ), self.device))
+                    list(sys.path), os.getcwd(), threads.sized(triton_mode.environment(dict(os.environ), self.device)))
         info = self._request(load, "importing the TARGET")
         _preload(info.get("libraries") or [], self.warmup_timeout)
         return info
