@@ -60,9 +60,15 @@ _MEASURED = ("scaling", "attention-factor", "direction", "double-rotation", "pos
 
 
 def _expect_of(res, impl) -> Expect | None:
+    """The expectation a failure is named under. A decoder's is read within the positions its failing case decoded
+    to: a generate loop reaches no further, and each probe past them would prefill a prompt that long."""
     expect = impl.expect
     if expect is None and res.counterexample and isinstance(res.counterexample.get("expect"), dict):
         expect = Expect.from_dict(res.counterexample["expect"])
+    if expect is not None and impl.mode == "decoder":
+        reach = reach_of(res.counterexample)
+        if reach is not None and 2 <= reach + 1 < expect.max_position:
+            expect = expect.replace(max_position=reach + 1)
     return expect
 
 
@@ -205,6 +211,8 @@ def reach_of(counterexample: dict | None) -> int | None:
         if v is not None:
             found.append(int(np.max(np.abs(np.asarray(v, dtype=np.float64)))) if np.size(v) else 0)
     ce = counterexample or {}
+    if {"prefill", "steps"} <= ce.keys():  # a decode: a prefill from 0 and its steps
+        found.append(int(ce["prefill"]) + int(ce["steps"]) - 1)
     vec = lambda k: np.asarray(ce[k], dtype=np.float64)  # an int, or a multi-axis RoPE's position vector
     if {"a", "b"} <= ce.keys():
         found.append(int(np.max(vec("a") + vec("b"))))

@@ -185,21 +185,32 @@ def _named(e, q, k, v, pos, out, bound, attend) -> tuple[str, str] | None:
     temperature, the queries' temperature by position). A word is evidence that its model fits and that every other
     model does not, on a case that tells them apart: the failing case is drawn small (two keys fix a row's softmax by
     one logit difference per head, where turned-or-not and one scale or another are alike), so ``attend`` (the
-    implementation) is called once more where every model and the expectation differ pairwise by more than the
-    bound (:func:`_apart`), and a model is named only where it alone fits both calls. Where none or several fit
+    implementation) is called once more where the models that fit and the expectation differ pairwise by more than
+    the bound (:func:`_apart`; the failing case itself where it already tells the one model that fits from every other
+    and from the expectation), and a model is named only where it alone fits both calls. Where none or several fit
     there, the word is ``unknown``, with both measurements. A query temperature's beta fitted to the output is the
     last resort, where no model fits the failing case."""
     models = _models(e)
-    fitting = [m for m in models if _fits(m[2], q, k, v, pos, out, bound)]
+    outs = [attention(m[2], q, k, v, pos, True) for m in models]
+    fitting = [m for m, o in zip(models, outs) if np.all(np.abs(out - o) <= bound)]
     at = f"positions {listed(pos)}"
     if not fitting:
         beta = _beta_variant(e, q, k, v, pos, out, bound)
         return ("query-temperature", beta) if beta else None
+    if len(fitting) == 1:  # the failing case itself may tell the model from every other and from the expectation
+        mine = outs[models.index(fitting[0])]
+        rest = [o for m, o in zip(models, outs) if m is not fitting[0]] + [attention(e, q, k, v, pos, True)]
+        if all(np.any(np.abs(mine - o) > 2 * bound) for o in rest):
+            word, what, _ = fitting[0]
+            others = [what_ for _, what_, m in models if m is not fitting[0][2]]
+            excluded = f" (and not with {'; nor with '.join(others)})" if others else ""
+            return word, (f"the output is the exact attention with {what}{excluded}: at {at}, where it and every other "
+                          f"model and the expectation differ by more than twice the bound, {word} only")
     if len(fitting) > 1:
         fits = "it fits " + " and ".join(f"{w} ({what})" for w, what, _ in fitting) + " alike"
     else:
         fits = f"it fits {fitting[0][0]} alone"
-    apart = _apart(e, models + [(None, "the expectation", e)])
+    apart = _apart(e, fitting + [(None, "the expectation", e)])
     if apart is None:
         return "unknown", (f"at {at} the output fits {' and '.join(f'{w} ({what})' for w, what, _ in fitting)}, and no "
                            f"call inside the domain was found where the models and the expectation differ by more "
@@ -208,7 +219,8 @@ def _named(e, q, k, v, pos, out, bound, attend) -> tuple[str, str] | None:
     out2 = attend(q2, k2, v2, pos2, True)
     bound2 = 2 * tolerance.attention_bound(e, q2, k2, v2, pos2)
     there = [m for m in models if _fits(m[2], q2, k2, v2, pos2, out2, bound2)]
-    grown = f"at positions {listed(pos2)}, where the models and the expectation differ pairwise by {gap:.3g} or more"
+    grown = (f"at positions {listed(pos2)}, where {'they' if len(fitting) > 1 else 'it'} and the expectation differ "
+             f"{'pairwise ' if len(fitting) > 1 else ''}by {gap:.3g} or more")
     if len(there) == 1 and there[0] in fitting:
         word, what, _ = there[0]
         others = [what_ for _, what_, m in models if m is not there[0][2]]
