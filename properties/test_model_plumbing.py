@@ -606,22 +606,32 @@ def _expanded(bind, e, ids, mask) -> str:
     return ""
 
 
-def _contiguous(forwards, steps: int) -> None:
-    """With a draft that is a copy of the model every draft is accepted, so each forward of the model's assisted
-    generation starts where the one before it ended: the accepted drafts counted, as integers."""
+def _verified_in_order(forwards, n: int, steps: int, says: str) -> None:
+    """The positions of an assisted generation's forwards, whatever its drafts' fate: each forward's consecutive, the
+    prompt's from 0, each verification round starting after the round before it started and no later than one past
+    its last token (the tokens it accepted, counted), and every token generated but the last fed at its own position
+    (the prompt's n tokens and steps - 1 of them: n + steps - 2 the last). A counter advanced by one a round instead of
+    by the drafts it accepted lags behind the tokens it appends."""
     end = None
+    reached = -1
     for i, p in enumerate(forwards):
         row = _axis0(p)[0] if np.ndim(p) >= 2 else None
         if row is None or not len(row):
             return
-        if end is not None and int(row[0]) != end:
-            before = _axis0(forwards[i - 1])[0]
-            raise Failure(f"assisted generation with a draft always accepted ({steps} steps): forward {i + 1} turned its "
-                          f"tokens at {listed(row)} where {listed(np.arange(end, end + len(row)))} are due, after the "
-                          f"forward at {listed(before)}: "
-                          f"{'the accepted drafts not counted' if row[0] < end else f'{int(row[0]) - end} past its own'}",
-                          "draft-positions")
-        end = int(row[-1]) + 1
+        where = f"assisted generation with {says} ({steps} steps): forward {i + 1}"
+        if not np.array_equal(np.diff(row), np.ones(len(row) - 1, dtype=row.dtype)):
+            raise Failure(f"{where} turned its tokens at {listed(row)}: not one after another", "draft-positions")
+        if end is None and row[0] != 0:
+            raise Failure(f"{where}, the prompt's, turned it at {listed(row)}, not from 0", "draft-positions")
+        if end is not None and not start < int(row[0]) <= end:
+            raise Failure(f"{where} turned its tokens at {listed(row)} after the forward at {listed(before)}: a round "
+                          f"starts after the one before it and no later than one past it", "draft-positions")
+        start, end, before = int(row[0]), int(row[-1]) + 1, row
+        reached = max(reached, int(row[-1]))
+    if reached < n + steps - 2:
+        raise Failure(f"assisted generation with {says} appended {steps} tokens to a prompt of {n}, and its forwards "
+                      f"turned positions up to {reached} where every token but the last is fed, up to {n + steps - 2}: "
+                      f"the accepted drafts not counted", "draft-positions")
 
 
 #: the steps assisted generation is asked for, doubled until each draft has been verified in two rounds or more (a
@@ -648,8 +658,7 @@ def _assisted(bind, e, row) -> str:
             except Unsupported as u:
                 return f"assisted generation: not asked ({u})"
             forwards = seen[::per_forward] if per_forward else []
-            if draft == "same":  # its positions first: a token that differs follows from them
-                _contiguous(forwards, steps)
+            _verified_in_order(forwards, row.shape[1], got.shape[1], says)  # its positions first: a token follows
             if got.shape != greedy.shape or not np.array_equal(got, greedy):
                 raise Failure(f"assisted generation with {says} appends {listed(got[0])} where greedy generation "
                               f"appends {listed(greedy[0])} ({steps} steps)", "unknown")
