@@ -11,8 +11,9 @@ INVARIANTS = [
         "model.positions",
         "model",
         "The positions a model hands its RoPE are the canonical ones, exactly: each real token of a row at the number "
-        "of real tokens before it (left padding not counted), in a padded batch, in a prefill cut into chunks and at "
-        "every decoding step, with the positions given and with them inferred.",
+        "of real tokens before it (left padding not counted), in a padded batch, in a prefill cut into chunks (each "
+        "its own forward, or a loop inside one), at every decoding step and at every forward of the model's own "
+        "generate, with the positions given and with them inferred.",
         source="unsloth #3699, PR #4100 (cache_position as every row's position_ids under left padding); "
                "transformers #22161; mlx-vlm #1755 and #1983 (every decoded token at position 0); vLLM #10388 and "
                "#10403 (chunked prefill offsets)",
@@ -57,8 +58,8 @@ INVARIANTS = [
         "model",
         "Where the RoPE depends on the sequence's length (LongRoPE's short and long factors, dynamic NTK's base), a "
         "token decoded with a cache has the logits of one full forward of the sequence up to it, before, at and after "
-        "the original length: what the cache holds is recomputed where the table changes (transformers' re-prefill), "
-        "never kept from the other table.",
+        "the original length (the model's own config's, where it says one): what the cache holds is recomputed where "
+        "the table changes (transformers' re-prefill), never kept from the other table.",
         source="transformers #33129 (Phi-3: keys turned with the short factors kept after the switch to the long "
                "ones); vLLM #27414; transformers #25104 (dynamic NTK's base across the cache)",
     ),
@@ -118,9 +119,10 @@ INVARIANTS = [
         "Speculative and assisted decoding keep positions: k drafted tokens verified in one forward after a cache are "
         "turned at their own positions and have the logits of k single steps; the cache cut back to the j drafts "
         "accepted gives the next token the position and logits it has after those j tokens decoded one by one; and a "
-        "model's assisted greedy generation, with a draft always accepted and with one nearly always rejected, appends "
-        "the tokens of its greedy generation; and a row continued several times (a request's n samples, its rows "
-        "expanded) decodes each copy at its source row's positions and appends its tokens.",
+        "model's assisted greedy generation, with a draft always accepted and with one nearly always rejected, over "
+        "two verification rounds at least, appends the tokens of its greedy generation, each round's forward starting "
+        "where the drafts accepted before it put it; and a row continued several times (a request's n samples, its "
+        "rows expanded) decodes each copy at its source row's positions and appends its tokens.",
         source="transformers #30068 (cache_position advanced by one after several accepted tokens); sgl-project/sglang "
                "#25015 (draft positions one past their tokens); vllm-project/vllm #10350 (expanded rows without "
                "rope_deltas)",
