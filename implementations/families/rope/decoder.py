@@ -62,6 +62,12 @@ def as_generated(fresh, release, e):
 
     def f(x, positions):
         x, positions = f64(x), i64(positions)
+        if positions.ndim != 1:  # a multi-axis RoPE's position vectors: no prompt order to lay them in
+            dec = fresh()
+            try:
+                return dec.prefill(x, positions)
+            finally:
+                release(dec)
         out = np.empty_like(x)
         todo = np.arange(len(positions))
         while len(todo):  # one prefill per repetition of a position: the first row of each position left
@@ -80,5 +86,4 @@ def as_generated(fresh, release, e):
                 release(dec)
         return out
 
-    f.generated = cap
     return f
