@@ -138,9 +138,9 @@ FAST_PRESETS = ("llama3.1-8b", "deepseek-v3", "qwen2-vl-7b", "qwen3-vl-8b", "flu
 
 #: the tiers by time: a test of the fast tier that took SLOW_S seconds or more when tests/durations.json was recorded
 #: (benchmarks/test_durations.py, on an idle 2-core machine) runs in the slow tier, so that README's `pytest` keeps
-#: within its 150 s on such a machine; FAST_ALWAYS stays fast whatever it takes, the fast tier's coverage of every invariant,
-#: family, form and word: each zoo member failing with its word (and every shipped implementation holding), each
-#: form's domain record, each proof and its mutations (tests/test_tiers.py checks they are all collected)
+#: within its 150 s on such a machine; FAST_ALWAYS stays fast whatever it takes, the fast tier's coverage of every
+#: invariant, family, form and word: each zoo member failing with its word (and every shipped implementation
+#: holding), each form's domain record, each proof and its mutations (tests/test_tiers.py checks they are all collected)
 SLOW_S = 1.0
 FAST_ALWAYS = ("tests/test_zoo.py::", "tests/test_proofs.py::", "tests/test_domain.py::test_no_property_hands_over",
                "tests/test_domain.py::test_every_form_is_called", "tests/test_tiers.py::")

@@ -46,7 +46,7 @@ def _past_its_table(res, impl) -> None:
     found = model.within_domain
     if not (model.beyond and model.domain and found and found[0] == "position-offset"):
         return
-    shift = re.search(r"shifted by (-?\d+)", found[1])
+    shift = re.search(r"shifted by (-?\d+)", found[1])  # the offset as diagnose.frequencies says it
     c = int(shift.group(1)) if shift else 0
     if c > 0 and model.domain == expect.max_position - c:
         res.name("position-offset", f"{found[1]} (measured below p = {model.domain}), so from p = {model.domain} on it "
@@ -134,14 +134,14 @@ def measured_model(impl, expect: Expect) -> Model:
     if expect not in cache:
         root = finding = None
         beyond = False
-        domain = within_domain = None
+        domain = within_domain = f = None
         try:
             f = impl.as_rope(expect)
             root = root_cause(f, expect)
             finding = run_diagnosis(f, expect)
         except Fault:
             beyond = True
-            domain = _answers_below(f, expect)
+            domain = _answers_below(f, expect) if f is not None else None
             if domain is not None and domain > 1:
                 within_domain = diagnose_within(f, expect, domain - 1)
         except (Unsupported, Failure, FloatingPointError, ValueError, OverflowError):
@@ -160,7 +160,7 @@ def _answers_below(f, e: Expect) -> int | None:
         try:
             f(x, at)
             return True
-        except Fault:
+        except (Fault, Unsupported, FloatingPointError, ValueError, OverflowError):
             return False
 
     lo, hi = 0, e.max_position - 1

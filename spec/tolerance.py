@@ -103,7 +103,8 @@ def ladder_formation_errors(expect: Expect) -> dict[str, np.ndarray]:
       products, and the angle dtype's rounding of p theta counted apart still covers it.
 
     A scaling method adds 3 u (the division by the factor, the ramp's mix of two tables; a new base is a rounded base)
-    and, inside yarn's ramp and llama3's band, the mixing coefficient's rounding (:func:`ropespec.spec.tables.mixing_error`).
+    and, inside yarn's ramp and llama3's band, the mixing coefficient's rounding
+    (:func:`ropespec.spec.tables.mixing_error`).
 
     A ladder formed in a 16-bit float is pow's alone (:data:`FORMED_EVERY_WAY`): the code that forms its ladder by a
     log or a recurrence (ggml, mlx) forms it in float32 whatever the activations' dtype."""

@@ -134,7 +134,8 @@ def _with_handed(fault: Fault, handed: list, ids_shape) -> Fault:
     shown = ", ".join(str(int(v)) for v in np.asarray(row).reshape(len(row), -1)[:, 0][:12]) + \
         (", ..." if len(row) > 12 else "")
     if first.ndim >= 2 and first.shape[1] != t:
-        return Fault(f"its forward of {t} token{'s' * (t != 1)} handed its RoPE {first.shape[1]} positions ([{shown}] in its first "
+        tokens = f"{t} token{'s' * (t != 1)}"
+        return Fault(f"its forward of {tokens} handed its RoPE {first.shape[1]} positions ([{shown}] in its first "
                      f"row): a slice of positions {'longer' if first.shape[1] > t else 'shorter'} than the tokens it "
                      f"turns, on which {fault.what}", "shape")
     return Fault(f"{fault.what} (its RoPE had been handed positions [{shown}] in its first row of {b})", "exception")

@@ -73,6 +73,7 @@ def _frequency_model_of(f, e: Expect, fr, th, tol, seq) -> tuple[str, str] | Non
         fr = probe.Frequencies(**{**fr.__dict__, "thetas": -fr.thetas})  # phi = theta' (p + c): c keeps its sign
     own = _own_offsets(e)  # the offset each pair's axis states (Inkling 2's and Llama 4 vision's 1): none is a fault
     c = float(np.median(fr.offset - own))
+    # said "shifted by c" (naming reads c back from it)
     if abs(c) >= 0.5 and np.all(np.abs(fr.offset - own - c) <= 1e-3 * max(1.0, abs(c))):
         stated = f" past the {float(np.median(own)):g} the expectation states" if np.any(own) else ""
         found.append(("position-offset", f"at p = 0 every pair is already turned by {c + float(np.median(own)):.6g} "
