@@ -52,7 +52,7 @@ BUGS = {
     "unsloth_4100": (SMALL, {
         "model.positions": ("padding-shift", "the padded prefill: row 1's real tokens were turned at positions "
                                              "[3, 4] where [0, 1] are due: 3 more, its left padding counted"),
-        "model.padding": ("padding-shift", "its positions differ from the row's alone")}),
+        "model.padding": ("padding-shift", "3 more, its left padding counted")}),
     "transformers_43952": (MROPE, {
         "model.stateless": ("stale-state", "a call after another (a batch of 3 rows) raised where it runs on a fresh "
                                            "model: RuntimeError: The size of tensor a (2) must match the size of "
