@@ -88,8 +88,8 @@ BUGS = {
         "model.drafts": ("draft-positions", "the step after 2 of 3 drafts were accepted (the cache cut back to 7 "
                                             "tokens): row 0's tokens were turned at positions [6] where [7] are due")}),
     "transformers_33129": (LONGROPE, {
-        "model.length": ("scaling", "past the original length 24; prefill 23): its logits differ from one full "
-                                    "forward of the sequence up to it by")}),
+        "model.length": ("scaling", "past the original length 24, its own config's; prefill 23): its logits differ "
+                                    "from one full forward of the sequence up to it by")}),
 }
 #: the fixtures built on transformers' models (the slow tier: conftest.py's SLOW)
 ON_TRANSFORMERS = ("unsloth_4100", "transformers_33129", "transformers_43952")
